@@ -1,0 +1,20 @@
+// The `elasticjob` command's subcommands. Each Add*Command registers its options on `app`
+// and a callback that stores the exit code in `*exit_code`.
+//
+// Exit codes: 0 success, 2 bad input (an invalid expression, zone, option or argument).
+#ifndef ELASTICJOB_CLI_COMMANDS_H_
+#define ELASTICJOB_CLI_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+namespace elasticjob::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitBadInput = 2;
+
+void AddCronCommand(CLI::App& app, int* exit_code);
+void AddShardingCommand(CLI::App& app, int* exit_code);
+
+}  // namespace elasticjob::cli
+
+#endif  // ELASTICJOB_CLI_COMMANDS_H_

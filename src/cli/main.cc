@@ -1,0 +1,24 @@
+// elasticjob: one binary, one subcommand per capability (cron, sharding; later run, console,
+// job operations).
+#include <iostream>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"elasticjob: distributed job scheduling, ElasticJob-compatible"};
+  app.require_subcommand(1);
+  int exit_code = elasticjob::cli::kExitOk;
+  elasticjob::cli::AddCronCommand(app, &exit_code);
+  elasticjob::cli::AddShardingCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return elasticjob::cli::kExitBadInput;
+  }
+  return exit_code;
+}
