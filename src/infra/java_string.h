@@ -20,6 +20,9 @@ int32_t JavaStringHashCode(std::string_view utf8);
 // Decodes UTF-8 into UTF-16 code units, replacing each invalid sequence with U+FFFD.
 std::u16string Utf8ToUtf16(std::string_view utf8);
 
+// Encodes UTF-16 code units as UTF-8; a lone surrogate becomes U+FFFD.
+std::string Utf16ToUtf8(std::u16string_view utf16);
+
 // Java's String.compareTo(a, b) < 0: order by UTF-16 code units, as ElasticJob sorts
 // registry children. Differs from byte order only for characters above U+E000 versus
 // characters outside the BMP.

@@ -1,0 +1,49 @@
+// ShardingContext: what one run of one sharding item knows about itself. It is the argument
+// of SimpleJob::Execute, and script and HTTP jobs receive it as JSON (the script's last
+// argument; the HTTP job's `shardingContext` header), exactly as ElasticJob sends it:
+// Gson's output with fields in the order jobName, taskId, shardingTotalCount, jobParameter,
+// shardingItem, shardingParameter, nulls left out and Gson's HTML-safe escaping
+// (`=` becomes \u003d).
+//
+//   {"jobName":"orderSync","taskId":"orderSync@-@0,1@-@READY@-@10.0.0.5@-@4242",
+//    "shardingTotalCount":3,"jobParameter":"","shardingItem":0,"shardingParameter":"Beijing"}
+//
+// Thread safety: plain value type.
+#ifndef ELASTICJOB_API_SHARDING_CONTEXT_H_
+#define ELASTICJOB_API_SHARDING_CONTEXT_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "elasticjob/status.h"
+
+namespace elasticjob {
+
+struct ShardingContext {
+  std::string job_name;
+  std::string task_id;
+  int sharding_total_count = 0;
+  std::string job_parameter;
+  int sharding_item = 0;
+  std::optional<std::string> sharding_parameter;  // unset when the item has no parameter
+
+  friend bool operator==(const ShardingContext&, const ShardingContext&) = default;
+};
+
+// ElasticJob's task id: `jobName@-@items@-@READY@-@instanceId`, items comma-separated in the
+// given order, the instance id being `ip@-@pid`.
+std::string BuildTaskId(std::string_view job_name, const std::vector<int>& items,
+                        std::string_view instance_id);
+
+// The JSON ElasticJob's Gson writes for `context` (compact, one line).
+std::string ShardingContextToJson(const ShardingContext& context);
+
+// Reads that JSON back (any field order, unknown fields ignored). Fails naming the field
+// when a required field is missing or has the wrong type.
+Result<ShardingContext> ShardingContextFromJson(std::string_view json);
+
+}  // namespace elasticjob
+
+#endif  // ELASTICJOB_API_SHARDING_CONTEXT_H_

@@ -1,0 +1,123 @@
+#include "elasticjob/config/job_configuration.h"
+
+#include <fmt/format.h>
+
+#include "elasticjob/schedule/cron_expression.h"
+#include "elasticjob/schedule/time_zone.h"
+
+namespace elasticjob {
+
+JobConfiguration::Builder::Builder(std::string job_name, int sharding_total_count) {
+  config_.job_name = std::move(job_name);
+  config_.sharding_total_count = sharding_total_count;
+}
+
+#define EJ_BUILDER_SETTER(Method, field, Type)                            \
+  JobConfiguration::Builder& JobConfiguration::Builder::Method(Type v) { \
+    config_.field = std::move(v);                                         \
+    return *this;                                                         \
+  }
+EJ_BUILDER_SETTER(Cron, cron, std::string)
+EJ_BUILDER_SETTER(TimeZone, time_zone, std::string)
+EJ_BUILDER_SETTER(ShardingItemParameters, sharding_item_parameters, std::string)
+EJ_BUILDER_SETTER(JobParameter, job_parameter, std::string)
+EJ_BUILDER_SETTER(MonitorExecution, monitor_execution, bool)
+EJ_BUILDER_SETTER(Failover, failover, bool)
+EJ_BUILDER_SETTER(Misfire, misfire, bool)
+EJ_BUILDER_SETTER(MaxTimeDiffSeconds, max_time_diff_seconds, int)
+EJ_BUILDER_SETTER(ReconcileIntervalMinutes, reconcile_interval_minutes, int)
+EJ_BUILDER_SETTER(JobShardingStrategyType, job_sharding_strategy_type, std::string)
+EJ_BUILDER_SETTER(JobExecutorThreadPoolSizeProviderType,
+                  job_executor_thread_pool_size_provider_type, std::string)
+EJ_BUILDER_SETTER(JobErrorHandlerType, job_error_handler_type, std::string)
+EJ_BUILDER_SETTER(JobListenerTypes, job_listener_types, std::vector<std::string>)
+EJ_BUILDER_SETTER(JobExtraConfigurations, job_extra_configurations, std::string)
+EJ_BUILDER_SETTER(Description, description, std::string)
+EJ_BUILDER_SETTER(Disabled, disabled, bool)
+EJ_BUILDER_SETTER(Overwrite, overwrite, bool)
+EJ_BUILDER_SETTER(Label, label, std::string)
+EJ_BUILDER_SETTER(StaticSharding, static_sharding, bool)
+#undef EJ_BUILDER_SETTER
+
+JobConfiguration::Builder& JobConfiguration::Builder::SetProperty(std::string key,
+                                                                  std::string value) {
+  config_.props[std::move(key)] = std::move(value);
+  return *this;
+}
+
+Result<JobConfiguration> JobConfiguration::Builder::Build() const {
+  Status s = ValidateJobConfiguration(config_);
+  if (!s.ok()) return s;
+  return config_;
+}
+
+namespace {
+
+Status CheckJobName(const std::string& name) {
+  if (name.empty()) return InvalidArgument("jobName: must not be empty");
+  if (name == "." || name == ".." || name.find('/') != std::string::npos) {
+    return InvalidArgument(
+        fmt::format("jobName: '{}' cannot be a registry node name (no '/', '.' or '..')", name));
+  }
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7F) {
+      return InvalidArgument(fmt::format("jobName: '{}' contains a control character", name));
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckTypeName(const char* field, const std::optional<std::string>& v) {
+  if (v.has_value() && v->empty()) {
+    return InvalidArgument(fmt::format("{}: must not be empty when set", field));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateJobConfiguration(const JobConfiguration& c) {
+  if (Status s = CheckJobName(c.job_name); !s.ok()) return s;
+  if (c.sharding_total_count <= 0) {
+    return InvalidArgument(fmt::format("shardingTotalCount: must be greater than 0, got {}",
+                                       c.sharding_total_count));
+  }
+  if (c.cron.has_value() && !c.cron->empty()) {
+    auto cron = CronExpression::Parse(*c.cron);
+    if (!cron.ok()) return InvalidArgument("cron: " + cron.status().message());
+  }
+  if (c.time_zone.has_value()) {
+    auto zone = TimeZone::Parse(*c.time_zone);
+    if (!zone.ok()) return zone.status();
+  }
+  auto params = ParseShardingItemParameters(c.sharding_item_parameters, c.sharding_total_count);
+  if (!params.ok()) return params.status();
+  if (c.max_time_diff_seconds < -1) {
+    return InvalidArgument(fmt::format(
+        "maxTimeDiffSeconds: must be -1 (no check) or at least 0, got {}", c.max_time_diff_seconds));
+  }
+  if (c.reconcile_interval_minutes < -1) {
+    return InvalidArgument(
+        fmt::format("reconcileIntervalMinutes: must be -1 or 0 (no reconcile) or a number of "
+                    "minutes, got {}",
+                    c.reconcile_interval_minutes));
+  }
+  if (Status s = CheckTypeName("jobShardingStrategyType", c.job_sharding_strategy_type); !s.ok())
+    return s;
+  if (Status s = CheckTypeName("jobExecutorThreadPoolSizeProviderType",
+                               c.job_executor_thread_pool_size_provider_type);
+      !s.ok())
+    return s;
+  if (Status s = CheckTypeName("jobErrorHandlerType", c.job_error_handler_type); !s.ok()) return s;
+  for (size_t i = 0; i < c.job_listener_types.size(); ++i) {
+    if (c.job_listener_types[i].empty()) {
+      return InvalidArgument(fmt::format("jobListenerTypes[{}]: must not be empty", i));
+    }
+  }
+  for (const auto& [key, value] : c.props) {
+    if (key.empty()) return InvalidArgument("props: a property key is empty");
+  }
+  return Status::Ok();
+}
+
+}  // namespace elasticjob
