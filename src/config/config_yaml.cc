@@ -43,8 +43,7 @@ std::string ConfigToYaml(const JobConfiguration& c, ConfigYamlVersion version) {
       std::string text = c.job_extra_configurations;
       if (text.back() != '\n') text += '\n';
       bool inline_value = text[0] != '\n';
-      w.Verbatim(std::string("jobExtraConfigurations:") + (inline_value ? " " : "") +
-                 (inline_value ? text : text.substr(1)));
+      w.Verbatim(std::string("jobExtraConfigurations:") + (inline_value ? " " : "") + text);
     });
   }
   if (!c.job_listener_types.empty()) {

@@ -1,1 +1,102 @@
-exit 0
+#!/usr/bin/env bash
+# Tests of the `elasticjob` command line: exact output and exit codes.
+# Usage: cli_test.sh path/to/elasticjob
+set -uo pipefail
+EJ="$1"
+failures=0
+
+expect_output() {  # name, expected stdout, command...
+  local name="$1" expected="$2"
+  shift 2
+  local out rc
+  out="$("$@" 2>/tmp/ej_cli_err.$$)"
+  rc=$?
+  if [[ $rc -ne 0 || "$out" != "$expected" ]]; then
+    echo "FAIL $name (exit $rc)"
+    echo "--- expected"; echo "$expected"; echo "--- got"; echo "$out"; cat /tmp/ej_cli_err.$$
+    failures=$((failures + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+
+expect_error() {  # name, exit code, stderr substring, command...
+  local name="$1" code="$2" needle="$3"
+  shift 3
+  local err rc
+  err="$("$@" 2>&1 >/dev/null)"
+  rc=$?
+  if [[ $rc -ne $code || "$err" != *"$needle"* ]]; then
+    echo "FAIL $name: exit $rc (want $code), stderr: $err"
+    failures=$((failures + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+
+tab=$'\t'
+expect_output "cron next with zone, ISO start and count" \
+"1795305605000${tab}2026-11-22T08:00:05+08:00
+1795305610000${tab}2026-11-22T08:00:10+08:00
+1795305615000${tab}2026-11-22T08:00:15+08:00" \
+  "$EJ" cron next "0/5 * * * * ?" --tz Asia/Shanghai --from 2026-11-22T08:00:00 -n 3
+
+expect_output "cron next from epoch millis in GMT+08:00" \
+"1769745600000${tab}2026-01-30T12:00:00+08:00
+1780027200000${tab}2026-05-29T12:00:00+08:00" \
+  "$EJ" cron next "0 0 12 ? * 6#5" --tz GMT+08:00 --from 1767225600000 -n 2
+
+expect_output "cron next skips a spring-forward gap" \
+"1773037800000${tab}2026-03-09T02:30:00-04:00" \
+  "$EJ" cron next "0 30 2 * * ?" --tz America/New_York --from 2026-03-08T00:00:00 -n 1
+
+expect_output "cron next prints fewer lines when the expression stops firing" \
+"1798761600000${tab}2027-01-01T00:00:00+00:00" \
+  "$EJ" cron next "0 0 0 1 1 ? 2027" --tz UTC --from 2026-06-01T00:00:00Z -n 5
+
+expect_output "cron next prints nothing for an expression that never fires" "" \
+  "$EJ" cron next "0 0 0 30 2 ?" --tz UTC -n 3
+
+expect_output "cron next defaults to one line" \
+"1795305605000${tab}2026-11-22T08:00:05+08:00" \
+  "$EJ" cron next "0/5 * * * * ?" --tz Asia/Shanghai --from 2026-11-22T08:00:00
+
+expect_error "invalid cron exits 2 naming the field" 2 "hour field '25'" \
+  "$EJ" cron next "0 0 25 * * ?"
+expect_error "unknown zone exits 2" 2 "unknown time zone 'Mars/Olympus'" \
+  "$EJ" cron next "0 0 0 * * ?" --tz Mars/Olympus
+expect_error "bad --from exits 2" 2 "--from" \
+  "$EJ" cron next "0 0 0 * * ?" --from yesterday
+expect_error "missing expression exits 2" 2 "expression" "$EJ" cron next
+
+expect_output "sharding plan sorts ids descending (AVG_ALLOCATION)" \
+"c${tab}0,1,6
+b${tab}2,3,7
+a${tab}4,5" \
+  "$EJ" sharding plan --job myJob --items 8 a b c
+
+expect_output "sharding plan ODEVITY" \
+"host2${tab}0
+host1${tab}1
+host0${tab}" \
+  "$EJ" sharding plan --job 1 --items 2 --strategy ODEVITY host0 host1 host2
+
+expect_output "sharding plan ROUND_ROBIN over the leader's list" \
+"10.0.0.3@-@1${tab}1
+10.0.0.2@-@1${tab}
+10.0.0.1@-@1${tab}0" \
+  "$EJ" sharding plan --job 2 --items 2 --strategy ROUND_ROBIN 10.0.0.1@-@1 10.0.0.2@-@1 10.0.0.3@-@1
+
+expect_error "unknown strategy exits 2" 2 "unknown strategy 'RANDOM'" \
+  "$EJ" sharding plan --job j --items 2 --strategy RANDOM a
+expect_error "items must be positive" 2 "--items: must be greater than 0, got 0" \
+  "$EJ" sharding plan --job j --items 0 a
+expect_error "duplicate instance ids rejected" 2 "given twice" \
+  "$EJ" sharding plan --job j --items 2 a a
+
+rm -f /tmp/ej_cli_err.$$
+if ((failures > 0)); then
+  echo "$failures CLI test(s) failed"
+  exit 1
+fi
+echo "all CLI tests passed"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the `elasticjob` command on a fresh Debian 12 machine and shows what it does today:
+# previewing a cron's fire times and a job's sharding plan. No servers needed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release --target elasticjob_cli
+EJ=build/release/src/cli/elasticjob
+
+echo
+echo "\$ elasticjob cron next \"0/5 * * * * ?\" --tz Asia/Shanghai -n 3"
+"$EJ" cron next "0/5 * * * * ?" --tz Asia/Shanghai -n 3
+echo
+echo "\$ elasticjob cron next \"0 30 2 * * ?\" --tz America/New_York --from 2026-03-07T00:00:00 -n 3"
+echo "  (2026-03-08 02:30 does not exist in New York: Quartz skips that day, so do we)"
+"$EJ" cron next "0 30 2 * * ?" --tz America/New_York --from 2026-03-07T00:00:00 -n 3
+echo
+echo "\$ elasticjob sharding plan --job orderSync --items 10 10.0.0.1@-@4242 10.0.0.2@-@4242 10.0.0.3@-@4242"
+"$EJ" sharding plan --job orderSync --items 10 10.0.0.1@-@4242 10.0.0.2@-@4242 10.0.0.3@-@4242
+echo
+echo "\$ elasticjob cron next \"0 0 25 * * ?\"   # a mistake is caught before deploying"
+"$EJ" cron next "0 0 25 * * ?" || echo "(exit $?)"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite on a fresh Debian 12 machine:
+#   1. installs the dependencies (scripts/install-deps.sh, idempotent);
+#   2. Debug build: unit, CLI and reference (Quartz, SnakeYAML, JVM) tests;
+#   3. ASan+UBSan build: the unit and CLI tests again.
+# Ends with ctest's summary. Usage: scripts/test.sh  (JOBS=n to override parallelism)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+JOBS="${JOBS:-$(nproc)}"
+
+echo "== Debug build"
+cmake --preset debug >/dev/null
+cmake --build --preset debug -j "$JOBS"
+
+echo "== ASan+UBSan build"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$JOBS" --target unit_tests elasticjob_cli
+
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+echo "== Tests (ASan+UBSan: unit and CLI)"
+ctest --preset asan -j "$JOBS"
+echo "== Tests (Debug: everything)"
+ctest --preset debug -j "$JOBS"

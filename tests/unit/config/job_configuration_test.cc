@@ -1,0 +1,246 @@
+#include "elasticjob/config/job_configuration.h"
+
+#include <gtest/gtest.h>
+
+namespace elasticjob {
+namespace {
+
+constexpr const char* kGolden = R"(cron: 0/5 * * * * ?
+description: ''
+disabled: false
+failover: false
+jobName: myJob
+jobParameter: ''
+maxTimeDiffSeconds: -1
+misfire: true
+monitorExecution: true
+overwrite: false
+reconcileIntervalMinutes: 10
+shardingItemParameters: ''
+shardingTotalCount: 3
+staticSharding: false
+)";
+
+std::string ErrorOf(const Result<JobConfiguration>& r) {
+  EXPECT_FALSE(r.ok());
+  return r.ok() ? "" : r.status().message();
+}
+
+TEST(JobConfigurationTest, BuilderAppliesElasticJobDefaults) {
+  auto c = JobConfiguration::Builder("myJob", 3).Build();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->monitor_execution);
+  EXPECT_FALSE(c->failover);
+  EXPECT_TRUE(c->misfire);
+  EXPECT_EQ(c->max_time_diff_seconds, -1);
+  EXPECT_EQ(c->reconcile_interval_minutes, 10);
+  EXPECT_FALSE(c->cron.has_value());
+  EXPECT_FALSE(c->time_zone.has_value());
+  EXPECT_EQ(c->sharding_item_parameters, "");
+  EXPECT_EQ(c->job_parameter, "");
+  EXPECT_EQ(c->description, "");
+  EXPECT_FALSE(c->disabled);
+  EXPECT_FALSE(c->overwrite);
+  EXPECT_FALSE(c->static_sharding);
+}
+
+TEST(JobConfigurationTest, ValidationNamesTheFieldAndTheValue) {
+  EXPECT_EQ(ErrorOf(JobConfiguration::Builder("", 3).Build()), "jobName: must not be empty");
+  EXPECT_EQ(ErrorOf(JobConfiguration::Builder("a/b", 3).Build()),
+            "jobName: 'a/b' cannot be a registry node name (no '/', '.' or '..')");
+  EXPECT_EQ(ErrorOf(JobConfiguration::Builder("j", 0).Build()),
+            "shardingTotalCount: must be greater than 0, got 0");
+  EXPECT_EQ(ErrorOf(JobConfiguration::Builder("j", -2).Build()),
+            "shardingTotalCount: must be greater than 0, got -2");
+  EXPECT_NE(ErrorOf(JobConfiguration::Builder("j", 1).Cron("0 0 25 * * ?").Build())
+                .find("cron: cron '0 0 25 * * ?': hour field '25'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(JobConfiguration::Builder("j", 1).TimeZone("Mars/Olympus").Build())
+                .find("timeZone: unknown time zone 'Mars/Olympus'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(JobConfiguration::Builder("j", 1).MaxTimeDiffSeconds(-5).Build())
+                .find("maxTimeDiffSeconds: must be -1 (no check) or at least 0, got -5"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(JobConfiguration::Builder("j", 1).ReconcileIntervalMinutes(-3).Build())
+                .find("reconcileIntervalMinutes"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(JobConfiguration::Builder("j", 1).JobShardingStrategyType("").Build())
+                .find("jobShardingStrategyType: must not be empty"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(JobConfiguration::Builder("j", 1).JobListenerTypes({"a", ""}).Build())
+                .find("jobListenerTypes[1]"),
+            std::string::npos);
+}
+
+TEST(JobConfigurationTest, EmptyCronMeansNoneAndIsValid) {
+  EXPECT_TRUE(JobConfiguration::Builder("oneOff", 1).Cron("").Build().ok());
+}
+
+TEST(ShardingItemParametersTest, ParsesTrimmedPairs) {
+  auto p = ParseShardingItemParameters(" 0=Beijing, 1 = Shanghai ,2=Guangzhou,", 3);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(*p, (std::map<int, std::string>{{0, "Beijing"}, {1, "Shanghai"}, {2, "Guangzhou"}}));
+  EXPECT_TRUE(ParseShardingItemParameters("", 3)->empty());
+}
+
+TEST(ShardingItemParametersTest, RejectsMalformedEntriesNamingThem) {
+  auto err = [](const char* text, int total) {
+    auto r = ParseShardingItemParameters(text, total);
+    EXPECT_FALSE(r.ok()) << text;
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_NE(err("0=A,x=B", 3).find("item 'x' is not an integer"), std::string::npos);
+  EXPECT_NE(err("0=A,0=B", 3).find("item 0 is given twice"), std::string::npos);
+  EXPECT_NE(err("0=A,3=B", 3).find("item 3 is not below shardingTotalCount 3"), std::string::npos);
+  EXPECT_NE(err("0=A,1", 3).find("entry '1' must have exactly one '='"), std::string::npos);
+  EXPECT_NE(err("0=A=B", 3).find("exactly one '='"), std::string::npos);
+  EXPECT_NE(err("0=", 3).find("exactly one '='"), std::string::npos);
+  EXPECT_NE(err("-1=A", 3).find("item -1 is negative"), std::string::npos);
+  EXPECT_NE(err("0=A,,1=B", 3).find("entry ''"), std::string::npos);
+  EXPECT_NE(err("0=A,x=B", 3).find("shardingItemParameters: '0=A,x=B'"), std::string::npos);
+  // Surfaced through the builder too.
+  auto c = JobConfiguration::Builder("j", 2).ShardingItemParameters("0=A,5=B").Build();
+  EXPECT_FALSE(c.ok());
+}
+
+TEST(ConfigYamlTest, WritesTheGoldenYaml) {
+  auto c = JobConfiguration::Builder("myJob", 3).Cron("0/5 * * * * ?").Build();
+  EXPECT_EQ(ConfigToYaml(*c), kGolden);
+}
+
+TEST(ConfigYamlTest, RoundTripsTheGoldenYaml) {
+  auto c = ConfigFromYaml(kGolden);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->job_name, "myJob");
+  EXPECT_EQ(c->sharding_total_count, 3);
+  EXPECT_EQ(*c->cron, "0/5 * * * * ?");
+  EXPECT_EQ(ConfigToYaml(*c), kGolden);
+}
+
+TEST(ConfigYamlTest, VersionPicksTheThreadPoolKey) {
+  auto c = JobConfiguration::Builder("j", 1).JobExecutorThreadPoolSizeProviderType("SINGLE_THREAD").Build();
+  std::string v5 = ConfigToYaml(*c, ConfigYamlVersion::kV3_0_5);
+  std::string v4 = ConfigToYaml(*c, ConfigYamlVersion::kV3_0_4);
+  EXPECT_NE(v5.find("jobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n"), std::string::npos);
+  EXPECT_EQ(v5.find("jobExecutorServiceHandlerType"), std::string::npos);
+  EXPECT_NE(v4.find("jobExecutorServiceHandlerType: SINGLE_THREAD\n"), std::string::npos);
+  EXPECT_EQ(v4.find("jobExecutorThreadPoolSizeProviderType"), std::string::npos);
+  // Either key reads back.
+  EXPECT_EQ(ConfigFromYaml(v4)->job_executor_thread_pool_size_provider_type, "SINGLE_THREAD");
+  EXPECT_EQ(ConfigFromYaml(v5)->job_executor_thread_pool_size_provider_type, "SINGLE_THREAD");
+}
+
+TEST(ConfigYamlTest, LeavesOutNullsAndEmptyCollectionsAndSortsKeys) {
+  auto c = JobConfiguration::Builder("j", 2)
+               .Cron("0 * * * * ?")
+               .TimeZone("Asia/Shanghai")
+               .JobListenerTypes({"b", "a"})
+               .SetProperty("z.key", "1")
+               .SetProperty("a.key", "x")
+               .Label("blue")
+               .Build();
+  EXPECT_EQ(ConfigToYaml(*c), R"(cron: 0 * * * * ?
+description: ''
+disabled: false
+failover: false
+jobListenerTypes:
+- b
+- a
+jobName: j
+jobParameter: ''
+label: blue
+maxTimeDiffSeconds: -1
+misfire: true
+monitorExecution: true
+overwrite: false
+props:
+  a.key: x
+  z.key: '1'
+reconcileIntervalMinutes: 10
+shardingItemParameters: ''
+shardingTotalCount: 2
+staticSharding: false
+timeZone: Asia/Shanghai
+)");
+}
+
+TEST(ConfigYamlTest, QuotesStringsThatWouldReadAsOtherTypes) {
+  auto c = JobConfiguration::Builder("123", 1).JobParameter("true").Description("a: b").Build();
+  std::string y = ConfigToYaml(*c);
+  EXPECT_NE(y.find("jobName: '123'\n"), std::string::npos);
+  EXPECT_NE(y.find("jobParameter: 'true'\n"), std::string::npos);
+  EXPECT_NE(y.find("description: 'a: b'\n"), std::string::npos);
+  EXPECT_EQ(ConfigFromYaml(y)->job_name, "123");
+}
+
+TEST(ConfigYamlTest, IgnoresUnknownKeysAndClassTags) {
+  auto c = ConfigFromYaml(R"(!!org.apache.shardingsphere.elasticjob.infra.pojo.JobConfigurationPOJO
+jobName: tagged
+shardingTotalCount: 2
+someFutureKey: whatever
+cron: 0/5 * * * * ?
+)");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->job_name, "tagged");
+  EXPECT_EQ(c->sharding_total_count, 2);
+  EXPECT_TRUE(c->monitor_execution);  // missing keys take the defaults
+}
+
+TEST(ConfigYamlTest, CarriesJobExtraConfigurationsThroughUnchanged) {
+  const std::string extra =
+      "\n- !!org.apache.shardingsphere.elasticjob.tracing.yaml.YamlTracingConfiguration\n"
+      "  tracingStorageConfiguration: !!org.apache.shardingsphere.elasticjob.tracing.yaml.x\n"
+      "    url: jdbc:h2:mem:job_event_storage\n"
+      "  type: RDB";
+  std::string yaml = "cron: 0/5 * * * * ?\njobExtraConfigurations:" + extra +
+                     "\njobName: traced\nshardingTotalCount: 1\n";
+  auto c = ConfigFromYaml(yaml);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->job_extra_configurations, extra);
+  std::string out = ConfigToYaml(*c);
+  EXPECT_NE(out.find("failover: false\njobExtraConfigurations:" + extra + "\njobName: traced\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(ConfigFromYaml(out)->job_extra_configurations, extra);
+}
+
+TEST(ConfigYamlTest, WrongTypesNameTheKeyAndValue) {
+  auto err = [](const char* yaml) {
+    auto r = ConfigFromYaml(yaml);
+    EXPECT_FALSE(r.ok()) << yaml;
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_EQ(err("jobName: j\nshardingTotalCount: three\n"),
+            "config: shardingTotalCount: expected an integer, got 'three'");
+  EXPECT_EQ(err("jobName: j\nfailover: maybe\n"), "config: failover: expected true or false, got 'maybe'");
+  EXPECT_EQ(err("jobName: [a, b]\n"), "config: jobName: expected a string, got a list");
+  EXPECT_EQ(err("jobName: j\nprops: [1]\n"),
+            "config: props: expected a map of property names to values, got a list");
+  EXPECT_NE(err("jobName: [a, b\nfailover: {\n").find("config: not valid YAML"), std::string::npos);
+  EXPECT_EQ(err("- just\n- a list\n"), "config: expected a YAML mapping of job settings");
+}
+
+TEST(ConfigYamlTest, ReadsYaml11BooleansAndNulls) {
+  auto c = ConfigFromYaml("jobName: j\nshardingTotalCount: 1_0\nfailover: yes\nmisfire: off\n"
+                          "label: ~\ntimeZone: null\ndescription:\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->sharding_total_count, 10);
+  EXPECT_TRUE(c->failover);
+  EXPECT_FALSE(c->misfire);
+  EXPECT_FALSE(c->label.has_value());
+  EXPECT_FALSE(c->time_zone.has_value());
+  EXPECT_EQ(c->description, "");
+}
+
+TEST(ConfigYamlTest, MultiLineAndLongTextsRoundTrip) {
+  auto c = JobConfiguration::Builder("j", 1)
+               .Description(std::string(100, 'x') + " " + std::string(30, 'y') + " tail")
+               .SetProperty("script.command.line", "line1\nline2\n")
+               .Build();
+  auto back = ConfigFromYaml(ConfigToYaml(*c));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, *c);
+}
+
+}  // namespace
+}  // namespace elasticjob
