@@ -46,8 +46,8 @@ void BM_ConfigYamlParse(benchmark::State& state) {
 BENCHMARK(BM_ConfigYamlParse);
 
 void BM_ShardingContextJson(benchmark::State& state) {
-  ShardingContext c{"orderSync", BuildTaskId("orderSync", {0, 1, 2}, "10.0.0.5@-@4242"), 3, "",
-                    1, "Shanghai"};
+  ShardingContext c{"orderSync", BuildTaskId("orderSync", {0, 1, 2}, "10.0.0.5@-@4242"), 3, "", 1,
+                    "Shanghai"};
   for (auto _ : state) benchmark::DoNotOptimize(ShardingContextToJson(c));
 }
 BENCHMARK(BM_ShardingContextJson);

@@ -27,9 +27,11 @@ int main() {
     std::cout << "fires at " << zone->FormatIso8601(*next) << "\n";
     t = *next;
   }
-  auto registry = elasticjob::JobShardingStrategyRegistry::WithBuiltins(elasticjob::Clock::System());
+  auto registry =
+      elasticjob::JobShardingStrategyRegistry::WithBuiltins(elasticjob::Clock::System());
   auto strategy = registry.Find(config->job_sharding_strategy_type.value_or(""));
-  auto ids = elasticjob::SortInstancesAsLeader({"10.0.0.1@-@100", "10.0.0.2@-@200", "10.0.0.3@-@300"});
+  auto ids =
+      elasticjob::SortInstancesAsLeader({"10.0.0.1@-@100", "10.0.0.2@-@200", "10.0.0.3@-@300"});
   for (const auto& a : (*strategy)->Sharding(ids, config->job_name, config->sharding_total_count)) {
     std::cout << a.instance_id << " runs " << a.items.size() << " item(s)\n";
   }

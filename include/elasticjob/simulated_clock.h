@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "elasticjob/clock.h"
+#include "elasticjob/thread_annotations.h"
 
 namespace elasticjob {
 
@@ -45,10 +46,10 @@ class SimulatedClock final : public Clock {
   void Notify();
 
   mutable std::mutex mu_;
-  WallTime wall_;           // GUARDED_BY(mu_)
-  MonotonicTime monotonic_;  // GUARDED_BY(mu_)
-  uint64_t next_listener_id_ = 1;                                      // GUARDED_BY(mu_)
-  std::vector<std::pair<uint64_t, std::function<void()>>> listeners_;  // GUARDED_BY(mu_)
+  WallTime wall_ ELASTICJOB_GUARDED_BY(mu_);
+  MonotonicTime monotonic_ ELASTICJOB_GUARDED_BY(mu_);
+  uint64_t next_listener_id_ ELASTICJOB_GUARDED_BY(mu_) = 1;
+  std::vector<std::pair<uint64_t, std::function<void()>>> listeners_ ELASTICJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace elasticjob

@@ -9,19 +9,44 @@ void AppendGsonString(std::string& out, std::string_view value) {
   for (size_t i = 0; i < value.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(value[i]);
     switch (c) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\t': out += "\\t"; continue;
-      case '\b': out += "\\b"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\f': out += "\\f"; continue;
-      case '<': out += "\\u003c"; continue;
-      case '>': out += "\\u003e"; continue;
-      case '&': out += "\\u0026"; continue;
-      case '=': out += "\\u003d"; continue;
-      case '\'': out += "\\u0027"; continue;
-      default: break;
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      case '\b':
+        out += "\\b";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\f':
+        out += "\\f";
+        continue;
+      case '<':
+        out += "\\u003c";
+        continue;
+      case '>':
+        out += "\\u003e";
+        continue;
+      case '&':
+        out += "\\u0026";
+        continue;
+      case '=':
+        out += "\\u003d";
+        continue;
+      case '\'':
+        out += "\\u0027";
+        continue;
+      default:
+        break;
     }
     if (c < 0x20) {
       out += fmt::format("\\u{:04x}", c);

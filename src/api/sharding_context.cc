@@ -42,8 +42,8 @@ Result<ShardingContext> ShardingContextFromJson(std::string_view json) {
                       : Status::Ok();
     }
     if (!it->is_string()) {
-      return InvalidArgument(fmt::format("shardingContext: {} must be a string, got {}", key,
-                                         it->dump()));
+      return InvalidArgument(
+          fmt::format("shardingContext: {} must be a string, got {}", key, it->dump()));
     }
     *out = it->get<std::string>();
     return Status::Ok();
@@ -56,15 +56,16 @@ Result<ShardingContext> ShardingContextFromJson(std::string_view json) {
     *out = it->get<int>();
     return Status::Ok();
   };
-  for (Status s : {str("jobName", &c.job_name, true), str("taskId", &c.task_id, true),
-                   num("shardingTotalCount", &c.sharding_total_count),
-                   str("jobParameter", &c.job_parameter, false),
-                   num("shardingItem", &c.sharding_item)}) {
+  for (Status s :
+       {str("jobName", &c.job_name, true), str("taskId", &c.task_id, true),
+        num("shardingTotalCount", &c.sharding_total_count),
+        str("jobParameter", &c.job_parameter, false), num("shardingItem", &c.sharding_item)}) {
     if (!s.ok()) return s;
   }
   auto it = j.find("shardingParameter");
   if (it != j.end() && !it->is_null()) {
-    if (!it->is_string()) return InvalidArgument("shardingContext: shardingParameter must be a string");
+    if (!it->is_string())
+      return InvalidArgument("shardingContext: shardingParameter must be a string");
     c.sharding_parameter = it->get<std::string>();
   }
   return c;

@@ -33,8 +33,8 @@ int RunCronNext(const CronNextOptions& o) {
     std::cerr << "elasticjob: " << cron.status().message() << "\n";
     return kExitBadInput;
   }
-  Result<TimeZone> zone = o.zone.empty() ? Result<TimeZone>(TimeZone::SystemDefault())
-                                         : TimeZone::Parse(o.zone);
+  Result<TimeZone> zone =
+      o.zone.empty() ? Result<TimeZone>(TimeZone::SystemDefault()) : TimeZone::Parse(o.zone);
   if (!zone.ok()) {
     std::cerr << "elasticjob: " << zone.status().message() << "\n";
     return kExitBadInput;

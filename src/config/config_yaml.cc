@@ -107,8 +107,10 @@ Status ReadString(const YAML::Node& n, const std::string& key, std::string* out)
 }
 
 Status ReadBool(const YAML::Node& n, const std::string& key, bool* out) {
-  static const char* const kTrue[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
-  static const char* const kFalse[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
+  static const char* const kTrue[] = {"true", "True", "TRUE", "yes", "Yes",
+                                      "YES",  "on",   "On",   "ON"};
+  static const char* const kFalse[] = {"false", "False", "FALSE", "no", "No",
+                                       "NO",    "off",   "Off",   "OFF"};
   if (n.IsScalar()) {
     for (const char* t : kTrue)
       if (n.Scalar() == t) return *out = true, Status::Ok();

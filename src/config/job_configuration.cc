@@ -12,10 +12,10 @@ JobConfiguration::Builder::Builder(std::string job_name, int sharding_total_coun
   config_.sharding_total_count = sharding_total_count;
 }
 
-#define EJ_BUILDER_SETTER(Method, field, Type)                            \
+#define EJ_BUILDER_SETTER(Method, field, Type)                           \
   JobConfiguration::Builder& JobConfiguration::Builder::Method(Type v) { \
-    config_.field = std::move(v);                                         \
-    return *this;                                                         \
+    config_.field = std::move(v);                                        \
+    return *this;                                                        \
   }
 EJ_BUILDER_SETTER(Cron, cron, std::string)
 EJ_BUILDER_SETTER(TimeZone, time_zone, std::string)
@@ -79,8 +79,8 @@ Status CheckTypeName(const char* field, const std::optional<std::string>& v) {
 Status ValidateJobConfiguration(const JobConfiguration& c) {
   if (Status s = CheckJobName(c.job_name); !s.ok()) return s;
   if (c.sharding_total_count <= 0) {
-    return InvalidArgument(fmt::format("shardingTotalCount: must be greater than 0, got {}",
-                                       c.sharding_total_count));
+    return InvalidArgument(
+        fmt::format("shardingTotalCount: must be greater than 0, got {}", c.sharding_total_count));
   }
   if (c.cron.has_value() && !c.cron->empty()) {
     auto cron = CronExpression::Parse(*c.cron);
@@ -93,8 +93,9 @@ Status ValidateJobConfiguration(const JobConfiguration& c) {
   auto params = ParseShardingItemParameters(c.sharding_item_parameters, c.sharding_total_count);
   if (!params.ok()) return params.status();
   if (c.max_time_diff_seconds < -1) {
-    return InvalidArgument(fmt::format(
-        "maxTimeDiffSeconds: must be -1 (no check) or at least 0, got {}", c.max_time_diff_seconds));
+    return InvalidArgument(
+        fmt::format("maxTimeDiffSeconds: must be -1 (no check) or at least 0, got {}",
+                    c.max_time_diff_seconds));
   }
   if (c.reconcile_interval_minutes < -1) {
     return InvalidArgument(

@@ -56,8 +56,8 @@ Result<std::map<int, std::string>> ParseShardingItemParameters(std::string_view 
     }
     if (item < 0) return error(fmt::format("item {} is negative", item));
     if (item >= sharding_total_count) {
-      return error(fmt::format("item {} is not below shardingTotalCount {}", item,
-                               sharding_total_count));
+      return error(
+          fmt::format("item {} is not below shardingTotalCount {}", item, sharding_total_count));
     }
     if (!result.emplace(item, std::string(Trim(pair[1]))).second) {
       return error(fmt::format("item {} is given twice", item));

@@ -34,7 +34,8 @@ std::vector<char32_t> CodePoints(std::u16string_view s) {
   std::vector<char32_t> cps;
   for (size_t i = 0; i < s.size(); ++i) {
     char32_t c = s[i];
-    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < s.size() && s[i + 1] >= 0xDC00 && s[i + 1] <= 0xDFFF) {
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < s.size() && s[i + 1] >= 0xDC00 &&
+        s[i + 1] <= 0xDFFF) {
       c = 0x10000 + ((c - 0xD800) << 10) + (s[i + 1] - 0xDC00);
       ++i;
     }
@@ -251,8 +252,7 @@ void YamlWriter::WriteSingleQuoted(std::u16string_view text, int indent, bool sp
     char16_t ch = end < text.size() ? text[end] : 0;
     if (spaces) {
       if (ch == 0 || ch != ' ') {
-        if (start + 1 == end && column_ > kBestWidth && split && start != 0 &&
-            end != text.size()) {
+        if (start + 1 == end && column_ > kBestWidth && split && start != 0 && end != text.size()) {
           WriteIndent(indent);
         } else {
           Write(text.substr(start, end - start));
@@ -280,22 +280,53 @@ void YamlWriter::WriteDoubleQuoted(std::u16string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     char16_t ch = text[i];
     switch (ch) {
-      case 0: Write(std::string_view("\\0")); continue;
-      case 0x07: Write(std::string_view("\\a")); continue;
-      case 0x08: Write(std::string_view("\\b")); continue;
-      case 0x09: Write(std::string_view("\\t")); continue;
-      case 0x0A: Write(std::string_view("\\n")); continue;
-      case 0x0B: Write(std::string_view("\\v")); continue;
-      case 0x0C: Write(std::string_view("\\f")); continue;
-      case 0x0D: Write(std::string_view("\\r")); continue;
-      case 0x1B: Write(std::string_view("\\e")); continue;
-      case '"': Write(std::string_view("\\\"")); continue;
-      case '\\': Write(std::string_view("\\\\")); continue;
-      case 0x85: Write(std::string_view("\\N")); continue;
-      case 0xA0: Write(std::string_view("\\_")); continue;
-      case 0x2028: Write(std::string_view("\\L")); continue;
-      case 0x2029: Write(std::string_view("\\P")); continue;
-      default: break;
+      case 0:
+        Write(std::string_view("\\0"));
+        continue;
+      case 0x07:
+        Write(std::string_view("\\a"));
+        continue;
+      case 0x08:
+        Write(std::string_view("\\b"));
+        continue;
+      case 0x09:
+        Write(std::string_view("\\t"));
+        continue;
+      case 0x0A:
+        Write(std::string_view("\\n"));
+        continue;
+      case 0x0B:
+        Write(std::string_view("\\v"));
+        continue;
+      case 0x0C:
+        Write(std::string_view("\\f"));
+        continue;
+      case 0x0D:
+        Write(std::string_view("\\r"));
+        continue;
+      case 0x1B:
+        Write(std::string_view("\\e"));
+        continue;
+      case '"':
+        Write(std::string_view("\\\""));
+        continue;
+      case '\\':
+        Write(std::string_view("\\\\"));
+        continue;
+      case 0x85:
+        Write(std::string_view("\\N"));
+        continue;
+      case 0xA0:
+        Write(std::string_view("\\_"));
+        continue;
+      case 0x2028:
+        Write(std::string_view("\\L"));
+        continue;
+      case 0x2029:
+        Write(std::string_view("\\P"));
+        continue;
+      default:
+        break;
     }
     bool surrogate_pair = ch >= 0xD800 && ch <= 0xDBFF && i + 1 < text.size() &&
                           text[i + 1] >= 0xDC00 && text[i + 1] <= 0xDFFF;
@@ -372,7 +403,8 @@ void YamlWriter::RawEntry(int depth, std::string_view key, std::string_view valu
   LineBreak();
 }
 
-void YamlWriter::StringList(int depth, std::string_view key, const std::vector<std::string>& items) {
+void YamlWriter::StringList(int depth, std::string_view key,
+                            const std::vector<std::string>& items) {
   Key(depth, key);
   LineBreak();
   for (const std::string& item : items) {

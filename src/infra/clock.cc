@@ -1,6 +1,7 @@
+#include "elasticjob/clock.h"
+
 #include <cassert>
 
-#include "elasticjob/clock.h"
 #include "elasticjob/simulated_clock.h"
 
 namespace elasticjob {

@@ -27,13 +27,27 @@ CivilTime ZoneRules::Breakdown(int64_t utc_millis) const {
   cctz::weekday wd = cctz::get_weekday(cctz::civil_day(cs));
   int dow = 0;
   switch (wd) {
-    case cctz::weekday::sunday: dow = 1; break;
-    case cctz::weekday::monday: dow = 2; break;
-    case cctz::weekday::tuesday: dow = 3; break;
-    case cctz::weekday::wednesday: dow = 4; break;
-    case cctz::weekday::thursday: dow = 5; break;
-    case cctz::weekday::friday: dow = 6; break;
-    case cctz::weekday::saturday: dow = 7; break;
+    case cctz::weekday::sunday:
+      dow = 1;
+      break;
+    case cctz::weekday::monday:
+      dow = 2;
+      break;
+    case cctz::weekday::tuesday:
+      dow = 3;
+      break;
+    case cctz::weekday::wednesday:
+      dow = 4;
+      break;
+    case cctz::weekday::thursday:
+      dow = 5;
+      break;
+    case cctz::weekday::friday:
+      dow = 6;
+      break;
+    case cctz::weekday::saturday:
+      dow = 7;
+      break;
   }
   return CivilTime{cs.year(),   cs.month(),  cs.day(), cs.hour(),
                    cs.minute(), cs.second(), millis,   dow};
@@ -64,20 +78,34 @@ namespace {
 
 // java.time.ZoneId.SHORT_IDS, which java.util.TimeZone also honours.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 28> kJavaShortIds = {{
-    {"ACT", "Australia/Darwin"},     {"AET", "Australia/Sydney"},
-    {"AGT", "America/Argentina/Buenos_Aires"}, {"ART", "Africa/Cairo"},
-    {"AST", "America/Anchorage"},    {"BET", "America/Sao_Paulo"},
-    {"BST", "Asia/Dhaka"},           {"CAT", "Africa/Harare"},
-    {"CNT", "America/St_Johns"},     {"CST", "America/Chicago"},
-    {"CTT", "Asia/Shanghai"},        {"EAT", "Africa/Addis_Ababa"},
-    {"ECT", "Europe/Paris"},         {"IET", "America/Indiana/Indianapolis"},
-    {"IST", "Asia/Kolkata"},         {"JST", "Asia/Tokyo"},
-    {"MIT", "Pacific/Apia"},         {"NET", "Asia/Yerevan"},
-    {"NST", "Pacific/Auckland"},     {"PLT", "Asia/Karachi"},
-    {"PNT", "America/Phoenix"},      {"PRT", "America/Puerto_Rico"},
-    {"PST", "America/Los_Angeles"},  {"SST", "Pacific/Guadalcanal"},
-    {"VST", "Asia/Ho_Chi_Minh"},     {"EST", "GMT-05:00"},
-    {"MST", "GMT-07:00"},            {"HST", "GMT-10:00"},
+    {"ACT", "Australia/Darwin"},
+    {"AET", "Australia/Sydney"},
+    {"AGT", "America/Argentina/Buenos_Aires"},
+    {"ART", "Africa/Cairo"},
+    {"AST", "America/Anchorage"},
+    {"BET", "America/Sao_Paulo"},
+    {"BST", "Asia/Dhaka"},
+    {"CAT", "Africa/Harare"},
+    {"CNT", "America/St_Johns"},
+    {"CST", "America/Chicago"},
+    {"CTT", "Asia/Shanghai"},
+    {"EAT", "Africa/Addis_Ababa"},
+    {"ECT", "Europe/Paris"},
+    {"IET", "America/Indiana/Indianapolis"},
+    {"IST", "Asia/Kolkata"},
+    {"JST", "Asia/Tokyo"},
+    {"MIT", "Pacific/Apia"},
+    {"NET", "Asia/Yerevan"},
+    {"NST", "Pacific/Auckland"},
+    {"PLT", "Asia/Karachi"},
+    {"PNT", "America/Phoenix"},
+    {"PRT", "America/Puerto_Rico"},
+    {"PST", "America/Los_Angeles"},
+    {"SST", "Pacific/Guadalcanal"},
+    {"VST", "Asia/Ho_Chi_Minh"},
+    {"EST", "GMT-05:00"},
+    {"MST", "GMT-07:00"},
+    {"HST", "GMT-10:00"},
 }};
 
 bool AllDigits(std::string_view s) {
@@ -224,14 +252,14 @@ std::string TimeZone::FormatIso8601(std::chrono::system_clock::time_point t) con
   std::string offset = fmt::format("{}{:02d}:{:02d}", sign, a / 3600, (a % 3600) / 60);
   if (a % 60 != 0) offset += fmt::format(":{:02d}", a % 60);
   std::string fraction = c.millis != 0 ? fmt::format(".{:03d}", c.millis) : std::string();
-  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}{}", c.year, c.month, c.day, c.hour,
-                     c.minute, c.second, fraction, offset);
+  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}{}", c.year, c.month, c.day,
+                     c.hour, c.minute, c.second, fraction, offset);
 }
 
 Result<std::chrono::system_clock::time_point> TimeZone::ParseIso8601(std::string_view text) const {
   auto bad = [&](std::string_view why) {
-    return InvalidArgument(fmt::format(
-        "time '{}': {} (expected YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM])", text, why));
+    return InvalidArgument(
+        fmt::format("time '{}': {} (expected YYYY-MM-DDTHH:MM:SS[.fff][Z|+HH:MM])", text, why));
   };
   auto num = [&](size_t pos, size_t len, int* out) {
     if (pos + len > text.size() || !AllDigits(text.substr(pos, len))) return false;

@@ -38,8 +38,8 @@ struct JobConfiguration {
   bool monitor_execution = true;
   bool failover = false;
   bool misfire = true;
-  int max_time_diff_seconds = -1;       // -1: no time-skew check
-  int reconcile_interval_minutes = 10;  // < 1: no reconcile
+  int max_time_diff_seconds = -1;                                          // -1: no time-skew check
+  int reconcile_interval_minutes = 10;                                     // < 1: no reconcile
   std::optional<std::string> job_sharding_strategy_type;                   // unset: AVG_ALLOCATION
   std::optional<std::string> job_executor_thread_pool_size_provider_type;  // unset: CPU
   std::optional<std::string> job_error_handler_type;                       // unset: LOG

@@ -11,9 +11,10 @@
 // Thread safety: strategies must be stateless or internally synchronised; the registry is
 // safe for concurrent Find() once registration is done (register at start-up).
 //
-//   auto registry = elasticjob::JobShardingStrategyRegistry::WithBuiltins(elasticjob::Clock::System());
-//   auto strategy = registry.Find("ROUND_ROBIN");
-//   auto plan = (*strategy)->Sharding(elasticjob::SortInstancesAsLeader(ids), "orderJob", 10);
+//   auto registry =
+//   elasticjob::JobShardingStrategyRegistry::WithBuiltins(elasticjob::Clock::System()); auto
+//   strategy = registry.Find("ROUND_ROBIN"); auto plan =
+//   (*strategy)->Sharding(elasticjob::SortInstancesAsLeader(ids), "orderJob", 10);
 #ifndef ELASTICJOB_SHARDING_JOB_SHARDING_STRATEGY_H_
 #define ELASTICJOB_SHARDING_JOB_SHARDING_STRATEGY_H_
 

@@ -378,25 +378,57 @@ class Parser {
     int lo = 0;
     int hi = 0;
     switch (field_) {
-      case kSecond: case kMinute: lo = 0; hi = 59; break;
-      case kHour: lo = 0; hi = 23; break;
-      case kDayOfMonth: lo = 1; hi = 31; break;
-      case kMonth: lo = 1; hi = 12; break;
-      case kDayOfWeek: lo = 1; hi = 7; break;
-      case kYear: lo = 1970; hi = f_.max_year; break;
-      default: break;
+      case kSecond:
+      case kMinute:
+        lo = 0;
+        hi = 59;
+        break;
+      case kHour:
+        lo = 0;
+        hi = 23;
+        break;
+      case kDayOfMonth:
+        lo = 1;
+        hi = 31;
+        break;
+      case kMonth:
+        lo = 1;
+        hi = 12;
+        break;
+      case kDayOfWeek:
+        lo = 1;
+        hi = 7;
+        break;
+      case kYear:
+        lo = 1970;
+        hi = f_.max_year;
+        break;
+      default:
+        break;
     }
     if (stop == -1) stop = hi;
     if (start == -1 || start == kAllSpec) start = lo;
     int max = -1;
     if (stop < start) {
       switch (field_) {
-        case kSecond: case kMinute: max = 60; break;
-        case kHour: max = 24; break;
-        case kMonth: max = 12; break;
-        case kDayOfWeek: max = 7; break;
-        case kDayOfMonth: max = 31; break;
-        default: throw CronError("start year must be less than stop year");
+        case kSecond:
+        case kMinute:
+          max = 60;
+          break;
+        case kHour:
+          max = 24;
+          break;
+        case kMonth:
+          max = 12;
+          break;
+        case kDayOfWeek:
+          max = 7;
+          break;
+        case kDayOfMonth:
+          max = 31;
+          break;
+        default:
+          throw CronError("start year must be less than stop year");
       }
       stop += max;
     }
@@ -454,13 +486,20 @@ const char* CronFieldName(int field) {
 
 IntSet& CronFields::Set(int field) {
   switch (field) {
-    case kSecond: return seconds;
-    case kMinute: return minutes;
-    case kHour: return hours;
-    case kDayOfMonth: return days_of_month;
-    case kMonth: return months;
-    case kDayOfWeek: return days_of_week;
-    default: return years;
+    case kSecond:
+      return seconds;
+    case kMinute:
+      return minutes;
+    case kHour:
+      return hours;
+    case kDayOfMonth:
+      return days_of_month;
+    case kMonth:
+      return months;
+    case kDayOfWeek:
+      return days_of_week;
+    default:
+      return years;
   }
 }
 
@@ -472,8 +511,8 @@ Result<CronFields> ParseCronFields(std::string_view expression, int max_year) {
     if (field < 0) {
       return InvalidArgument(fmt::format("cron '{}': {}", expression, why));
     }
-    return InvalidArgument(fmt::format("cron '{}': {} field '{}': {}", expression,
-                                       CronFieldName(field), token, why));
+    return InvalidArgument(
+        fmt::format("cron '{}': {} field '{}': {}", expression, CronFieldName(field), token, why));
   };
   CronFields f;
   f.max_year = max_year;

@@ -35,14 +35,22 @@ int64_t JavaCalendar::GetTimeInMillis() {
 int JavaCalendar::Get(Field field) {
   Complete();
   switch (field) {
-    case kYear: return static_cast<int>(year_);
-    case kMonth: return month_;
-    case kDayOfMonth: return day_;
-    case kHourOfDay: return hour_;
-    case kMinute: return minute_;
-    case kSecond: return second_;
-    case kMillisecond: return millis_;
-    case kDayOfWeek: return day_of_week_;
+    case kYear:
+      return static_cast<int>(year_);
+    case kMonth:
+      return month_;
+    case kDayOfMonth:
+      return day_;
+    case kHourOfDay:
+      return hour_;
+    case kMinute:
+      return minute_;
+    case kSecond:
+      return second_;
+    case kMillisecond:
+      return millis_;
+    case kDayOfWeek:
+      return day_of_week_;
   }
   return 0;
 }
@@ -51,14 +59,29 @@ void JavaCalendar::Set(Field field, int value) {
   // Java computes all fields before a write when they are stale; ours are always current
   // once resolved, and unresolved writes accumulate exactly as Java's do.
   switch (field) {
-    case kYear: year_ = value; break;
-    case kMonth: month_ = value; break;
-    case kDayOfMonth: day_ = value; break;
-    case kHourOfDay: hour_ = value; break;
-    case kMinute: minute_ = value; break;
-    case kSecond: second_ = value; break;
-    case kMillisecond: millis_ = value; break;
-    case kDayOfWeek: break;  // Quartz never sets it
+    case kYear:
+      year_ = value;
+      break;
+    case kMonth:
+      month_ = value;
+      break;
+    case kDayOfMonth:
+      day_ = value;
+      break;
+    case kHourOfDay:
+      hour_ = value;
+      break;
+    case kMinute:
+      minute_ = value;
+      break;
+    case kSecond:
+      second_ = value;
+      break;
+    case kMillisecond:
+      millis_ = value;
+      break;
+    case kDayOfWeek:
+      break;  // Quartz never sets it
   }
   time_valid_ = false;
 }

@@ -15,8 +15,8 @@ std::vector<ShardingAssignment> RotateServerByNameStrategy::Sharding(
     const std::vector<std::string>& instances, std::string_view job_name,
     int sharding_total_count) const {
   if (instances.empty()) return {};
-  int offset = infra::JavaAbsMod(infra::JavaStringHashCode(job_name),
-                                 static_cast<int>(instances.size()));
+  int offset =
+      infra::JavaAbsMod(infra::JavaStringHashCode(job_name), static_cast<int>(instances.size()));
   return AverageAllocationStrategy().Sharding(RotateLeft(instances, offset), job_name,
                                               sharding_total_count);
 }

@@ -31,11 +31,16 @@ class Gen {
 
   std::string Numeric(int lo, int hi) {
     switch (Int(0, 9)) {
-      case 0: return "*";
-      case 1: return std::to_string(Int(lo, hi));
-      case 2: return std::to_string(Int(lo, hi)) + "-" + std::to_string(Int(lo, hi));
-      case 3: return std::to_string(Int(lo, hi)) + "/" + std::to_string(Int(1, hi - lo + 1));
-      case 4: return "*/" + std::to_string(Int(1, hi - lo + 1));
+      case 0:
+        return "*";
+      case 1:
+        return std::to_string(Int(lo, hi));
+      case 2:
+        return std::to_string(Int(lo, hi)) + "-" + std::to_string(Int(lo, hi));
+      case 3:
+        return std::to_string(Int(lo, hi)) + "/" + std::to_string(Int(1, hi - lo + 1));
+      case 4:
+        return "*/" + std::to_string(Int(1, hi - lo + 1));
       case 5:
         return std::to_string(Int(lo, hi)) + "-" + std::to_string(Int(lo, hi)) + "/" +
                std::to_string(Int(1, 9));
@@ -44,9 +49,12 @@ class Gen {
         for (int k = Int(1, 3); k > 0; --k) s += "," + std::to_string(Int(lo, hi));
         return s;
       }
-      case 7: return std::to_string(Int(lo, hi)) + "," + Numeric(lo, hi);
-      case 8: return std::to_string(lo);
-      default: return std::to_string(Int(lo, hi)) + "-" + std::to_string(hi);
+      case 7:
+        return std::to_string(Int(lo, hi)) + "," + Numeric(lo, hi);
+      case 8:
+        return std::to_string(lo);
+      default:
+        return std::to_string(Int(lo, hi)) + "-" + std::to_string(hi);
     }
   }
 
@@ -54,24 +62,39 @@ class Gen {
     static const std::vector<std::string> kNames = {"JAN", "FEB", "MAR", "APR", "MAY", "JUN",
                                                     "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"};
     switch (Int(0, 5)) {
-      case 0: return Pick(kNames);
-      case 1: return Pick(kNames) + "-" + Pick(kNames);
-      case 2: return Pick(kNames) + "," + Pick(kNames);
-      case 3: case 4: return "*";
-      default: return Numeric(1, 12);
+      case 0:
+        return Pick(kNames);
+      case 1:
+        return Pick(kNames) + "-" + Pick(kNames);
+      case 2:
+        return Pick(kNames) + "," + Pick(kNames);
+      case 3:
+      case 4:
+        return "*";
+      default:
+        return Numeric(1, 12);
     }
   }
 
   std::string DayOfMonth() {
     switch (Int(0, 11)) {
-      case 0: return "L";
-      case 1: return "L-" + std::to_string(Int(0, 30));
-      case 2: return "LW";
-      case 3: return std::to_string(Int(1, 31)) + "W";
-      case 4: case 5: return "*";
-      case 6: return std::to_string(Int(28, 31));
-      case 7: return "L-" + std::to_string(Int(1, 5)) + "W";
-      default: return Numeric(1, 31);
+      case 0:
+        return "L";
+      case 1:
+        return "L-" + std::to_string(Int(0, 30));
+      case 2:
+        return "LW";
+      case 3:
+        return std::to_string(Int(1, 31)) + "W";
+      case 4:
+      case 5:
+        return "*";
+      case 6:
+        return std::to_string(Int(28, 31));
+      case 7:
+        return "L-" + std::to_string(Int(1, 5)) + "W";
+      default:
+        return Numeric(1, 31);
     }
   }
 
@@ -79,27 +102,43 @@ class Gen {
     static const std::vector<std::string> kNames = {"SUN", "MON", "TUE", "WED",
                                                     "THU", "FRI", "SAT"};
     switch (Int(0, 11)) {
-      case 0: return std::to_string(Int(1, 7)) + "L";
-      case 1: return std::to_string(Int(1, 7)) + "#" + std::to_string(Int(1, 5));
-      case 2: return Pick(kNames) + "#" + std::to_string(Int(1, 5));
-      case 3: return Pick(kNames) + "-" + Pick(kNames);
-      case 4: return Pick(kNames);
-      case 5: return "L";
-      case 6: return "MON-FRI";
-      case 7: return Pick(kNames) + "L";
-      case 8: return "*";
-      default: return Numeric(1, 7);
+      case 0:
+        return std::to_string(Int(1, 7)) + "L";
+      case 1:
+        return std::to_string(Int(1, 7)) + "#" + std::to_string(Int(1, 5));
+      case 2:
+        return Pick(kNames) + "#" + std::to_string(Int(1, 5));
+      case 3:
+        return Pick(kNames) + "-" + Pick(kNames);
+      case 4:
+        return Pick(kNames);
+      case 5:
+        return "L";
+      case 6:
+        return "MON-FRI";
+      case 7:
+        return Pick(kNames) + "L";
+      case 8:
+        return "*";
+      default:
+        return Numeric(1, 7);
     }
   }
 
   std::string Year() {
     switch (Int(0, 9)) {
-      case 0: return " *";
-      case 1: return " " + std::to_string(Int(2020, 2040));
-      case 2: return " " + std::to_string(Int(2024, 2030)) + "-" + std::to_string(Int(2030, 2045));
-      case 3: return " " + std::to_string(Int(2025, 2030)) + "/" + std::to_string(Int(1, 4));
-      case 4: return " 2200";
-      default: return "";
+      case 0:
+        return " *";
+      case 1:
+        return " " + std::to_string(Int(2020, 2040));
+      case 2:
+        return " " + std::to_string(Int(2024, 2030)) + "-" + std::to_string(Int(2030, 2045));
+      case 3:
+        return " " + std::to_string(Int(2025, 2030)) + "/" + std::to_string(Int(1, 4));
+      case 4:
+        return " 2200";
+      default:
+        return "";
     }
   }
 
@@ -110,8 +149,8 @@ class Gen {
 
   std::string Expression() {
     std::string sec = Chance(0.5) ? "0" : Numeric(0, 59);
-    std::string min = Chance(0.3) ? Pick(std::vector<std::string>{"0", "30", "15", "45"})
-                                  : Numeric(0, 59);
+    std::string min =
+        Chance(0.3) ? Pick(std::vector<std::string>{"0", "30", "15", "45"}) : Numeric(0, 59);
     std::string dom, dow;
     if (Chance(0.5)) {
       dom = DayOfMonth();
@@ -133,22 +172,46 @@ class Gen {
     int k = Int(0, 4);
     size_t pos = static_cast<size_t>(Int(0, static_cast<int>(e.size()) - 1));
     switch (k) {
-      case 0: e[pos] = kChars[static_cast<size_t>(Int(0, static_cast<int>(kChars.size()) - 1))]; break;
-      case 1: e.erase(pos, 1); break;
-      case 2: e.insert(pos, 1, kChars[static_cast<size_t>(Int(0, static_cast<int>(kChars.size()) - 1))]); break;
-      case 3: e += " 1 2"; break;
-      default: e.insert(pos, "5"); break;
+      case 0:
+        e[pos] = kChars[static_cast<size_t>(Int(0, static_cast<int>(kChars.size()) - 1))];
+        break;
+      case 1:
+        e.erase(pos, 1);
+        break;
+      case 2:
+        e.insert(pos, 1, kChars[static_cast<size_t>(Int(0, static_cast<int>(kChars.size()) - 1))]);
+        break;
+      case 3:
+        e += " 1 2";
+        break;
+      default:
+        e.insert(pos, "5");
+        break;
     }
     return e;
   }
 
   std::string Zone() {
-    static const std::vector<std::string> kZones = {
-        "UTC",           "Asia/Shanghai",       "America/New_York", "Europe/London",
-        "Europe/Berlin", "Australia/Sydney",    "America/Sao_Paulo", "Asia/Kolkata",
-        "Pacific/Chatham", "Europe/Dublin",     "America/St_Johns", "Pacific/Apia",
-        "Australia/Lord_Howe", "America/Santiago", "Asia/Tehran",    "GMT+08:00",
-        "GMT-03:30",     "America/Los_Angeles", "Europe/Moscow",    "America/Havana"};
+    static const std::vector<std::string> kZones = {"UTC",
+                                                    "Asia/Shanghai",
+                                                    "America/New_York",
+                                                    "Europe/London",
+                                                    "Europe/Berlin",
+                                                    "Australia/Sydney",
+                                                    "America/Sao_Paulo",
+                                                    "Asia/Kolkata",
+                                                    "Pacific/Chatham",
+                                                    "Europe/Dublin",
+                                                    "America/St_Johns",
+                                                    "Pacific/Apia",
+                                                    "Australia/Lord_Howe",
+                                                    "America/Santiago",
+                                                    "Asia/Tehran",
+                                                    "GMT+08:00",
+                                                    "GMT-03:30",
+                                                    "America/Los_Angeles",
+                                                    "Europe/Moscow",
+                                                    "America/Havana"};
     return Pick(kZones);
   }
 
@@ -207,8 +270,7 @@ void RunCorpus(const std::vector<Case>& cases) {
   for (const auto& c : cases) {
     std::string e = c.expression;
     std::replace(e.begin(), e.end(), '\t', '\x01');
-    lines.push_back(e + "\t" + c.zone + "\t" + std::to_string(c.from) + "\t" +
-                    std::to_string(c.n));
+    lines.push_back(e + "\t" + c.zone + "\t" + std::to_string(c.from) + "\t" + std::to_string(c.n));
   }
   auto expected = testing::RunJavaOracle(ELASTICJOB_QUARTZ_JAR, ELASTICJOB_QUARTZ_ORACLE, lines);
   ASSERT_TRUE(expected.ok()) << expected.status();
@@ -228,9 +290,8 @@ void RunCorpus(const std::vector<Case>& cases) {
     if (want != "INVALID") ++valid;
     if (got != want) {
       if (++mismatches <= 25) {
-        ADD_FAILURE() << "cron '" << cases[i].expression << "' zone " << cases[i].zone
-                      << " from " << cases[i].from << "\n  quartz: " << want
-                      << "\n  ours:   " << got;
+        ADD_FAILURE() << "cron '" << cases[i].expression << "' zone " << cases[i].zone << " from "
+                      << cases[i].from << "\n  quartz: " << want << "\n  ours:   " << got;
       }
     }
   }
@@ -241,7 +302,8 @@ void RunCorpus(const std::vector<Case>& cases) {
 
 TEST(CronQuartzDifferentialTest, GeneratedExpressionsMatchQuartz) {
   uint32_t seed = 20261122;
-  if (const char* s = std::getenv("ELASTICJOB_CRON_SEED")) seed = static_cast<uint32_t>(std::stoul(s));
+  if (const char* s = std::getenv("ELASTICJOB_CRON_SEED"))
+    seed = static_cast<uint32_t>(std::stoul(s));
   Gen g(seed);
   std::vector<Case> cases;
   for (int i = 0; i < 20000; ++i) cases.push_back({g.Expression(), g.Zone(), g.From(), 6});
@@ -252,14 +314,12 @@ TEST(CronQuartzDifferentialTest, EverySecondAndMinuteThroughDstTransitions) {
   // Dense expressions step through every DST edge in several zones and years.
   Gen g(7);
   std::vector<Case> cases;
-  const std::vector<std::string> exprs = {"* * * * * ?",       "0 * * * * ?",
-                                          "0 */10 * * * ?",    "0 0 * * * ?",
-                                          "0 30 * * * ?",      "0 0/30 0-4 * * ?",
-                                          "0 30 2 * * ?",      "0 30 1 * * ?",
-                                          "0 0 2 ? * SUN",     "0 15 1,2,3 * * ?"};
-  const std::vector<std::string> zones = {"America/New_York", "Europe/London", "Australia/Sydney",
-                                          "Australia/Lord_Howe", "America/Sao_Paulo",
-                                          "Europe/Dublin", "Pacific/Apia", "America/Havana"};
+  const std::vector<std::string> exprs = {
+      "* * * * * ?",      "0 * * * * ?",  "0 */10 * * * ?", "0 0 * * * ?",   "0 30 * * * ?",
+      "0 0/30 0-4 * * ?", "0 30 2 * * ?", "0 30 1 * * ?",   "0 0 2 ? * SUN", "0 15 1,2,3 * * ?"};
+  const std::vector<std::string> zones = {
+      "America/New_York",  "Europe/London", "Australia/Sydney", "Australia/Lord_Howe",
+      "America/Sao_Paulo", "Europe/Dublin", "Pacific/Apia",     "America/Havana"};
   for (const auto& z : zones) {
     for (const auto& e : exprs) {
       for (int k = 0; k < 40; ++k) {
@@ -273,30 +333,85 @@ TEST(CronQuartzDifferentialTest, EverySecondAndMinuteThroughDstTransitions) {
 
 TEST(CronQuartzDifferentialTest, HandPickedEdgeCasesMatchQuartz) {
   const std::vector<std::string> exprs = {
-      "0 0 12 ? * 6#5",   "0 0 0 L-30 * ?",  "0 0 0 LW * ?",     "0 0 0 1W * ?",
-      "0 0 0 31W * ?",    "0 0 0 30 2 ?",    "0 0 0 29 2 ? *",   "0 0 0 ? * 1L",
-      "0 0 0 ? * SAT#1",  "59 59 23 31 12 ? 2099", "0 0 0 * * ? 1969", "0 0 0 * * ? 2200",
-      "0 0 0 ? * L",      "0 0 0 L-3W * ?",  "0 0 0 ? * 2-6/2",  "0 0 0 ? * FRI-MON",
-      "0 50-10 * * * ?",  "0 0 22-2 * * ?",  "0 0 0 25-5 * ?",   "0 0 0 1 NOV-FEB ?",
-      "*/61 * * * * ?",   "0 0 0 ? * 0",     "0 0 0 ? * 8",      "0 0 0 32 * ?",
-      "0 0 0 0 * ?",      "0 0 0 ? ? ?",     "0 0 0 * * *",      "0 0 0 5 * MON",
-      "0 0 0 ? * MON#6",  "0 0 0 ? * MON#1,TUE#2", "0 0 0 L,5 * ?", "0 0 0 ? * 5L,6",
-      "0 0",              "0 0 0 * * ? 2026 extra", "0\t0\t0\t*\t*\t?", "?X 0 0 * * ?",
-      "0 0 0 ?X * MON",   "0 0 0 ? * MO",    "0 0 0 ? JANUARY *", "0 0 0 ? JAN/2 *",
-      "L 0 0 * * ?",      ", 0 0 * * ?",     "0 0 0 , * ?",      "0 0 0 * * ? ,",
-      "*/0 * * * * ?",    "5/0 * * * * ?",   "1-5/0 * * * * ?",  "*/-5 * * * * ?",
-      "*/+5 * * * * ?",   "0 0 0 L-W * ?",   "0 0 0 L- * ?",     "0 0 0 L-31 * ?",
-      "0 0 0 ? * 9#2",   "0 0 0 ? * 3#0",    "1-",
-      "0 0 0 ? * SUNL",   "0 0 0 ? * SUN#3", "0 0 0 ? * L-3",    "0 0 0 ? * LW",
-      "0 0 0 1-31/5 * ?", "0 0 0 * */5 ?",   "0 0 0 * 0 ?",      "0 0 0 * 13 ?",
-      "0 0 0 * * ? 2030-2020", "0 0 0 * * ? 2030/0", "0 0 0 * * ? 1970-3000000000",
-      "60 0 0 * * ?",     "0 60 0 * * ?",    "0 0 24 * * ?",     "0 0 0 * * ? 2147483648",
-      "01 02 03 04 05 ?", "0 0 0 1W,15W * ?", "0 0 0 ? * MON-FRI/2", "1,2-5/2,*/30 * * * * ?",
+      "0 0 12 ? * 6#5",
+      "0 0 0 L-30 * ?",
+      "0 0 0 LW * ?",
+      "0 0 0 1W * ?",
+      "0 0 0 31W * ?",
+      "0 0 0 30 2 ?",
+      "0 0 0 29 2 ? *",
+      "0 0 0 ? * 1L",
+      "0 0 0 ? * SAT#1",
+      "59 59 23 31 12 ? 2099",
+      "0 0 0 * * ? 1969",
+      "0 0 0 * * ? 2200",
+      "0 0 0 ? * L",
+      "0 0 0 L-3W * ?",
+      "0 0 0 ? * 2-6/2",
+      "0 0 0 ? * FRI-MON",
+      "0 50-10 * * * ?",
+      "0 0 22-2 * * ?",
+      "0 0 0 25-5 * ?",
+      "0 0 0 1 NOV-FEB ?",
+      "*/61 * * * * ?",
+      "0 0 0 ? * 0",
+      "0 0 0 ? * 8",
+      "0 0 0 32 * ?",
+      "0 0 0 0 * ?",
+      "0 0 0 ? ? ?",
+      "0 0 0 * * *",
+      "0 0 0 5 * MON",
+      "0 0 0 ? * MON#6",
+      "0 0 0 ? * MON#1,TUE#2",
+      "0 0 0 L,5 * ?",
+      "0 0 0 ? * 5L,6",
+      "0 0",
+      "0 0 0 * * ? 2026 extra",
+      "0\t0\t0\t*\t*\t?",
+      "?X 0 0 * * ?",
+      "0 0 0 ?X * MON",
+      "0 0 0 ? * MO",
+      "0 0 0 ? JANUARY *",
+      "0 0 0 ? JAN/2 *",
+      "L 0 0 * * ?",
+      ", 0 0 * * ?",
+      "0 0 0 , * ?",
+      "0 0 0 * * ? ,",
+      "*/0 * * * * ?",
+      "5/0 * * * * ?",
+      "1-5/0 * * * * ?",
+      "*/-5 * * * * ?",
+      "*/+5 * * * * ?",
+      "0 0 0 L-W * ?",
+      "0 0 0 L- * ?",
+      "0 0 0 L-31 * ?",
+      "0 0 0 ? * 9#2",
+      "0 0 0 ? * 3#0",
+      "1-",
+      "0 0 0 ? * SUNL",
+      "0 0 0 ? * SUN#3",
+      "0 0 0 ? * L-3",
+      "0 0 0 ? * LW",
+      "0 0 0 1-31/5 * ?",
+      "0 0 0 * */5 ?",
+      "0 0 0 * 0 ?",
+      "0 0 0 * 13 ?",
+      "0 0 0 * * ? 2030-2020",
+      "0 0 0 * * ? 2030/0",
+      "0 0 0 * * ? 1970-3000000000",
+      "60 0 0 * * ?",
+      "0 60 0 * * ?",
+      "0 0 24 * * ?",
+      "0 0 0 * * ? 2147483648",
+      "01 02 03 04 05 ?",
+      "0 0 0 1W,15W * ?",
+      "0 0 0 ? * MON-FRI/2",
+      "1,2-5/2,*/30 * * * * ?",
   };
   const std::vector<std::string> zones = {"UTC", "America/New_York", "Asia/Shanghai",
                                           "Australia/Sydney"};
-  const std::vector<int64_t> froms = {0, 1735689600000, 1741503600000, 1762063200000,
-                                      1798761599999, 2145916800000, 1709251199000};
+  const std::vector<int64_t> froms = {
+      0, 1735689600000, 1741503600000, 1762063200000, 1798761599999, 2145916800000, 1709251199000};
   std::vector<Case> cases;
   for (const auto& e : exprs)
     for (const auto& z : zones)

@@ -14,12 +14,27 @@ namespace elasticjob {
 namespace {
 
 TEST(JavaStringHashTest, MatchesTheJvmOnGeneratedNames) {
-  const std::vector<std::string> pieces = {"a", "Z", "0", "_", "-", ".", "订单", "同步", "作业",
-                                           "😀", "𝄞", "é", "ß", "\xef\xbf\xbd", "job", " ",
-                                           "\xe2\x80\xa8", "\xf0\x9f\x87\xa8\xf0\x9f\x87\xb3"};
+  const std::vector<std::string> pieces = {"a",
+                                           "Z",
+                                           "0",
+                                           "_",
+                                           "-",
+                                           ".",
+                                           "订单",
+                                           "同步",
+                                           "作业",
+                                           "😀",
+                                           "𝄞",
+                                           "é",
+                                           "ß",
+                                           "\xef\xbf\xbd",
+                                           "job",
+                                           " ",
+                                           "\xe2\x80\xa8",
+                                           "\xf0\x9f\x87\xa8\xf0\x9f\x87\xb3"};
   std::mt19937 rng(5);
-  std::vector<std::string> names = {"", "polygenelubricants", "1", "2", "3", "myJob",
-                                    "com.acme.OrderJob"};
+  std::vector<std::string> names = {"",      "polygenelubricants", "1", "2", "3",
+                                    "myJob", "com.acme.OrderJob"};
   for (int i = 0; i < 3000; ++i) {
     std::string n;
     int len = std::uniform_int_distribution<int>(1, 40)(rng);
@@ -30,8 +45,7 @@ TEST(JavaStringHashTest, MatchesTheJvmOnGeneratedNames) {
   }
   std::vector<std::string> lines;
   for (const auto& n : names) lines.push_back(testing::Hex(n));
-  auto expected =
-      testing::RunJavaOracle("/usr/share/java", ELASTICJOB_JAVA_STRING_ORACLE, lines);
+  auto expected = testing::RunJavaOracle("/usr/share/java", ELASTICJOB_JAVA_STRING_ORACLE, lines);
   ASSERT_TRUE(expected.ok()) << expected.status();
   for (size_t i = 0; i < names.size(); ++i) {
     EXPECT_EQ(std::to_string(infra::JavaStringHashCode(names[i])), (*expected)[i])

@@ -13,15 +13,17 @@ TEST(ShardingContextTest, TaskIdFormat) {
 
 TEST(ShardingContextTest, JsonFieldOrderAsElasticJobSendsIt) {
   ShardingContext c{"orderSync", "orderSync@-@0@-@READY@-@10.0.0.5@-@4242", 3, "", 0, "Beijing"};
-  EXPECT_EQ(ShardingContextToJson(c),
-            R"({"jobName":"orderSync","taskId":"orderSync@-@0@-@READY@-@10.0.0.5@-@4242",)"
-            R"("shardingTotalCount":3,"jobParameter":"","shardingItem":0,"shardingParameter":"Beijing"})");
+  EXPECT_EQ(
+      ShardingContextToJson(c),
+      R"({"jobName":"orderSync","taskId":"orderSync@-@0@-@READY@-@10.0.0.5@-@4242",)"
+      R"("shardingTotalCount":3,"jobParameter":"","shardingItem":0,"shardingParameter":"Beijing"})");
 }
 
 TEST(ShardingContextTest, NullShardingParameterIsLeftOut) {
   ShardingContext c{"j", "t", 2, "p", 1, std::nullopt};
-  EXPECT_EQ(ShardingContextToJson(c),
-            R"({"jobName":"j","taskId":"t","shardingTotalCount":2,"jobParameter":"p","shardingItem":1})");
+  EXPECT_EQ(
+      ShardingContextToJson(c),
+      R"({"jobName":"j","taskId":"t","shardingTotalCount":2,"jobParameter":"p","shardingItem":1})");
 }
 
 TEST(ShardingContextTest, EscapesAsGsonDoes) {

@@ -118,7 +118,9 @@ TEST(ConfigYamlTest, RoundTripsTheGoldenYaml) {
 }
 
 TEST(ConfigYamlTest, VersionPicksTheThreadPoolKey) {
-  auto c = JobConfiguration::Builder("j", 1).JobExecutorThreadPoolSizeProviderType("SINGLE_THREAD").Build();
+  auto c = JobConfiguration::Builder("j", 1)
+               .JobExecutorThreadPoolSizeProviderType("SINGLE_THREAD")
+               .Build();
   std::string v5 = ConfigToYaml(*c, ConfigYamlVersion::kV3_0_5);
   std::string v4 = ConfigToYaml(*c, ConfigYamlVersion::kV3_0_4);
   EXPECT_NE(v5.find("jobExecutorThreadPoolSizeProviderType: SINGLE_THREAD\n"), std::string::npos);
@@ -212,7 +214,8 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndValue) {
   };
   EXPECT_EQ(err("jobName: j\nshardingTotalCount: three\n"),
             "config: shardingTotalCount: expected an integer, got 'three'");
-  EXPECT_EQ(err("jobName: j\nfailover: maybe\n"), "config: failover: expected true or false, got 'maybe'");
+  EXPECT_EQ(err("jobName: j\nfailover: maybe\n"),
+            "config: failover: expected true or false, got 'maybe'");
   EXPECT_EQ(err("jobName: [a, b]\n"), "config: jobName: expected a string, got a list");
   EXPECT_EQ(err("jobName: j\nprops: [1]\n"),
             "config: props: expected a map of property names to values, got a list");
@@ -221,8 +224,9 @@ TEST(ConfigYamlTest, WrongTypesNameTheKeyAndValue) {
 }
 
 TEST(ConfigYamlTest, ReadsYaml11BooleansAndNulls) {
-  auto c = ConfigFromYaml("jobName: j\nshardingTotalCount: 1_0\nfailover: yes\nmisfire: off\n"
-                          "label: ~\ntimeZone: null\ndescription:\n");
+  auto c = ConfigFromYaml(
+      "jobName: j\nshardingTotalCount: 1_0\nfailover: yes\nmisfire: off\n"
+      "label: ~\ntimeZone: null\ndescription:\n");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->sharding_total_count, 10);
   EXPECT_TRUE(c->failover);

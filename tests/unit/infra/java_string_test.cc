@@ -10,7 +10,7 @@ namespace {
 TEST(JavaStringTest, HashCodeMatchesJavaForAscii) {
   EXPECT_EQ(JavaStringHashCode(""), 0);
   EXPECT_EQ(JavaStringHashCode("1"), 49);
-  EXPECT_EQ(JavaStringHashCode("myJob"), 104343153);  // "myJob".hashCode() on a JVM
+  EXPECT_EQ(JavaStringHashCode("myJob"), 104343153);               // "myJob".hashCode() on a JVM
   EXPECT_EQ(JavaStringHashCode("polygenelubricants"), INT32_MIN);  // wraps to MIN_VALUE
 }
 

@@ -122,7 +122,8 @@ TEST_F(CronExpressionTest, ErrorsNameTheFieldAndWhy) {
   EXPECT_NE(Error("0 0 0 * *").find("expected 6 or 7 fields"), std::string::npos);
   EXPECT_NE(Error("*/60 * * * * ?").find("second field '*/60'"), std::string::npos);
   EXPECT_NE(Error("0 0 0 ? * MON#6").find("between 1 and 5"), std::string::npos);
-  EXPECT_NE(Error("0 0 0 ? JUX *").find("month field 'JUX': invalid month value"), std::string::npos);
+  EXPECT_NE(Error("0 0 0 ? JUX *").find("month field 'JUX': invalid month value"),
+            std::string::npos);
   EXPECT_NE(Error("0 0 0 ? * 1L,2").find("'L' cannot be combined"), std::string::npos);
   EXPECT_NE(Error("0 0 0 32 * ?").find("between 1 and 31"), std::string::npos);
   EXPECT_NE(Error("0 0 0 * * ? 2030-2020").find("year field"), std::string::npos);

@@ -52,15 +52,20 @@ TEST_F(JobShardingStrategyTest, LeaderSortsInstanceIdsDescending) {
 
 TEST_F(JobShardingStrategyTest, OdevityReversesForEvenHashes) {
   // "1".hashCode() = 49 (odd): list order kept.
-  EXPECT_EQ(Shard("ODEVITY", hosts_, "1", 2), (Plan{{"host0", {0}}, {"host1", {1}}, {"host2", {}}}));
+  EXPECT_EQ(Shard("ODEVITY", hosts_, "1", 2),
+            (Plan{{"host0", {0}}, {"host1", {1}}, {"host2", {}}}));
   // "0".hashCode() = 48 (even): reversed.
-  EXPECT_EQ(Shard("ODEVITY", hosts_, "0", 2), (Plan{{"host2", {0}}, {"host1", {1}}, {"host0", {}}}));
+  EXPECT_EQ(Shard("ODEVITY", hosts_, "0", 2),
+            (Plan{{"host2", {0}}, {"host1", {1}}, {"host0", {}}}));
 }
 
 TEST_F(JobShardingStrategyTest, RoundRobinRotatesByHash) {
-  EXPECT_EQ(Shard("ROUND_ROBIN", hosts_, "1", 2), (Plan{{"host1", {0}}, {"host2", {1}}, {"host0", {}}}));
-  EXPECT_EQ(Shard("ROUND_ROBIN", hosts_, "2", 2), (Plan{{"host2", {0}}, {"host0", {1}}, {"host1", {}}}));
-  EXPECT_EQ(Shard("ROUND_ROBIN", hosts_, "3", 2), (Plan{{"host0", {0}}, {"host1", {1}}, {"host2", {}}}));
+  EXPECT_EQ(Shard("ROUND_ROBIN", hosts_, "1", 2),
+            (Plan{{"host1", {0}}, {"host2", {1}}, {"host0", {}}}));
+  EXPECT_EQ(Shard("ROUND_ROBIN", hosts_, "2", 2),
+            (Plan{{"host2", {0}}, {"host0", {1}}, {"host1", {}}}));
+  EXPECT_EQ(Shard("ROUND_ROBIN", hosts_, "3", 2),
+            (Plan{{"host0", {0}}, {"host1", {1}}, {"host2", {}}}));
 }
 
 TEST_F(JobShardingStrategyTest, HashesNonAsciiNamesAsJavaDoes) {
@@ -110,8 +115,9 @@ TEST_F(JobShardingStrategyTest, CustomStrategiesRegisterByName) {
   EXPECT_EQ(Shard("REVERSE", hosts_, "j", 2)[0], (ShardingAssignment{"host2", {0, 1}}));
   Status dup = registry_.Register(std::make_unique<ReverseStrategy>());
   EXPECT_EQ(dup.code(), StatusCode::kAlreadyExists);
-  EXPECT_EQ(registry_.types(), (std::vector<std::string>{"AVG_ALLOCATION", "ODEVITY", "REVERSE",
-                                                         "ROUND_ROBIN", "SINGLE_SHARDING_BALANCE"}));
+  EXPECT_EQ(registry_.types(),
+            (std::vector<std::string>{"AVG_ALLOCATION", "ODEVITY", "REVERSE", "ROUND_ROBIN",
+                                      "SINGLE_SHARDING_BALANCE"}));
 }
 
 TEST_F(JobShardingStrategyTest, UnknownStrategyNamesTheTypeAndTheKnownOnes) {
