@@ -12,6 +12,8 @@ PACKAGES=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # reference implementations the differential tests run beside ours (docs/testing.md)
   default-jdk-headless libquartz2-java libyaml-snake-java tzdata
+  # registry center: the ZooKeeper C client, and the server the integration tests start
+  libzookeeper-mt-dev zookeeper libcurator-recipes-java
 )
 
 missing=()

@@ -2,7 +2,8 @@
 # Builds and runs the whole test suite on a fresh Debian 12 machine:
 #   1. installs the dependencies (scripts/install-deps.sh, idempotent);
 #   2. Debug build: unit, CLI and reference (Quartz, SnakeYAML, JVM) tests;
-#   3. ASan+UBSan build: the unit and CLI tests again.
+#   3. ASan+UBSan build: the unit, CLI and registry conformance tests again.
+# The registry tests start real ZooKeeper servers (scripts/zk-server.sh) on free ports.
 # Ends with ctest's summary. Usage: scripts/test.sh  (JOBS=n to override parallelism)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,11 +16,11 @@ cmake --build --preset debug -j "$JOBS"
 
 echo "== ASan+UBSan build"
 cmake --preset asan >/dev/null
-cmake --build --preset asan -j "$JOBS" --target unit_tests elasticjob_cli
+cmake --build --preset asan -j "$JOBS" --target unit_tests elasticjob_cli registry_tests
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-echo "== Tests (ASan+UBSan: unit and CLI)"
+echo "== Tests (ASan+UBSan: unit, CLI, registry conformance)"
 ctest --preset asan -j "$JOBS"
 echo "== Tests (Debug: everything)"
 ctest --preset debug -j "$JOBS"

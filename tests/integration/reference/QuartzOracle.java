@@ -1,5 +1,6 @@
 // Reference oracle for the cron differential test: runs Quartz 2.3.2's own CronExpression.
-// (A tab inside an expression is sent as U+0001.)
+// (A tab inside an expression is sent as U+0001.) A line "#OFFSET<TAB>ZONE<TAB>EPOCH_MS" asks
+// for the zone's UTC offset in milliseconds instead, to check both sides use the same tzdata.
 // Reads lines "EXPRESSION<TAB>ZONE<TAB>FROM_EPOCH_MS<TAB>N" from stdin and prints, per line,
 // "INVALID" when Quartz rejects the expression, "THROWS" when it accepts it but fails to
 // compute, else up to N fire times as epoch milliseconds separated by spaces (fewer when the
@@ -39,6 +40,9 @@ public class QuartzOracle {
   static String answer(String line) {
     {
       String[] parts = line.split("\t", -1);
+      if (parts[0].equals("#OFFSET")) {  // "#OFFSET<TAB>ZONE<TAB>EPOCH_MS": the zone's UTC offset
+        return String.valueOf(TimeZone.getTimeZone(parts[1]).getOffset(Long.parseLong(parts[2])));
+      }
       CronExpression cron;
       try {
         cron = new CronExpression(parts[0].replace('\u0001', '\t'));

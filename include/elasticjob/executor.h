@@ -1,0 +1,76 @@
+// Executors: where callbacks run. Registry watch events and connection-state changes are
+// posted to an Executor the caller chooses, never run on the registry client's own thread.
+//
+//   ThreadPool    N worker threads; tasks run concurrently.
+//   SerialExecutor  runs tasks one at a time, in post order, on a borrowed executor (a
+//                   "strand"): many serial executors can share one small pool, so a
+//                   thousand jobs need no thousand threads.
+//
+// Thread safety: Post() may be called from any thread, including from a running task.
+// Shutdown is Stop() then Join() (pending tasks still run; Post() after Stop() is dropped).
+#ifndef ELASTICJOB_EXECUTOR_H_
+#define ELASTICJOB_EXECUTOR_H_
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "elasticjob/thread_annotations.h"
+
+namespace elasticjob {
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Queues `task`. Tasks must not throw.
+  virtual void Post(std::function<void()> task) = 0;
+};
+
+class ThreadPool final : public Executor {
+ public:
+  // REQUIRES: threads >= 1.
+  explicit ThreadPool(int threads);
+  ~ThreadPool() override;  // Stop() and Join()
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  void Post(std::function<void()> task) override;
+  void Stop();  // no new tasks; queued tasks still run
+  void Join();  // waits for the workers to finish
+
+ private:
+  void Run();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_ ELASTICJOB_GUARDED_BY(mu_);
+  bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> workers_;
+};
+
+class SerialExecutor final : public Executor {
+ public:
+  // REQUIRES: `target` outlives this executor and keeps running tasks until it is destroyed.
+  explicit SerialExecutor(Executor& target) : target_(target) {}
+  ~SerialExecutor() override;  // waits until no task of this executor is running or queued
+  SerialExecutor(const SerialExecutor&) = delete;
+  SerialExecutor& operator=(const SerialExecutor&) = delete;
+
+  void Post(std::function<void()> task) override;
+
+ private:
+  void Drain();
+
+  Executor& target_;
+  std::mutex mu_;
+  std::condition_variable idle_cv_;
+  std::deque<std::function<void()>> tasks_ ELASTICJOB_GUARDED_BY(mu_);
+  bool scheduled_ ELASTICJOB_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace elasticjob
+
+#endif  // ELASTICJOB_EXECUTOR_H_

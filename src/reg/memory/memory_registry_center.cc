@@ -1,0 +1,436 @@
+#include "reg/memory/memory_registry_center.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace elasticjob::reg {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Join(const std::string& parent, const std::string& name) {
+  return parent == "/" ? "/" + name : parent + "/" + name;
+}
+
+std::string Leaf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+bool Under(const std::string& path, const std::string& root) {
+  if (root == "/") return true;
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          path[root.size()] == '/');
+}
+
+}  // namespace
+
+std::shared_ptr<MemoryStore> MemoryStore::Shared(const std::string& name) {
+  static std::mutex* mu = new std::mutex;
+  static auto* stores = new std::map<std::string, std::weak_ptr<MemoryStore>>;
+  std::lock_guard<std::mutex> lock(*mu);
+  auto store = (*stores)[name].lock();
+  if (!store) {
+    store = std::make_shared<MemoryStore>();
+    (*stores)[name] = store;
+  }
+  return store;
+}
+
+MemoryStore::MemoryStore() { nodes["/"] = Node{}; }
+
+void MemoryStore::Publish(const std::vector<Change>& changes,
+                          std::vector<std::function<void()>>* fired) {
+  for (const Change& c : changes) {
+    for (const TreeListener& l : tree_listeners) {
+      if (!Under(c.path, l.root)) continue;
+      auto state = l.state;
+      auto cb = l.callback;
+      TreeEvent e{c.type, c.path, c.value};
+      l.executor->Post([state, cb, e] { state->Run([&] { cb(e); }); });
+    }
+    auto range = exists_watches.equal_range(c.path);
+    for (auto it = range.first; it != range.second; ++it) fired->push_back(it->second.second);
+    exists_watches.erase(range.first, range.second);
+  }
+}
+
+void MemoryStore::DeleteNode(const std::string& path, std::vector<Change>* changes) {
+  auto it = nodes.find(path);
+  if (it == nodes.end()) return;
+  changes->push_back({TreeEvent::Type::kDeleted, path, it->second.value});
+  nodes.erase(it);
+  std::string parent = path.substr(0, std::max<size_t>(1, path.rfind('/')));
+  auto p = nodes.find(parent);
+  if (p == nodes.end()) return;
+  p->second.children.erase(Leaf(path));
+  if (p->second.mode == CreateMode::kContainer && p->second.children.empty()) {
+    DeleteNode(parent, changes);
+  }
+}
+
+void MemoryStore::DropSession(int64_t session, std::vector<Change>* changes) {
+  std::vector<std::string> owned;
+  for (const auto& [path, node] : nodes) {
+    if (node.owner == session) owned.push_back(path);
+  }
+  for (const auto& path : owned) DeleteNode(path, changes);
+  // One-shot watches of the session fire with the session event, as ZooKeeper's do.
+}
+
+MemoryRegistryCenter::MemoryRegistryCenter(std::shared_ptr<MemoryStore> store,
+                                           std::string name_space)
+    : store_(std::move(store)), prefix_("/" + name_space) {}
+
+MemoryRegistryCenter::~MemoryRegistryCenter() { Close(); }
+
+std::string MemoryRegistryCenter::Full(std::string_view key) const {
+  return key == "/" ? prefix_ : prefix_ + std::string(key);
+}
+
+std::string MemoryRegistryCenter::Relative(const std::string& full) const {
+  return full.size() == prefix_.size() ? "/" : full.substr(prefix_.size());
+}
+
+Status MemoryRegistryCenter::CheckOpen() const {
+  return open_ ? Status::Ok()
+               : Status(StatusCode::kFailedPrecondition, "registry: not initialised or closed");
+}
+
+void MemoryRegistryCenter::Finish(std::unique_lock<std::mutex>& lock,
+                                  const std::vector<MemoryStore::Change>& changes) {
+  std::vector<std::function<void()>> fired;
+  store_->Publish(changes, &fired);
+  lock.unlock();
+  for (auto& f : fired) f();
+}
+
+Status MemoryRegistryCenter::Init() {
+  std::unique_lock<std::mutex> lock(store_->mu);
+  if (open_) return Status::Ok();
+  session_ = store_->next_session++;
+  open_ = true;
+  std::vector<MemoryStore::Change> changes;
+  if (store_->nodes.count(prefix_) == 0) {
+    auto r = CreateLocked(prefix_, "", CreateMode::kContainer, true, &changes);
+    if (!r.ok()) return r.status();
+  }
+  Finish(lock, changes);
+  NotifyConnectionState(ConnectionState::kConnected);
+  return Status::Ok();
+}
+
+void MemoryRegistryCenter::Close() {
+  std::unique_lock<std::mutex> lock(store_->mu);
+  if (!open_) {
+    lock.unlock();
+    MarkClosed();
+    return;
+  }
+  open_ = false;
+  std::vector<MemoryStore::Change> changes;
+  store_->DropSession(session_, &changes);
+  std::erase_if(store_->tree_listeners, [this](const MemoryStore::TreeListener& l) {
+    if (l.session != session_) return false;
+    l.state->Cancel();
+    return true;
+  });
+  Finish(lock, changes);
+  MarkClosed();
+}
+
+void MemoryRegistryCenter::ExpireSession() {
+  std::unique_lock<std::mutex> lock(store_->mu);
+  if (!open_) return;
+  std::vector<MemoryStore::Change> changes;
+  store_->DropSession(session_, &changes);
+  int64_t old = session_;
+  session_ = store_->next_session++;
+  for (auto& l : store_->tree_listeners) {
+    if (l.session == old) l.session = session_;
+  }
+  Finish(lock, changes);
+  NotifyConnectionState(ConnectionState::kLost);
+  NotifyConnectionState(ConnectionState::kReconnected);
+}
+
+int64_t MemoryRegistryCenter::session_id() {
+  std::lock_guard<std::mutex> lock(store_->mu);
+  return session_;
+}
+
+Result<std::string> MemoryRegistryCenter::GetDirectly(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  auto it = store_->nodes.find(Full(key));
+  if (it == store_->nodes.end()) return NotFound(fmt::format("no node {}", key));
+  return it->second.value;
+}
+
+Result<std::string> MemoryRegistryCenter::Get(std::string_view key) { return GetDirectly(key); }
+
+Result<bool> MemoryRegistryCenter::IsExisted(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  return store_->nodes.count(Full(key)) != 0;
+}
+
+Result<std::vector<std::string>> MemoryRegistryCenter::GetChildrenDirectly(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  auto it = store_->nodes.find(Full(key));
+  if (it == store_->nodes.end()) return NotFound(fmt::format("no node {}", key));
+  return std::vector<std::string>(it->second.children.begin(), it->second.children.end());
+}
+
+Result<std::vector<std::string>> MemoryRegistryCenter::GetChildrenKeys(std::string_view key) {
+  auto children = GetChildrenDirectly(key);
+  if (!children.ok()) return children;
+  std::sort(children->begin(), children->end(), std::greater<>());
+  return children;
+}
+
+Result<int> MemoryRegistryCenter::GetNumChildren(std::string_view key) {
+  auto children = GetChildrenDirectly(key);
+  if (!children.ok()) return children.status();
+  return static_cast<int>(children->size());
+}
+
+Result<std::string> MemoryRegistryCenter::CreateLocked(const std::string& full,
+                                                       std::string_view value, CreateMode mode,
+                                                       bool create_parents,
+                                                       std::vector<MemoryStore::Change>* changes) {
+  auto& nodes = store_->nodes;
+  std::string parent = full.substr(0, std::max<size_t>(1, full.rfind('/')));
+  if (nodes.count(parent) == 0) {
+    if (!create_parents)
+      return NotFound(fmt::format("no node {} (parent of {})", Relative(parent), Relative(full)));
+    CreateMode parent_mode =
+        mode == CreateMode::kContainer ? CreateMode::kContainer : CreateMode::kPersistent;
+    auto r = CreateLocked(parent, "", parent_mode, true, changes);
+    if (!r.ok()) return r;
+  }
+  MemoryStore::Node& p = nodes[parent];
+  if (p.owner != 0) {
+    return Status(StatusCode::kInvalidArgument,
+                  "ephemeral nodes cannot have children: " + Relative(parent));
+  }
+  std::string path = full;
+  if (mode == CreateMode::kPersistentSequential || mode == CreateMode::kEphemeralSequential) {
+    path += fmt::format("{:010d}", p.next_sequence);
+  }
+  if (nodes.count(path) != 0) {
+    return Status(StatusCode::kAlreadyExists, fmt::format("node exists {}", Relative(path)));
+  }
+  ++p.next_sequence;
+  MemoryStore::Node n;
+  n.value = std::string(value);
+  n.mode = mode;
+  n.owner =
+      (mode == CreateMode::kEphemeral || mode == CreateMode::kEphemeralSequential) ? session_ : 0;
+  n.mtime_ms = NowMs();
+  nodes[path] = std::move(n);
+  nodes[parent].children.insert(Leaf(path));
+  changes->push_back({TreeEvent::Type::kAdded, path, std::string(value)});
+  return path;
+}
+
+Status MemoryRegistryCenter::Persist(std::string_view key, std::string_view value) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::unique_lock<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  std::vector<MemoryStore::Change> changes;
+  auto it = store_->nodes.find(Full(key));
+  if (it != store_->nodes.end()) {
+    it->second.value = std::string(value);
+    it->second.mtime_ms = NowMs();
+    changes.push_back({TreeEvent::Type::kUpdated, it->first, std::string(value)});
+  } else {
+    auto r = CreateLocked(Full(key), value, CreateMode::kPersistent, true, &changes);
+    if (!r.ok()) return r.status();
+  }
+  Finish(lock, changes);
+  return Status::Ok();
+}
+
+Status MemoryRegistryCenter::Update(std::string_view key, std::string_view value) {
+  return ExecuteInTransaction({TransactionOp::CheckExists(std::string(key)),
+                               TransactionOp::SetData(std::string(key), std::string(value))});
+}
+
+Status MemoryRegistryCenter::PersistEphemeral(std::string_view key, std::string_view value) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::unique_lock<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  std::vector<MemoryStore::Change> changes;
+  auto it = store_->nodes.find(Full(key));
+  if (it != store_->nodes.end()) {
+    if (!it->second.children.empty()) {
+      return InvalidArgument(fmt::format("key {}: has children, cannot be made ephemeral", key));
+    }
+    store_->DeleteNode(Full(key), &changes);
+  }
+  auto r = CreateLocked(Full(key), value, CreateMode::kEphemeral, true, &changes);
+  if (!r.ok()) return r.status();
+  Finish(lock, changes);
+  return Status::Ok();
+}
+
+Result<std::string> MemoryRegistryCenter::PersistSequential(std::string_view key,
+                                                            std::string_view value) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::unique_lock<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  std::vector<MemoryStore::Change> changes;
+  auto r = CreateLocked(Full(key), value, CreateMode::kPersistentSequential, true, &changes);
+  if (!r.ok()) return r.status();
+  Finish(lock, changes);
+  return Relative(*r);
+}
+
+Result<std::string> MemoryRegistryCenter::PersistEphemeralSequential(std::string_view key,
+                                                                     std::string_view value) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::unique_lock<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  std::vector<MemoryStore::Change> changes;
+  auto r = CreateLocked(Full(key), value, CreateMode::kEphemeralSequential, true, &changes);
+  if (!r.ok()) return r.status();
+  Finish(lock, changes);
+  return Relative(*r);
+}
+
+Status MemoryRegistryCenter::CreateContainer(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::unique_lock<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  if (store_->nodes.count(Full(key)) != 0) return Status::Ok();
+  std::vector<MemoryStore::Change> changes;
+  auto r = CreateLocked(Full(key), "", CreateMode::kContainer, true, &changes);
+  if (!r.ok()) return r.status();
+  Finish(lock, changes);
+  return Status::Ok();
+}
+
+Status MemoryRegistryCenter::Remove(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::unique_lock<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  std::vector<MemoryStore::Change> changes;
+  std::function<void(const std::string&)> remove = [&](const std::string& path) {
+    auto it = store_->nodes.find(path);
+    if (it == store_->nodes.end()) return;
+    std::vector<std::string> children(it->second.children.begin(), it->second.children.end());
+    for (const auto& c : children) remove(Join(path, c));
+    store_->DeleteNode(path, &changes);
+  };
+  remove(Full(key));
+  if (key == "/") store_->nodes["/"];  // never delete the store root
+  Finish(lock, changes);
+  return Status::Ok();
+}
+
+Status MemoryRegistryCenter::ExecuteInTransaction(const std::vector<TransactionOp>& ops) {
+  for (const auto& op : ops) {
+    if (Status s = ValidateKey(op.key); !s.ok()) return s;
+  }
+  std::unique_lock<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  // Apply to a copy; commit only if every step succeeds.
+  std::map<std::string, MemoryStore::Node> saved = store_->nodes;
+  std::vector<MemoryStore::Change> changes;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const auto& op = ops[i];
+    std::string full = Full(op.key);
+    Status s;
+    auto it = store_->nodes.find(full);
+    switch (op.type) {
+      case TransactionOp::Type::kCheckExists:
+        if (it == store_->nodes.end()) s = NotFound(fmt::format("no node {}", op.key));
+        break;
+      case TransactionOp::Type::kCreate: {
+        auto r = CreateLocked(full, op.value, op.mode, false, &changes);
+        s = r.status();
+        break;
+      }
+      case TransactionOp::Type::kSetData:
+        if (it == store_->nodes.end()) {
+          s = NotFound(fmt::format("no node {}", op.key));
+        } else {
+          it->second.value = op.value;
+          it->second.mtime_ms = NowMs();
+          changes.push_back({TreeEvent::Type::kUpdated, full, op.value});
+        }
+        break;
+      case TransactionOp::Type::kDelete:
+        if (it == store_->nodes.end()) {
+          s = NotFound(fmt::format("no node {}", op.key));
+        } else if (!it->second.children.empty()) {
+          s = Status(StatusCode::kFailedPrecondition, fmt::format("node {} has children", op.key));
+        } else {
+          store_->DeleteNode(full, &changes);
+        }
+        break;
+    }
+    if (!s.ok()) {
+      store_->nodes = std::move(saved);
+      return Status(s.code(), fmt::format("transaction step {}: {}", i + 1, s.message()));
+    }
+  }
+  Finish(lock, changes);
+  return Status::Ok();
+}
+
+Result<int64_t> MemoryRegistryCenter::GetRegistryCenterTime(std::string_view key) {
+  if (Status s = Persist(key, ""); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(store_->mu);
+  auto it = store_->nodes.find(Full(key));
+  if (it == store_->nodes.end()) return NotFound(fmt::format("no node {}", key));
+  return it->second.mtime_ms;
+}
+
+Result<std::unique_ptr<Subscription>> MemoryRegistryCenter::Watch(
+    std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  auto state = std::make_shared<SubscriptionState>();
+  std::string root = Full(key);
+  // Relative keys for the callback.
+  auto relative_cb = [this, callback](const TreeEvent& e) {
+    callback(TreeEvent{e.type, Relative(e.key), e.value});
+  };
+  // The current contents arrive first, as ADDED, parents before children.
+  for (auto it = store_->nodes.lower_bound(root);
+       it != store_->nodes.end() && it->first.compare(0, root.size(), root) == 0; ++it) {
+    if (!Under(it->first, root)) continue;  // "/a-b" sorts between "/a" and "/a/b"
+    TreeEvent e{TreeEvent::Type::kAdded, it->first, it->second.value};
+    executor.Post([state, relative_cb, e] { state->Run([&] { relative_cb(e); }); });
+  }
+  store_->tree_listeners.push_back({session_, root, &executor, relative_cb, state});
+  std::weak_ptr<MemoryStore> weak = store_;
+  return std::unique_ptr<Subscription>(std::make_unique<SubscriptionHandle>(state, [weak, state] {
+    if (auto store = weak.lock()) {
+      std::lock_guard<std::mutex> l(store->mu);
+      std::erase_if(store->tree_listeners,
+                    [&](const MemoryStore::TreeListener& t) { return t.state == state; });
+    }
+  }));
+}
+
+Result<bool> MemoryRegistryCenter::ExistsWatchOnce(std::string_view key,
+                                                   std::function<void()> fired) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(store_->mu);
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  store_->exists_watches.emplace(Full(key), std::make_pair(session_, std::move(fired)));
+  return store_->nodes.count(Full(key)) != 0;
+}
+
+}  // namespace elasticjob::reg

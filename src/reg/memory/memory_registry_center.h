@@ -1,0 +1,120 @@
+// The in-memory registry center (`memory://namespace`): ZooKeeper's semantics inside one
+// process, for the single-process default and for fast unit tests of coordination code.
+//
+// A MemoryStore plays the server; each MemoryRegistryCenter is one client session on it.
+// Sessions own ephemeral nodes, which go when the session is closed or expired
+// (ExpireSession simulates what a partition longer than the session timeout does).
+// Sequential nodes take the parent's 10-digit counter; a container node goes with its last
+// child. Watch events and connection states are posted to the caller's executors in the
+// order the changes happened.
+//
+// Thread safety: both classes are safe for concurrent use.
+#ifndef ELASTICJOB_REG_MEMORY_MEMORY_REGISTRY_CENTER_H_
+#define ELASTICJOB_REG_MEMORY_MEMORY_REGISTRY_CENTER_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "reg/registry_base.h"
+
+namespace elasticjob::reg {
+
+class MemoryStore {
+ public:
+  // The store for `name`, shared by every memory:// registry of this process that names it.
+  static std::shared_ptr<MemoryStore> Shared(const std::string& name);
+
+  struct Node {
+    std::string value;
+    CreateMode mode = CreateMode::kPersistent;
+    int64_t owner = 0;  // session of an ephemeral node
+    int64_t mtime_ms = 0;
+    int next_sequence = 0;
+    std::set<std::string> children;
+  };
+  struct Change {
+    TreeEvent::Type type;
+    std::string path;
+    std::string value;
+  };
+  struct TreeListener {
+    int64_t session;
+    std::string root;
+    Executor* executor;
+    std::function<void(const TreeEvent&)> callback;
+    std::shared_ptr<SubscriptionState> state;
+  };
+
+  std::mutex mu;
+  std::map<std::string, Node> nodes;  // GUARDED_BY(mu); full paths, "/" always present
+  int64_t next_session = 1;           // GUARDED_BY(mu)
+  std::multimap<std::string, std::pair<int64_t, std::function<void()>>>
+      exists_watches;                        // GUARDED_BY(mu)
+  std::vector<TreeListener> tree_listeners;  // GUARDED_BY(mu)
+
+  MemoryStore();
+  // REQUIRES: mu held. Posts tree events and collects fired one-shot watches into `fired`.
+  void Publish(const std::vector<Change>& changes, std::vector<std::function<void()>>* fired);
+  // REQUIRES: mu held. Deletes `session`'s ephemeral nodes.
+  void DropSession(int64_t session, std::vector<Change>* changes);
+  // REQUIRES: mu held. Deletes `path` (no children) and cascades empty containers.
+  void DeleteNode(const std::string& path, std::vector<Change>* changes);
+};
+
+class MemoryRegistryCenter final : public RegistryBase {
+ public:
+  MemoryRegistryCenter(std::shared_ptr<MemoryStore> store, std::string name_space);
+  ~MemoryRegistryCenter() override;
+
+  Status Init() override;
+  void Close() override;
+  Result<std::string> Get(std::string_view key) override;
+  Result<std::string> GetDirectly(std::string_view key) override;
+  Result<bool> IsExisted(std::string_view key) override;
+  Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) override;
+  Result<int> GetNumChildren(std::string_view key) override;
+  Status Persist(std::string_view key, std::string_view value) override;
+  Status Update(std::string_view key, std::string_view value) override;
+  Status PersistEphemeral(std::string_view key, std::string_view value) override;
+  Result<std::string> PersistSequential(std::string_view key, std::string_view value) override;
+  Result<std::string> PersistEphemeralSequential(std::string_view key,
+                                                 std::string_view value) override;
+  Status CreateContainer(std::string_view key) override;
+  Status Remove(std::string_view key) override;
+  Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override;
+  Result<int64_t> GetRegistryCenterTime(std::string_view key) override;
+  Result<std::unique_ptr<Subscription>> Watch(
+      std::string_view key, Executor& executor,
+      std::function<void(const TreeEvent&)> callback) override;
+
+  // Ends the session as an expiry would: ephemeral nodes go, listeners see LOST, then a new
+  // session starts and they see RECONNECTED.
+  void ExpireSession();
+  int64_t session_id();
+
+ protected:
+  Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;
+  Result<bool> ExistsWatchOnce(std::string_view key, std::function<void()> fired) override;
+
+ private:
+  std::string Full(std::string_view key) const;
+  std::string Relative(const std::string& full) const;
+  // REQUIRES: store_->mu held.
+  Result<std::string> CreateLocked(const std::string& full, std::string_view value, CreateMode mode,
+                                   bool create_parents, std::vector<MemoryStore::Change>* changes);
+  void Finish(std::unique_lock<std::mutex>& lock, const std::vector<MemoryStore::Change>& changes);
+  Status CheckOpen() const;
+
+  const std::shared_ptr<MemoryStore> store_;
+  const std::string prefix_;  // "/namespace"
+  int64_t session_ = 0;       // GUARDED_BY(store_->mu)
+  bool open_ = false;         // GUARDED_BY(store_->mu)
+};
+
+}  // namespace elasticjob::reg
+
+#endif  // ELASTICJOB_REG_MEMORY_MEMORY_REGISTRY_CENTER_H_

@@ -1,0 +1,164 @@
+#include "reg/registry_base.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+
+namespace elasticjob {
+
+const char* ConnectionStateName(ConnectionState state) {
+  switch (state) {
+    case ConnectionState::kConnected:
+      return "CONNECTED";
+    case ConnectionState::kSuspended:
+      return "SUSPENDED";
+    case ConnectionState::kReconnected:
+      return "RECONNECTED";
+    case ConnectionState::kLost:
+      return "LOST";
+  }
+  return "UNKNOWN";
+}
+
+namespace reg {
+
+Status ValidateKey(std::string_view key) {
+  if (key == "/") return Status::Ok();
+  if (key.empty() || key.front() != '/' || key.back() == '/') {
+    return InvalidArgument(fmt::format("key '{}': must start with '/' and not end with '/'", key));
+  }
+  size_t start = 1;
+  while (start <= key.size()) {
+    size_t slash = key.find('/', start);
+    std::string_view seg =
+        key.substr(start, slash == std::string_view::npos ? key.npos : slash - start);
+    if (seg.empty() || seg == "." || seg == ".." || seg.find('\0') != std::string_view::npos) {
+      return InvalidArgument(fmt::format("key '{}': empty, '.' or '..' segment", key));
+    }
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return Status::Ok();
+}
+
+std::string ParentKey(std::string_view key) {
+  size_t slash = key.rfind('/');
+  if (slash == 0 || slash == std::string_view::npos) return "/";
+  return std::string(key.substr(0, slash));
+}
+
+void SubscriptionState::Cancel() {
+  if (running == std::this_thread::get_id()) {  // cancelled from inside its own callback
+    active = false;
+    return;
+  }
+  std::lock_guard<std::recursive_mutex> lock(mu);
+  active = false;
+}
+
+void SubscriptionState::Run(const std::function<void()>& fn) {
+  std::lock_guard<std::recursive_mutex> lock(mu);
+  if (!active) return;
+  running = std::this_thread::get_id();
+  fn();
+  running = std::thread::id();
+}
+
+std::unique_ptr<Subscription> RegistryBase::AddConnectionStateListener(
+    Executor& executor, std::function<void(ConnectionState)> callback) {
+  auto state = std::make_shared<SubscriptionState>();
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  std::erase_if(listeners_, [](const Listener& l) {
+    std::lock_guard<std::recursive_mutex> sl(l.state->mu);
+    return !l.state->active;
+  });
+  listeners_.push_back({&executor, std::move(callback), state});
+  return std::make_unique<SubscriptionHandle>(state);
+}
+
+void RegistryBase::NotifyConnectionState(ConnectionState s) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  for (const Listener& l : listeners_) {
+    auto state = l.state;
+    auto cb = l.callback;
+    l.executor->Post([state, cb, s] { state->Run([&] { cb(s); }); });
+  }
+  WakeLatchWaiters();
+}
+
+void RegistryBase::WakeLatchWaiters() {
+  {
+    std::lock_guard<std::mutex> lock(latch_mu_);
+    ++latch_epoch_;
+  }
+  latch_cv_.notify_all();
+}
+
+void RegistryBase::MarkClosed() {
+  closed_ = true;
+  WakeLatchWaiters();
+}
+
+namespace {
+
+std::string RandomUuid() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  uint64_t a = rng(), b = rng();
+  a = (a & 0xFFFFFFFFFFFF0FFFULL) | 0x0000000000004000ULL;  // version 4
+  b = (b & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;  // variant
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xFFFF, a & 0xFFFF,
+                     b >> 48, b & 0xFFFFFFFFFFFFULL);
+}
+
+// Curator's StandardLockInternalsDriver.fixForSorting: the part after the lock name.
+std::string SequenceOf(const std::string& child) {
+  size_t pos = child.rfind("latch-");
+  return pos == std::string::npos ? child : child.substr(pos + 6);
+}
+
+}  // namespace
+
+Status RegistryBase::ExecuteInLeader(std::string_view key, const std::function<void()>& callback) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  const std::string latch(key);
+  const std::string prefix = "_c_" + RandomUuid() + "-latch-";
+  std::string ours;  // our node's name, empty until created
+  while (true) {
+    if (closed())
+      return Status(StatusCode::kCancelled, "registry closed while waiting for " + latch);
+    uint64_t epoch;
+    {
+      std::lock_guard<std::mutex> lock(latch_mu_);
+      epoch = latch_epoch_;
+    }
+    auto children = GetChildrenDirectly(latch);
+    if (!children.ok() && children.status().code() != StatusCode::kNotFound)
+      return children.status();
+    std::vector<std::string> names = children.ok() ? *children : std::vector<std::string>{};
+    if (ours.empty() || std::find(names.begin(), names.end(), ours) == names.end()) {
+      // First round, or our node went with an expired session: (re)create it.
+      if (Status s = CreateContainer(latch); !s.ok()) return s;
+      auto created = PersistEphemeralSequential(latch + "/" + prefix, "");
+      if (!created.ok()) return created.status();
+      ours = created->substr(created->rfind('/') + 1);
+      continue;
+    }
+    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+      return SequenceOf(a) < SequenceOf(b);
+    });
+    auto it = std::find(names.begin(), names.end(), ours);
+    if (it == names.begin()) break;  // lowest sequence: we hold the latch
+    auto exists = ExistsWatchOnce(latch + "/" + *(it - 1), [this] { WakeLatchWaiters(); });
+    if (!exists.ok()) return exists.status();
+    if (!*exists) continue;  // predecessor already gone
+    std::unique_lock<std::mutex> lock(latch_mu_);
+    latch_cv_.wait(lock, [&] { return latch_epoch_ != epoch || closed(); });
+  }
+  callback();
+  Status s = Remove(latch + "/" + ours);
+  return s;
+}
+
+}  // namespace reg
+}  // namespace elasticjob

@@ -1,0 +1,90 @@
+// RegistryBase: what both registry backends share: key validation, subscription plumbing,
+// connection-state fan-out, and the Curator LeaderLatch recipe built on two primitives each
+// backend provides (direct children listing and a one-shot existence watch).
+//
+// Thread safety: safe for concurrent use.
+#ifndef ELASTICJOB_REG_REGISTRY_BASE_H_
+#define ELASTICJOB_REG_REGISTRY_BASE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "elasticjob/reg/registry_center.h"
+
+namespace elasticjob::reg {
+
+// Checks `key` is "/" or "/a/b" (no empty, "." or ".." segments, no NUL).
+Status ValidateKey(std::string_view key);
+
+// The parent of "/a/b" is "/a"; of "/a" is "/".
+std::string ParentKey(std::string_view key);
+
+// Shared state of one subscription: deliveries check `active` and hold `mu` while running.
+struct SubscriptionState {
+  std::recursive_mutex mu;
+  bool active = true;
+  std::thread::id running;
+  void Cancel();
+  // Runs `fn` unless cancelled.
+  void Run(const std::function<void()>& fn);
+};
+
+class SubscriptionHandle final : public Subscription {
+ public:
+  explicit SubscriptionHandle(std::shared_ptr<SubscriptionState> s,
+                              std::function<void()> on_end = {})
+      : state_(std::move(s)), on_end_(std::move(on_end)) {}
+  ~SubscriptionHandle() override {
+    state_->Cancel();
+    if (on_end_) on_end_();
+  }
+
+ private:
+  std::shared_ptr<SubscriptionState> state_;
+  std::function<void()> on_end_;
+};
+
+class RegistryBase : public RegistryCenter {
+ public:
+  std::unique_ptr<Subscription> AddConnectionStateListener(
+      Executor& executor, std::function<void(ConnectionState)> callback) override;
+  Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override;
+
+ protected:
+  // Children names of `key` read from the server, unsorted.
+  virtual Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) = 0;
+  // Sets a one-shot watch on `key` that calls `fired` (from an internal thread; it must not
+  // block) on the next change to, creation or deletion of `key`, or session event. Returns
+  // whether `key` exists now.
+  virtual Result<bool> ExistsWatchOnce(std::string_view key, std::function<void()> fired) = 0;
+
+  // Fans `state` out to the listeners, each on its executor.
+  void NotifyConnectionState(ConnectionState state);
+  // Wakes latch waiters (a watch fired, the session changed, or the registry closed).
+  void WakeLatchWaiters();
+  // Marks the registry closed: latch waiters return CANCELLED.
+  void MarkClosed();
+  bool closed() const { return closed_.load(); }
+
+ private:
+  struct Listener {
+    Executor* executor;
+    std::function<void(ConnectionState)> callback;
+    std::shared_ptr<SubscriptionState> state;
+  };
+  std::mutex listeners_mu_;
+  std::vector<Listener> listeners_;
+  std::mutex latch_mu_;
+  std::condition_variable latch_cv_;
+  uint64_t latch_epoch_ = 0;
+  std::atomic<bool> closed_{false};  // atomic: read by waiters without latch_mu_
+};
+
+}  // namespace elasticjob::reg
+
+#endif  // ELASTICJOB_REG_REGISTRY_BASE_H_

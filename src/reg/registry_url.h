@@ -1,0 +1,31 @@
+// Parsing of registry center URLs (see include/elasticjob/reg/registry_center.h).
+#ifndef ELASTICJOB_REG_REGISTRY_URL_H_
+#define ELASTICJOB_REG_REGISTRY_URL_H_
+
+#include <string>
+#include <string_view>
+
+#include "elasticjob/status.h"
+
+namespace elasticjob::reg {
+
+struct RegistryUrl {
+  enum class Scheme { kZooKeeper, kMemory };
+  Scheme scheme = Scheme::kMemory;
+  std::string servers;     // "host:port,host:port" (ZooKeeper)
+  std::string name_space;  // without slashes
+  std::string digest;      // "user:password" or empty
+  // ElasticJob's ZookeeperConfiguration defaults.
+  int session_timeout_ms = 60000;
+  int connection_timeout_ms = 15000;
+  int base_sleep_ms = 1000;
+  int max_sleep_ms = 3000;
+  int max_retries = 3;
+};
+
+// Parses `zookeeper://hosts/namespace?...` or `memory://namespace`. Errors name the part.
+Result<RegistryUrl> ParseRegistryUrl(std::string_view url);
+
+}  // namespace elasticjob::reg
+
+#endif  // ELASTICJOB_REG_REGISTRY_URL_H_

@@ -1,0 +1,822 @@
+#include "reg/zookeeper/zookeeper_registry_center.h"
+
+#include <fmt/format.h>
+#define THREADED  // the multi-threaded client: synchronous calls are available
+#include <zookeeper/zookeeper.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <random>
+
+namespace elasticjob::reg {
+namespace {
+
+bool Under(const std::string& path, const std::string& root) {
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          path[root.size()] == '/');
+}
+
+std::string JoinPath(const std::string& parent, const std::string& name) {
+  return parent == "/" ? "/" + name : parent + "/" + name;
+}
+
+std::string ParentOf(const std::string& full) {
+  size_t slash = full.rfind('/');
+  return slash == 0 ? "/" : full.substr(0, slash);
+}
+
+bool Retryable(int rc) {
+  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZINVALIDSTATE ||
+         rc == ZSESSIONEXPIRED || rc == ZCLOSING;
+}
+
+// The C client logs every failed connection attempt to stderr; we report through Status
+// and connection states instead. ELASTICJOB_ZK_CLIENT_LOG=1 turns its log back on.
+void QuietClientLog() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* v = std::getenv("ELASTICJOB_ZK_CLIENT_LOG");
+    zoo_set_debug_level(v != nullptr && *v == '1' ? ZOO_LOG_LEVEL_WARN
+                                                  : static_cast<ZooLogLevel>(0));
+  });
+}
+
+}  // namespace
+
+ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url)
+    : url_(std::move(url)), prefix_("/" + url_.name_space) {
+  QuietClientLog();
+}
+
+ZooKeeperRegistryCenter::~ZooKeeperRegistryCenter() {
+  Close();
+  worker_.Stop();
+  worker_.Join();
+  std::lock_guard<std::mutex> lock(once_mu_);
+  for (auto* fn : once_watches_) delete fn;
+  once_watches_.clear();
+}
+
+std::string ZooKeeperRegistryCenter::Full(std::string_view key) const {
+  return key == "/" ? prefix_ : prefix_ + std::string(key);
+}
+
+std::string ZooKeeperRegistryCenter::Relative(const std::string& full) const {
+  return full.size() == prefix_.size() ? "/" : full.substr(prefix_.size());
+}
+
+const ::ACL_vector* ZooKeeperRegistryCenter::Acl() const {
+  return url_.digest.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
+}
+
+Status ZooKeeperRegistryCenter::ToStatus(int rc, std::string_view key) const {
+  switch (rc) {
+    case ZOK:
+      return Status::Ok();
+    case ZNONODE:
+      return NotFound(fmt::format("no node {}", key));
+    case ZNODEEXISTS:
+      return Status(StatusCode::kAlreadyExists, fmt::format("node exists {}", key));
+    case ZBADVERSION:
+      return Status(StatusCode::kBadVersion, fmt::format("bad version {}", key));
+    case ZCONNECTIONLOSS:
+      return Status(StatusCode::kConnectionLoss, fmt::format("connection lost ({})", key));
+    case ZSESSIONEXPIRED:
+    case ZINVALIDSTATE:
+      return Status(StatusCode::kSessionExpired, fmt::format("session expired ({})", key));
+    case ZNOAUTH:
+    case ZAUTHFAILED:
+      return Status(StatusCode::kAuthFailed, fmt::format("not authorised for {}", key));
+    case ZOPERATIONTIMEOUT:
+      return Status(StatusCode::kTimeout, fmt::format("timed out ({})", key));
+    case ZNOTEMPTY:
+      return Status(StatusCode::kFailedPrecondition, fmt::format("node {} has children", key));
+    case ZNOCHILDRENFOREPHEMERALS:
+      return InvalidArgument(fmt::format("ephemeral nodes cannot have children ({})", key));
+    case ZCLOSING:
+      return Status(StatusCode::kCancelled, "registry closing");
+    default:
+      return Internal(fmt::format("zookeeper: {} ({})", zerror(rc), key));
+  }
+}
+
+// ---- session -------------------------------------------------------------------------
+
+Status ZooKeeperRegistryCenter::Init() {
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (connected_) return Status::Ok();
+    closing_ = false;
+  }
+  if (Status s = Connect(); !s.ok()) return s;
+  int rc = WithRetry([&](zhandle_t* zh) {
+    return zoo_create(zh, prefix_.c_str(), "", 0, Acl(), ZOO_CONTAINER, nullptr, 0);
+  });
+  if (rc != ZOK && rc != ZNODEEXISTS) {
+    Status s = ToStatus(rc, prefix_);
+    Close();
+    return s;
+  }
+  return Status::Ok();
+}
+
+Status ZooKeeperRegistryCenter::Connect() {
+  zhandle_t* zh = zookeeper_init(url_.servers.c_str(), &GlobalWatcher, url_.session_timeout_ms,
+                                 nullptr, this, 0);
+  if (zh == nullptr) {
+    return Status(StatusCode::kUnavailable, fmt::format("zookeeper {}: cannot create a client: {}",
+                                                        url_.servers, strerror(errno)));
+  }
+  {
+    std::unique_lock<std::shared_mutex> lock(handle_mu_);
+    zh_ = zh;
+  }
+  std::future<int> auth;
+  if (!url_.digest.empty()) {
+    auto done = std::make_shared<std::promise<int>>();
+    auth = done->get_future();
+    auto* ctx = new std::shared_ptr<std::promise<int>>(done);
+    int rc = zoo_add_auth(
+        zh, "digest", url_.digest.c_str(), static_cast<int>(url_.digest.size()),
+        [](int result, const void* data) {
+          auto* p = static_cast<std::shared_ptr<std::promise<int>>*>(const_cast<void*>(data));
+          (*p)->set_value(result);
+          delete p;
+        },
+        ctx);
+    if (rc != ZOK) delete ctx;
+  }
+  std::unique_lock<std::mutex> lock(state_mu_);
+  bool ok = state_cv_.wait_for(lock, std::chrono::milliseconds(url_.connection_timeout_ms),
+                               [this] { return connected_ || closing_; });
+  if (!ok || !connected_) {
+    lock.unlock();
+    Close();
+    return Status(StatusCode::kUnavailable,
+                  fmt::format("zookeeper {}: no server answered within {} ms", url_.servers,
+                              url_.connection_timeout_ms));
+  }
+  lock.unlock();
+  if (auth.valid()) {
+    int rc = auth.wait_for(std::chrono::milliseconds(url_.connection_timeout_ms)) ==
+                     std::future_status::ready
+                 ? auth.get()
+                 : ZOPERATIONTIMEOUT;
+    if (rc != ZOK) {
+      Close();
+      return Status(
+          StatusCode::kAuthFailed,
+          fmt::format("zookeeper {}: digest authentication failed: {}", url_.servers, zerror(rc)));
+    }
+  }
+  return Status::Ok();
+}
+
+void ZooKeeperRegistryCenter::Close() {
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    closing_ = true;
+    connected_ = false;
+  }
+  state_cv_.notify_all();
+  MarkClosed();
+  zhandle_t* zh = nullptr;
+  {
+    std::unique_lock<std::shared_mutex> lock(handle_mu_);
+    std::swap(zh, zh_);
+  }
+  if (zh != nullptr) zookeeper_close(zh);  // ends the session: ephemeral nodes go now
+  std::lock_guard<std::mutex> lock(data_mu_);
+  for (auto& c : caches_) c->state->Cancel();
+  caches_.clear();
+}
+
+int64_t ZooKeeperRegistryCenter::session_id() {
+  std::shared_lock<std::shared_mutex> lock(handle_mu_);
+  if (zh_ == nullptr) return 0;
+  const clientid_t* id = zoo_client_id(zh_);
+  return id == nullptr ? 0 : id->client_id;
+}
+
+void ZooKeeperRegistryCenter::GlobalWatcher(zhandle_t* zh, int type, int state, const char*,
+                                            void* ctx) {
+  if (type != ZOO_SESSION_EVENT) return;
+  static_cast<ZooKeeperRegistryCenter*>(ctx)->OnSessionEvent(zh, state);
+}
+
+void ZooKeeperRegistryCenter::OnSessionEvent(zhandle_t* zh, int state) {
+  // On the C client's event thread: never block, hand everything to the worker.
+  {
+    std::shared_lock<std::shared_mutex> lock(handle_mu_, std::try_to_lock);
+    if (lock.owns_lock() && zh_ != nullptr && zh != zh_) return;  // an old session's event
+  }
+  std::unique_lock<std::mutex> lock(state_mu_);
+  if (closing_) return;
+  if (state == ZOO_CONNECTED_STATE) {
+    connected_ = true;
+    bool first = !ever_connected_;
+    ever_connected_ = true;
+    suspended_ = false;
+    lock.unlock();
+    state_cv_.notify_all();
+    worker_.Post([this, first] {
+      if (!first) ResyncAll();
+      NotifyConnectionState(first ? ConnectionState::kConnected : ConnectionState::kReconnected);
+    });
+  } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
+    connected_ = false;
+    if (ever_connected_ && !suspended_) {
+      suspended_ = true;
+      worker_.Post([this] { NotifyConnectionState(ConnectionState::kSuspended); });
+    }
+  } else if (state == ZOO_EXPIRED_SESSION_STATE) {
+    connected_ = false;
+    suspended_ = true;
+    worker_.Post([this] {
+      NotifyConnectionState(ConnectionState::kLost);
+      ReplaceSession();
+    });
+  }
+}
+
+void ZooKeeperRegistryCenter::ReplaceSession() {
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (closing_) return;
+  }
+  zhandle_t* old = nullptr;
+  {
+    std::unique_lock<std::shared_mutex> lock(handle_mu_);
+    old = zh_;
+    zh_ = nullptr;
+  }
+  if (old != nullptr) zookeeper_close(old);
+  zhandle_t* zh = zookeeper_init(url_.servers.c_str(), &GlobalWatcher, url_.session_timeout_ms,
+                                 nullptr, this, 0);
+  if (zh != nullptr && !url_.digest.empty()) {
+    zoo_add_auth(zh, "digest", url_.digest.c_str(), static_cast<int>(url_.digest.size()), nullptr,
+                 nullptr);
+  }
+  std::unique_lock<std::shared_mutex> lock(handle_mu_);
+  zh_ = zh;  // its CONNECTED event resynchronises the caches and reports RECONNECTED
+}
+
+int ZooKeeperRegistryCenter::WithRetry(const std::function<int(zhandle_t*)>& op) {
+  static thread_local std::mt19937 rng{std::random_device{}()};
+  int rc = ZCONNECTIONLOSS;
+  for (int attempt = 0; attempt <= url_.max_retries; ++attempt) {
+    {
+      std::shared_lock<std::shared_mutex> lock(handle_mu_);
+      rc = zh_ == nullptr ? ZINVALIDSTATE : op(zh_);
+    }
+    if (!Retryable(rc) || attempt == url_.max_retries) return rc;
+    // Curator's ExponentialBackoffRetry, but woken early when the connection returns.
+    int bound = 1 << std::min(attempt + 1, 20);
+    int sleep_ms = std::min(url_.max_sleep_ms,
+                            url_.base_sleep_ms * std::max(1, static_cast<int>(rng() % bound)));
+    std::unique_lock<std::mutex> lock(state_mu_);
+    if (closing_) return ZCLOSING;
+    state_cv_.wait_for(lock, std::chrono::milliseconds(sleep_ms),
+                       [this] { return connected_ || closing_; });
+    if (closing_) return ZCLOSING;
+  }
+  return rc;
+}
+
+// ---- reads -----------------------------------------------------------------------------
+
+Result<std::string> ZooKeeperRegistryCenter::GetDirectly(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::string full = Full(key);
+  std::string value;
+  int rc = WithRetry([&](zhandle_t* zh) {
+    std::vector<char> buf(64 * 1024);
+    while (true) {
+      int len = static_cast<int>(buf.size());
+      Stat stat;
+      int r = zoo_get(zh, full.c_str(), 0, buf.data(), &len, &stat);
+      if (r != ZOK) return r;
+      if (stat.dataLength > static_cast<int>(buf.size())) {
+        buf.resize(static_cast<size_t>(stat.dataLength));
+        continue;
+      }
+      value.assign(buf.data(), len < 0 ? 0 : static_cast<size_t>(len));
+      return r;
+    }
+  });
+  if (rc != ZOK) return ToStatus(rc, key);
+  return value;
+}
+
+Result<std::string> ZooKeeperRegistryCenter::Get(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    std::string full = Full(key);
+    if (TreeCache* c = CacheFor(full)) {
+      auto it = c->nodes.find(full);
+      if (it == c->nodes.end()) return NotFound(fmt::format("no node {}", key));
+      return it->second.value;
+    }
+  }
+  return GetDirectly(key);
+}
+
+Result<bool> ZooKeeperRegistryCenter::IsExisted(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::string full = Full(key);
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    if (TreeCache* c = CacheFor(full)) return c->nodes.count(full) != 0;
+  }
+  Stat stat;
+  int rc = WithRetry([&](zhandle_t* zh) { return zoo_exists(zh, full.c_str(), 0, &stat); });
+  if (rc == ZOK) return true;
+  if (rc == ZNONODE) return false;
+  return ToStatus(rc, key);
+}
+
+Result<std::vector<std::string>> ZooKeeperRegistryCenter::GetChildrenDirectly(
+    std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::string full = Full(key);
+  std::vector<std::string> out;
+  int rc = WithRetry([&](zhandle_t* zh) {
+    String_vector children{0, nullptr};
+    int r = zoo_get_children(zh, full.c_str(), 0, &children);
+    if (r == ZOK) {
+      out.clear();
+      for (int i = 0; i < children.count; ++i) out.emplace_back(children.data[i]);
+      deallocate_String_vector(&children);
+    }
+    return r;
+  });
+  if (rc != ZOK) return ToStatus(rc, key);
+  return out;
+}
+
+Result<std::vector<std::string>> ZooKeeperRegistryCenter::GetChildrenKeys(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::string full = Full(key);
+  std::vector<std::string> out;
+  bool cached = false;
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    if (TreeCache* c = CacheFor(full)) {
+      auto it = c->nodes.find(full);
+      if (it == c->nodes.end()) return NotFound(fmt::format("no node {}", key));
+      out.assign(it->second.children.begin(), it->second.children.end());
+      cached = true;
+    }
+  }
+  if (!cached) {
+    auto direct = GetChildrenDirectly(key);
+    if (!direct.ok()) return direct;
+    out = std::move(direct).value();
+  }
+  std::sort(out.begin(), out.end(), std::greater<>());
+  return out;
+}
+
+Result<int> ZooKeeperRegistryCenter::GetNumChildren(std::string_view key) {
+  auto children = GetChildrenKeys(key);
+  if (!children.ok()) return children.status();
+  return static_cast<int>(children->size());
+}
+
+// ---- writes ----------------------------------------------------------------------------
+
+Status ZooKeeperRegistryCenter::CreateParents(const std::string& full) {
+  std::string parent = ParentOf(full);
+  if (parent == "/" || parent == prefix_) return Status::Ok();
+  std::vector<std::string> chain;
+  for (std::string p = parent; p != prefix_ && p != "/"; p = ParentOf(p)) chain.push_back(p);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    int rc = WithRetry([&](zhandle_t* zh) {
+      return zoo_create(zh, it->c_str(), "", 0, Acl(), ZOO_PERSISTENT, nullptr, 0);
+    });
+    if (rc != ZOK && rc != ZNODEEXISTS) return ToStatus(rc, Relative(*it));
+    if (rc == ZOK) ApplyLocalWrite(*it, std::string());
+  }
+  return Status::Ok();
+}
+
+Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std::string_view value,
+                                                    int flags, bool parents) {
+  std::vector<char> path_buf(full.size() + 64);
+  auto attempt = [&] {
+    return WithRetry([&](zhandle_t* zh) {
+      return zoo_create(zh, full.c_str(), value.data(), static_cast<int>(value.size()), Acl(),
+                        flags, path_buf.data(), static_cast<int>(path_buf.size()));
+    });
+  };
+  int rc = attempt();
+  if (rc == ZNONODE && parents) {
+    if (Status s = CreateParents(full); !s.ok()) return s;
+    rc = attempt();
+  }
+  if (rc != ZOK) return ToStatus(rc, Relative(full));
+  std::string created(path_buf.data());
+  ApplyLocalWrite(created, std::string(value));
+  return created;
+}
+
+Status ZooKeeperRegistryCenter::Persist(std::string_view key, std::string_view value) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::string full = Full(key);
+  for (int round = 0; round < 3; ++round) {
+    auto created = Create(full, value, ZOO_PERSISTENT, true);
+    if (created.ok()) return Status::Ok();
+    if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
+    int rc = WithRetry([&](zhandle_t* zh) {
+      return zoo_set(zh, full.c_str(), value.data(), static_cast<int>(value.size()), -1);
+    });
+    if (rc == ZOK) {
+      ApplyLocalWrite(full, std::string(value));
+      return Status::Ok();
+    }
+    if (rc != ZNONODE) return ToStatus(rc, key);  // deleted in between: create again
+  }
+  return Status(StatusCode::kInternal, fmt::format("persist {}: node keeps changing", key));
+}
+
+Status ZooKeeperRegistryCenter::Update(std::string_view key, std::string_view value) {
+  return ExecuteInTransaction({TransactionOp::CheckExists(std::string(key)),
+                               TransactionOp::SetData(std::string(key), std::string(value))});
+}
+
+Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::string_view value) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::string full = Full(key);
+  int rc = WithRetry([&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
+  if (rc != ZOK && rc != ZNONODE) return ToStatus(rc, key);
+  if (rc == ZOK) ApplyLocalWrite(full, std::nullopt);
+  auto created = Create(full, value, ZOO_EPHEMERAL, true);
+  return created.status();
+}
+
+Result<std::string> ZooKeeperRegistryCenter::PersistSequential(std::string_view key,
+                                                               std::string_view value) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  auto created = Create(Full(key), value, ZOO_PERSISTENT_SEQUENTIAL, true);
+  if (!created.ok()) return created.status();
+  return Relative(*created);
+}
+
+Result<std::string> ZooKeeperRegistryCenter::PersistEphemeralSequential(std::string_view key,
+                                                                        std::string_view value) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  auto created = Create(Full(key), value, ZOO_EPHEMERAL_SEQUENTIAL, true);
+  if (!created.ok()) return created.status();
+  return Relative(*created);
+}
+
+Status ZooKeeperRegistryCenter::CreateContainer(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::string full = Full(key);
+  std::vector<std::string> chain;
+  for (std::string p = full; p != prefix_ && p != "/"; p = ParentOf(p)) chain.push_back(p);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    int rc = WithRetry([&](zhandle_t* zh) {
+      return zoo_create(zh, it->c_str(), "", 0, Acl(), ZOO_CONTAINER, nullptr, 0);
+    });
+    if (rc != ZOK && rc != ZNODEEXISTS) return ToStatus(rc, Relative(*it));
+    if (rc == ZOK) ApplyLocalWrite(*it, std::string());
+  }
+  return Status::Ok();
+}
+
+Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::function<Status(const std::string&)> remove = [&](const std::string& full) -> Status {
+    for (int round = 0; round < 5; ++round) {
+      auto children = GetChildrenDirectly(Relative(full));
+      if (!children.ok()) {
+        return children.status().code() == StatusCode::kNotFound ? Status::Ok() : children.status();
+      }
+      for (const auto& c : *children) {
+        if (Status s = remove(JoinPath(full, c)); !s.ok()) return s;
+      }
+      int rc = WithRetry([&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
+      if (rc == ZOK || rc == ZNONODE) {
+        ApplyLocalWrite(full, std::nullopt);
+        return Status::Ok();
+      }
+      if (rc != ZNOTEMPTY) return ToStatus(rc, Relative(full));  // ZNOTEMPTY: a child raced in
+    }
+    return Status(StatusCode::kFailedPrecondition,
+                  fmt::format("remove {}: children keep being added", Relative(full)));
+  };
+  return remove(Full(key));
+}
+
+Status ZooKeeperRegistryCenter::ExecuteInTransaction(const std::vector<TransactionOp>& ops) {
+  for (const auto& op : ops) {
+    if (Status s = ValidateKey(op.key); !s.ok()) return s;
+  }
+  if (ops.empty()) return Status::Ok();
+  std::vector<std::string> paths;
+  for (const auto& op : ops) paths.push_back(Full(op.key));
+  std::vector<std::vector<char>> bufs(ops.size(), std::vector<char>(512));
+  std::vector<zoo_op_t> zops(ops.size());
+  std::vector<zoo_op_result_t> results(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const auto& op = ops[i];
+    switch (op.type) {
+      case TransactionOp::Type::kCheckExists:
+        zoo_check_op_init(&zops[i], paths[i].c_str(), -1);
+        break;
+      case TransactionOp::Type::kCreate: {
+        int flags = ZOO_PERSISTENT;
+        switch (op.mode) {
+          case CreateMode::kPersistent:
+            flags = ZOO_PERSISTENT;
+            break;
+          case CreateMode::kEphemeral:
+            flags = ZOO_EPHEMERAL;
+            break;
+          case CreateMode::kPersistentSequential:
+            flags = ZOO_PERSISTENT_SEQUENTIAL;
+            break;
+          case CreateMode::kEphemeralSequential:
+            flags = ZOO_EPHEMERAL_SEQUENTIAL;
+            break;
+          case CreateMode::kContainer:
+            flags = ZOO_CONTAINER;
+            break;
+        }
+        zoo_create_op_init(&zops[i], paths[i].c_str(), op.value.data(),
+                           static_cast<int>(op.value.size()), Acl(), flags, bufs[i].data(),
+                           static_cast<int>(bufs[i].size()));
+        break;
+      }
+      case TransactionOp::Type::kSetData:
+        zoo_set_op_init(&zops[i], paths[i].c_str(), op.value.data(),
+                        static_cast<int>(op.value.size()), -1, nullptr);
+        break;
+      case TransactionOp::Type::kDelete:
+        zoo_delete_op_init(&zops[i], paths[i].c_str(), -1);
+        break;
+    }
+  }
+  int rc = WithRetry([&](zhandle_t* zh) {
+    return zoo_multi(zh, static_cast<int>(zops.size()), zops.data(), results.data());
+  });
+  if (rc != ZOK) {
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (results[i].err != ZOK && results[i].err != ZRUNTIMEINCONSISTENCY) {
+        Status s = ToStatus(results[i].err, ops[i].key);
+        return Status(s.code(), fmt::format("transaction step {}: {}", i + 1, s.message()));
+      }
+    }
+    return ToStatus(rc, "transaction");
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    switch (ops[i].type) {
+      case TransactionOp::Type::kCreate:
+        ApplyLocalWrite(bufs[i].data(), ops[i].value);
+        break;
+      case TransactionOp::Type::kSetData:
+        ApplyLocalWrite(paths[i], ops[i].value);
+        break;
+      case TransactionOp::Type::kDelete:
+        ApplyLocalWrite(paths[i], std::nullopt);
+        break;
+      default:
+        break;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<int64_t> ZooKeeperRegistryCenter::GetRegistryCenterTime(std::string_view key) {
+  if (Status s = Persist(key, ""); !s.ok()) return s;
+  std::string full = Full(key);
+  Stat stat;
+  int rc = WithRetry([&](zhandle_t* zh) { return zoo_exists(zh, full.c_str(), 0, &stat); });
+  if (rc != ZOK) return ToStatus(rc, key);
+  return static_cast<int64_t>(stat.mtime);
+}
+
+// ---- one-shot watches (the leader latch) ------------------------------------------------
+
+void ZooKeeperRegistryCenter::OnceWatcher(zhandle_t*, int type, int state, const char*, void* ctx) {
+  auto* fn = static_cast<std::function<void()>*>(ctx);
+  (*fn)();
+  // Keep the context alive for connection-state notifications; the watch is still set.
+  if (type == ZOO_SESSION_EVENT && state != ZOO_EXPIRED_SESSION_STATE) return;
+  delete fn;
+}
+
+Result<bool> ZooKeeperRegistryCenter::ExistsWatchOnce(std::string_view key,
+                                                      std::function<void()> fired) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  std::string full = Full(key);
+  auto* fn = new std::function<void()>(std::move(fired));
+  Stat stat;
+  int rc = WithRetry(
+      [&](zhandle_t* zh) { return zoo_wexists(zh, full.c_str(), &OnceWatcher, fn, &stat); });
+  if (rc == ZOK) return true;
+  if (rc == ZNONODE) return false;
+  delete fn;
+  return ToStatus(rc, key);
+}
+
+// ---- subtree caches ----------------------------------------------------------------------
+
+ZooKeeperRegistryCenter::TreeCache* ZooKeeperRegistryCenter::CacheFor(const std::string& full) {
+  for (auto& c : caches_) {
+    if (Under(full, c->root)) return c.get();
+  }
+  return nullptr;
+}
+
+void ZooKeeperRegistryCenter::CacheWatcher(zhandle_t*, int type, int, const char* path, void* ctx) {
+  if (type == ZOO_SESSION_EVENT || path == nullptr) return;  // the global watcher handles those
+  auto* self = static_cast<ZooKeeperRegistryCenter*>(ctx);
+  std::string p(path);
+  self->worker_.Post([self, p] { self->RefreshPath(p); });
+}
+
+void ZooKeeperRegistryCenter::Deliver(TreeCache& cache, std::vector<TreeEvent> events) {
+  for (auto& e : events) {
+    e.key = Relative(e.key);
+    auto state = cache.state;
+    auto cb = cache.callback;
+    cache.executor->Post([state, cb, e] { state->Run([&] { cb(e); }); });
+  }
+}
+
+void ZooKeeperRegistryCenter::DropFrom(TreeCache& cache, const std::string& full,
+                                       std::vector<TreeEvent>* events) {
+  // REQUIRES: data_mu_ held. Children first, as ZooKeeper deletes them.
+  auto it = cache.nodes.find(full);
+  if (it == cache.nodes.end()) return;
+  std::vector<std::string> children(it->second.children.begin(), it->second.children.end());
+  for (const auto& c : children) DropFrom(cache, JoinPath(full, c), events);
+  it = cache.nodes.find(full);
+  events->push_back({TreeEvent::Type::kDeleted, full, it->second.value});
+  cache.nodes.erase(it);
+  if (full != cache.root) {
+    auto parent = cache.nodes.find(ParentOf(full));
+    if (parent != cache.nodes.end())
+      parent->second.children.erase(full.substr(full.rfind('/') + 1));
+  }
+}
+
+void ZooKeeperRegistryCenter::LoadInto(TreeCache& cache, const std::string& full,
+                                       std::vector<TreeEvent>* events) {
+  // REQUIRES: refresh_mu_ held (not data_mu_). Reads `full` with watches and recurses into
+  // children the cache does not know yet.
+  std::string value;
+  std::vector<std::string> children;
+  int rc = WithRetry([&](zhandle_t* zh) {
+    std::vector<char> buf(64 * 1024);
+    Stat stat;
+    int len = static_cast<int>(buf.size());
+    int r = zoo_wget(zh, full.c_str(), &CacheWatcher, this, buf.data(), &len, &stat);
+    if (r == ZOK && stat.dataLength > static_cast<int>(buf.size())) {
+      buf.resize(static_cast<size_t>(stat.dataLength));
+      len = static_cast<int>(buf.size());
+      r = zoo_wget(zh, full.c_str(), &CacheWatcher, this, buf.data(), &len, &stat);
+    }
+    if (r != ZOK) return r;
+    value.assign(buf.data(), len < 0 ? 0 : static_cast<size_t>(len));
+    String_vector sv{0, nullptr};
+    r = zoo_wget_children(zh, full.c_str(), &CacheWatcher, this, &sv);
+    if (r == ZOK) {
+      children.clear();
+      for (int i = 0; i < sv.count; ++i) children.emplace_back(sv.data[i]);
+      deallocate_String_vector(&sv);
+    }
+    return r;
+  });
+  if (rc == ZNONODE) {
+    if (full == cache.root) {  // be told when the root appears
+      Stat stat;
+      WithRetry(
+          [&](zhandle_t* zh) { return zoo_wexists(zh, full.c_str(), &CacheWatcher, this, &stat); });
+    }
+    std::lock_guard<std::mutex> lock(data_mu_);
+    DropFrom(cache, full, events);
+    return;
+  }
+  if (rc != ZOK) return;  // connection trouble: the next reconnect resynchronises everything
+  std::vector<std::string> to_load;
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    auto it = cache.nodes.find(full);
+    if (it == cache.nodes.end()) {
+      events->push_back({TreeEvent::Type::kAdded, full, value});
+      it = cache.nodes.emplace(full, CachedNode{value, {}}).first;
+      if (full != cache.root) {
+        auto parent = cache.nodes.find(ParentOf(full));
+        if (parent != cache.nodes.end())
+          parent->second.children.insert(full.substr(full.rfind('/') + 1));
+      }
+    } else if (it->second.value != value) {
+      events->push_back({TreeEvent::Type::kUpdated, full, value});
+      it->second.value = value;
+    }
+    std::set<std::string> now(children.begin(), children.end());
+    std::vector<std::string> gone;
+    for (const auto& c : it->second.children) {
+      if (now.count(c) == 0) gone.push_back(c);
+    }
+    for (const auto& c : gone) DropFrom(cache, JoinPath(full, c), events);
+    it = cache.nodes.find(full);
+    it->second.children = now;
+    for (const auto& c : children) to_load.push_back(JoinPath(full, c));
+  }
+  for (const auto& child : to_load) LoadInto(cache, child, events);
+}
+
+void ZooKeeperRegistryCenter::RefreshPath(const std::string& full) {
+  std::lock_guard<std::mutex> refresh(refresh_mu_);
+  std::vector<std::shared_ptr<TreeCache>> caches;
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    for (auto& c : caches_) {
+      if (Under(full, c->root)) caches.push_back(c);
+    }
+  }
+  for (auto& c : caches) {
+    std::vector<TreeEvent> events;
+    LoadInto(*c, full, &events);
+    Deliver(*c, std::move(events));
+  }
+}
+
+void ZooKeeperRegistryCenter::ResyncAll() {
+  std::lock_guard<std::mutex> refresh(refresh_mu_);
+  std::vector<std::shared_ptr<TreeCache>> caches;
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    caches = caches_;
+  }
+  for (auto& c : caches) {
+    std::vector<TreeEvent> events;
+    LoadInto(*c, c->root, &events);
+    Deliver(*c, std::move(events));
+  }
+}
+
+void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
+                                              const std::optional<std::string>& value) {
+  std::lock_guard<std::mutex> refresh(refresh_mu_);
+  std::lock_guard<std::mutex> lock(data_mu_);
+  for (auto& c : caches_) {
+    if (!Under(full, c->root)) continue;
+    std::vector<TreeEvent> events;
+    if (!value.has_value()) {
+      DropFrom(*c, full, &events);
+    } else {
+      auto it = c->nodes.find(full);
+      auto parent = c->nodes.find(ParentOf(full));
+      if (it == c->nodes.end() && (full == c->root || parent != c->nodes.end())) {
+        events.push_back({TreeEvent::Type::kAdded, full, *value});
+        c->nodes.emplace(full, CachedNode{*value, {}});
+        if (full != c->root) parent->second.children.insert(full.substr(full.rfind('/') + 1));
+        // Arm its watches: the parent's child event will load it (it is new to the server
+        // view), so refresh it explicitly.
+        std::string p = full;
+        worker_.Post([this, p] { RefreshPath(p); });
+      } else if (it != c->nodes.end() && it->second.value != *value) {
+        events.push_back({TreeEvent::Type::kUpdated, full, *value});
+        it->second.value = *value;
+      }
+    }
+    Deliver(*c, std::move(events));
+  }
+}
+
+Result<std::unique_ptr<Subscription>> ZooKeeperRegistryCenter::Watch(
+    std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  auto cache = std::make_shared<TreeCache>();
+  cache->root = Full(key);
+  cache->executor = &executor;
+  cache->callback = std::move(callback);
+  cache->state = std::make_shared<SubscriptionState>();
+  {
+    std::lock_guard<std::mutex> refresh(refresh_mu_);
+    std::vector<TreeEvent> events;
+    LoadInto(*cache, cache->root, &events);
+    {
+      std::lock_guard<std::mutex> lock(data_mu_);
+      caches_.push_back(cache);
+    }
+    Deliver(*cache, std::move(events));
+  }
+  auto state = cache->state;
+  std::weak_ptr<TreeCache> weak = cache;
+  return std::unique_ptr<Subscription>(std::make_unique<SubscriptionHandle>(state, [this, weak] {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    auto c = weak.lock();
+    std::erase_if(caches_, [&](const std::shared_ptr<TreeCache>& x) { return x == c; });
+  }));
+}
+
+}  // namespace elasticjob::reg

@@ -1,0 +1,135 @@
+// The ZooKeeper registry center, through the official C client (libzookeeper-mt). The only
+// code that includes <zookeeper/zookeeper.h>.
+//
+// Threads: the C client runs an I/O thread and an event thread; its watcher callbacks only
+// post work to this class's own worker thread, which re-arms watches, refreshes caches,
+// replaces expired sessions and fans out connection states. User callbacks run on the
+// executors users pass. Blocking calls run on the caller's thread (docs/registry.md).
+//
+// Caches: Watch(key) keeps the subtree at `key` in memory, refreshed by one-shot watches
+// that are re-armed on every event (the 3.8 C API has no persistent recursive watches), and
+// fully re-synchronised after every reconnect and new session. Get, IsExisted and
+// GetChildrenKeys on a cached key cost no round trip; this instance's own writes are applied
+// to the cache at once (read-your-writes).
+//
+// Thread safety: safe for concurrent use.
+#ifndef ELASTICJOB_REG_ZOOKEEPER_ZOOKEEPER_REGISTRY_CENTER_H_
+#define ELASTICJOB_REG_ZOOKEEPER_ZOOKEEPER_REGISTRY_CENTER_H_
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "reg/registry_base.h"
+#include "reg/registry_url.h"
+
+struct _zhandle;
+struct ACL_vector;
+
+namespace elasticjob::reg {
+
+class ZooKeeperRegistryCenter final : public RegistryBase {
+ public:
+  explicit ZooKeeperRegistryCenter(RegistryUrl url);
+  ~ZooKeeperRegistryCenter() override;
+
+  Status Init() override;
+  void Close() override;
+  Result<std::string> Get(std::string_view key) override;
+  Result<std::string> GetDirectly(std::string_view key) override;
+  Result<bool> IsExisted(std::string_view key) override;
+  Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) override;
+  Result<int> GetNumChildren(std::string_view key) override;
+  Status Persist(std::string_view key, std::string_view value) override;
+  Status Update(std::string_view key, std::string_view value) override;
+  Status PersistEphemeral(std::string_view key, std::string_view value) override;
+  Result<std::string> PersistSequential(std::string_view key, std::string_view value) override;
+  Result<std::string> PersistEphemeralSequential(std::string_view key,
+                                                 std::string_view value) override;
+  Status CreateContainer(std::string_view key) override;
+  Status Remove(std::string_view key) override;
+  Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override;
+  Result<int64_t> GetRegistryCenterTime(std::string_view key) override;
+  Result<std::unique_ptr<Subscription>> Watch(
+      std::string_view key, Executor& executor,
+      std::function<void(const TreeEvent&)> callback) override;
+
+  // The current session id (0 when not connected). For tests and diagnostics.
+  int64_t session_id();
+
+ protected:
+  Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;
+  Result<bool> ExistsWatchOnce(std::string_view key, std::function<void()> fired) override;
+
+ private:
+  struct CachedNode {
+    std::string value;
+    std::set<std::string> children;
+  };
+  struct TreeCache {
+    std::string root;  // full path
+    Executor* executor;
+    std::function<void(const TreeEvent&)> callback;
+    std::shared_ptr<SubscriptionState> state;
+    std::map<std::string, CachedNode> nodes;  // GUARDED_BY(data_mu_)
+  };
+
+  static void GlobalWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
+  static void CacheWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
+  static void OnceWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
+
+  void OnSessionEvent(_zhandle* zh, int state);
+  void ReplaceSession();
+  Status Connect();
+  // Runs `op` on the current handle, retrying connection loss with exponential backoff
+  // (baseSleepMs .. maxSleepMs, maxRetries) while waiting for the connection to return.
+  int WithRetry(const std::function<int(_zhandle*)>& op);
+  Status ToStatus(int rc, std::string_view key) const;
+  std::string Full(std::string_view key) const;
+  std::string Relative(const std::string& full) const;
+  const ::ACL_vector* Acl() const;
+  Status CreateParents(const std::string& full);
+  Result<std::string> Create(const std::string& full, std::string_view value, int flags,
+                             bool parents);
+
+  // Cache maintenance (refresh_mu_ serialises refreshes and write-through).
+  void RefreshPath(const std::string& full);
+  void ResyncAll();
+  void LoadInto(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events);
+  void DropFrom(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events);
+  void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value);
+  void Deliver(TreeCache& cache, std::vector<TreeEvent> events);
+  // The cache covering `full`, or nullptr. REQUIRES: data_mu_ held.
+  TreeCache* CacheFor(const std::string& full);
+
+  const RegistryUrl url_;
+  const std::string prefix_;  // "/namespace"
+  ThreadPool worker_{1};      // serial: one thread
+
+  std::shared_mutex handle_mu_;  // shared: using zh_; exclusive: replacing it
+  _zhandle* zh_ = nullptr;       // GUARDED_BY(handle_mu_)
+
+  std::mutex state_mu_;
+  std::condition_variable state_cv_;
+  bool connected_ = false;       // GUARDED_BY(state_mu_)
+  bool ever_connected_ = false;  // GUARDED_BY(state_mu_)
+  bool suspended_ = false;       // GUARDED_BY(state_mu_)
+  bool closing_ = false;         // GUARDED_BY(state_mu_)
+
+  std::mutex refresh_mu_;
+  std::mutex data_mu_;
+  std::vector<std::shared_ptr<TreeCache>> caches_;  // GUARDED_BY(data_mu_)
+
+  std::mutex once_mu_;
+  std::set<std::function<void()>*> once_watches_;  // GUARDED_BY(once_mu_); freed on close
+};
+
+}  // namespace elasticjob::reg
+
+#endif  // ELASTICJOB_REG_ZOOKEEPER_ZOOKEEPER_REGISTRY_CENTER_H_

@@ -1,0 +1,556 @@
+// One conformance suite, two backends: every test runs against the in-memory registry and
+// against a real ZooKeeper server (Debian's package, started per test by
+// scripts/zk-server.sh). Fault injection: session close, kill -9 of another process holding a
+// session, session expiry (the server stopped with SIGSTOP beyond the session timeout, or
+// MemoryRegistryCenter::ExpireSession), and a server restart.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <thread>
+
+#include "elasticjob/reg/registry_center.h"
+#include "reg/memory/memory_registry_center.h"
+#include "reg/zk_test_server.h"
+
+namespace elasticjob {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Collects events and states; waits on a condition variable (never sleeps).
+class Recorder {
+ public:
+  void Add(const TreeEvent& e) {
+    std::lock_guard<std::mutex> l(mu_);
+    events_.push_back(e);
+    cv_.notify_all();
+  }
+  void Add(ConnectionState s) {
+    std::lock_guard<std::mutex> l(mu_);
+    states_.push_back(s);
+    cv_.notify_all();
+  }
+  bool HasEvent(TreeEvent::Type type, const std::string& key, const std::string& value = "\x01") {
+    for (const auto& e : events_)
+      if (e.type == type && e.key == key && (value == "\x01" || e.value == value)) return true;
+    return false;
+  }
+  bool WaitEvent(TreeEvent::Type type, const std::string& key, const std::string& value = "\x01",
+                 std::chrono::seconds timeout = 20s) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, timeout, [&] { return HasEvent(type, key, value); });
+  }
+  bool WaitState(ConnectionState s, std::chrono::seconds timeout = 30s) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(
+        l, timeout, [&] { return std::find(states_.begin(), states_.end(), s) != states_.end(); });
+  }
+  std::vector<ConnectionState> states() {
+    std::lock_guard<std::mutex> l(mu_);
+    return states_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<TreeEvent> events_;
+  std::vector<ConnectionState> states_;
+};
+
+// Polls `pred` each time `changed` may have happened; bounded by `timeout`.
+bool Eventually(const std::function<bool()>& pred, Recorder& rec,
+                std::chrono::seconds timeout = 20s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    rec.WaitEvent(TreeEvent::Type::kAdded, "/never", "", 1s);  // wakes on any event
+  }
+  return true;
+}
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Status SetUp() = 0;
+  // A new, not yet initialised client of the namespace under test.
+  virtual std::unique_ptr<RegistryCenter> NewClient(const std::string& params = "") = 0;
+  virtual void ExpireSessions(RegistryCenter& client) = 0;
+  virtual testing::ZkTestServer* server() { return nullptr; }
+};
+
+std::string UniqueNamespace() {
+  static std::atomic<int> n{0};
+  return "ns" + std::to_string(getpid()) + "_" + std::to_string(n++);
+}
+
+class MemoryBackend final : public Backend {
+ public:
+  Status SetUp() override { return Status::Ok(); }
+  std::unique_ptr<RegistryCenter> NewClient(const std::string&) override {
+    return std::make_unique<reg::MemoryRegistryCenter>(store_, ns_);
+  }
+  void ExpireSessions(RegistryCenter& client) override {
+    static_cast<reg::MemoryRegistryCenter&>(client).ExpireSession();
+  }
+
+ private:
+  std::string ns_ = UniqueNamespace();
+  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>();
+};
+
+class ZooKeeperBackend final : public Backend {
+ public:
+  Status SetUp() override { return server_.Start(); }
+  std::unique_ptr<RegistryCenter> NewClient(const std::string& params) override {
+    std::string p = "sessionTimeoutMs=2000&connectionTimeoutMs=5000&baseSleepMs=100&maxSleepMs=500";
+    if (!params.empty()) p += "&" + params;
+    auto r = NewRegistryCenter(server_.Url(ns_, p));
+    return r.ok() ? std::move(r).value() : nullptr;
+  }
+  void ExpireSessions(RegistryCenter&) override {
+    // The server cannot answer pings while stopped; once resumed it expires every session
+    // whose timeout passed (2 s here).
+    server_.Pause();
+    std::this_thread::sleep_for(4s);  // fault duration, not a wait for a result
+    server_.Resume();
+  }
+  testing::ZkTestServer* server() override { return &server_; }
+
+ private:
+  testing::ZkTestServer server_;
+  std::string ns_ = UniqueNamespace();
+};
+
+class RegistryConformanceTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "memory") {
+      backend_ = std::make_unique<MemoryBackend>();
+    } else {
+      backend_ = std::make_unique<ZooKeeperBackend>();
+    }
+    ASSERT_TRUE(backend_->SetUp().ok());
+    reg_ = Client();
+  }
+
+  std::unique_ptr<RegistryCenter> Client(const std::string& params = "") {
+    auto c = backend_->NewClient(params);
+    EXPECT_NE(c, nullptr);
+    Status s = c->Init();
+    EXPECT_TRUE(s.ok()) << s;
+    return c;
+  }
+
+  ThreadPool pool_{2};
+  SerialExecutor events_{pool_};
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<RegistryCenter> reg_;
+};
+
+TEST_P(RegistryConformanceTest, PersistGetUpdateRemove) {
+  ASSERT_TRUE(reg_->Persist("/job/config", "a").ok());
+  EXPECT_EQ(*reg_->Get("/job/config"), "a");
+  EXPECT_EQ(*reg_->GetDirectly("/job/config"), "a");
+  EXPECT_TRUE(*reg_->IsExisted("/job"));  // persistent parent created
+  EXPECT_EQ(*reg_->GetDirectly("/job"), "");
+  ASSERT_TRUE(reg_->Persist("/job/config", "b").ok());  // existing: set data
+  EXPECT_EQ(*reg_->GetDirectly("/job/config"), "b");
+  ASSERT_TRUE(reg_->Update("/job/config", "c").ok());
+  EXPECT_EQ(*reg_->GetDirectly("/job/config"), "c");
+  EXPECT_EQ(reg_->Update("/job/missing", "x").code(), StatusCode::kNotFound);
+  EXPECT_EQ(reg_->GetDirectly("/job/missing").status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(*reg_->IsExisted("/job/missing"));
+  ASSERT_TRUE(reg_->Persist("/job/servers/10.0.0.1", "ENABLED").ok());
+  ASSERT_TRUE(reg_->Remove("/job").ok());  // recursive
+  EXPECT_FALSE(*reg_->IsExisted("/job"));
+  EXPECT_TRUE(reg_->Remove("/job").ok());  // absent: fine
+}
+
+TEST_P(RegistryConformanceTest, ChildrenAreSortedDescending) {
+  for (const char* c : {"b", "a", "c", "10.0.0.2@-@1", "10.0.0.10@-@1"}) {
+    ASSERT_TRUE(reg_->Persist(std::string("/p/") + c, "").ok());
+  }
+  EXPECT_EQ(*reg_->GetChildrenKeys("/p"),
+            (std::vector<std::string>{"c", "b", "a", "10.0.0.2@-@1", "10.0.0.10@-@1"}));
+  EXPECT_EQ(*reg_->GetNumChildren("/p"), 5);
+  EXPECT_EQ(reg_->GetChildrenKeys("/nope").status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(RegistryConformanceTest, MalformedKeysAreRejected) {
+  for (const char* k : {"", "job", "/job/", "/a//b", "/a/../b"}) {
+    EXPECT_EQ(reg_->Persist(k, "x").code(), StatusCode::kInvalidArgument) << k;
+  }
+}
+
+TEST_P(RegistryConformanceTest, SequentialNodesCountUp) {
+  auto a = reg_->PersistSequential("/seq/n-", "1");
+  auto b = reg_->PersistSequential("/seq/n-", "2");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, "/seq/n-0000000000");
+  EXPECT_EQ(*b, "/seq/n-0000000001");
+  auto e = reg_->PersistEphemeralSequential("/seq/e-", "3");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(*e, "/seq/e-0000000002");
+  EXPECT_EQ(*reg_->GetDirectly(*e), "3");
+}
+
+TEST_P(RegistryConformanceTest, EphemeralNodesGoWhenTheSessionCloses) {
+  auto other = Client();
+  ASSERT_TRUE(other->PersistEphemeral("/job/instances/a@-@1", "x").ok());
+  ASSERT_TRUE(other->PersistEphemeral("/job/instances/a@-@1", "y").ok());  // replace
+  EXPECT_EQ(*reg_->GetDirectly("/job/instances/a@-@1"), "y");
+  EXPECT_EQ(other->Persist("/job/instances/a@-@1/child", "").code(), StatusCode::kInvalidArgument);
+  other->Close();
+  EXPECT_EQ(reg_->GetDirectly("/job/instances/a@-@1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(other->Persist("/x", "").code() == StatusCode::kOk, false);  // closed client
+}
+
+TEST_P(RegistryConformanceTest, TransactionsApplyAllOrNothing) {
+  ASSERT_TRUE(reg_->Persist("/t", "").ok());
+  Status s = reg_->ExecuteInTransaction({TransactionOp::Create("/t/a", "1"),
+                                         TransactionOp::Create("/t/b", "2"),
+                                         TransactionOp::CheckExists("/t/missing")});
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_NE(s.message().find("transaction step 3"), std::string::npos) << s;
+  EXPECT_FALSE(*reg_->IsExisted("/t/a"));
+  EXPECT_FALSE(*reg_->IsExisted("/t/b"));
+  ASSERT_TRUE(reg_->Persist("/t/old", "x").ok());
+  s = reg_->ExecuteInTransaction(
+      {TransactionOp::CheckExists("/t"), TransactionOp::Create("/t/a", "1"),
+       TransactionOp::SetData("/t/old", "y"), TransactionOp::Delete("/t/old")});
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(*reg_->GetDirectly("/t/a"), "1");
+  EXPECT_FALSE(*reg_->IsExisted("/t/old"));
+  EXPECT_EQ(reg_->ExecuteInTransaction({TransactionOp::Create("/t/a", "again")}).code(),
+            StatusCode::kAlreadyExists);
+}
+
+TEST_P(RegistryConformanceTest, WatchDeliversEveryEventTypeAndServesReadsFromTheCache) {
+  ASSERT_TRUE(reg_->Persist("/w/existing", "0").ok());
+  Recorder rec;
+  auto sub = reg_->Watch("/w", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/w/existing", "0"));  // initial contents
+  auto other = Client();
+  ASSERT_TRUE(other->Persist("/w/a", "1").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/w/a", "1"));
+  ASSERT_TRUE(other->Persist("/w/a", "2").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kUpdated, "/w/a", "2"));
+  ASSERT_TRUE(other->Persist("/w/a/deep/er", "3").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/w/a/deep/er", "3"));
+  EXPECT_EQ(*reg_->Get("/w/a/deep/er"), "3");
+  ASSERT_TRUE(other->Remove("/w/a").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kDeleted, "/w/a/deep/er"));
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kDeleted, "/w/a"));
+  EXPECT_EQ(reg_->Get("/w/a").status().code(), StatusCode::kNotFound);
+  // Our own writes are visible in the cache at once.
+  ASSERT_TRUE(reg_->Persist("/w/mine", "m").ok());
+  EXPECT_EQ(*reg_->Get("/w/mine"), "m");
+}
+
+TEST_P(RegistryConformanceTest, CacheConvergesAfterABurstOfRemoteChanges) {
+  Recorder rec;
+  auto sub = reg_->Watch("/burst", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(sub.ok());
+  auto other = Client();
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(other->Persist("/burst/n" + std::to_string(i % 20), std::to_string(i)).ok());
+  }
+  ASSERT_TRUE(other->Remove("/burst/n3").ok());
+  ASSERT_TRUE(other->Persist("/burst/done", "yes").ok());
+  ASSERT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/burst/done", "yes"));
+  EXPECT_TRUE(Eventually(
+      [&] {
+        for (int i = 0; i < 20; ++i) {
+          std::string k = "/burst/n" + std::to_string(i);
+          auto cached = reg_->Get(k);
+          auto direct = reg_->GetDirectly(k);
+          if (cached.ok() != direct.ok() || (cached.ok() && *cached != *direct)) return false;
+        }
+        return true;
+      },
+      rec));
+  EXPECT_EQ(*reg_->GetChildrenKeys("/burst"), *other->GetChildrenKeys("/burst"));
+}
+
+TEST_P(RegistryConformanceTest, ConnectionStatesAndSessionExpiry) {
+  Recorder rec;
+  auto listener = reg_->AddConnectionStateListener(events_, [&](ConnectionState s) { rec.Add(s); });
+  auto tree = reg_->Watch("/exp", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(reg_->PersistEphemeral("/exp/instance", "me").ok());
+  backend_->ExpireSessions(*reg_);
+  ASSERT_TRUE(rec.WaitState(ConnectionState::kLost));
+  ASSERT_TRUE(rec.WaitState(ConnectionState::kReconnected));
+  // The ephemeral node went with the old session; the owner restores it on the new one.
+  EXPECT_EQ(reg_->GetDirectly("/exp/instance").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kDeleted, "/exp/instance"));
+  ASSERT_TRUE(reg_->PersistEphemeral("/exp/instance", "me-again").ok());
+  EXPECT_EQ(*reg_->GetDirectly("/exp/instance"), "me-again");
+  // The cache follows changes made after the new session started.
+  auto other = Client();
+  ASSERT_TRUE(other->Persist("/exp/later", "v").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/exp/later", "v"));
+  EXPECT_EQ(*reg_->Get("/exp/later"), "v");
+}
+
+TEST_P(RegistryConformanceTest, LeaderLatchAdmitsOneHolderAtATime) {
+  constexpr int kClients = 4;
+  constexpr int kRounds = 3;
+  std::vector<std::unique_ptr<RegistryCenter>> clients;
+  for (int i = 0; i < kClients; ++i) clients.push_back(Client());
+  std::atomic<int> inside{0}, max_inside{0}, runs{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&, i] {
+      for (int r = 0; r < kRounds; ++r) {
+        Status s =
+            clients[static_cast<size_t>(i)]->ExecuteInLeader("/job/leader/election/latch", [&] {
+              int now = ++inside;
+              int prev = max_inside.load();
+              while (now > prev && !max_inside.compare_exchange_weak(prev, now)) {
+              }
+              std::this_thread::yield();
+              --inside;
+              ++runs;
+            });
+        EXPECT_TRUE(s.ok()) << s;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(runs.load(), kClients * kRounds);
+  EXPECT_EQ(max_inside.load(), 1);
+  // Curator's node names: released nodes are gone.
+  auto left = reg_->GetChildrenKeys("/job/leader/election/latch");
+  EXPECT_TRUE(!left.ok() || left->empty());
+}
+
+TEST_P(RegistryConformanceTest, LeaderLatchPassesOnWhenTheHolderSessionEnds) {
+  auto holder = Client();
+  std::mutex mu;
+  std::condition_variable cv;
+  bool holding = false, release = false;
+  std::thread t([&] {
+    Status s = holder->ExecuteInLeader("/l/latch", [&] {
+      std::unique_lock<std::mutex> l(mu);
+      holding = true;
+      cv.notify_all();
+      cv.wait(l, [&] { return release; });
+    });
+    (void)s;
+  });
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return holding; });
+  }
+  auto children = reg_->GetChildrenKeys("/l/latch");
+  ASSERT_TRUE(children.ok());
+  ASSERT_EQ(children->size(), 1u);
+  EXPECT_EQ((*children)[0].rfind("_c_", 0), 0u);
+  EXPECT_NE((*children)[0].find("-latch-0000000000"), std::string::npos) << (*children)[0];
+  std::atomic<bool> acquired{false};
+  std::thread waiter(
+      [&] { EXPECT_TRUE(reg_->ExecuteInLeader("/l/latch", [&] { acquired = true; }).ok()); });
+  holder->Close();  // the holder's session ends while it is still inside
+  waiter.join();
+  EXPECT_TRUE(acquired.load());
+  {
+    std::lock_guard<std::mutex> l(mu);
+    release = true;
+  }
+  cv.notify_all();
+  t.join();
+}
+
+TEST_P(RegistryConformanceTest, RegistryTimeIsTheServersClock) {
+  auto t = reg_->GetRegistryCenterTime("/systemTime/current");
+  ASSERT_TRUE(t.ok()) << t.status();
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  EXPECT_LT(std::abs(now - *t), 60'000);
+}
+
+TEST_P(RegistryConformanceTest, ContainerNodesGoWithTheirLastChild) {
+  Recorder rec;
+  auto sub = reg_->Watch("/c", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(reg_->Persist("/c", "").ok());
+  ASSERT_TRUE(reg_->CreateContainer("/c/box").ok());
+  ASSERT_TRUE(reg_->Persist("/c/box/item", "").ok());
+  ASSERT_TRUE(reg_->Remove("/c/box/item").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kDeleted, "/c/box", "\x01", 30s));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, RegistryConformanceTest,
+                         ::testing::Values("memory", "zookeeper"),
+                         [](const auto& p) { return p.param; });
+
+// ZooKeeper-only behaviour.
+class ZooKeeperRegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(server_.Start().ok()); }
+  std::unique_ptr<RegistryCenter> Client(const std::string& ns, const std::string& params = "") {
+    auto r = NewRegistryCenter(server_.Url(ns,
+                                           "sessionTimeoutMs=2000&connectionTimeoutMs=5000&"
+                                           "baseSleepMs=100&maxSleepMs=500" +
+                                               (params.empty() ? "" : "&" + params)));
+    EXPECT_TRUE(r.ok()) << r.status();
+    return std::move(r).value();
+  }
+  testing::ZkTestServer server_;
+  ThreadPool pool_{2};
+  SerialExecutor events_{pool_};
+};
+
+TEST_F(ZooKeeperRegistryTest, InitFailsClearlyWhenNoServerAnswers) {
+  auto r = NewRegistryCenter("zookeeper://127.0.0.1:1/ns?connectionTimeoutMs=500");
+  ASSERT_TRUE(r.ok());
+  Status s = (*r)->Init();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("127.0.0.1:1"), std::string::npos) << s;
+}
+
+TEST_F(ZooKeeperRegistryTest, EphemeralNodesGoWhenTheOwningProcessIsKilled) {
+  auto reg = Client("killns");
+  ASSERT_TRUE(reg->Init().ok());
+  Recorder rec;
+  auto sub = reg->Watch("/job/instances", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  auto pid = testing::StartHelperProcess({server_.Url("killns", "sessionTimeoutMs=2000"),
+                                          "ephemeral", "/job/instances/10.0.0.9@-@42"});
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/job/instances/10.0.0.9@-@42", "holder"));
+  kill(*pid, SIGKILL);
+  waitpid(*pid, nullptr, 0);
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kDeleted, "/job/instances/10.0.0.9@-@42"));
+  EXPECT_EQ(reg->GetDirectly("/job/instances/10.0.0.9@-@42").status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST_F(ZooKeeperRegistryTest, LatchPassesOnWhenTheHoldingProcessIsKilled) {
+  auto reg = Client("latchns");
+  ASSERT_TRUE(reg->Init().ok());
+  auto pid = testing::StartHelperProcess(
+      {server_.Url("latchns", "sessionTimeoutMs=2000"), "latch", "/job/leader/election/latch"});
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  std::atomic<bool> acquired{false};
+  std::thread waiter([&] {
+    EXPECT_TRUE(reg->ExecuteInLeader("/job/leader/election/latch", [&] { acquired = true; }).ok());
+  });
+  EXPECT_FALSE(acquired.load());
+  kill(*pid, SIGKILL);
+  waitpid(*pid, nullptr, 0);
+  waiter.join();  // returns once the dead holder's session expires
+  EXPECT_TRUE(acquired.load());
+}
+
+TEST_F(ZooKeeperRegistryTest, ServerRestartReconnectsAndKeepsData) {
+  auto reg = Client("restartns");
+  ASSERT_TRUE(reg->Init().ok());
+  Recorder rec;
+  auto listener = reg->AddConnectionStateListener(events_, [&](ConnectionState s) { rec.Add(s); });
+  auto sub = reg->Watch("/r", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(reg->Persist("/r/config", "v1").ok());
+  ASSERT_TRUE(server_.Restart().ok());
+  ASSERT_TRUE(rec.WaitState(ConnectionState::kSuspended));
+  ASSERT_TRUE(rec.WaitState(ConnectionState::kReconnected));
+  EXPECT_EQ(*reg->GetDirectly("/r/config"), "v1");
+  ASSERT_TRUE(reg->Persist("/r/config", "v2").ok());
+  auto other = Client("restartns");
+  ASSERT_TRUE(other->Init().ok());
+  ASSERT_TRUE(other->Persist("/r/after", "x").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/r/after", "x"));
+}
+
+TEST_F(ZooKeeperRegistryTest, DigestAclsKeepOtherClientsOut) {
+  auto owner = Client("aclns", "digest=admin:secret");
+  ASSERT_TRUE(owner->Init().ok());
+  ASSERT_TRUE(owner->Persist("/job/config", "cron: x").ok());
+  EXPECT_EQ(*owner->GetDirectly("/job/config"), "cron: x");
+  auto stranger = Client("aclns");
+  ASSERT_TRUE(stranger->Init().ok());
+  EXPECT_EQ(stranger->Persist("/job/config", "hacked").code(), StatusCode::kAuthFailed);
+  EXPECT_EQ(stranger->Remove("/job/config").code(), StatusCode::kAuthFailed);
+  EXPECT_EQ(stranger->GetDirectly("/job/config").status().code(), StatusCode::kAuthFailed);
+  auto wrong = Client("aclns", "digest=admin:wrong");
+  ASSERT_TRUE(wrong->Init().ok());  // a wrong digest authenticates as a different identity
+  EXPECT_EQ(wrong->Persist("/job/config", "hacked").code(), StatusCode::kAuthFailed);
+  auto friend_ = Client("aclns", "digest=admin:secret");
+  ASSERT_TRUE(friend_->Init().ok());
+  EXPECT_TRUE(friend_->Persist("/job/config", "cron: y").ok());
+}
+
+// Curator's LeaderLatch (a Java ElasticJob instance's latch) and ours exclude each other on
+// the same path, in both directions.
+TEST_F(ZooKeeperRegistryTest, LatchExcludesCuratorLeaderLatchBothWays) {
+  const std::string cp =
+      "/usr/share/java/curator-recipes.jar:/usr/share/java/curator-framework.jar:"
+      "/usr/share/java/curator-client.jar:/usr/share/java/zookeeper.jar:"
+      "/usr/share/java/zookeeper-jute.jar:/usr/share/java/guava.jar:"
+      "/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar";
+  const std::string latch = "/job/leader/election/latch";
+  auto reg = Client("mixed");
+  ASSERT_TRUE(reg->Init().ok());
+  auto java = [&] {
+    return testing::SpawnWithPipes({"java", "-cp", cp, ELASTICJOB_CURATOR_HOLDER,
+                                    "127.0.0.1:" + std::to_string(server_.port()), "mixed", latch});
+  };
+  Recorder rec;
+  auto sub = reg->Watch(latch, events_, [&](const TreeEvent& e) { rec.Add(e); });
+  auto children = [&] {
+    auto c = reg->GetChildrenKeys(latch);
+    return c.ok() ? c->size() : 0u;
+  };
+
+  // 1. Curator holds; we wait behind it and get the latch only after it lets go.
+  auto holder = java();
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_TRUE((*holder)->WaitForLine("leader", 30000));
+  std::atomic<bool> acquired{false};
+  std::thread waiter(
+      [&] { EXPECT_TRUE(reg->ExecuteInLeader(latch, [&] { acquired = true; }).ok()); });
+  ASSERT_TRUE(Eventually([&] { return children() == 2; }, rec));  // both contenders queued
+  EXPECT_FALSE(acquired.load());
+  (*holder)->CloseStdin();
+  ASSERT_TRUE((*holder)->WaitForLine("released", 30000));
+  waiter.join();
+  EXPECT_TRUE(acquired.load());
+
+  // 2. We hold; Curator waits behind us and leads only after we let go.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool holding = false, release = false;
+  std::thread ours([&] {
+    EXPECT_TRUE(reg->ExecuteInLeader(latch,
+                                     [&] {
+                                       std::unique_lock<std::mutex> l(mu);
+                                       holding = true;
+                                       cv.notify_all();
+                                       cv.wait(l, [&] { return release; });
+                                     })
+                    .ok());
+  });
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return holding; });
+  }
+  auto contender = java();
+  ASSERT_TRUE(contender.ok());
+  ASSERT_TRUE(Eventually([&] { return children() == 2; }, rec, 30s));
+  EXPECT_FALSE((*contender)->HasOutput()) << "Curator became leader while we held the latch";
+  {
+    std::lock_guard<std::mutex> l(mu);
+    release = true;
+  }
+  cv.notify_all();
+  ours.join();
+  EXPECT_TRUE((*contender)->WaitForLine("leader", 30000));
+  (*contender)->CloseStdin();
+  EXPECT_TRUE((*contender)->WaitForLine("released", 30000));
+}
+
+}  // namespace
+}  // namespace elasticjob
