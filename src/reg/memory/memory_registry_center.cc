@@ -8,12 +8,6 @@
 namespace elasticjob::reg {
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string Join(const std::string& parent, const std::string& name) {
   return parent == "/" ? "/" + name : parent + "/" + name;
 }
@@ -40,7 +34,12 @@ std::shared_ptr<MemoryStore> MemoryStore::Shared(const std::string& name) {
   return store;
 }
 
-MemoryStore::MemoryStore() { nodes["/"] = Node{}; }
+MemoryStore::MemoryStore(Clock& c) : clock(c) { nodes["/"] = Node{}; }
+
+int64_t MemoryStore::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
+      .count();
+}
 
 void MemoryStore::Publish(const std::vector<Change>& changes,
                           std::vector<std::function<void()>>* fired) {
@@ -234,7 +233,7 @@ Result<std::string> MemoryRegistryCenter::CreateLocked(const std::string& full,
   n.mode = mode;
   n.owner =
       (mode == CreateMode::kEphemeral || mode == CreateMode::kEphemeralSequential) ? session_ : 0;
-  n.mtime_ms = NowMs();
+  n.mtime_ms = store_->NowMs();
   nodes[path] = std::move(n);
   nodes[parent].children.insert(Leaf(path));
   changes->push_back({TreeEvent::Type::kAdded, path, std::string(value)});
@@ -249,7 +248,7 @@ Status MemoryRegistryCenter::Persist(std::string_view key, std::string_view valu
   auto it = store_->nodes.find(Full(key));
   if (it != store_->nodes.end()) {
     it->second.value = std::string(value);
-    it->second.mtime_ms = NowMs();
+    it->second.mtime_ms = store_->NowMs();
     changes.push_back({TreeEvent::Type::kUpdated, it->first, std::string(value)});
   } else {
     auto r = CreateLocked(Full(key), value, CreateMode::kPersistent, true, &changes);
@@ -364,7 +363,7 @@ Status MemoryRegistryCenter::ExecuteInTransaction(const std::vector<TransactionO
           s = NotFound(fmt::format("no node {}", op.key));
         } else {
           it->second.value = op.value;
-          it->second.mtime_ms = NowMs();
+          it->second.mtime_ms = store_->NowMs();
           changes.push_back({TreeEvent::Type::kUpdated, full, op.value});
         }
         break;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "elasticjob/clock.h"
 #include "reg/registry_base.h"
 
 namespace elasticjob::reg {
@@ -49,6 +50,7 @@ class MemoryStore {
     std::shared_ptr<SubscriptionState> state;
   };
 
+  Clock& clock;
   std::mutex mu;
   std::map<std::string, Node> nodes;  // GUARDED_BY(mu); full paths, "/" always present
   int64_t next_session = 1;           // GUARDED_BY(mu)
@@ -56,7 +58,10 @@ class MemoryStore {
       exists_watches;                        // GUARDED_BY(mu)
   std::vector<TreeListener> tree_listeners;  // GUARDED_BY(mu)
 
-  MemoryStore();
+  // `clock` (borrowed; must outlive the store) stamps modification times, which is what
+  // GetRegistryCenterTime reports: a SimulatedClock lets tests skew the "server" clock.
+  explicit MemoryStore(Clock& clock = Clock::System());
+  int64_t NowMs() const;
   // REQUIRES: mu held. Posts tree events and collects fired one-shot watches into `fired`.
   void Publish(const std::vector<Change>& changes, std::vector<std::function<void()>>* fired);
   // REQUIRES: mu held. Deletes `session`'s ephemeral nodes.

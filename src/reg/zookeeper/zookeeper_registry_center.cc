@@ -45,6 +45,13 @@ void QuietClientLog() {
 
 }  // namespace
 
+// A one-shot watch's context. Contexts are owned by once_watches_ until their watch fires
+// for good (a node event or the session's expiry), or the registry is destroyed.
+struct OnceWatch {
+  ZooKeeperRegistryCenter* self;
+  std::function<void()> fired;
+};
+
 ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url)
     : url_(std::move(url)), prefix_("/" + url_.name_space) {
   QuietClientLog();
@@ -55,7 +62,7 @@ ZooKeeperRegistryCenter::~ZooKeeperRegistryCenter() {
   worker_.Stop();
   worker_.Join();
   std::lock_guard<std::mutex> lock(once_mu_);
-  for (auto* fn : once_watches_) delete fn;
+  for (auto* w : once_watches_) delete w;
   once_watches_.clear();
 }
 
@@ -603,24 +610,35 @@ Result<int64_t> ZooKeeperRegistryCenter::GetRegistryCenterTime(std::string_view 
 // ---- one-shot watches (the leader latch) ------------------------------------------------
 
 void ZooKeeperRegistryCenter::OnceWatcher(zhandle_t*, int type, int state, const char*, void* ctx) {
-  auto* fn = static_cast<std::function<void()>*>(ctx);
-  (*fn)();
-  // Keep the context alive for connection-state notifications; the watch is still set.
+  auto* w = static_cast<OnceWatch*>(ctx);
+  ZooKeeperRegistryCenter* self = w->self;
+  std::lock_guard<std::mutex> lock(self->once_mu_);
+  if (self->once_watches_.count(w) == 0) return;
+  w->fired();
+  // A connection-state notification leaves the watch set; keep the context for its event.
   if (type == ZOO_SESSION_EVENT && state != ZOO_EXPIRED_SESSION_STATE) return;
-  delete fn;
+  self->once_watches_.erase(w);
+  delete w;
 }
 
 Result<bool> ZooKeeperRegistryCenter::ExistsWatchOnce(std::string_view key,
                                                       std::function<void()> fired) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
-  auto* fn = new std::function<void()>(std::move(fired));
+  auto* w = new OnceWatch{this, std::move(fired)};
+  {
+    std::lock_guard<std::mutex> lock(once_mu_);
+    once_watches_.insert(w);
+  }
   Stat stat;
   int rc = WithRetry(
-      [&](zhandle_t* zh) { return zoo_wexists(zh, full.c_str(), &OnceWatcher, fn, &stat); });
+      [&](zhandle_t* zh) { return zoo_wexists(zh, full.c_str(), &OnceWatcher, w, &stat); });
   if (rc == ZOK) return true;
   if (rc == ZNONODE) return false;
-  delete fn;
+  {
+    std::lock_guard<std::mutex> lock(once_mu_);
+    if (once_watches_.erase(w) > 0) delete w;  // no watch was set
+  }
   return ToStatus(rc, key);
 }
 

@@ -34,6 +34,8 @@ struct ACL_vector;
 
 namespace elasticjob::reg {
 
+struct OnceWatch;
+
 class ZooKeeperRegistryCenter final : public RegistryBase {
  public:
   explicit ZooKeeperRegistryCenter(RegistryUrl url);
@@ -83,6 +85,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   static void GlobalWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
   static void CacheWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
   static void OnceWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
+  friend struct OnceWatch;
 
   void OnSessionEvent(_zhandle* zh, int state);
   void ReplaceSession();
@@ -127,7 +130,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   std::vector<std::shared_ptr<TreeCache>> caches_;  // GUARDED_BY(data_mu_)
 
   std::mutex once_mu_;
-  std::set<std::function<void()>*> once_watches_;  // GUARDED_BY(once_mu_); freed on close
+  std::set<OnceWatch*> once_watches_;  // GUARDED_BY(once_mu_); owned; freed on destruction
 };
 
 }  // namespace elasticjob::reg
