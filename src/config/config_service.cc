@@ -1,0 +1,80 @@
+#include "config/config_service.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+
+namespace elasticjob::config {
+
+Result<JobConfiguration> ConfigService::SetUp(std::string_view job_type_name,
+                                              const JobConfiguration& config) {
+  const std::string& job = config.job_name;
+  if (Status s = ValidateJobConfiguration(config); !s.ok()) {
+    return s.WithContext(fmt::format("job '{}'", job));
+  }
+  if (job_type_name.empty()) {
+    return InvalidArgument(fmt::format("job '{}': the job type name must not be empty", job));
+  }
+  auto root_exists = storage_.IsJobRootNodeExisted();
+  if (!root_exists.ok()) return root_exists.status();
+  if (*root_exists) {
+    auto registered = storage_.GetJobRootNodeData();
+    if (!registered.ok() && registered.status().code() != StatusCode::kNotFound) {
+      return registered.status();
+    }
+    if (registered.ok() && !registered->empty() && *registered != job_type_name) {
+      return FailedPrecondition(fmt::format(
+          "Job conflict with register center. The job '{}' in register center's class is '{}', "
+          "your job class is '{}'",
+          job, *registered, job_type_name));
+    }
+  }
+  auto config_exists = storage_.IsJobNodeExisted("config");
+  if (!config_exists.ok()) return config_exists.status();
+  if (!*config_exists || config.overwrite) {
+    if (Status s = storage_.ReplaceJobNode("config", ConfigToYaml(config, version_)); !s.ok())
+      return s;
+    if (Status s = storage_.ReplaceJobRootNode(job_type_name); !s.ok()) return s;
+    return config;
+  }
+  return Load(false);
+}
+
+Result<JobConfiguration> ConfigService::Load(bool from_cache) {
+  const std::string& job = storage_.path().job_name();
+  auto yaml =
+      from_cache ? storage_.GetJobNodeData("config") : storage_.GetJobNodeDataDirectly("config");
+  if (from_cache && !yaml.ok() && yaml.status().code() == StatusCode::kNotFound) {
+    yaml = storage_.GetJobNodeDataDirectly("config");  // the cache may not have seen it yet
+  }
+  if (!yaml.ok()) return yaml.status().WithContext(fmt::format("job '{}': config", job));
+  auto config = ConfigFromYaml(*yaml);
+  if (!config.ok()) return config.status().WithContext(fmt::format("job '{}'", job));
+  if (Status s = ValidateJobConfiguration(*config); !s.ok()) {
+    return s.WithContext(fmt::format("job '{}': config", job));
+  }
+  return config;
+}
+
+Status ConfigService::CheckMaxTimeDiffSecondsTolerable() {
+  auto config = Load(true);
+  if (!config.ok()) return config.status();
+  const int max_diff = config->max_time_diff_seconds;
+  if (max_diff < 0) return Status::Ok();
+  auto registry_time = storage_.GetRegistryCenterTime();
+  if (!registry_time.ok()) return registry_time.status();
+  int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
+          .count();
+  int64_t diff = std::llabs(now - *registry_time);
+  if (diff > int64_t{max_diff} * 1000) {
+    return FailedPrecondition(fmt::format(
+        "Time different between job server and register center exceed '{}' seconds, max time "
+        "different is '{}' seconds.",
+        diff / 1000, max_diff));
+  }
+  return Status::Ok();
+}
+
+}  // namespace elasticjob::config

@@ -1,0 +1,49 @@
+// ConfigService: the job's configuration in the registry, ElasticJob's ConfigurationService.
+//
+// SetUp at start-up: the job's type name goes to `/{job}` and its YAML to `/{job}/config`
+// when the registry has no config yet or `overwrite` is set; otherwise the registry's
+// configuration wins and is returned. A different type name already registered for the job
+// is ElasticJob's "job conflict" error.
+//
+// Thread safety: safe for concurrent use.
+#ifndef ELASTICJOB_CONFIG_CONFIG_SERVICE_H_
+#define ELASTICJOB_CONFIG_CONFIG_SERVICE_H_
+
+#include <string_view>
+
+#include "elasticjob/clock.h"
+#include "elasticjob/config/job_configuration.h"
+#include "storage/job_node_storage.h"
+
+namespace elasticjob::config {
+
+class ConfigService {
+ public:
+  // REQUIRES: `storage` and `clock` outlive this object.
+  ConfigService(storage::JobNodeStorage& storage, Clock& clock,
+                ConfigYamlVersion version = ConfigYamlVersion::kV3_0_5)
+      : storage_(storage), clock_(clock), version_(version) {}
+
+  // Registers `config` for a job of type `job_type_name` (see above). Returns the effective
+  // configuration. Fails with FAILED_PRECONDITION on a job conflict, INVALID_ARGUMENT when
+  // `config` or the registry's config is invalid (naming the job), or a registry error.
+  Result<JobConfiguration> SetUp(std::string_view job_type_name, const JobConfiguration& config);
+
+  // The registered configuration, read from the cache when `from_cache` (falling back to the
+  // server while the cache has not seen it yet). Fails naming the job and the problem when
+  // the node is missing, malformed or invalid.
+  Result<JobConfiguration> Load(bool from_cache);
+
+  // ElasticJob's time-skew check: FAILED_PRECONDITION when maxTimeDiffSeconds >= 0 and this
+  // machine's clock differs from the registry's by more than that.
+  Status CheckMaxTimeDiffSecondsTolerable();
+
+ private:
+  storage::JobNodeStorage& storage_;
+  Clock& clock_;
+  const ConfigYamlVersion version_;
+};
+
+}  // namespace elasticjob::config
+
+#endif  // ELASTICJOB_CONFIG_CONFIG_SERVICE_H_

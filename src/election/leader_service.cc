@@ -1,0 +1,37 @@
+#include "election/leader_service.h"
+
+#include "election/leader_node.h"
+
+namespace elasticjob::election {
+
+Status LeaderService::ElectLeader() {
+  Status inner;
+  Status s = storage_.ExecuteInLeader(kLeaderLatch, [&] {
+    auto has = storage_.IsJobNodeExisted(kLeaderInstance);
+    if (!has.ok()) {
+      inner = has.status();
+    } else if (!*has) {
+      inner = storage_.FillEphemeralJobNode(kLeaderInstance, instance_id_);
+    }
+  });
+  return s.ok() ? inner : s;
+}
+
+Result<bool> LeaderService::IsLeader() {
+  auto v = storage_.GetJobNodeData(kLeaderInstance);
+  if (!v.ok()) {
+    if (v.status().code() == StatusCode::kNotFound) return false;
+    return v.status();
+  }
+  return *v == instance_id_;
+}
+
+Result<bool> LeaderService::HasLeader() { return storage_.IsJobNodeExisted(kLeaderInstance); }
+
+Status LeaderService::RemoveLeader() {
+  auto leader = IsLeader();
+  if (!leader.ok() || !*leader) return leader.status();
+  return storage_.RemoveJobNodeIfExisted(kLeaderInstance);
+}
+
+}  // namespace elasticjob::election

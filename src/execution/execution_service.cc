@@ -1,0 +1,105 @@
+#include "execution/execution_service.h"
+
+#include "sharding/sharding_node.h"
+
+namespace elasticjob::execution {
+
+using sharding::MisfireNode;
+using sharding::RunningNode;
+
+Status ExecutionService::RegisterJobBegin(const JobConfiguration& config,
+                                          const std::vector<int>& items) {
+  if (!config.monitor_execution || items.empty()) return Status::Ok();
+  const CreateMode mode = config.failover ? CreateMode::kPersistent : CreateMode::kEphemeral;
+  std::vector<TransactionOp> ops;
+  for (int item : items) {
+    // A leftover mark (our own, from a run cut short by a lost session) is replaced.
+    auto exists = storage_.IsJobNodeExisted(RunningNode(item));
+    if (!exists.ok()) return exists.status();
+    if (*exists) ops.push_back(TransactionOp::Delete(RunningNode(item)));
+    ops.push_back(TransactionOp::Create(RunningNode(item), instance_id_, mode));
+  }
+  Status s = storage_.ExecuteInTransaction(ops);
+  if (s.code() != StatusCode::kNotFound) return s;
+  // An item node is missing (items of a job not sharded yet): create them, then retry once.
+  for (int item : items) {
+    auto exists = storage_.IsJobNodeExisted(sharding::ItemNode(item));
+    if (!exists.ok()) return exists.status();
+    if (!*exists) {
+      if (Status c = storage_.FillJobNode(sharding::ItemNode(item), ""); !c.ok()) return c;
+    }
+  }
+  return storage_.ExecuteInTransaction(std::move(ops));
+}
+
+Status ExecutionService::RegisterJobCompleted(const JobConfiguration& config,
+                                              const std::vector<int>& items) {
+  if (!config.monitor_execution || items.empty()) return Status::Ok();
+  std::vector<TransactionOp> ops;
+  for (int item : items) ops.push_back(TransactionOp::Delete(RunningNode(item)));
+  Status s = storage_.ExecuteInTransaction(std::move(ops));
+  if (s.code() != StatusCode::kNotFound) return s;
+  // Some mark was already gone (failover or an operator cleared it): clear the rest singly.
+  for (int item : items) {
+    if (Status r = storage_.RemoveJobNodeIfExisted(RunningNode(item)); !r.ok()) return r;
+  }
+  return Status::Ok();
+}
+
+Result<bool> ExecutionService::HasRunningItems(const std::vector<int>& items) {
+  for (int item : items) {
+    auto running = storage_.IsJobNodeExisted(RunningNode(item));
+    if (!running.ok() || *running) return running;
+  }
+  return false;
+}
+
+Result<bool> ExecutionService::MisfireIfHasRunningItems(const std::vector<int>& items) {
+  auto running = HasRunningItems(items);
+  if (!running.ok() || !*running) return running;
+  if (Status s = SetMisfire(items); !s.ok()) return s;
+  return true;
+}
+
+Status ExecutionService::SetMisfire(const std::vector<int>& items) {
+  for (int item : items) {
+    if (Status s = storage_.CreateJobNodeIfNeeded(MisfireNode(item)); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<int>> ExecutionService::GetMisfiredJobItems(const std::vector<int>& items) {
+  std::vector<int> out;
+  for (int item : items) {
+    auto m = storage_.IsJobNodeExisted(MisfireNode(item));
+    if (!m.ok()) return m.status();
+    if (*m) out.push_back(item);
+  }
+  return out;
+}
+
+Status ExecutionService::ClearMisfire(const std::vector<int>& items) {
+  for (int item : items) {
+    if (Status s = storage_.RemoveJobNodeIfExisted(MisfireNode(item)); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<int>> ExecutionService::GetDisabledItems(const std::vector<int>& items) {
+  std::vector<int> out;
+  for (int item : items) {
+    auto d = storage_.IsJobNodeExisted(sharding::DisabledNode(item));
+    if (!d.ok()) return d.status();
+    if (*d) out.push_back(item);
+  }
+  return out;
+}
+
+Status ExecutionService::ClearAllRunningInfo(int sharding_total_count) {
+  for (int i = 0; i < sharding_total_count; ++i) {
+    if (Status s = storage_.RemoveJobNodeIfExisted(RunningNode(i)); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace elasticjob::execution

@@ -1,0 +1,51 @@
+// ExecutionService: the marks one run leaves in the registry, ElasticJob's ExecutionService.
+//
+// With monitorExecution, a run marks its items `sharding/{i}/running` (value: the instance
+// id; ephemeral, persistent when failover is on so a crash leaves them for failover) when it
+// begins and clears them when it completes. Unlike ElasticJob, all the items of one run are
+// marked in ONE multi-op and cleared in one more: two registry writes per run, whatever the
+// number of items. A trigger that finds its items still running marks them `misfire`.
+//
+// Thread safety: safe for concurrent use.
+#ifndef ELASTICJOB_EXECUTION_EXECUTION_SERVICE_H_
+#define ELASTICJOB_EXECUTION_EXECUTION_SERVICE_H_
+
+#include <string>
+#include <vector>
+
+#include "elasticjob/config/job_configuration.h"
+#include "storage/job_node_storage.h"
+
+namespace elasticjob::execution {
+
+class ExecutionService {
+ public:
+  // REQUIRES: `storage` outlives this object.
+  ExecutionService(storage::JobNodeStorage& storage, std::string instance_id)
+      : storage_(storage), instance_id_(std::move(instance_id)) {}
+
+  // Marks `items` running (one multi-op). No-op without monitorExecution.
+  Status RegisterJobBegin(const JobConfiguration& config, const std::vector<int>& items);
+  // Clears the running marks of `items` (one multi-op). No-op without monitorExecution.
+  Status RegisterJobCompleted(const JobConfiguration& config, const std::vector<int>& items);
+  // Whether any of `items` is marked running.
+  Result<bool> HasRunningItems(const std::vector<int>& items);
+  // If any of `items` is still running, marks all of them misfire and returns true
+  // (the trigger is skipped; the run repeats when the current one ends).
+  Result<bool> MisfireIfHasRunningItems(const std::vector<int>& items);
+  Status SetMisfire(const std::vector<int>& items);
+  Result<std::vector<int>> GetMisfiredJobItems(const std::vector<int>& items);
+  Status ClearMisfire(const std::vector<int>& items);
+  // The items an operator disabled (`sharding/{i}/disabled`).
+  Result<std::vector<int>> GetDisabledItems(const std::vector<int>& items);
+  // Removes every running mark of the job (the sweep when the only instance starts).
+  Status ClearAllRunningInfo(int sharding_total_count);
+
+ private:
+  storage::JobNodeStorage& storage_;
+  const std::string instance_id_;
+};
+
+}  // namespace elasticjob::execution
+
+#endif  // ELASTICJOB_EXECUTION_EXECUTION_SERVICE_H_

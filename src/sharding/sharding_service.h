@@ -1,0 +1,70 @@
+// ShardingService: who owns which item, ElasticJob's ShardingService.
+//
+// Any change that needs a new assignment sets `leader/sharding/necessary`. Before a run,
+// ShardingIfNecessary: the leader alone computes the assignment with the job's strategy
+// and writes it in ONE multi-op (check the namespace root; create every
+// `sharding/{i}/instance`; delete `necessary` and `processing`), after waiting for running
+// items to finish; the other instances wait until it is done, woken by registry events.
+//
+// Thread safety: safe for concurrent use.
+#ifndef ELASTICJOB_SHARDING_SHARDING_SERVICE_H_
+#define ELASTICJOB_SHARDING_SHARDING_SERVICE_H_
+
+#include <chrono>
+#include <vector>
+
+#include "config/config_service.h"
+#include "elasticjob/sharding/job_sharding_strategy.h"
+#include "election/leader_service.h"
+#include "instance/instance_service.h"
+#include "storage/change_notifier.h"
+#include "storage/job_node_storage.h"
+
+namespace elasticjob::sharding {
+
+class ShardingService {
+ public:
+  // REQUIRES: every argument outlives this object.
+  ShardingService(storage::JobNodeStorage& storage, config::ConfigService& config,
+                  election::LeaderService& leader, instance::InstanceService& instances,
+                  server::ServerService& servers, const JobShardingStrategyRegistry& strategies,
+                  storage::ChangeNotifier& notifier)
+      : storage_(storage),
+        config_(config),
+        leader_(leader),
+        instances_(instances),
+        servers_(servers),
+        strategies_(strategies),
+        notifier_(notifier) {}
+
+  Status SetReshardingFlag();
+  Result<bool> IsNeedSharding();
+
+  // See above. `wait` bounds every wait (for a leader, for running items, for the leader's
+  // sharding); on timeout the call fails with TIMEOUT and the next trigger tries again.
+  Status ShardingIfNecessary(std::chrono::milliseconds wait = std::chrono::seconds(30));
+
+  // The items assigned to `instance_id` (none when its server is not available).
+  Result<std::vector<int>> GetShardingItems(const std::string& instance_id);
+  Result<std::vector<int>> GetLocalShardingItems() {
+    return GetShardingItems(instances_.self().instance_id);
+  }
+  // Whether any item is running anywhere (read from the registry).
+  Result<bool> HasRunningItems(int sharding_total_count);
+
+ private:
+  Status ShardAsLeader();
+
+  storage::JobNodeStorage& storage_;
+  config::ConfigService& config_;
+  election::LeaderService& leader_;
+  instance::InstanceService& instances_;
+  server::ServerService& servers_;
+  const JobShardingStrategyRegistry& strategies_;
+  storage::ChangeNotifier& notifier_;
+  std::chrono::milliseconds wait_{30000};
+};
+
+}  // namespace elasticjob::sharding
+
+#endif  // ELASTICJOB_SHARDING_SHARDING_SERVICE_H_

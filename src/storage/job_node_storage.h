@@ -1,0 +1,79 @@
+// JobNodeStorage: the registry as one job sees it, ElasticJob's JobNodeStorage. Nodes are
+// named relative to the job ("leader/sharding/necessary"); every call returns the registry's
+// Status for the caller to decide on.
+//
+// Thread safety: safe for concurrent use (the registry is).
+#ifndef ELASTICJOB_STORAGE_JOB_NODE_STORAGE_H_
+#define ELASTICJOB_STORAGE_JOB_NODE_STORAGE_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "elasticjob/reg/registry_center.h"
+#include "storage/job_node_path.h"
+
+namespace elasticjob::storage {
+
+class JobNodeStorage {
+ public:
+  // REQUIRES: `registry` outlives this object.
+  JobNodeStorage(RegistryCenter& registry, std::string job_name)
+      : registry_(registry), path_(std::move(job_name)) {}
+
+  const JobNodePath& path() const { return path_; }
+  RegistryCenter& registry() { return registry_; }
+
+  Result<bool> IsJobNodeExisted(std::string_view node) {
+    return registry_.IsExisted(path_.FullPath(node));
+  }
+  Result<bool> IsJobRootNodeExisted() { return registry_.IsExisted(path_.FullPath()); }
+  Result<std::string> GetJobNodeData(std::string_view node) {
+    return registry_.Get(path_.FullPath(node));
+  }
+  Result<std::string> GetJobNodeDataDirectly(std::string_view node) {
+    return registry_.GetDirectly(path_.FullPath(node));
+  }
+  Result<std::string> GetJobRootNodeData() { return registry_.Get(path_.FullPath()); }
+  // Children names sorted descending; an absent node has none.
+  Result<std::vector<std::string>> GetJobNodeChildrenKeys(std::string_view node);
+  // Creates `node` with an empty value unless it exists or the job itself does not.
+  Status CreateJobNodeIfNeeded(std::string_view node);
+  Status RemoveJobNodeIfExisted(std::string_view node) {
+    return registry_.Remove(path_.FullPath(node));
+  }
+  Status FillJobNode(std::string_view node, std::string_view value) {
+    return registry_.Persist(path_.FullPath(node), value);
+  }
+  Status FillEphemeralJobNode(std::string_view node, std::string_view value) {
+    return registry_.PersistEphemeral(path_.FullPath(node), value);
+  }
+  Status UpdateJobNode(std::string_view node, std::string_view value) {
+    return registry_.Update(path_.FullPath(node), value);
+  }
+  // Sets `node` whether or not it exists (ElasticJob's replaceJobNode).
+  Status ReplaceJobNode(std::string_view node, std::string_view value) {
+    return registry_.Persist(path_.FullPath(node), value);
+  }
+  Status ReplaceJobRootNode(std::string_view value) {
+    return registry_.Persist(path_.FullPath(), value);
+  }
+  // Runs `ops` (keys relative to the job) as one transaction.
+  Status ExecuteInTransaction(std::vector<TransactionOp> ops);
+  Status ExecuteInLeader(std::string_view latch_node, const std::function<void()>& callback) {
+    return registry_.ExecuteInLeader(path_.FullPath(latch_node), callback);
+  }
+  // The registry's clock, via "systemTime/current" (ElasticJob's node for it).
+  Result<int64_t> GetRegistryCenterTime() {
+    return registry_.GetRegistryCenterTime(path_.FullPath("systemTime/current"));
+  }
+
+ private:
+  RegistryCenter& registry_;
+  const JobNodePath path_;
+};
+
+}  // namespace elasticjob::storage
+
+#endif  // ELASTICJOB_STORAGE_JOB_NODE_STORAGE_H_

@@ -1,0 +1,84 @@
+#include "config/config_service.h"
+
+#include <gtest/gtest.h>
+
+#include "elasticjob/simulated_clock.h"
+#include "reg/memory/memory_registry_center.h"
+
+namespace elasticjob::config {
+namespace {
+
+class ConfigServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(reg_.Init().ok()); }
+  JobConfiguration Config(int count, bool overwrite = false) {
+    return *JobConfiguration::Builder("orderJob", count)
+                .Cron("0/5 * * * * ?")
+                .Overwrite(overwrite)
+                .Build();
+  }
+
+  SimulatedClock clock_{Clock::WallTime{} + std::chrono::hours(24 * 365 * 56)};
+  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>(clock_);
+  reg::MemoryRegistryCenter reg_{store_, "ns"};
+  storage::JobNodeStorage storage_{reg_, "orderJob"};
+  ConfigService service_{storage_, clock_};
+};
+
+TEST_F(ConfigServiceTest, FirstStartWritesTypeNameAndConfig) {
+  auto c = service_.SetUp("com.acme.OrderJob", Config(3));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(*reg_.GetDirectly("/orderJob"), "com.acme.OrderJob");
+  EXPECT_EQ(*reg_.GetDirectly("/orderJob/config"), ConfigToYaml(Config(3)));
+}
+
+TEST_F(ConfigServiceTest, RegistryConfigWinsUnlessOverwrite) {
+  ASSERT_TRUE(service_.SetUp("SCRIPT", Config(3)).ok());
+  auto second = service_.SetUp("SCRIPT", Config(5));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->sharding_total_count, 3);  // the registry's
+  auto forced = service_.SetUp("SCRIPT", Config(5, /*overwrite=*/true));
+  ASSERT_TRUE(forced.ok());
+  EXPECT_EQ(forced->sharding_total_count, 5);
+  EXPECT_EQ(service_.Load(false)->sharding_total_count, 5);
+}
+
+TEST_F(ConfigServiceTest, ADifferentTypeNameIsAJobConflict) {
+  ASSERT_TRUE(service_.SetUp("com.acme.OrderJob", Config(3)).ok());
+  auto c = service_.SetUp("SCRIPT", Config(3));
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(c.status().message().find("Job conflict with register center. The job 'orderJob' in "
+                                      "register center's class is 'com.acme.OrderJob', your job "
+                                      "class is 'SCRIPT'"),
+            std::string::npos);
+}
+
+TEST_F(ConfigServiceTest, MalformedRegistryConfigNamesTheJobAndProblem) {
+  ASSERT_TRUE(
+      reg_.Persist("/orderJob/config", "jobName: orderJob\nshardingTotalCount: lots\n").ok());
+  auto c = service_.Load(false);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "job 'orderJob': config: shardingTotalCount: expected an integer, got 'lots'");
+  ASSERT_TRUE(reg_.Persist("/orderJob/config", "jobName: orderJob\nshardingTotalCount: 0\n").ok());
+  EXPECT_EQ(service_.Load(false).status().message(),
+            "job 'orderJob': config: shardingTotalCount: must be greater than 0, got 0");
+}
+
+TEST_F(ConfigServiceTest, TimeSkewCheckUsesTheRegistryClock) {
+  auto config = *JobConfiguration::Builder("orderJob", 1).MaxTimeDiffSeconds(2).Build();
+  ASSERT_TRUE(service_.SetUp("SCRIPT", config).ok());
+  EXPECT_TRUE(service_.CheckMaxTimeDiffSecondsTolerable().ok());
+  // This machine's clock runs 10 s ahead of the registry's: the registry stamps its own time.
+  SimulatedClock local(clock_.WallNow() + std::chrono::seconds(10));
+  ConfigService skewed(storage_, local);
+  Status s = skewed.CheckMaxTimeDiffSecondsTolerable();
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("exceed '10' seconds, max time different is '2' seconds"),
+            std::string::npos)
+      << s;
+}
+
+}  // namespace
+}  // namespace elasticjob::config

@@ -1,0 +1,163 @@
+#include "sharding/sharding_service.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "elasticjob/executor.h"
+#include "execution/execution_service.h"
+#include "reg/memory/memory_registry_center.h"
+
+namespace elasticjob::sharding {
+namespace {
+
+// One instance of the job: its own session and services, wired as the runtime wires them.
+struct Node {
+  Node(std::shared_ptr<reg::MemoryStore> store, const std::string& ip, Executor& events)
+      : reg(std::move(store), "ns"),
+        storage(reg, "job"),
+        config(storage, Clock::System()),
+        servers(storage, ip),
+        instances(storage, servers, instance::JobInstance::For(ip, 100)),
+        leader(storage, instances.self().instance_id),
+        sharding(storage, config, leader, instances, servers, strategies, notifier),
+        execution(storage, instances.self().instance_id) {
+    EXPECT_TRUE(reg.Init().ok());
+    watch = std::move(
+        reg.Watch("/job", events, [this](const TreeEvent&) { notifier.Notify(); }).value());
+  }
+  ~Node() { notifier.Cancel(); }
+  Status Start(const JobConfiguration& c) {
+    if (auto r = config.SetUp("SCRIPT", c); !r.ok()) return r.status();
+    if (Status s = servers.PersistOnline(true); !s.ok()) return s;
+    if (Status s = instances.PersistOnline(); !s.ok()) return s;
+    return sharding.SetReshardingFlag();
+  }
+
+  reg::MemoryRegistryCenter reg;
+  storage::JobNodeStorage storage;
+  config::ConfigService config;
+  server::ServerService servers;
+  instance::InstanceService instances;
+  election::LeaderService leader;
+  JobShardingStrategyRegistry strategies =
+      JobShardingStrategyRegistry::WithBuiltins(Clock::System());
+  storage::ChangeNotifier notifier;
+  ShardingService sharding;
+  execution::ExecutionService execution;
+  std::unique_ptr<Subscription> watch;
+};
+
+class ShardingServiceTest : public ::testing::Test {
+ protected:
+  JobConfiguration Config(int total) {
+    return *JobConfiguration::Builder("job", total).Cron("0/5 * * * * ?").Overwrite(true).Build();
+  }
+  std::unique_ptr<Node> Add(const std::string& ip) {
+    return std::make_unique<Node>(store_, ip, events_);
+  }
+
+  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>();
+  ThreadPool pool_{2};
+  SerialExecutor events_{pool_};
+};
+
+TEST_F(ShardingServiceTest, ThreeInstancesSplitTenItemsAsAverageAllocationSays) {
+  auto a = Add("10.0.0.1"), b = Add("10.0.0.2"), c = Add("10.0.0.3");
+  for (auto* n : {a.get(), b.get(), c.get()}) ASSERT_TRUE(n->Start(Config(10)).ok());
+  ASSERT_TRUE(a->leader.ElectLeader().ok());  // a leads
+  ASSERT_TRUE(a->sharding.ShardingIfNecessary().ok());
+  // The leader's list is the descending sort: .3, .2, .1.
+  EXPECT_EQ(*c->sharding.GetLocalShardingItems(), (std::vector<int>{0, 1, 2, 9}));
+  EXPECT_EQ(*b->sharding.GetLocalShardingItems(), (std::vector<int>{3, 4, 5}));
+  EXPECT_EQ(*a->sharding.GetLocalShardingItems(), (std::vector<int>{6, 7, 8}));
+  EXPECT_FALSE(*a->sharding.IsNeedSharding());
+  EXPECT_FALSE(*a->reg.IsExisted("/job/leader/sharding/processing"));
+  EXPECT_EQ(*a->reg.GetDirectly("/job/sharding/9/instance"), "10.0.0.3@-@100");
+}
+
+TEST_F(ShardingServiceTest, FollowersWaitForTheLeaderOnEventsNotSleeps) {
+  auto a = Add("10.0.0.1"), b = Add("10.0.0.2");
+  ASSERT_TRUE(a->Start(Config(4)).ok());
+  ASSERT_TRUE(b->Start(Config(4)).ok());
+  ASSERT_TRUE(a->leader.ElectLeader().ok());
+  // Hold the leader's sharding back with a running item until the follower is waiting.
+  ASSERT_TRUE(a->reg.PersistEphemeral("/job/sharding/0/running", "x").ok());
+  std::atomic<bool> follower_done{false};
+  std::thread follower([&] {
+    EXPECT_TRUE(b->sharding.ShardingIfNecessary().ok());
+    follower_done = true;
+  });
+  std::thread leader([&] { EXPECT_TRUE(a->sharding.ShardingIfNecessary().ok()); });
+  EXPECT_FALSE(follower_done.load());
+  ASSERT_TRUE(a->reg.Remove("/job/sharding/0/running").ok());  // the run ends: sharding proceeds
+  leader.join();
+  follower.join();
+  EXPECT_TRUE(follower_done.load());
+  EXPECT_EQ(*b->sharding.GetLocalShardingItems(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(*a->sharding.GetLocalShardingItems(), (std::vector<int>{2, 3}));
+}
+
+TEST_F(ShardingServiceTest, ElectsALeaderWhenNoneExists) {
+  auto a = Add("10.0.0.1");
+  ASSERT_TRUE(a->Start(Config(2)).ok());
+  ASSERT_TRUE(a->sharding.ShardingIfNecessary().ok());
+  EXPECT_TRUE(*a->leader.IsLeader());
+  EXPECT_EQ(*a->sharding.GetLocalShardingItems(), (std::vector<int>{0, 1}));
+}
+
+TEST_F(ShardingServiceTest, ShrinkingTheTotalRemovesExtraItems) {
+  auto a = Add("10.0.0.1");
+  ASSERT_TRUE(a->Start(Config(5)).ok());
+  ASSERT_TRUE(a->sharding.ShardingIfNecessary().ok());
+  ASSERT_TRUE(a->config.SetUp("SCRIPT", Config(2)).ok());
+  ASSERT_TRUE(a->sharding.SetReshardingFlag().ok());
+  ASSERT_TRUE(a->sharding.ShardingIfNecessary().ok());
+  EXPECT_EQ(*a->reg.GetChildrenKeys("/job/sharding"), (std::vector<std::string>{"1", "0"}));
+}
+
+TEST_F(ShardingServiceTest, DisabledServersGetNoItems) {
+  auto a = Add("10.0.0.1"), b = Add("10.0.0.2");
+  ASSERT_TRUE(a->Start(Config(4)).ok());
+  ASSERT_TRUE(b->Start(Config(4)).ok());
+  ASSERT_TRUE(b->servers.PersistOnline(false).ok());
+  ASSERT_TRUE(a->sharding.ShardingIfNecessary().ok());
+  EXPECT_EQ(*a->sharding.GetLocalShardingItems(), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_TRUE(b->sharding.GetLocalShardingItems()->empty());
+}
+
+TEST_F(ShardingServiceTest, RunningMarksAreOneMultiOpAndModeFollowsFailover) {
+  auto a = Add("10.0.0.1");
+  JobConfiguration c = Config(3);
+  ASSERT_TRUE(a->Start(c).ok());
+  ASSERT_TRUE(a->execution.RegisterJobBegin(c, {0, 2}).ok());
+  EXPECT_EQ(*a->reg.GetDirectly("/job/sharding/0/running"), "10.0.0.1@-@100");
+  EXPECT_TRUE(*a->execution.HasRunningItems({2}));
+  EXPECT_TRUE(*a->execution.MisfireIfHasRunningItems({0, 1}));
+  EXPECT_EQ(*a->execution.GetMisfiredJobItems({0, 1, 2}), (std::vector<int>{0, 1}));
+  ASSERT_TRUE(a->execution.RegisterJobCompleted(c, {0, 2}).ok());
+  EXPECT_FALSE(*a->execution.HasRunningItems({0, 1, 2}));
+  ASSERT_TRUE(a->execution.ClearMisfire({0, 1}).ok());
+  EXPECT_TRUE(a->execution.GetMisfiredJobItems({0, 1, 2})->empty());
+  // Ephemeral without failover: a lost session clears them; persistent with failover.
+  ASSERT_TRUE(a->execution.RegisterJobBegin(c, {1}).ok());
+  a->reg.ExpireSession();
+  EXPECT_FALSE(*a->reg.IsExisted("/job/sharding/1/running"));
+  c.failover = true;
+  ASSERT_TRUE(a->execution.RegisterJobBegin(c, {1}).ok());
+  a->reg.ExpireSession();
+  EXPECT_TRUE(*a->reg.IsExisted("/job/sharding/1/running"));
+  c.monitor_execution = false;  // nothing is written without monitorExecution
+  ASSERT_TRUE(a->execution.RegisterJobBegin(c, {2}).ok());
+  EXPECT_FALSE(*a->reg.IsExisted("/job/sharding/2/running"));
+}
+
+TEST_F(ShardingServiceTest, DisabledItemsAreReported) {
+  auto a = Add("10.0.0.1");
+  ASSERT_TRUE(a->Start(Config(3)).ok());
+  ASSERT_TRUE(a->reg.Persist("/job/sharding/1/disabled", "").ok());
+  EXPECT_EQ(*a->execution.GetDisabledItems({0, 1, 2}), std::vector<int>{1});
+}
+
+}  // namespace
+}  // namespace elasticjob::sharding

@@ -1,0 +1,55 @@
+#include "storage/job_node_path.h"
+
+#include <gtest/gtest.h>
+
+#include "reg/memory/memory_registry_center.h"
+#include "storage/job_node_storage.h"
+
+namespace elasticjob::storage {
+namespace {
+
+TEST(JobNodePathTest, PathsMatchTheRegistryLayout) {
+  JobNodePath p("orderJob");
+  EXPECT_EQ(p.FullPath(), "/orderJob");
+  EXPECT_EQ(p.FullPath("leader/sharding/necessary"), "/orderJob/leader/sharding/necessary");
+  EXPECT_EQ(p.ConfigNodePath(), "/orderJob/config");
+  EXPECT_EQ(p.ServerNodePath("10.0.0.1"), "/orderJob/servers/10.0.0.1");
+  EXPECT_EQ(p.InstanceNodePath("10.0.0.1@-@42"), "/orderJob/instances/10.0.0.1@-@42");
+  EXPECT_EQ(p.ShardingNodePath(), "/orderJob/sharding");
+  EXPECT_EQ(p.ShardingNodePath(3), "/orderJob/sharding/3");
+  EXPECT_EQ(p.ShardingNodePath(3, "running"), "/orderJob/sharding/3/running");
+  EXPECT_EQ(p.LeaderHostNodePath(), "/orderJob/leader/election/instance");
+}
+
+class JobNodeStorageTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(reg_.Init().ok()); }
+  reg::MemoryRegistryCenter reg_{std::make_shared<reg::MemoryStore>(), "ns"};
+  JobNodeStorage storage_{reg_, "job"};
+};
+
+TEST_F(JobNodeStorageTest, ReadsAndWritesRelativeToTheJob) {
+  ASSERT_TRUE(storage_.FillJobNode("servers/10.0.0.1", "ENABLED").ok());
+  EXPECT_EQ(*reg_.GetDirectly("/job/servers/10.0.0.1"), "ENABLED");
+  EXPECT_EQ(*storage_.GetJobNodeData("servers/10.0.0.1"), "ENABLED");
+  EXPECT_EQ(*storage_.GetJobNodeChildrenKeys("servers"), std::vector<std::string>{"10.0.0.1"});
+  EXPECT_TRUE(storage_.GetJobNodeChildrenKeys("nothing")->empty());
+  ASSERT_TRUE(storage_
+                  .ExecuteInTransaction(
+                      {TransactionOp::Create("leader", ""), TransactionOp::Create("leader/x", "1")})
+                  .ok());
+  EXPECT_EQ(*reg_.GetDirectly("/job/leader/x"), "1");
+}
+
+TEST_F(JobNodeStorageTest, CreateIfNeededOnlyForAnExistingJob) {
+  JobNodeStorage removed(reg_, "removedJob");
+  ASSERT_TRUE(removed.CreateJobNodeIfNeeded("leader/sharding/necessary").ok());
+  EXPECT_FALSE(*reg_.IsExisted("/removedJob"));  // not resurrected
+  ASSERT_TRUE(storage_.ReplaceJobRootNode("SCRIPT").ok());
+  ASSERT_TRUE(storage_.CreateJobNodeIfNeeded("leader/sharding/necessary").ok());
+  EXPECT_TRUE(*reg_.IsExisted("/job/leader/sharding/necessary"));
+  ASSERT_TRUE(storage_.CreateJobNodeIfNeeded("leader/sharding/necessary").ok());  // idempotent
+}
+
+}  // namespace
+}  // namespace elasticjob::storage
