@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the `elasticjob` command on a fresh Debian 12 machine and shows what it does today:
-# previewing a cron's fire times and a job's sharding plan. No servers needed.
+# Builds the `elasticjob` command on a fresh Debian 12 machine and shows it working: previewing
+# a cron's fire times and a job's sharding plan, then running real jobs from
+# examples/quickstart.yaml on the embedded registry for a few seconds. No servers needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -21,3 +22,6 @@ echo "\$ elasticjob sharding plan --job orderSync --items 10 10.0.0.1@-@4242 10.
 echo
 echo "\$ elasticjob cron next \"0 0 25 * * ?\"   # a mistake is caught before deploying"
 "$EJ" cron next "0 0 25 * * ?" || echo "(exit $?)"
+echo
+echo "\$ elasticjob run examples/quickstart.yaml   # real jobs; stopped after 7 s (Ctrl-C normally)"
+timeout -s INT 7 "$EJ" run examples/quickstart.yaml || true

@@ -14,6 +14,7 @@ inline constexpr int kExitBadInput = 2;
 
 void AddCronCommand(CLI::App& app, int* exit_code);
 void AddShardingCommand(CLI::App& app, int* exit_code);
+void AddRunCommand(CLI::App& app, int* exit_code);
 
 }  // namespace elasticjob::cli
 

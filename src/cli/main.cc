@@ -1,4 +1,4 @@
-// elasticjob: one binary, one subcommand per capability (cron, sharding; later run, console,
+// elasticjob: one binary, one subcommand per capability (cron, sharding, run; later console,
 // job operations).
 #include <iostream>
 
@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   int exit_code = elasticjob::cli::kExitOk;
   elasticjob::cli::AddCronCommand(app, &exit_code);
   elasticjob::cli::AddShardingCommand(app, &exit_code);
+  elasticjob::cli::AddRunCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

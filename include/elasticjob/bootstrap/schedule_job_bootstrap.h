@@ -1,0 +1,107 @@
+// ScheduleJobBootstrap: runs one job on its cron across the cluster, as ElasticJob's
+// ScheduleJobBootstrap does. Schedule() registers the job (config, server, instance,
+// resharding flag, leader election) and arms its trigger; Shutdown() stops the trigger,
+// waits (bounded) for a run in progress, removes this instance's node and leadership.
+//
+// All bootstraps of a process share one timer thread and two bounded pools (triggers, and
+// items: CPU x 2 threads), so a thousand jobs need no thousand threads. A job is a C++
+// SimpleJob or a type name ("SCRIPT", running `script.command.line`).
+//
+// Status of this release (docs/runtime.md): election, leader-only sharding, running and
+// misfire marks, misfire re-runs, disabled items and servers at run time. Not yet: registry
+// listeners (config changes, operator trigger/shutdown/disable reactions), failover,
+// reconcile, guarantee listeners, one-off jobs.
+//
+// Thread safety: Schedule and Shutdown must not race each other; otherwise thread-safe.
+//
+//   auto reg = elasticjob::NewRegistryCenter("zookeeper://127.0.0.1:2181/demo");
+//   (*reg)->Init();
+//   auto config = elasticjob::JobConfiguration::Builder("orderSync", 3).Cron("0/5 * * * *
+//   ?").Build(); elasticjob::ScheduleJobBootstrap job(**reg, std::make_shared<OrderSyncJob>(),
+//   *config); if (auto s = job.Schedule(); !s.ok()) { std::cerr << s << "\n"; }
+//   ...
+//   job.Shutdown();
+#ifndef ELASTICJOB_BOOTSTRAP_SCHEDULE_JOB_BOOTSTRAP_H_
+#define ELASTICJOB_BOOTSTRAP_SCHEDULE_JOB_BOOTSTRAP_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "elasticjob/api/simple_job.h"
+#include "elasticjob/clock.h"
+#include "elasticjob/config/job_configuration.h"
+#include "elasticjob/reg/registry_center.h"
+
+namespace elasticjob {
+
+// One run of one item, reported after it ends.
+struct ItemRunReport {
+  std::string job_name;
+  int item = 0;
+  std::string instance_id;
+  bool success = false;
+  std::string error;
+  std::chrono::milliseconds duration{0};
+  bool misfire_rerun = false;
+};
+
+// One trigger of one job, reported after it is handled.
+struct TriggerReport {
+  enum class Outcome {
+    kRan,      // this instance ran its items (and any misfire re-runs)
+    kNoItems,  // nothing to run here (no items, all disabled, server disabled)
+    kMisfire,  // items still running: marked misfire, skipped
+    kFailed,   // a coordination error (logged); the next trigger tries again
+  };
+  std::string job_name;
+  Clock::WallTime scheduled;  // the cron fire time
+  Clock::WallTime started;    // when the trigger began to be handled
+  Outcome outcome = Outcome::kRan;
+  std::string error;  // for kFailed
+};
+
+struct BootstrapOptions {
+  // What `/{job}` holds: ElasticJob writes the job class; a C++ job can name the Java class
+  // it stands in for ("com.acme.OrderJob"). Default: "SCRIPT" for script jobs, else
+  // "CPP_SIMPLE".
+  std::string job_type_name;
+  // The address to register; default: detected (see docs/runtime.md).
+  std::string server_ip;
+  // Time source; default: the system clock. Borrowed.
+  Clock* clock = nullptr;
+  // Called after every item run (default: one line on stdout).
+  std::function<void(const ItemRunReport&)> on_item_run;
+  // Called after every trigger is handled (default: none).
+  std::function<void(const TriggerReport&)> on_trigger;
+  // Bound on the wait for a run in progress at Shutdown().
+  std::chrono::milliseconds shutdown_timeout{std::chrono::seconds(30)};
+};
+
+class ScheduleJobBootstrap {
+ public:
+  // REQUIRES: `registry` is initialised and outlives this bootstrap.
+  ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
+                       JobConfiguration config, BootstrapOptions options = {});
+  // A job by type name: "SCRIPT" (props `script.command.line`).
+  ScheduleJobBootstrap(RegistryCenter& registry, std::string job_type, JobConfiguration config,
+                       BootstrapOptions options = {});
+  ~ScheduleJobBootstrap();  // Shutdown()
+  ScheduleJobBootstrap(const ScheduleJobBootstrap&) = delete;
+  ScheduleJobBootstrap& operator=(const ScheduleJobBootstrap&) = delete;
+
+  // Registers the job and arms its trigger. Fails naming the job and the problem: invalid
+  // configuration, job conflict, an unknown job type, registry errors.
+  Status Schedule();
+  // Stops the job on this instance (idempotent).
+  void Shutdown();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace elasticjob
+
+#endif  // ELASTICJOB_BOOTSTRAP_SCHEDULE_JOB_BOOTSTRAP_H_

@@ -1,0 +1,200 @@
+// `elasticjob run FILE.yaml`: runs the jobs a YAML file declares (ElasticJob Spring Boot's
+// property names) until SIGINT or SIGTERM, then shuts them down gracefully.
+#include <fmt/format.h>
+#include <signal.h>
+#include <yaml-cpp/yaml.h>
+
+#include <iostream>
+#include <set>
+
+#include "cli/commands.h"
+#include "elasticjob/bootstrap/schedule_job_bootstrap.h"
+#include "elasticjob/config/job_configuration.h"
+#include "elasticjob/reg/registry_center.h"
+
+namespace elasticjob::cli {
+namespace {
+
+struct RunOptions {
+  std::string file;
+  std::string registry;
+};
+
+// The JobConfiguration keys, plus the Spring Boot-only ones we read or accept.
+const std::set<std::string>& KnownJobKeys() {
+  static const std::set<std::string> k = {"cron",
+                                          "timeZone",
+                                          "shardingTotalCount",
+                                          "shardingItemParameters",
+                                          "jobParameter",
+                                          "monitorExecution",
+                                          "failover",
+                                          "misfire",
+                                          "maxTimeDiffSeconds",
+                                          "reconcileIntervalMinutes",
+                                          "jobShardingStrategyType",
+                                          "jobExecutorServiceHandlerType",
+                                          "jobExecutorThreadPoolSizeProviderType",
+                                          "jobErrorHandlerType",
+                                          "jobListenerTypes",
+                                          "jobExtraConfigurations",
+                                          "description",
+                                          "props",
+                                          "disabled",
+                                          "overwrite",
+                                          "label",
+                                          "staticSharding",
+                                          "elasticJobType",
+                                          "elasticJobClass",
+                                          "jobBootstrapBeanName",
+                                          "jobName"};
+  return k;
+}
+
+Result<std::string> RegistryUrl(const YAML::Node& reg, const std::string& flag) {
+  if (!flag.empty()) return flag;
+  std::string ns = reg && reg["namespace"] ? reg["namespace"].as<std::string>() : "elasticjob";
+  if (!reg || !reg["serverLists"]) return "memory://" + ns;
+  std::string url = "zookeeper://" + reg["serverLists"].as<std::string>() + "/" + ns;
+  std::vector<std::string> params;
+  auto param = [&](const char* yaml_key, const char* url_key) {
+    if (reg[yaml_key])
+      params.push_back(std::string(url_key) + "=" + reg[yaml_key].as<std::string>());
+  };
+  param("digest", "digest");
+  param("sessionTimeoutMilliseconds", "sessionTimeoutMs");
+  param("connectionTimeoutMilliseconds", "connectionTimeoutMs");
+  param("baseSleepTimeMilliseconds", "baseSleepMs");
+  param("maxSleepTimeMilliseconds", "maxSleepMs");
+  param("maxRetries", "maxRetries");
+  for (size_t i = 0; i < params.size(); ++i) url += (i == 0 ? "?" : "&") + params[i];
+  return url;
+}
+
+struct JobSpec {
+  std::string type;
+  JobConfiguration config;
+};
+
+Result<std::vector<JobSpec>> ReadJobs(const YAML::Node& jobs) {
+  std::vector<JobSpec> out;
+  if (!jobs || !jobs.IsMap() || jobs.size() == 0) {
+    return InvalidArgument("elasticjob.jobs: no jobs declared");
+  }
+  for (auto it = jobs.begin(); it != jobs.end(); ++it) {
+    std::string name = it->first.as<std::string>();
+    const YAML::Node& j = it->second;
+    if (!j.IsMap())
+      return InvalidArgument(fmt::format("job '{}': expected a map of settings", name));
+    for (auto k = j.begin(); k != j.end(); ++k) {
+      std::string key = k->first.as<std::string>();
+      if (KnownJobKeys().count(key) == 0) {
+        std::cerr << fmt::format("elasticjob: warning: job '{}': unknown key '{}' ignored\n", name,
+                                 key);
+      }
+    }
+    YAML::Node doc = YAML::Clone(j);
+    doc["jobName"] = name;
+    YAML::Emitter emit;
+    emit << doc;
+    auto config = ConfigFromYaml(emit.c_str());
+    if (!config.ok()) {
+      return InvalidArgument(
+          fmt::format("job '{}': {}", name, config.status().message().substr(8)));
+    }
+    if (Status s = ValidateJobConfiguration(*config); !s.ok()) {
+      return InvalidArgument(fmt::format("job '{}': {}", name, s.message()));
+    }
+    std::string type = j["elasticJobType"] ? j["elasticJobType"].as<std::string>() : "";
+    if (type.empty() && j["elasticJobClass"]) {
+      return InvalidArgument(
+          fmt::format("job '{}': elasticJobClass '{}': Java classes cannot run here; use "
+                      "elasticJobType: SCRIPT "
+                      "or a C++ SimpleJob",
+                      name, j["elasticJobClass"].as<std::string>()));
+    }
+    if (type != "SCRIPT") {
+      return InvalidArgument(
+          fmt::format("job '{}': elasticJobType: '{}' is not supported by `elasticjob run` yet "
+                      "(supported: SCRIPT)",
+                      name, type));
+    }
+    out.push_back({type, *config});
+  }
+  return out;
+}
+
+int RunJobs(const RunOptions& o) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(o.file);
+  } catch (const YAML::Exception& e) {
+    std::cerr << "elasticjob: " << o.file << ": " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  YAML::Node ej = root["elasticjob"];
+  if (!ej || !ej.IsMap()) {
+    std::cerr << "elasticjob: " << o.file << ": expected a top-level 'elasticjob:' map\n";
+    return kExitBadInput;
+  }
+  auto url = RegistryUrl(ej["regCenter"], o.registry);
+  auto jobs = ReadJobs(ej["jobs"]);
+  if (!jobs.ok()) {
+    std::cerr << "elasticjob: " << o.file << ": " << jobs.status().message() << "\n";
+    return kExitBadInput;
+  }
+  // Signals are taken by sigwait below: block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  auto registry = NewRegistryCenter(*url);
+  if (!registry.ok()) {
+    std::cerr << "elasticjob: " << registry.status().message() << "\n";
+    return kExitBadInput;
+  }
+  if (Status s = (*registry)->Init(); !s.ok()) {
+    std::cerr << "elasticjob: registry " << *url << ": " << s.message() << "\n";
+    return 1;
+  }
+  std::vector<std::unique_ptr<ScheduleJobBootstrap>> running;
+  for (auto& spec : *jobs) {
+    auto boot = std::make_unique<ScheduleJobBootstrap>(**registry, spec.type, spec.config);
+    if (Status s = boot->Schedule(); !s.ok()) {
+      std::cerr << "elasticjob: " << s.message() << "\n";
+      for (auto& b : running) b->Shutdown();
+      return kExitBadInput;
+    }
+    std::cout << fmt::format("elasticjob: job '{}' scheduled ({}, cron '{}') on {}\n",
+                             spec.config.job_name, spec.type, spec.config.cron.value_or(""), *url)
+              << std::flush;
+    running.push_back(std::move(boot));
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cout << fmt::format("elasticjob: {} received, shutting down\n",
+                           sig == SIGINT ? "SIGINT" : "SIGTERM")
+            << std::flush;
+  for (auto& b : running) b->Shutdown();
+  running.clear();
+  (*registry)->Close();
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, int* exit_code) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* run =
+      app.add_subcommand("run", "Run the jobs a YAML file declares until SIGINT or SIGTERM");
+  run->add_option("file", opts->file, "YAML file (ElasticJob Spring Boot property names)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run->add_option("--registry", opts->registry,
+                  "Registry URL (zookeeper://host:port/namespace or memory://namespace); "
+                  "overrides the file's regCenter");
+  run->callback([opts, exit_code] { *exit_code = RunJobs(*opts); });
+}
+
+}  // namespace elasticjob::cli

@@ -1,0 +1,77 @@
+#include "trigger/timer_scheduler.h"
+
+namespace elasticjob::trigger {
+
+TimerScheduler::TimerScheduler(Clock& clock, Executor& executor)
+    : clock_(clock), executor_(executor) {
+  if (auto* sim = dynamic_cast<SimulatedClock*>(&clock_)) {
+    listener_ = sim->OnAdvance([this] {
+      std::lock_guard<std::mutex> lock(mu_);
+      cv_.notify_all();
+    });
+  }
+  thread_ = std::thread([this] { Run(); });
+}
+
+TimerScheduler::~TimerScheduler() {
+  Stop();
+  if (auto* sim = dynamic_cast<SimulatedClock*>(&clock_); sim != nullptr && listener_ != 0) {
+    sim->RemoveListener(listener_);
+  }
+}
+
+TimerScheduler::TaskId TimerScheduler::ScheduleAt(Clock::WallTime due, std::function<void()> task) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TaskId id = next_id_++;
+  tasks_.emplace(id, std::move(task));
+  heap_.push(Entry{due, id});
+  cv_.notify_all();
+  return id;
+}
+
+bool TimerScheduler::Cancel(TaskId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tasks_.erase(id) > 0;  // its heap entry is skipped when it surfaces
+}
+
+void TimerScheduler::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    tasks_.clear();
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+size_t TimerScheduler::pending() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tasks_.size();
+}
+
+void TimerScheduler::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopped_) {
+    while (!heap_.empty() && tasks_.count(heap_.top().id) == 0) heap_.pop();  // cancelled
+    if (heap_.empty()) {
+      cv_.wait(lock);
+      continue;
+    }
+    Entry next = heap_.top();
+    auto now = clock_.WallNow();
+    if (next.due <= now) {
+      heap_.pop();
+      auto it = tasks_.find(next.id);
+      std::function<void()> task = std::move(it->second);
+      tasks_.erase(it);
+      executor_.Post(std::move(task));  // Post never blocks
+      continue;
+    }
+    // Real clock: sleep until due (or an earlier task arrives). Simulated clock: also woken
+    // by every Advance().
+    cv_.wait_for(lock, next.due - now);
+  }
+}
+
+}  // namespace elasticjob::trigger

@@ -1,0 +1,70 @@
+// TimerScheduler: one timer thread for every job of the process (ElasticJob has one Quartz
+// scheduler with its own threads per job). Tasks are kept in a min-heap by wall-clock due
+// time; the thread sleeps on a condition variable until the earliest one is due, then hands
+// it to an executor, so a slow job never delays another job's trigger.
+//
+// Time comes from the injected Clock; with a SimulatedClock the thread wakes on every
+// Advance(), so tests move time instead of sleeping.
+//
+// Thread safety: safe for concurrent use. Stop() then destroy.
+#ifndef ELASTICJOB_TRIGGER_TIMER_SCHEDULER_H_
+#define ELASTICJOB_TRIGGER_TIMER_SCHEDULER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <queue>
+#include <thread>
+#include <vector>
+
+#include "elasticjob/clock.h"
+#include "elasticjob/executor.h"
+#include "elasticjob/simulated_clock.h"
+#include "elasticjob/thread_annotations.h"
+
+namespace elasticjob::trigger {
+
+class TimerScheduler {
+ public:
+  using TaskId = uint64_t;
+
+  // REQUIRES: `clock` and `executor` outlive this object.
+  TimerScheduler(Clock& clock, Executor& executor);
+  ~TimerScheduler();
+  TimerScheduler(const TimerScheduler&) = delete;
+  TimerScheduler& operator=(const TimerScheduler&) = delete;
+
+  // Runs `task` on the executor once the wall clock reaches `due`. Returns an id for Cancel.
+  TaskId ScheduleAt(Clock::WallTime due, std::function<void()> task);
+  // Forgets a task that has not been handed to the executor yet. Returns whether it was.
+  bool Cancel(TaskId id);
+  // Stops the thread; pending tasks are dropped.
+  void Stop();
+  size_t pending();
+
+ private:
+  void Run();
+
+  struct Entry {
+    Clock::WallTime due;
+    TaskId id;
+    bool operator>(const Entry& o) const { return due != o.due ? due > o.due : id > o.id; }
+  };
+
+  Clock& clock_;
+  Executor& executor_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_ ELASTICJOB_GUARDED_BY(mu_);
+  std::map<TaskId, std::function<void()>> tasks_ ELASTICJOB_GUARDED_BY(mu_);
+  TaskId next_id_ ELASTICJOB_GUARDED_BY(mu_) = 1;
+  bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  uint64_t listener_ = 0;  // SimulatedClock listener, when the clock is simulated
+  std::thread thread_;
+};
+
+}  // namespace elasticjob::trigger
+
+#endif  // ELASTICJOB_TRIGGER_TIMER_SCHEDULER_H_

@@ -1,0 +1,255 @@
+// The runtime end to end inside one process: instances are registry sessions on one memory
+// store, time is a SimulatedClock, and the tests wait on reported item runs (condition
+// variables), never on sleeps.
+#include "elasticjob/bootstrap/schedule_job_bootstrap.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "elasticjob/simulated_clock.h"
+#include "reg/memory/memory_registry_center.h"
+
+namespace elasticjob {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Reports {
+ public:
+  void Add(const ItemRunReport& r) {
+    std::lock_guard<std::mutex> l(mu_);
+    runs_.push_back(r);
+    cv_.notify_all();
+  }
+  bool WaitFor(size_t n, std::chrono::seconds timeout = 20s) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, timeout, [&] { return runs_.size() >= n; });
+  }
+  std::vector<ItemRunReport> runs() {
+    std::lock_guard<std::mutex> l(mu_);
+    return runs_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<ItemRunReport> runs_;
+};
+
+class CountingJob final : public SimpleJob {
+ public:
+  void Execute(const ShardingContext& ctx) override {
+    std::unique_lock<std::mutex> l(mu);
+    ++active;
+    max_active_per_item[ctx.sharding_item] =
+        std::max(max_active_per_item[ctx.sharding_item], active);
+    contexts.push_back(ctx);
+    cv.notify_all();
+    cv.wait(l, [&] { return !block; });
+    --active;
+  }
+  void Release() {
+    std::lock_guard<std::mutex> l(mu);
+    block = false;
+    cv.notify_all();
+  }
+  bool WaitStarted(size_t n) {
+    std::unique_lock<std::mutex> l(mu);
+    return cv.wait_for(l, 20s, [&] { return contexts.size() >= n; });
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  bool block = false;
+  int active = 0;
+  std::map<int, int> max_active_per_item;
+  std::vector<ShardingContext> contexts;
+};
+
+class ScheduleJobBootstrapTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<reg::MemoryRegistryCenter> Session() {
+    auto r = std::make_unique<reg::MemoryRegistryCenter>(store_, "ns");
+    EXPECT_TRUE(r->Init().ok());
+    return r;
+  }
+  BootstrapOptions Options(const std::string& ip) {
+    BootstrapOptions o;
+    o.server_ip = ip;
+    o.clock = &clock_;
+    o.on_item_run = [this](const ItemRunReport& r) { reports_.Add(r); };
+    o.on_trigger = [this](const TriggerReport& t) {
+      std::lock_guard<std::mutex> g(trigger_mu_);
+      if (t.outcome == TriggerReport::Outcome::kMisfire) ++misfires_;
+      ++triggers_;
+      trigger_cv_.notify_all();
+    };
+    return o;
+  }
+  JobConfiguration Config(int items, const std::string& params = "") {
+    return *JobConfiguration::Builder("job", items)
+                .Cron("* * * * * ?")
+                .ShardingItemParameters(params)
+                .Build();
+  }
+
+  SimulatedClock clock_{Clock::WallTime{} + std::chrono::seconds(1'795'305'600)};
+  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>(clock_);
+  Reports reports_;
+  std::mutex trigger_mu_;
+  std::condition_variable trigger_cv_;
+  int misfires_ = 0;
+  int triggers_ = 0;
+};
+
+TEST_F(ScheduleJobBootstrapTest, RunsEveryLocalItemOnEachTriggerAndClearsRunningMarks) {
+  auto reg = Session();
+  auto job = std::make_shared<CountingJob>();
+  ScheduleJobBootstrap boot(*reg, job, Config(3, "0=Beijing,1=Shanghai"), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  EXPECT_EQ(*reg->GetDirectly("/job"), "CPP_SIMPLE");
+  EXPECT_EQ(*reg->GetDirectly("/job/servers/10.0.0.1"), "ENABLED");
+  clock_.Advance(1s);
+  ASSERT_TRUE(reports_.WaitFor(3));
+  std::set<int> items;
+  for (const auto& r : reports_.runs()) {
+    items.insert(r.item);
+    EXPECT_TRUE(r.success);
+    EXPECT_EQ(r.job_name, "job");
+  }
+  EXPECT_EQ(items, (std::set<int>{0, 1, 2}));
+  std::lock_guard<std::mutex> l(job->mu);
+  for (const auto& ctx : job->contexts) {
+    EXPECT_EQ(ctx.sharding_total_count, 3);
+    if (ctx.sharding_item == 0) {
+      EXPECT_EQ(ctx.sharding_parameter, "Beijing");
+    }
+    if (ctx.sharding_item == 2) {
+      EXPECT_FALSE(ctx.sharding_parameter.has_value());
+    }
+    EXPECT_EQ(ctx.task_id.rfind("job@-@0,1,2@-@READY@-@10.0.0.1@-@", 0), 0u) << ctx.task_id;
+  }
+}
+
+TEST_F(ScheduleJobBootstrapTest, TwoInstancesSplitTheItemsAndNeverRunOneTwice) {
+  auto r1 = Session(), r2 = Session();
+  auto job1 = std::make_shared<CountingJob>(), job2 = std::make_shared<CountingJob>();
+  ScheduleJobBootstrap a(*r1, job1, Config(4), Options("10.0.0.1"));
+  ScheduleJobBootstrap b(*r2, job2, Config(4), Options("10.0.0.2"));
+  ASSERT_TRUE(a.Schedule().ok());
+  ASSERT_TRUE(b.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(reports_.WaitFor(4));
+  std::map<int, std::string> owner;
+  for (const auto& r : reports_.runs()) {
+    EXPECT_TRUE(owner.emplace(r.item, r.instance_id).second) << "item " << r.item << " ran twice";
+  }
+  EXPECT_EQ(owner.size(), 4u);
+  int on_a = 0;
+  for (const auto& [item, id] : owner) on_a += id.rfind("10.0.0.1@-@", 0) == 0 ? 1 : 0;
+  EXPECT_EQ(on_a, 2);  // AVG_ALLOCATION: two each
+}
+
+TEST_F(ScheduleJobBootstrapTest, ARunLongerThanItsIntervalGivesExactlyOneMisfireRerun) {
+  auto reg = Session();
+  auto job = std::make_shared<CountingJob>();
+  job->block = true;
+  ScheduleJobBootstrap boot(*reg, job, Config(1), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(job->WaitStarted(1));
+  EXPECT_EQ(*reg->GetDirectly("/job/sharding/0/running"),
+            reg->GetChildrenKeys("/job/instances")->at(0));
+  // Three more triggers while it runs: each finds it running and marks misfire. One second
+  // at a time, each handled before the next (a jump of several seconds at once would be a
+  // clock step, whose missed fire times are skipped, not queued).
+  for (int i = 1; i <= 3; ++i) {
+    clock_.Advance(1s);
+    std::unique_lock<std::mutex> g(trigger_mu_);
+    ASSERT_TRUE(trigger_cv_.wait_for(g, 20s, [&] { return misfires_ == i; }));
+  }
+  EXPECT_TRUE(*reg->IsExisted("/job/sharding/0/misfire"));
+  job->Release();
+  ASSERT_TRUE(reports_.WaitFor(2));
+  auto runs = reports_.runs();
+  EXPECT_FALSE(runs[0].misfire_rerun);
+  EXPECT_TRUE(runs[1].misfire_rerun);
+  EXPECT_FALSE(*reg->IsExisted("/job/sharding/0/misfire"));
+  std::lock_guard<std::mutex> l(job->mu);
+  EXPECT_EQ(job->max_active_per_item[0], 1);  // never concurrently
+  EXPECT_EQ(job->contexts.size(), 2u);        // the run, then one re-run
+}
+
+TEST_F(ScheduleJobBootstrapTest, DisabledItemsAndServersDoNotRun) {
+  auto reg = Session();
+  auto job = std::make_shared<CountingJob>();
+  ASSERT_TRUE(reg->Persist("/job/sharding/1/disabled", "").ok());
+  ScheduleJobBootstrap boot(*reg, job, Config(3), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(reports_.WaitFor(2));
+  for (const auto& r : reports_.runs()) EXPECT_NE(r.item, 1);
+}
+
+TEST_F(ScheduleJobBootstrapTest, ScriptJobsGetTheShardingContextAsTheirLastArgument) {
+  auto reg = Session();
+  std::string out = ::testing::TempDir() + "/script_job_out_" + std::to_string(getpid());
+  JobConfiguration c = Config(1, "0=Beijing");
+  c.props["script.command.line"] = "/bin/sh -c 'printf %s \"$0\" > " + out + "'";
+  ScheduleJobBootstrap boot(*reg, "SCRIPT", c, Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  EXPECT_EQ(*reg->GetDirectly("/job"), "SCRIPT");
+  clock_.Advance(1s);
+  ASSERT_TRUE(reports_.WaitFor(1));
+  EXPECT_TRUE(reports_.runs()[0].success) << reports_.runs()[0].error;
+  std::ifstream f(out);
+  std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find(R"("jobName":"job")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("shardingItem":0,"shardingParameter":"Beijing"})"), std::string::npos)
+      << json;
+  std::remove(out.c_str());
+}
+
+TEST_F(ScheduleJobBootstrapTest, FailingItemsAreReportedNotFatal) {
+  auto reg = Session();
+  JobConfiguration c = Config(1);
+  c.props["script.command.line"] = "/bin/false";
+  ScheduleJobBootstrap boot(*reg, "SCRIPT", c, Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(reports_.WaitFor(1));
+  EXPECT_FALSE(reports_.runs()[0].success);
+  EXPECT_NE(reports_.runs()[0].error.find("exited with 1"), std::string::npos);
+  clock_.Advance(1s);
+  ASSERT_TRUE(reports_.WaitFor(2));  // the next trigger still runs
+}
+
+TEST_F(ScheduleJobBootstrapTest, ScheduleErrorsNameTheJobAndProblem) {
+  auto reg = Session();
+  JobConfiguration c = Config(1);
+  ScheduleJobBootstrap no_command(*reg, "SCRIPT", c, Options("10.0.0.1"));
+  EXPECT_EQ(no_command.Schedule().message(), "job 'job': props.script.command.line: missing");
+  ScheduleJobBootstrap unknown(*reg, "DATAFLOW_X", c, Options("10.0.0.1"));
+  EXPECT_NE(unknown.Schedule().message().find("unknown job type 'DATAFLOW_X'"), std::string::npos);
+  ASSERT_TRUE(reg->Persist("/job", "com.acme.OtherJob").ok());
+  ScheduleJobBootstrap conflict(*reg, std::make_shared<CountingJob>(), c, Options("10.0.0.1"));
+  EXPECT_NE(conflict.Schedule().message().find("Job conflict with register center"),
+            std::string::npos);
+}
+
+TEST_F(ScheduleJobBootstrapTest, ShutdownRemovesInstanceAndLeadership) {
+  auto reg = Session();
+  auto boot = std::make_unique<ScheduleJobBootstrap>(*reg, std::make_shared<CountingJob>(),
+                                                     Config(1), Options("10.0.0.1"));
+  ASSERT_TRUE(boot->Schedule().ok());
+  EXPECT_EQ(reg->GetChildrenKeys("/job/instances")->size(), 1u);
+  EXPECT_TRUE(*reg->IsExisted("/job/leader/election/instance"));
+  boot->Shutdown();
+  EXPECT_TRUE(reg->GetChildrenKeys("/job/instances")->empty());
+  EXPECT_FALSE(*reg->IsExisted("/job/leader/election/instance"));
+  EXPECT_EQ(*reg->GetDirectly("/job/servers/10.0.0.1"), "ENABLED");  // servers stay
+}
+
+}  // namespace
+}  // namespace elasticjob
