@@ -281,28 +281,27 @@ Status MemoryRegistryCenter::PersistEphemeral(std::string_view key, std::string_
   return Status::Ok();
 }
 
-Result<std::string> MemoryRegistryCenter::PersistSequential(std::string_view key,
-                                                            std::string_view value) {
+Result<std::string> MemoryRegistryCenter::CreateSequential(std::string_view key,
+                                                           std::string_view value,
+                                                           CreateMode mode) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::unique_lock<std::mutex> lock(store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   std::vector<MemoryStore::Change> changes;
-  auto r = CreateLocked(Full(key), value, CreateMode::kPersistentSequential, true, &changes);
+  auto r = CreateLocked(Full(key), value, mode, true, &changes);
   if (!r.ok()) return r.status();
   Finish(lock, changes);
   return Relative(*r);
 }
 
+Result<std::string> MemoryRegistryCenter::PersistSequential(std::string_view key,
+                                                            std::string_view value) {
+  return CreateSequential(key, value, CreateMode::kPersistentSequential);
+}
+
 Result<std::string> MemoryRegistryCenter::PersistEphemeralSequential(std::string_view key,
                                                                      std::string_view value) {
-  if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::unique_lock<std::mutex> lock(store_->mu);
-  if (Status s = CheckOpen(); !s.ok()) return s;
-  std::vector<MemoryStore::Change> changes;
-  auto r = CreateLocked(Full(key), value, CreateMode::kEphemeralSequential, true, &changes);
-  if (!r.ok()) return r.status();
-  Finish(lock, changes);
-  return Relative(*r);
+  return CreateSequential(key, value, CreateMode::kEphemeralSequential);
 }
 
 Status MemoryRegistryCenter::CreateContainer(std::string_view key) {

@@ -112,6 +112,8 @@ class MemoryRegistryCenter final : public RegistryBase {
   Result<std::string> CreateLocked(const std::string& full, std::string_view value, CreateMode mode,
                                    bool create_parents, std::vector<MemoryStore::Change>* changes);
   void Finish(std::unique_lock<std::mutex>& lock, const std::vector<MemoryStore::Change>& changes);
+  Result<std::string> CreateSequential(std::string_view key, std::string_view value,
+                                       CreateMode mode);
   Status CheckOpen() const;
 
   const std::shared_ptr<MemoryStore> store_;
