@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace elasticjob::reg {
 namespace {
@@ -340,8 +341,20 @@ Status MemoryRegistryCenter::ExecuteInTransaction(const std::vector<TransactionO
   }
   std::unique_lock<std::mutex> lock(store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
-  // Apply to a copy; commit only if every step succeeds.
-  std::map<std::string, MemoryStore::Node> saved = store_->nodes;
+  // Undo log: the prior state of every node a step can touch (its path and its ancestors,
+  // which creates and container cascades modify), so a failed step rolls back in O(steps),
+  // not O(store).
+  std::map<std::string, std::optional<MemoryStore::Node>> saved;
+  for (const auto& op : ops) {
+    for (std::string p = Full(op.key);; p = p.substr(0, std::max<size_t>(1, p.rfind('/')))) {
+      if (saved.count(p) == 0) {
+        auto it = store_->nodes.find(p);
+        saved.emplace(p, it == store_->nodes.end() ? std::nullopt
+                                                   : std::optional<MemoryStore::Node>(it->second));
+      }
+      if (p == "/") break;
+    }
+  }
   std::vector<MemoryStore::Change> changes;
   for (size_t i = 0; i < ops.size(); ++i) {
     const auto& op = ops[i];
@@ -377,7 +390,17 @@ Status MemoryRegistryCenter::ExecuteInTransaction(const std::vector<TransactionO
         break;
     }
     if (!s.ok()) {
-      store_->nodes = std::move(saved);
+      for (const auto& c : changes) {  // nodes created by earlier steps (sequential names too)
+        if (c.type == TreeEvent::Type::kAdded && saved.count(c.path) == 0)
+          store_->nodes.erase(c.path);
+      }
+      for (auto& [path, node] : saved) {
+        if (node.has_value()) {
+          store_->nodes[path] = std::move(*node);
+        } else {
+          store_->nodes.erase(path);
+        }
+      }
       return Status(s.code(), fmt::format("transaction step {}: {}", i + 1, s.message()));
     }
   }
