@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# End to end on a real ZooKeeper: two `elasticjob run` processes (as two hosts, by their
+# preferred IPs) share one job of 10 items. Asserts, from each process's log and from the
+# registry, that they split the items as AVG_ALLOCATION over the leader's descending list
+# says, that no item ever runs in both, and that a graceful stop removes their instance
+# nodes while servers and sharding stay.
+# Usage: two_instances_share_items.sh path/to/elasticjob path/to/zk-server.sh
+set -uo pipefail
+EJ="$1"
+ZK="$2"
+dir="$(mktemp -d)"
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+cleanup() {
+  [[ -n "${A:-}" ]] && kill -9 "$A" 2>/dev/null
+  [[ -n "${B:-}" ]] && kill -9 "$B" 2>/dev/null
+  bash "$ZK" stop "$dir/zk"
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+read -r port _ < <(bash "$ZK" start "$dir/zk") || { echo "FAIL cannot start ZooKeeper"; exit 1; }
+url="zookeeper://127.0.0.1:$port/e2e?sessionTimeoutMs=4000"
+cat > "$dir/jobs.yaml" <<'YAML'
+elasticjob:
+  jobs:
+    shared:
+      elasticJobType: SCRIPT
+      cron: 0/1 * * * * ?
+      shardingTotalCount: 10
+      props:
+        script.command.line: /bin/true
+YAML
+
+follow() {  # log, count [, first line]: wait (bounded) for `count` successful item lines
+  local log="$1" want="$2" from="${3:-1}" seen=0 line follower
+  exec 3< <(timeout 60 tail -n +"$from" -f "$log")
+  follower=$!
+  while IFS= read -r line <&3; do
+    [[ "$line" == *outcome=SUCCESS* ]] && seen=$((seen + 1))
+    [[ $seen -ge $want ]] && break
+  done
+  kill "$follower" 2>/dev/null
+  exec 3<&-
+  [[ $seen -ge $want ]]
+}
+
+: > "$dir/a.log"; : > "$dir/b.log"
+ELASTICJOB_PREFERRED_NETWORK_IP=10.1.1.1 "$EJ" run "$dir/jobs.yaml" --registry "$url" > "$dir/a.log" 2>&1 &
+A=$!
+follow "$dir/a.log" 10 || fail "first instance did not run its items: $(tail -5 "$dir/a.log")"
+ELASTICJOB_PREFERRED_NETWORK_IP=10.1.1.2 "$EJ" run "$dir/jobs.yaml" --registry "$url" > "$dir/b.log" 2>&1 &
+B=$!
+# The join sets the resharding flag; the next trigger reshards before it runs. Wait until
+# the newcomer has run two full triggers of its share (5 items each).
+follow "$dir/b.log" 10 || fail "second instance did not run: $(tail -5 "$dir/b.log")"
+mark=$(($(wc -l < "$dir/a.log") + 1))
+follow "$dir/b.log" 15 || fail "second instance stopped running"
+follow "$dir/a.log" 5 "$mark" || fail "first instance stopped running after the join"
+items_of() {  # log, instance pid, from line: the items it ran after that line
+  tail -n +"$3" "$1" | grep -o "item=[0-9]* instance=[0-9.]*@-@$2 outcome=SUCCESS" |
+    sed 's/item=\([0-9]*\).*/\1/' | sort -n | uniq | tr '\n' ' '
+}
+a_items=$(items_of "$dir/a.log" "$A" "$mark")
+b_items=$(items_of "$dir/b.log" "$B" 1)
+# Leader's list: [10.1.1.2@-@B, 10.1.1.1@-@A] -> B gets 0..4, A gets 5..9.
+[[ "$b_items" == "0 1 2 3 4 " ]] || fail "second instance ran items '$b_items', expected '0 1 2 3 4'"
+[[ "$a_items" == "5 6 7 8 9 " ]] || fail "first instance ran items '$a_items' after the join, expected '5 6 7 8 9'"
+
+kill -TERM "$A" "$B"
+wait "$A"; ra=$?
+wait "$B"; rb=$?
+A=""; B=""
+[[ $ra -eq 0 && $rb -eq 0 ]] || fail "graceful stop exit codes $ra $rb"
+cli=/usr/share/zookeeper/bin/zkCli.sh
+ls_node() { "$cli" -server "127.0.0.1:$port" ls "$1" 2>/dev/null | grep '^\[' | tail -1; }
+[[ "$(ls_node /e2e/shared/instances)" == "[]" ]] || fail "instances left: $(ls_node /e2e/shared/instances)"
+[[ "$(ls_node /e2e/shared/servers)" == "[10.1.1.1, 10.1.1.2]" ]] || fail "servers: $(ls_node /e2e/shared/servers)"
+[[ "$(ls_node /e2e/shared/sharding)" == "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]" ]] || fail "sharding: $(ls_node /e2e/shared/sharding)"
+
+if ((failures > 0)); then
+  echo "$failures e2e check(s) failed"
+  exit 1
+fi
+echo "ok   two instances split 10 items as AVG_ALLOCATION says; graceful stop cleans instances"
