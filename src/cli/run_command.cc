@@ -83,7 +83,7 @@ Result<std::vector<JobSpec>> ReadJobs(const YAML::Node& jobs) {
   }
   for (auto it = jobs.begin(); it != jobs.end(); ++it) {
     std::string name = it->first.as<std::string>();
-    const YAML::Node& j = it->second;
+    const YAML::Node j = it->second;  // a copy: the iterator yields a temporary
     if (!j.IsMap())
       return InvalidArgument(fmt::format("job '{}': expected a map of settings", name));
     for (auto k = j.begin(); k != j.end(); ++k) {
