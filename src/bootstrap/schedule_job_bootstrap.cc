@@ -61,7 +61,9 @@ void PrintItemRun(const ItemRunReport& r) {
 
 }  // namespace
 
-struct ScheduleJobBootstrap::Impl {
+// Shared with every task the timer or the pools run for this job, so a task that is queued or
+// running when the bootstrap goes away still finds its state alive.
+struct ScheduleJobBootstrap::Impl : std::enable_shared_from_this<ScheduleJobBootstrap::Impl> {
   Impl(RegistryCenter& reg, std::shared_ptr<SimpleJob> j, std::string type, JobConfiguration c,
        BootstrapOptions o)
       : registry(reg),
@@ -100,9 +102,9 @@ struct ScheduleJobBootstrap::Impl {
 
   std::mutex mu;
   std::condition_variable idle_cv;
-  bool scheduled = false;                         // GUARDED_BY(mu)
-  bool stopped = false;                           // GUARDED_BY(mu)
-  int in_flight = 0;                              // GUARDED_BY(mu): trigger tasks running
+  bool scheduled = false;  // GUARDED_BY(mu)
+  bool stopped = false;    // GUARDED_BY(mu)
+  int outstanding = 0;     // GUARDED_BY(mu): triggers armed, queued or running
   trigger::TimerScheduler::TaskId next_task = 0;  // GUARDED_BY(mu)
 };
 
@@ -191,14 +193,19 @@ void ScheduleJobBootstrap::Impl::ArmNext(Clock::WallTime after) {
   auto next = cron->NextFireTimeAfter(std::max(after, now - std::chrono::seconds(1)), *zone);
   if (!next) return;  // the expression never fires again
   Clock::WallTime fire = *next;
-  next_task = runtime->timer.ScheduleAt(fire, [this, fire] { OnTrigger(fire); });
+  ++outstanding;
+  next_task =
+      runtime->timer.ScheduleAt(fire, [self = shared_from_this(), fire] { self->OnTrigger(fire); });
 }
 
 void ScheduleJobBootstrap::Impl::OnTrigger(Clock::WallTime fire_time) {
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (stopped) return;
-    ++in_flight;
+    if (stopped) {
+      --outstanding;
+      idle_cv.notify_all();
+      return;
+    }
   }
   ArmNext(fire_time);
   TriggerReport report{config.job_name, fire_time, clock.WallNow(), TriggerReport::Outcome::kRan,
@@ -219,7 +226,7 @@ void ScheduleJobBootstrap::Impl::OnTrigger(Clock::WallTime fire_time) {
   }
   if (options.on_trigger) options.on_trigger(report);
   std::lock_guard<std::mutex> lock(mu);
-  --in_flight;
+  --outstanding;
   idle_cv.notify_all();
 }
 
@@ -231,23 +238,33 @@ void ScheduleJobBootstrap::Impl::Shutdown() {
       return;
     }
     stopped = true;
-    runtime->timer.Cancel(next_task);
-    notifier.Cancel();  // waits inside a trigger give up
-    idle_cv.wait_for(lock, options.shutdown_timeout, [&] { return in_flight == 0; });
+    if (runtime->timer.Cancel(next_task)) --outstanding;  // never handed to the pool
+    notifier.Cancel();                                    // waits inside a trigger give up
+    // Bounded: a job still running past the timeout keeps this state alive (its task holds
+    // it) and finishes on its own.
+    idle_cv.wait_for(lock, options.shutdown_timeout, [&] { return outstanding == 0; });
   }
   watch.reset();
   (void)instances->RemoveInstance();
   (void)leader->RemoveLeader();
+  // Drop this job's hold on the shared timer and pools here, on the caller's thread: a task
+  // still finishing may release the job's state last, and must never be the one that
+  // destroys the pools it runs on. (Once stopped, tasks no longer touch the runtime.)
+  std::shared_ptr<SharedRuntime> release;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = std::move(runtime);
+  }
 }
 
 ScheduleJobBootstrap::ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
                                            JobConfiguration config, BootstrapOptions options)
-    : impl_(std::make_unique<Impl>(registry, std::move(job), "", std::move(config),
+    : impl_(std::make_shared<Impl>(registry, std::move(job), "", std::move(config),
                                    std::move(options))) {}
 
 ScheduleJobBootstrap::ScheduleJobBootstrap(RegistryCenter& registry, std::string job_type,
                                            JobConfiguration config, BootstrapOptions options)
-    : impl_(std::make_unique<Impl>(registry, nullptr, std::move(job_type), std::move(config),
+    : impl_(std::make_shared<Impl>(registry, nullptr, std::move(job_type), std::move(config),
                                    std::move(options))) {}
 
 ScheduleJobBootstrap::~ScheduleJobBootstrap() { Shutdown(); }

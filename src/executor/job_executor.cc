@@ -23,30 +23,60 @@ Result<JobExecutor::Outcome> JobExecutor::Execute() {
     if (std::find(disabled->begin(), disabled->end(), i) == disabled->end()) items.push_back(i);
   }
   if (items.empty()) return Outcome::kNoItems;
-  bool expected = false;
-  if (!running_.compare_exchange_strong(expected, true)) {
-    // The previous run is still going on this instance: a misfire.
-    if (config->misfire) {
+  {
+    std::lock_guard<std::mutex> lock(run_mu_);
+    if (running_) {
+      // The previous run is still going on this instance: a misfire. The running call takes
+      // it over before it lets go of the run (below). Mark and note it in one step under
+      // the lock, so the running call sees both or neither.
+      if (!config->misfire) return Outcome::kMisfire;
       if (Status s = execution_.SetMisfire(items); !s.ok()) return s;
+      misfire_pending_ = true;
+      return Outcome::kMisfire;
     }
-    return Outcome::kMisfire;
+    running_ = true;
   }
-  struct Reset {
-    std::atomic<bool>& flag;
-    ~Reset() { flag = false; }
-  } reset{running_};
+  // From here this call owns the run; every exit releases it.
+  struct Release {
+    JobExecutor* self;
+    bool armed = true;
+    ~Release() {
+      if (!armed) return;
+      std::lock_guard<std::mutex> lock(self->run_mu_);
+      self->running_ = false;
+      self->misfire_pending_ = false;
+    }
+  } release{this};
   if (config->monitor_execution) {
     auto misfired = execution_.MisfireIfHasRunningItems(items);
     if (!misfired.ok()) return misfired.status();
-    if (*misfired) return Outcome::kMisfire;
+    if (*misfired) return Outcome::kMisfire;  // running elsewhere (or left by a crash)
   }
   if (Status s = RunItems(*config, items, false); !s.ok()) return s;
-  while (config->misfire) {
-    auto need = sharding_.IsNeedSharding();
-    if (!need.ok() || *need) break;  // a resharding is pending: the next trigger handles it
-    auto misfired = execution_.GetMisfiredJobItems(items);
-    if (!misfired.ok()) return misfired.status();
-    if (misfired->empty()) break;
+  while (true) {
+    // Re-run once for every burst of triggers that found this run going: those noted here
+    // while it ran, and misfire marks in the registry. The decision and the release of the
+    // run happen under one lock, so a trigger arriving now either is seen or runs itself.
+    std::vector<int> marked;
+    bool resharding = false;
+    if (config->misfire) {
+      auto m = execution_.GetMisfiredJobItems(items);
+      if (!m.ok()) return m.status();
+      marked = *m;
+      auto need = sharding_.IsNeedSharding();
+      if (!need.ok()) return need.status();
+      resharding = *need;  // a resharding is pending: the next trigger handles it
+    }
+    {
+      std::lock_guard<std::mutex> lock(run_mu_);
+      bool again = config->misfire && !resharding && (misfire_pending_ || !marked.empty());
+      misfire_pending_ = false;
+      if (!again) {
+        running_ = false;
+        release.armed = false;
+        break;
+      }
+    }
     if (Status s = execution_.ClearMisfire(items); !s.ok()) return s;
     if (Status s = RunItems(*config, items, true); !s.ok()) return s;
   }

@@ -11,19 +11,21 @@
 // Every item run reports one ItemRun (job, item, instance, outcome).
 //
 // Thread safety: Execute may be called from any thread; concurrent calls for one job
-// serialise on the local run flag (the later one is the misfire case above).
+// serialise on the local run flag (the later one is the misfire case above, and the running
+// call re-runs for it before it lets go of the run, so no misfire is lost).
 #ifndef ELASTICJOB_EXECUTOR_JOB_EXECUTOR_H_
 #define ELASTICJOB_EXECUTOR_JOB_EXECUTOR_H_
 
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "config/config_service.h"
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/thread_annotations.h"
 #include "execution/execution_service.h"
 #include "sharding/sharding_service.h"
 
@@ -59,7 +61,10 @@ class JobExecutor {
   // item failures are reported through ItemRun, not here.
   Result<Outcome> Execute();
 
-  bool running() const { return running_.load(); }
+  bool running() {
+    std::lock_guard<std::mutex> lock(run_mu_);
+    return running_;
+  }
 
  private:
   Status RunItems(const JobConfiguration& config, const std::vector<int>& items, bool misfire);
@@ -71,7 +76,9 @@ class JobExecutor {
   const std::shared_ptr<SimpleJob> job_;
   Executor& item_pool_;
   const std::function<void(const ItemRun&)> on_item_run_;
-  std::atomic<bool> running_{false};  // atomic: read by the trigger thread without a lock
+  std::mutex run_mu_;
+  bool running_ ELASTICJOB_GUARDED_BY(run_mu_) = false;          // a run is going on here
+  bool misfire_pending_ ELASTICJOB_GUARDED_BY(run_mu_) = false;  // a trigger found it going
 };
 
 }  // namespace elasticjob::executor

@@ -99,7 +99,7 @@ class ScheduleJobBootstrap {
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<Impl> impl_;  // shared with the job's queued and running tasks
 };
 
 }  // namespace elasticjob
