@@ -60,7 +60,10 @@ Result<JobConfiguration> ConfigService::Load(bool from_cache) {
 Status ConfigService::CheckMaxTimeDiffSecondsTolerable() {
   auto config = Load(true);
   if (!config.ok()) return config.status();
-  const int max_diff = config->max_time_diff_seconds;
+  return CheckMaxTimeDiffSecondsTolerable(config->max_time_diff_seconds);
+}
+
+Status ConfigService::CheckMaxTimeDiffSecondsTolerable(int max_diff) {
   if (max_diff < 0) return Status::Ok();
   auto registry_time = storage_.GetRegistryCenterTime();
   if (!registry_time.ok()) return registry_time.status();

@@ -35,8 +35,10 @@ class ConfigService {
   Result<JobConfiguration> Load(bool from_cache);
 
   // ElasticJob's time-skew check: FAILED_PRECONDITION when maxTimeDiffSeconds >= 0 and this
-  // machine's clock differs from the registry's by more than that.
+  // machine's clock differs from the registry's by more than that. The first form loads the
+  // configuration; the second uses the caller's (a trigger has loaded it already).
   Status CheckMaxTimeDiffSecondsTolerable();
+  Status CheckMaxTimeDiffSecondsTolerable(int max_time_diff_seconds);
 
  private:
   storage::JobNodeStorage& storage_;

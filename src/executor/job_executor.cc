@@ -12,9 +12,12 @@ namespace elasticjob::executor {
 Result<JobExecutor::Outcome> JobExecutor::Execute() {
   auto config = config_.Load(true);
   if (!config.ok()) return config.status();
-  if (Status s = config_.CheckMaxTimeDiffSecondsTolerable(); !s.ok()) return s;
+  // One config read per trigger: the checks below take its values.
+  if (Status s = config_.CheckMaxTimeDiffSecondsTolerable(config->max_time_diff_seconds); !s.ok()) {
+    return s;
+  }
   if (Status s = sharding_.ShardingIfNecessary(); !s.ok()) return s;
-  auto local = sharding_.GetLocalShardingItems();
+  auto local = sharding_.GetLocalShardingItems(config->sharding_total_count);
   if (!local.ok()) return local.status();
   auto disabled = execution_.GetDisabledItems(*local);
   if (!disabled.ok()) return disabled.status();

@@ -105,15 +105,14 @@ Status ShardingService::ShardAsLeader() {
   return storage_.registry().ExecuteInTransaction(ops);
 }
 
-Result<std::vector<int>> ShardingService::GetShardingItems(const std::string& instance_id) {
+Result<std::vector<int>> ShardingService::GetShardingItems(const std::string& instance_id,
+                                                           int sharding_total_count) {
   std::string ip = instance_id.substr(0, instance_id.find(instance::kDelimiter));
   auto available = servers_.IsAvailableServer(ip);
   if (!available.ok()) return available.status();
   std::vector<int> items;
   if (!*available) return items;
-  auto config = config_.Load(true);
-  if (!config.ok()) return config.status();
-  for (int i = 0; i < config->sharding_total_count; ++i) {
+  for (int i = 0; i < sharding_total_count; ++i) {
     auto owner = storage_.GetJobNodeData(InstanceNode(i));
     if (owner.ok() && *owner == instance_id) items.push_back(i);
     if (!owner.ok() && owner.status().code() != StatusCode::kNotFound) return owner.status();

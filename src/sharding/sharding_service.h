@@ -44,10 +44,12 @@ class ShardingService {
   // sharding); on timeout the call fails with TIMEOUT and the next trigger tries again.
   Status ShardingIfNecessary(std::chrono::milliseconds wait = std::chrono::seconds(30));
 
-  // The items assigned to `instance_id` (none when its server is not available).
-  Result<std::vector<int>> GetShardingItems(const std::string& instance_id);
-  Result<std::vector<int>> GetLocalShardingItems() {
-    return GetShardingItems(instances_.self().instance_id);
+  // The items among [0, sharding_total_count) assigned to `instance_id` (none when its
+  // server is not available).
+  Result<std::vector<int>> GetShardingItems(const std::string& instance_id,
+                                            int sharding_total_count);
+  Result<std::vector<int>> GetLocalShardingItems(int sharding_total_count) {
+    return GetShardingItems(instances_.self().instance_id, sharding_total_count);
   }
   // Whether any item is running anywhere (read from the registry).
   Result<bool> HasRunningItems(int sharding_total_count);

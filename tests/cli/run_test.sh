@@ -3,6 +3,7 @@
 # one log line per item run, graceful stop on SIGTERM, and clear errors for bad files.
 # Usage: run_test.sh path/to/elasticjob
 set -uo pipefail
+source "$(dirname "$0")/../lib/follow_log.sh"
 EJ="$1"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
@@ -26,19 +27,8 @@ YAML
 
 "$EJ" run "$dir/jobs.yaml" > "$dir/out.log" 2>&1 &
 pid=$!
-# Wait (bounded) until two full triggers have run: six item lines, read as tail follows the
-# log (no polling).
-exec 3< <(timeout 30 tail --pid="$pid" -n +1 -f "$dir/out.log")
-follower=$!
-seen=0
-while IFS= read -r line <&3; do
-  if [[ "$line" == *outcome=SUCCESS* ]]; then
-    seen=$((seen + 1))
-    [[ $seen -ge 6 ]] && break
-  fi
-done
-kill "$follower" 2>/dev/null
-exec 3<&-
+# Wait (bounded) until two full triggers have run: six item lines.
+follow_log "$dir/out.log" 6
 kill -TERM "$pid" 2>/dev/null
 wait "$pid"
 rc=$?

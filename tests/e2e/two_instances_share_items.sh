@@ -6,6 +6,7 @@
 # nodes while servers and sharding stay.
 # Usage: two_instances_share_items.sh path/to/elasticjob path/to/zk-server.sh
 set -uo pipefail
+source "$(dirname "$0")/../lib/follow_log.sh"
 EJ="$1"
 ZK="$2"
 dir="$(mktemp -d)"
@@ -32,31 +33,19 @@ elasticjob:
         script.command.line: /bin/true
 YAML
 
-follow() {  # log, count [, first line]: wait (bounded) for `count` successful item lines
-  local log="$1" want="$2" from="${3:-1}" seen=0 line follower
-  exec 3< <(timeout 60 tail -n +"$from" -f "$log")
-  follower=$!
-  while IFS= read -r line <&3; do
-    [[ "$line" == *outcome=SUCCESS* ]] && seen=$((seen + 1))
-    [[ $seen -ge $want ]] && break
-  done
-  kill "$follower" 2>/dev/null
-  exec 3<&-
-  [[ $seen -ge $want ]]
-}
 
 : > "$dir/a.log"; : > "$dir/b.log"
 ELASTICJOB_PREFERRED_NETWORK_IP=10.1.1.1 "$EJ" run "$dir/jobs.yaml" --registry "$url" > "$dir/a.log" 2>&1 &
 A=$!
-follow "$dir/a.log" 10 || fail "first instance did not run its items: $(tail -5 "$dir/a.log")"
+follow_log "$dir/a.log" 10 || fail "first instance did not run its items: $(tail -5 "$dir/a.log")"
 ELASTICJOB_PREFERRED_NETWORK_IP=10.1.1.2 "$EJ" run "$dir/jobs.yaml" --registry "$url" > "$dir/b.log" 2>&1 &
 B=$!
 # The join sets the resharding flag; the next trigger reshards before it runs. Wait until
 # the newcomer has run two full triggers of its share (5 items each).
-follow "$dir/b.log" 10 || fail "second instance did not run: $(tail -5 "$dir/b.log")"
+follow_log "$dir/b.log" 10 || fail "second instance did not run: $(tail -5 "$dir/b.log")"
 mark=$(($(wc -l < "$dir/a.log") + 1))
-follow "$dir/b.log" 15 || fail "second instance stopped running"
-follow "$dir/a.log" 5 "$mark" || fail "first instance stopped running after the join"
+follow_log "$dir/b.log" 15 || fail "second instance stopped running"
+follow_log "$dir/a.log" 5 "$mark" || fail "first instance stopped running after the join"
 items_of() {  # log, instance pid, from line: the items it ran after that line
   tail -n +"$3" "$1" | grep -o "item=[0-9]* instance=[0-9.]*@-@$2 outcome=SUCCESS" |
     sed 's/item=\([0-9]*\).*/\1/' | sort -n | uniq | tr '\n' ' '

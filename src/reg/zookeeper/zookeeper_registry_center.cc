@@ -395,19 +395,21 @@ Result<int> ZooKeeperRegistryCenter::GetNumChildren(std::string_view key) {
 
 // ---- writes ----------------------------------------------------------------------------
 
-Status ZooKeeperRegistryCenter::CreateParents(const std::string& full) {
-  std::string parent = ParentOf(full);
-  if (parent == "/" || parent == prefix_) return Status::Ok();
+Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, int flags) {
   std::vector<std::string> chain;
-  for (std::string p = parent; p != prefix_ && p != "/"; p = ParentOf(p)) chain.push_back(p);
+  for (std::string p = full; p != prefix_ && p != "/"; p = ParentOf(p)) chain.push_back(p);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     int rc = WithRetry([&](zhandle_t* zh) {
-      return zoo_create(zh, it->c_str(), "", 0, Acl(), ZOO_PERSISTENT, nullptr, 0);
+      return zoo_create(zh, it->c_str(), "", 0, Acl(), flags, nullptr, 0);
     });
     if (rc != ZOK && rc != ZNODEEXISTS) return ToStatus(rc, Relative(*it));
     if (rc == ZOK) ApplyLocalWrite(*it, std::string());
   }
   return Status::Ok();
+}
+
+Status ZooKeeperRegistryCenter::CreateParents(const std::string& full) {
+  return CreateChain(ParentOf(full), ZOO_PERSISTENT);
 }
 
 Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std::string_view value,
@@ -482,17 +484,7 @@ Result<std::string> ZooKeeperRegistryCenter::PersistEphemeralSequential(std::str
 
 Status ZooKeeperRegistryCenter::CreateContainer(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::string full = Full(key);
-  std::vector<std::string> chain;
-  for (std::string p = full; p != prefix_ && p != "/"; p = ParentOf(p)) chain.push_back(p);
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    int rc = WithRetry([&](zhandle_t* zh) {
-      return zoo_create(zh, it->c_str(), "", 0, Acl(), ZOO_CONTAINER, nullptr, 0);
-    });
-    if (rc != ZOK && rc != ZNODEEXISTS) return ToStatus(rc, Relative(*it));
-    if (rc == ZOK) ApplyLocalWrite(*it, std::string());
-  }
-  return Status::Ok();
+  return CreateChain(Full(key), ZOO_CONTAINER);
 }
 
 Status ZooKeeperRegistryCenter::Remove(std::string_view key) {

@@ -97,6 +97,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   std::string Full(std::string_view key) const;
   std::string Relative(const std::string& full) const;
   const ::ACL_vector* Acl() const;
+  // Creates `full` and every missing ancestor below the namespace with `flags`.
+  Status CreateChain(const std::string& full, int flags);
   Status CreateParents(const std::string& full);
   Result<std::string> Create(const std::string& full, std::string_view value, int flags,
                              bool parents);

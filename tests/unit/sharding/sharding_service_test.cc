@@ -34,6 +34,13 @@ struct Node {
     return sharding.SetReshardingFlag();
   }
 
+  // This instance's items under the registered configuration.
+  Result<std::vector<int>> LocalItems() {
+    auto c = config.Load(false);
+    if (!c.ok()) return c.status();
+    return sharding.GetLocalShardingItems(c->sharding_total_count);
+  }
+
   reg::MemoryRegistryCenter reg;
   storage::JobNodeStorage storage;
   config::ConfigService config;
@@ -68,9 +75,9 @@ TEST_F(ShardingServiceTest, ThreeInstancesSplitTenItemsAsAverageAllocationSays) 
   ASSERT_TRUE(a->leader.ElectLeader().ok());  // a leads
   ASSERT_TRUE(a->sharding.ShardingIfNecessary().ok());
   // The leader's list is the descending sort: .3, .2, .1.
-  EXPECT_EQ(*c->sharding.GetLocalShardingItems(), (std::vector<int>{0, 1, 2, 9}));
-  EXPECT_EQ(*b->sharding.GetLocalShardingItems(), (std::vector<int>{3, 4, 5}));
-  EXPECT_EQ(*a->sharding.GetLocalShardingItems(), (std::vector<int>{6, 7, 8}));
+  EXPECT_EQ(*c->LocalItems(), (std::vector<int>{0, 1, 2, 9}));
+  EXPECT_EQ(*b->LocalItems(), (std::vector<int>{3, 4, 5}));
+  EXPECT_EQ(*a->LocalItems(), (std::vector<int>{6, 7, 8}));
   EXPECT_FALSE(*a->sharding.IsNeedSharding());
   EXPECT_FALSE(*a->reg.IsExisted("/job/leader/sharding/processing"));
   EXPECT_EQ(*a->reg.GetDirectly("/job/sharding/9/instance"), "10.0.0.3@-@100");
@@ -94,8 +101,8 @@ TEST_F(ShardingServiceTest, FollowersWaitForTheLeaderOnEventsNotSleeps) {
   leader.join();
   follower.join();
   EXPECT_TRUE(follower_done.load());
-  EXPECT_EQ(*b->sharding.GetLocalShardingItems(), (std::vector<int>{0, 1}));
-  EXPECT_EQ(*a->sharding.GetLocalShardingItems(), (std::vector<int>{2, 3}));
+  EXPECT_EQ(*b->LocalItems(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(*a->LocalItems(), (std::vector<int>{2, 3}));
 }
 
 TEST_F(ShardingServiceTest, ElectsALeaderWhenNoneExists) {
@@ -103,7 +110,7 @@ TEST_F(ShardingServiceTest, ElectsALeaderWhenNoneExists) {
   ASSERT_TRUE(a->Start(Config(2)).ok());
   ASSERT_TRUE(a->sharding.ShardingIfNecessary().ok());
   EXPECT_TRUE(*a->leader.IsLeader());
-  EXPECT_EQ(*a->sharding.GetLocalShardingItems(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(*a->LocalItems(), (std::vector<int>{0, 1}));
 }
 
 TEST_F(ShardingServiceTest, ShrinkingTheTotalRemovesExtraItems) {
@@ -122,8 +129,8 @@ TEST_F(ShardingServiceTest, DisabledServersGetNoItems) {
   ASSERT_TRUE(b->Start(Config(4)).ok());
   ASSERT_TRUE(b->servers.PersistOnline(false).ok());
   ASSERT_TRUE(a->sharding.ShardingIfNecessary().ok());
-  EXPECT_EQ(*a->sharding.GetLocalShardingItems(), (std::vector<int>{0, 1, 2, 3}));
-  EXPECT_TRUE(b->sharding.GetLocalShardingItems()->empty());
+  EXPECT_EQ(*a->LocalItems(), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_TRUE(b->LocalItems()->empty());
 }
 
 TEST_F(ShardingServiceTest, RunningMarksAreOneMultiOpAndModeFollowsFailover) {

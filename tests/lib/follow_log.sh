@@ -1,0 +1,17 @@
+# Shell helpers for tests that watch a process's log. Source this file.
+
+# follow_log LOG COUNT [FIRST_LINE]: waits (at most 60 s) until COUNT successful item-run
+# lines (`outcome=SUCCESS`) are in LOG from FIRST_LINE on, reading as tail follows the file
+# (no polling). Returns 0 when they arrived.
+follow_log() {
+  local log="$1" want="$2" from="${3:-1}" seen=0 line follower
+  exec 3< <(timeout 60 tail -n +"$from" -f "$log")
+  follower=$!
+  while IFS= read -r line <&3; do
+    [[ "$line" == *outcome=SUCCESS* ]] && seen=$((seen + 1))
+    [[ $seen -ge $want ]] && break
+  done
+  kill "$follower" 2>/dev/null
+  exec 3<&-
+  [[ $seen -ge $want ]]
+}
