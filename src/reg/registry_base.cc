@@ -57,6 +57,11 @@ void SubscriptionState::Cancel() {
   active = false;
 }
 
+void SubscriptionState::PostIfActive(Executor& executor, std::function<void()> task) {
+  std::lock_guard<std::recursive_mutex> lock(mu);
+  if (active) executor.Post(std::move(task));
+}
+
 void SubscriptionState::Run(const std::function<void()>& fn) {
   std::lock_guard<std::recursive_mutex> lock(mu);
   if (!active) return;
@@ -82,7 +87,7 @@ void RegistryBase::NotifyConnectionState(ConnectionState s) {
   for (const Listener& l : listeners_) {
     auto state = l.state;
     auto cb = l.callback;
-    l.executor->Post([state, cb, s] { state->Run([&] { cb(s); }); });
+    state->PostIfActive(*l.executor, [state, cb, s] { state->Run([&] { cb(s); }); });
   }
   WakeLatchWaiters();
 }

@@ -32,6 +32,9 @@ struct SubscriptionState {
   void Cancel();
   // Runs `fn` unless cancelled.
   void Run(const std::function<void()>& fn);
+  // Posts `task` to `executor` unless cancelled. Checked under the lock Cancel takes, so
+  // once Cancel returns nothing more reaches the executor (which the owner may destroy).
+  void PostIfActive(Executor& executor, std::function<void()> task);
 };
 
 class SubscriptionHandle final : public Subscription {

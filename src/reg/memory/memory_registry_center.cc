@@ -50,7 +50,7 @@ void MemoryStore::Publish(const std::vector<Change>& changes,
       auto state = l.state;
       auto cb = l.callback;
       TreeEvent e{c.type, c.path, c.value};
-      l.executor->Post([state, cb, e] { state->Run([&] { cb(e); }); });
+      state->PostIfActive(*l.executor, [state, cb, e] { state->Run([&] { cb(e); }); });
     }
     auto range = exists_watches.equal_range(c.path);
     for (auto it = range.first; it != range.second; ++it) fired->push_back(it->second.second);

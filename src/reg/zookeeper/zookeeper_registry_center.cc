@@ -131,7 +131,7 @@ Status ZooKeeperRegistryCenter::Init() {
 
 Status ZooKeeperRegistryCenter::Connect() {
   zhandle_t* zh = zookeeper_init(url_.servers.c_str(), &GlobalWatcher, url_.session_timeout_ms,
-                                 nullptr, this, 0);
+                                 nullptr, NewSessionContext(), 0);
   if (zh == nullptr) {
     return Status(StatusCode::kUnavailable, fmt::format("zookeeper {}: cannot create a client: {}",
                                                         url_.servers, strerror(errno)));
@@ -207,18 +207,31 @@ int64_t ZooKeeperRegistryCenter::session_id() {
   return id == nullptr ? 0 : id->client_id;
 }
 
-void ZooKeeperRegistryCenter::GlobalWatcher(zhandle_t* zh, int type, int state, const char*,
-                                            void* ctx) {
-  if (type != ZOO_SESSION_EVENT) return;
-  static_cast<ZooKeeperRegistryCenter*>(ctx)->OnSessionEvent(zh, state);
+std::string ZooKeeperRegistryCenter::session_password() {
+  std::shared_lock<std::shared_mutex> lock(handle_mu_);
+  if (zh_ == nullptr) return {};
+  const clientid_t* id = zoo_client_id(zh_);
+  return id == nullptr ? std::string() : std::string(id->passwd, sizeof(id->passwd));
 }
 
-void ZooKeeperRegistryCenter::OnSessionEvent(zhandle_t* zh, int state) {
+ZooKeeperRegistryCenter::SessionContext* ZooKeeperRegistryCenter::NewSessionContext() {
+  // A new generation first: from now on the previous handle's events are ignored.
+  auto ctx = std::make_unique<SessionContext>(SessionContext{this, ++generation_});
+  std::lock_guard<std::mutex> lock(contexts_mu_);
+  contexts_.push_back(std::move(ctx));
+  return contexts_.back().get();
+}
+
+void ZooKeeperRegistryCenter::GlobalWatcher(zhandle_t*, int type, int state, const char*,
+                                            void* ctx) {
+  if (type != ZOO_SESSION_EVENT) return;
+  auto* session = static_cast<SessionContext*>(ctx);
+  if (session->generation != session->self->generation_.load()) return;  // a replaced handle
+  session->self->OnSessionEvent(state);
+}
+
+void ZooKeeperRegistryCenter::OnSessionEvent(int state) {
   // On the C client's event thread: never block, hand everything to the worker.
-  {
-    std::shared_lock<std::shared_mutex> lock(handle_mu_, std::try_to_lock);
-    if (lock.owns_lock() && zh_ != nullptr && zh != zh_) return;  // an old session's event
-  }
   std::unique_lock<std::mutex> lock(state_mu_);
   if (closing_) return;
   if (state == ZOO_CONNECTED_STATE) {
@@ -253,6 +266,7 @@ void ZooKeeperRegistryCenter::ReplaceSession() {
     std::lock_guard<std::mutex> lock(state_mu_);
     if (closing_) return;
   }
+  SessionContext* ctx = NewSessionContext();  // the old handle's events stop counting now
   zhandle_t* old = nullptr;
   {
     std::unique_lock<std::shared_mutex> lock(handle_mu_);
@@ -261,7 +275,7 @@ void ZooKeeperRegistryCenter::ReplaceSession() {
   }
   if (old != nullptr) zookeeper_close(old);
   zhandle_t* zh = zookeeper_init(url_.servers.c_str(), &GlobalWatcher, url_.session_timeout_ms,
-                                 nullptr, this, 0);
+                                 nullptr, ctx, 0);
   if (zh != nullptr && !url_.digest.empty()) {
     zoo_add_auth(zh, "digest", url_.digest.c_str(), static_cast<int>(url_.digest.size()), nullptr,
                  nullptr);
@@ -655,7 +669,7 @@ void ZooKeeperRegistryCenter::Deliver(TreeCache& cache, std::vector<TreeEvent> e
     e.key = Relative(e.key);
     auto state = cache.state;
     auto cb = cache.callback;
-    cache.executor->Post([state, cb, e] { state->Run([&] { cb(e); }); });
+    state->PostIfActive(*cache.executor, [state, cb, e] { state->Run([&] { cb(e); }); });
   }
 }
 

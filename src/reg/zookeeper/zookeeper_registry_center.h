@@ -16,6 +16,7 @@
 #ifndef ELASTICJOB_REG_ZOOKEEPER_ZOOKEEPER_REGISTRY_CENTER_H_
 #define ELASTICJOB_REG_ZOOKEEPER_ZOOKEEPER_REGISTRY_CENTER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -64,6 +65,9 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
 
   // The current session id (0 when not connected). For tests and diagnostics.
   int64_t session_id();
+  // The current session's 16-byte password (empty when not connected). Lets tests end the
+  // session from another handle, the deterministic way to cause an expiry.
+  std::string session_password();
 
  protected:
   Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;
@@ -87,7 +91,14 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   static void OnceWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
   friend struct OnceWatch;
 
-  void OnSessionEvent(_zhandle* zh, int state);
+  // Each handle's global watcher context: its generation, so events of a replaced handle
+  // (which keep coming while it closes) are told apart from the current one's.
+  struct SessionContext {
+    ZooKeeperRegistryCenter* self;
+    uint64_t generation;
+  };
+  SessionContext* NewSessionContext();
+  void OnSessionEvent(int state);
   void ReplaceSession();
   Status Connect();
   // Runs `op` on the current handle, retrying connection loss with exponential backoff
@@ -119,6 +130,10 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
 
   std::shared_mutex handle_mu_;  // shared: using zh_; exclusive: replacing it
   _zhandle* zh_ = nullptr;       // GUARDED_BY(handle_mu_)
+
+  std::atomic<uint64_t> generation_{0};  // atomic: read on the C client's event thread
+  std::mutex contexts_mu_;
+  std::vector<std::unique_ptr<SessionContext>> contexts_;  // GUARDED_BY(contexts_mu_)
 
   std::mutex state_mu_;
   std::condition_variable state_cv_;

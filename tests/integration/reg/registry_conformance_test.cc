@@ -15,6 +15,7 @@
 #include "elasticjob/reg/registry_center.h"
 #include "reg/memory/memory_registry_center.h"
 #include "reg/zk_test_server.h"
+#include "reg/zookeeper/zookeeper_registry_center.h"
 
 namespace elasticjob {
 namespace {
@@ -111,12 +112,24 @@ class ZooKeeperBackend final : public Backend {
     auto r = NewRegistryCenter(server_.Url(ns_, p));
     return r.ok() ? std::move(r).value() : nullptr;
   }
-  void ExpireSessions(RegistryCenter&) override {
-    // The server cannot answer pings while stopped; once resumed it expires every session
-    // whose timeout passed (2 s here).
-    server_.Pause();
-    std::this_thread::sleep_for(4s);  // fault duration, not a wait for a result
-    server_.Resume();
+  void ExpireSessions(RegistryCenter& client) override {
+    // End the client's session from a second handle (Curator's KillSession). The client may
+    // win its session back before the borrowed handle's close reaches the server, so repeat
+    // (bounded) until the client reports LOST. Stopping the server past the timeout instead
+    // races the client's reconnect against the server's expiry check.
+    auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(client);
+    Recorder lost;
+    ThreadPool pool(1);
+    auto listener =
+        client.AddConnectionStateListener(pool, [&](ConnectionState s) { lost.Add(s); });
+    const int64_t id = zk.session_id();
+    const std::string password = zk.session_password();
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      Status s = testing::KillSession(server_.port(), id, password);
+      EXPECT_TRUE(s.ok()) << s;
+      if (lost.WaitState(ConnectionState::kLost, 8s)) return;
+    }
+    ADD_FAILURE() << "could not expire session " << id;
   }
   testing::ZkTestServer* server() override { return &server_; }
 
@@ -463,6 +476,29 @@ TEST_F(ZooKeeperRegistryTest, ServerRestartReconnectsAndKeepsData) {
   ASSERT_TRUE(other->Init().ok());
   ASSERT_TRUE(other->Persist("/r/after", "x").ok());
   EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/r/after", "x"));
+}
+
+// The server stopped (SIGSTOP) past the session timeout, then resumed. Whether the session
+// survives depends on whether the client's reconnect or the server's expiry check comes
+// first; either way the client must suspend, come back, and converge.
+TEST_F(ZooKeeperRegistryTest, SurvivesTheServerBeingStoppedPastTheSessionTimeout) {
+  auto reg = Client("stopns");
+  ASSERT_TRUE(reg->Init().ok());
+  Recorder rec;
+  auto listener = reg->AddConnectionStateListener(events_, [&](ConnectionState s) { rec.Add(s); });
+  auto sub = reg->Watch("/s", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(reg->Persist("/s/before", "1").ok());
+  server_.Pause();
+  std::this_thread::sleep_for(4s);  // fault duration (session timeout 2 s), not a wait for a result
+  server_.Resume();
+  ASSERT_TRUE(rec.WaitState(ConnectionState::kSuspended));
+  ASSERT_TRUE(rec.WaitState(ConnectionState::kReconnected));
+  auto other = Client("stopns");
+  ASSERT_TRUE(other->Init().ok());
+  ASSERT_TRUE(other->Persist("/s/after", "2").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/s/after", "2"));
+  EXPECT_EQ(*reg->Get("/s/before"), "1");
+  EXPECT_EQ(*reg->Get("/s/after"), "2");
 }
 
 TEST_F(ZooKeeperRegistryTest, DigestAclsKeepOtherClientsOut) {

@@ -1,15 +1,20 @@
 #include "reg/zk_test_server.h"
 
+#define THREADED
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zookeeper/zookeeper.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -80,6 +85,38 @@ void ZkTestServer::Resume() {
 std::string ZkTestServer::Url(const std::string& name_space, const std::string& params) const {
   return "zookeeper://127.0.0.1:" + std::to_string(port_) + "/" + name_space +
          (params.empty() ? "" : "?" + params);
+}
+
+Status KillSession(int port, int64_t session_id, const std::string& password) {
+  if (password.size() != 16) return InvalidArgument("session password must be 16 bytes");
+  clientid_t id{};
+  id.client_id = session_id;
+  std::memcpy(id.passwd, password.data(), 16);
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool connected = false;
+    bool expired = false;
+  } state;
+  auto watcher = [](zhandle_t*, int type, int zstate, const char*, void* ctx) {
+    auto* st = static_cast<State*>(ctx);
+    if (type != ZOO_SESSION_EVENT) return;
+    std::lock_guard<std::mutex> l(st->mu);
+    if (zstate == ZOO_CONNECTED_STATE) st->connected = true;
+    if (zstate == ZOO_EXPIRED_SESSION_STATE) st->expired = true;  // already gone
+    st->cv.notify_all();
+  };
+  std::string host = "127.0.0.1:" + std::to_string(port);
+  zhandle_t* zh = zookeeper_init(host.c_str(), watcher, 10000, &id, &state, 0);
+  if (zh == nullptr) return Internal("zookeeper_init failed");
+  bool ok;
+  {
+    std::unique_lock<std::mutex> l(state.mu);
+    ok = state.cv.wait_for(l, std::chrono::seconds(10),
+                           [&] { return state.connected || state.expired; });
+  }
+  zookeeper_close(zh);  // closing the borrowed session ends it for its owner too
+  return ok ? Status::Ok() : Status(StatusCode::kTimeout, "could not attach to the session");
 }
 
 Result<pid_t> StartHelperProcess(const std::vector<std::string>& args) {

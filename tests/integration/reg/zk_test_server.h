@@ -38,6 +38,10 @@ class ZkTestServer {
   pid_t pid_ = 0;
 };
 
+// Ends the session `session_id` on the server at 127.0.0.1:`port` by connecting with its id
+// and password and closing: the owner then sees its session expired (Curator's KillSession).
+Status KillSession(int port, int64_t session_id, const std::string& password);
+
 // Runs tests/integration/reg/session_holder (a separate OS process) with `args`; returns its
 // pid once it printed "ready". Kill it with kill(pid, SIGKILL).
 Result<pid_t> StartHelperProcess(const std::vector<std::string>& args);
