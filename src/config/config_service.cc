@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "infra/log.h"
+
 namespace elasticjob::config {
 
 Result<JobConfiguration> ConfigService::SetUp(std::string_view job_type_name,
@@ -55,6 +57,24 @@ Result<JobConfiguration> ConfigService::Load(bool from_cache) {
     return s.WithContext(fmt::format("job '{}': config", job));
   }
   return config;
+}
+
+Result<JobConfiguration> ConfigService::LoadLastGood(bool from_cache) {
+  auto config = Load(from_cache);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (config.ok()) {
+    last_good_ = *config;
+    last_bad_.clear();
+    return config;
+  }
+  if (!last_good_.has_value() || config.status().code() != StatusCode::kInvalidArgument) {
+    return config;
+  }
+  if (std::string error = config.status().ToString(); error != last_bad_) {
+    infra::LogLine("WARN", error + " (keeping the last good configuration)");
+    last_bad_ = std::move(error);
+  }
+  return *last_good_;
 }
 
 Status ConfigService::CheckMaxTimeDiffSecondsTolerable() {

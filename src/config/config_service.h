@@ -9,10 +9,14 @@
 #ifndef ELASTICJOB_CONFIG_CONFIG_SERVICE_H_
 #define ELASTICJOB_CONFIG_CONFIG_SERVICE_H_
 
+#include <mutex>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "elasticjob/clock.h"
 #include "elasticjob/config/job_configuration.h"
+#include "elasticjob/thread_annotations.h"
 #include "storage/job_node_storage.h"
 
 namespace elasticjob::config {
@@ -34,6 +38,12 @@ class ConfigService {
   // the node is missing, malformed or invalid.
   Result<JobConfiguration> Load(bool from_cache);
 
+  // Load for a run or a listener: when the node is malformed or invalid, the last good
+  // configuration this service saw is returned instead (the error is logged once per bad
+  // value), so a running job keeps its last good configuration. Fails only when none was
+  // ever good.
+  Result<JobConfiguration> LoadLastGood(bool from_cache = true);
+
   // ElasticJob's time-skew check: FAILED_PRECONDITION when maxTimeDiffSeconds >= 0 and this
   // machine's clock differs from the registry's by more than that. The first form loads the
   // configuration; the second uses the caller's (a trigger has loaded it already).
@@ -44,6 +54,9 @@ class ConfigService {
   storage::JobNodeStorage& storage_;
   Clock& clock_;
   const ConfigYamlVersion version_;
+  std::mutex mu_;
+  std::optional<JobConfiguration> last_good_ ELASTICJOB_GUARDED_BY(mu_);
+  std::string last_bad_ ELASTICJOB_GUARDED_BY(mu_);  // the error last logged
 };
 
 }  // namespace elasticjob::config

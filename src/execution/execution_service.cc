@@ -96,10 +96,29 @@ Result<std::vector<int>> ExecutionService::GetDisabledItems(const std::vector<in
 }
 
 Status ExecutionService::ClearAllRunningInfo(int sharding_total_count) {
-  for (int i = 0; i < sharding_total_count; ++i) {
+  std::vector<int> all;
+  for (int i = 0; i < sharding_total_count; ++i) all.push_back(i);
+  return ClearRunningInfo(all);
+}
+
+Status ExecutionService::ClearRunningInfo(const std::vector<int>& items) {
+  for (int i : items) {
+    auto exists = storage_.IsJobNodeExisted(RunningNode(i));
+    if (!exists.ok()) return exists.status();
+    if (!*exists) continue;
     if (Status s = storage_.RemoveJobNodeIfExisted(RunningNode(i)); !s.ok()) return s;
   }
   return Status::Ok();
+}
+
+Result<std::map<int, std::string>> ExecutionService::GetAllRunningItems(int total) {
+  std::map<int, std::string> out;
+  for (int i = 0; i < total; ++i) {
+    auto runner = storage_.GetJobNodeData(RunningNode(i));
+    if (runner.ok()) out.emplace(i, *runner);
+    if (!runner.ok() && runner.status().code() != StatusCode::kNotFound) return runner.status();
+  }
+  return out;
 }
 
 }  // namespace elasticjob::execution

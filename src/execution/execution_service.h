@@ -10,6 +10,7 @@
 #ifndef ELASTICJOB_EXECUTION_EXECUTION_SERVICE_H_
 #define ELASTICJOB_EXECUTION_EXECUTION_SERVICE_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,12 @@ class ExecutionService {
   Status ClearMisfire(const std::vector<int>& items);
   // The items an operator disabled (`sharding/{i}/disabled`).
   Result<std::vector<int>> GetDisabledItems(const std::vector<int>& items);
-  // Removes every running mark of the job (the sweep when the only instance starts).
+  // Removes every running mark of the job (monitorExecution switched off).
   Status ClearAllRunningInfo(int sharding_total_count);
+  // Removes the running marks of `items`.
+  Status ClearRunningInfo(const std::vector<int>& items);
+  // Item -> runner's instance id, for every item among [0, total) marked running.
+  Result<std::map<int, std::string>> GetAllRunningItems(int sharding_total_count);
 
  private:
   storage::JobNodeStorage& storage_;

@@ -1,130 +1,282 @@
 #include "executor/job_executor.h"
 
 #include <algorithm>
-#include <condition_variable>
+#include <atomic>
 #include <exception>
-#include <mutex>
+#include <map>
 
 #include "elasticjob/config/job_configuration.h"
+#include "infra/log.h"
 
 namespace elasticjob::executor {
 
-Result<JobExecutor::Outcome> JobExecutor::Execute() {
-  auto config = config_.Load(true);
-  if (!config.ok()) return config.status();
-  // One config read per trigger: the checks below take its values.
-  if (Status s = config_.CheckMaxTimeDiffSecondsTolerable(config->max_time_diff_seconds); !s.ok()) {
-    return s;
-  }
-  if (Status s = sharding_.ShardingIfNecessary(); !s.ok()) return s;
-  auto local = sharding_.GetLocalShardingItems(config->sharding_total_count);
-  if (!local.ok()) return local.status();
-  auto disabled = execution_.GetDisabledItems(*local);
-  if (!disabled.ok()) return disabled.status();
+struct JobExecutor::Run {
+  JobConfiguration config;
   std::vector<int> items;
-  for (int i : *local) {
-    if (std::find(disabled->begin(), disabled->end(), i) == disabled->end()) items.push_back(i);
-  }
-  if (items.empty()) return Outcome::kNoItems;
-  {
-    std::lock_guard<std::mutex> lock(run_mu_);
-    if (running_) {
-      // The previous run is still going on this instance: a misfire. The running call takes
-      // it over before it lets go of the run (below). Mark and note it in one step under
-      // the lock, so the running call sees both or neither.
-      if (!config->misfire) return Outcome::kMisfire;
-      if (Status s = execution_.SetMisfire(items); !s.ok()) return s;
-      misfire_pending_ = true;
-      return Outcome::kMisfire;
-    }
-    running_ = true;
-  }
-  // From here this call owns the run; every exit releases it.
-  struct Release {
-    JobExecutor* self;
-    bool armed = true;
-    ~Release() {
-      if (!armed) return;
-      std::lock_guard<std::mutex> lock(self->run_mu_);
-      self->running_ = false;
-      self->misfire_pending_ = false;
-    }
-  } release{this};
-  if (config->monitor_execution) {
-    auto misfired = execution_.MisfireIfHasRunningItems(items);
-    if (!misfired.ok()) return misfired.status();
-    if (*misfired) return Outcome::kMisfire;  // running elsewhere (or left by a crash)
-  }
-  if (Status s = RunItems(*config, items, false); !s.ok()) return s;
-  while (true) {
-    // Re-run once for every burst of triggers that found this run going: those noted here
-    // while it ran, and misfire marks in the registry. The decision and the release of the
-    // run happen under one lock, so a trigger arriving now either is seen or runs itself.
-    std::vector<int> marked;
-    bool resharding = false;
-    if (config->misfire) {
-      auto m = execution_.GetMisfiredJobItems(items);
-      if (!m.ok()) return m.status();
-      marked = *m;
-      auto need = sharding_.IsNeedSharding();
-      if (!need.ok()) return need.status();
-      resharding = *need;  // a resharding is pending: the next trigger handles it
-    }
-    {
-      std::lock_guard<std::mutex> lock(run_mu_);
-      bool again = config->misfire && !resharding && (misfire_pending_ || !marked.empty());
-      misfire_pending_ = false;
-      if (!again) {
-        running_ = false;
-        release.armed = false;
-        break;
-      }
-    }
-    if (Status s = execution_.ClearMisfire(items); !s.ok()) return s;
-    if (Status s = RunItems(*config, items, true); !s.ok()) return s;
-  }
-  return Outcome::kRan;
+  bool normal = true;           // the normal lane's run (else a failover run)
+  bool failover_items = false;  // the items are failover items
+  bool misfire = false;         // this pass is a misfire re-run
+  bool holding = false;         // `items` are in running_items_ (ours to release)
+  std::map<int, std::string> params;
+  std::string task_id;
+  Done done;
+  std::atomic<size_t> remaining{0};
+};
+
+namespace {
+
+std::vector<int> Minus(std::vector<int> items, const std::vector<int>& drop) {
+  items.erase(std::remove_if(items.begin(), items.end(),
+                             [&](int i) {
+                               return std::find(drop.begin(), drop.end(), i) != drop.end();
+                             }),
+              items.end());
+  return items;
 }
 
-Status JobExecutor::RunItems(const JobConfiguration& config, const std::vector<int>& items,
-                             bool misfire) {
-  auto params =
-      ParseShardingItemParameters(config.sharding_item_parameters, config.sharding_total_count);
-  if (!params.ok()) return params.status();
-  if (Status s = execution_.RegisterJobBegin(config, items); !s.ok()) return s;
-  const std::string task_id = BuildTaskId(config.job_name, items, instance_id_);
-  std::mutex mu;
-  std::condition_variable cv;
-  size_t done = 0;
-  for (int item : items) {
-    ShardingContext ctx{config.job_name,      task_id, config.sharding_total_count,
-                        config.job_parameter, item,    std::nullopt};
-    if (auto it = params->find(item); it != params->end()) ctx.sharding_parameter = it->second;
-    item_pool_.Post([&, ctx] {
-      ItemRun run{config.job_name, ctx.sharding_item, instance_id_, true, "", {}, misfire};
+}  // namespace
+
+void JobExecutor::Start(Done done, bool queue_if_busy) {
+  auto config = config_.LoadLastGood();
+  if (!config.ok()) return done(config.status());
+  if (Status s = config_.CheckMaxTimeDiffSecondsTolerable(config->max_time_diff_seconds); !s.ok())
+    return done(s);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopped_) {
+      lock.unlock();
+      return done(Status(StatusCode::kCancelled, "job stopped"));
+    }
+    if (normal_running_) {
+      if (queue_if_busy) {
+        // Run after the current run; a second operator trigger while one waits joins it.
+        Done superseded = std::move(queued_);
+        queued_ = std::move(done);
+        lock.unlock();
+        if (superseded) superseded(Outcome::kQueued);
+        return;
+      }
+      // A cron trigger while the previous run goes on: a misfire. The running call re-runs
+      // before it lets go of the lane (Finish); mark and note it in one step under the lock,
+      // so that call sees both or neither.
+      if (!config->misfire) {
+        lock.unlock();
+        return done(Outcome::kMisfire);
+      }
+      Status s = execution_.SetMisfire(normal_items_);
+      misfire_pending_ = true;
+      lock.unlock();
+      return s.ok() ? done(Outcome::kMisfire) : done(s);
+    }
+    normal_running_ = true;
+  }
+  auto run = std::make_shared<Run>();
+  run->config = *config;
+  run->done = std::move(done);
+  auto fail = [&](const Status& s) { End(run, s); };
+  // Failover items first (LiteJobFacade.getShardingContexts).
+  if (config->failover) {
+    auto claimed = failover_.GetLocalFailoverItems();
+    if (!claimed.ok()) return fail(claimed.status());
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i : *claimed) {
+      if (running_items_.count(i) == 0) run->items.push_back(i);  // not in a failover run
+    }
+    run->failover_items = !run->items.empty();
+  }
+  if (!run->failover_items) {
+    if (Status s = sharding_.ShardingIfNecessary(); !s.ok()) return fail(s);
+    auto local = sharding_.GetLocalShardingItems(config->sharding_total_count);
+    if (!local.ok()) return fail(local.status());
+    std::vector<int> items = *local;
+    if (config->failover) {
+      auto taken = failover_.GetLocalTakeOffItems(items);
+      if (!taken.ok()) return fail(taken.status());
+      items = Minus(std::move(items), *taken);
+    }
+    auto disabled = execution_.GetDisabledItems(items);
+    if (!disabled.ok()) return fail(disabled.status());
+    run->items = Minus(std::move(items), *disabled);
+  }
+  if (run->items.empty()) return End(run, Outcome::kNoItems);
+  auto skip_as_misfire = [&] {
+    run->items.clear();  // nothing of ours is running
+    End(run, Outcome::kMisfire);
+  };
+  bool held = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A failover run of ours still holds one of them (a resharding gave it to us meanwhile).
+    held = std::any_of(run->items.begin(), run->items.end(),
+                       [&](int i) { return running_items_.count(i) != 0; });
+    if (!held) normal_items_ = run->items;
+  }
+  if (held) return skip_as_misfire();
+  if (config->monitor_execution) {
+    auto misfired = execution_.MisfireIfHasRunningItems(run->items);
+    if (!misfired.ok()) return fail(misfired.status());
+    if (*misfired) return skip_as_misfire();  // running elsewhere (or left by a crash)
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_items_.insert(run->items.begin(), run->items.end());
+    run->holding = true;
+  }
+  Begin(run);
+}
+
+void JobExecutor::RunFailover(Done done) {
+  auto config = config_.LoadLastGood();
+  if (!config.ok()) return done(config.status());
+  if (!config->failover) return done(Outcome::kNoItems);
+  auto claimed = failover_.GetLocalFailoverItems();
+  if (!claimed.ok()) return done(claimed.status());
+  auto run = std::make_shared<Run>();
+  run->config = *config;
+  run->normal = false;
+  run->failover_items = true;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopped_) {
+      lock.unlock();
+      return done(Status(StatusCode::kCancelled, "job stopped"));
+    }
+    for (int i : *claimed) {
+      if (running_items_.insert(i).second) run->items.push_back(i);
+    }
+    run->holding = true;
+  }
+  run->done = std::move(done);
+  if (run->items.empty()) return End(run, Outcome::kNoItems);
+  if (config->monitor_execution) {
+    // An item already running elsewhere was picked up by its new owner (a resharding gave it
+    // away): nothing is left to take over.
+    std::vector<int> moot;
+    for (int i : run->items) {
+      auto running = execution_.HasRunningItems({i});
+      if (!running.ok()) return End(run, running.status());
+      if (*running) moot.push_back(i);
+    }
+    if (!moot.empty()) {
+      if (Status s = failover_.UpdateFailoverComplete(moot); !s.ok()) return End(run, s);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (int i : moot) running_items_.erase(i);
+      }
+      run->items = Minus(std::move(run->items), moot);
+      if (run->items.empty()) return End(run, Outcome::kNoItems);
+    }
+  }
+  Begin(run);
+}
+
+void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
+  const JobConfiguration& config = run->config;
+  if (run->params.empty()) {
+    auto params =
+        ParseShardingItemParameters(config.sharding_item_parameters, config.sharding_total_count);
+    if (!params.ok()) return End(run, params.status());
+    run->params = *params;
+    run->task_id = BuildTaskId(config.job_name, run->items, instance_id_);
+  }
+  if (Status s = execution_.RegisterJobBegin(config, run->items); !s.ok()) return End(run, s);
+  run->remaining = run->items.size();
+  for (int item : run->items) {
+    ShardingContext ctx{config.job_name,      run->task_id, config.sharding_total_count,
+                        config.job_parameter, item,         std::nullopt};
+    if (auto it = run->params.find(item); it != run->params.end()) {
+      ctx.sharding_parameter = it->second;
+    }
+    item_pool_.Post([this, run, ctx = std::move(ctx)] {
+      ItemRun report{run->config.job_name, ctx.sharding_item, instance_id_, true, "", {},
+                     run->misfire, run->failover_items};
       auto start = std::chrono::steady_clock::now();
       try {
         job_->Execute(ctx);  // user code is fenced here
       } catch (const std::exception& e) {
-        run.success = false;
-        run.error = e.what();
+        report.success = false;
+        report.error = e.what();
       } catch (...) {
-        run.success = false;
-        run.error = "unknown exception";
+        report.success = false;
+        report.error = "unknown exception";
       }
-      run.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+      report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::steady_clock::now() - start);
-      if (on_item_run_) on_item_run_(run);
-      std::lock_guard<std::mutex> lock(mu);
-      ++done;
-      cv.notify_all();
+      if (on_item_run_) on_item_run_(report);
+      if (run->remaining.fetch_sub(1) == 1) Finish(run);  // the last item ends the pass
     });
   }
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return done == items.size(); });
+}
+
+void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
+  const JobConfiguration& config = run->config;
+  if (Status s = execution_.RegisterJobCompleted(config, run->items); !s.ok()) return End(run, s);
+  if (run->failover_items) {
+    if (Status s = failover_.UpdateFailoverComplete(run->items); !s.ok()) return End(run, s);
   }
-  return execution_.RegisterJobCompleted(config, items);
+  if (!run->normal) return End(run, Outcome::kRan);
+  // Re-run once for every burst of triggers that found this run going: those noted here
+  // while it ran, and misfire marks in the registry. The decision and the release of the
+  // lane happen under one lock, so a trigger arriving now either is seen or runs itself.
+  std::vector<int> marked;
+  bool resharding = false;
+  if (config.misfire) {
+    auto m = execution_.GetMisfiredJobItems(run->items);
+    if (!m.ok()) return End(run, m.status());
+    marked = *m;
+    auto need = sharding_.IsNeedSharding();
+    if (!need.ok()) return End(run, need.status());
+    resharding = *need;  // a resharding is pending: the next trigger handles it
+  }
+  Done queued;
+  bool again = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    again = config.misfire && !resharding && !stopped_ && (misfire_pending_ || !marked.empty());
+    misfire_pending_ = false;
+    if (!again) queued = ReleaseLocked(*run);
+  }
+  if (!again) return Deliver(run, Outcome::kRan, std::move(queued));
+  if (Status s = execution_.ClearMisfire(run->items); !s.ok()) return End(run, s);
+  run->misfire = true;
+  Begin(run);
+}
+
+void JobExecutor::End(const std::shared_ptr<Run>& run, Result<Outcome> result) {
+  Done queued;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queued = ReleaseLocked(*run);
+  }
+  Deliver(run, std::move(result), std::move(queued));
+}
+
+JobExecutor::Done JobExecutor::ReleaseLocked(const Run& run) {
+  if (run.holding) {
+    for (int i : run.items) running_items_.erase(i);
+  }
+  if (!run.normal) return nullptr;
+  normal_running_ = false;
+  normal_items_.clear();
+  misfire_pending_ = false;
+  return std::move(queued_);
+}
+
+void JobExecutor::Deliver(const std::shared_ptr<Run>& run, Result<Outcome> result, Done queued) {
+  Done done = std::move(run->done);
+  if (done) done(std::move(result));
+  if (queued) {
+    control_.Post([this, queued = std::move(queued)]() mutable { TriggerNow(std::move(queued)); });
+  }
+}
+
+void JobExecutor::Stop() {  Done queued;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
+    queued = std::move(queued_);
+  }
+  if (queued) queued(Status(StatusCode::kCancelled, "job stopped"));
 }
 
 }  // namespace elasticjob::executor

@@ -1,18 +1,31 @@
 // JobExecutor: what happens when a job's trigger fires, as ElasticJob's
-// AbstractElasticJobExecutor does it:
+// AbstractElasticJobExecutor and LiteJobFacade do it:
 //   1. time-skew check (maxTimeDiffSeconds);
-//   2. sharding if necessary (the leader shards; the others wait for it);
-//   3. this instance's items, minus disabled ones; none: done;
-//   4. if any is still running (here or, with monitorExecution, in the registry), mark them
-//      misfire and skip this trigger;
-//   5. mark them running (one multi-op), run them in parallel on the item pool, clear the
-//      marks (one multi-op);
-//   6. while misfire marks remain (and misfire is on), clear them and run again.
+//   2. with failover on, this instance's claimed failover items, if any, are the run;
+//      else sharding if necessary (the leader shards; the others wait for it) and this
+//      instance's items minus those taken over by others and minus disabled ones;
+//   3. if the previous run is still going here, or (monitorExecution) the items are marked
+//      running in the registry, they are marked misfire and this trigger is skipped;
+//   4. mark them running (one multi-op), run them in parallel on the item pool, clear the
+//      marks (one multi-op) and, for failover items, the failover nodes;
+//   5. while misfire marks remain (and misfire is on), clear them and run again.
+//
+// Runs are asynchronous: the caller's thread does steps 1 to 3 and hands the items to the
+// item pool; the thread that finishes the last item does steps 4 and 5 and calls `done`. So
+// a long run holds item threads only, never a trigger thread, and the timer keeps firing for
+// every other job.
+//
+// Three entry points share one "normal lane" (at most one normal run per job at a time) and
+// the set of items running here:
+//   Trigger     a cron trigger: a run already going makes it a misfire (step 3);
+//   TriggerNow  an operator trigger (`trigger/{instanceId}`): a run already going makes it
+//               wait, and it runs once that run ends (ElasticJob drops it);
+//   RunFailover the items this instance just claimed for failover, at once, beside a normal
+//               run (ElasticJob waits for that run to end).
 // Every item run reports one ItemRun (job, item, instance, outcome).
 //
-// Thread safety: Execute may be called from any thread; concurrent calls for one job
-// serialise on the local run flag (the later one is the misfire case above, and the running
-// call re-runs for it before it lets go of the run, so no misfire is lost).
+// Thread safety: safe for concurrent use. `done` must keep this executor (and the services
+// it uses) alive until it has been called.
 #ifndef ELASTICJOB_EXECUTOR_JOB_EXECUTOR_H_
 #define ELASTICJOB_EXECUTOR_JOB_EXECUTOR_H_
 
@@ -20,13 +33,16 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "config/config_service.h"
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/thread_annotations.h"
 #include "execution/execution_service.h"
+#include "failover/failover_service.h"
 #include "sharding/sharding_service.h"
 
 namespace elasticjob::executor {
@@ -39,46 +55,83 @@ struct ItemRun {
   std::string error;  // when !success
   std::chrono::milliseconds duration{0};
   bool misfire_rerun = false;
+  bool failover = false;  // the item was taken over from a crashed instance
 };
 
 class JobExecutor {
  public:
+  enum class Outcome {
+    kRan,      // items ran (and any misfire re-runs)
+    kNoItems,  // nothing to run here
+    kMisfire,  // items still running: marked misfire, skipped
+    kQueued,   // (TriggerNow) superseded by a later operator trigger while queued
+  };
+  using Done = std::function<void(Result<Outcome>)>;
+
   // REQUIRES: every reference outlives this object.
   JobExecutor(config::ConfigService& config, sharding::ShardingService& sharding,
-              execution::ExecutionService& execution, std::string instance_id,
-              std::shared_ptr<SimpleJob> job, Executor& item_pool,
-              std::function<void(const ItemRun&)> on_item_run)
+              execution::ExecutionService& execution, failover::FailoverService& failover,
+              std::string instance_id, std::shared_ptr<SimpleJob> job, Executor& item_pool,
+              Executor& control, std::function<void(const ItemRun&)> on_item_run)
       : config_(config),
         sharding_(sharding),
         execution_(execution),
+        failover_(failover),
         instance_id_(std::move(instance_id)),
         job_(std::move(job)),
         item_pool_(item_pool),
+        control_(control),
         on_item_run_(std::move(on_item_run)) {}
 
-  enum class Outcome { kRan, kNoItems, kMisfire };
-  // Runs one trigger (see above). Returns what happened, or the first coordination error;
-  // item failures are reported through ItemRun, not here.
-  Result<Outcome> Execute();
+  // See above. `done` gets the outcome or the first coordination error (item failures are
+  // reported through ItemRun, not here).
+  void Trigger(Done done) { Start(std::move(done), /*queue_if_busy=*/false); }
+  void TriggerNow(Done done) { Start(std::move(done), /*queue_if_busy=*/true); }
+  void RunFailover(Done done);
+  // No more queued runs: a queued operator trigger gets CANCELLED.
+  void Stop();
 
+  // The items running here now (every lane).
+  std::vector<int> running_items() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {running_items_.begin(), running_items_.end()};
+  }
+  // Whether a normal run is going on here.
   bool running() {
-    std::lock_guard<std::mutex> lock(run_mu_);
-    return running_;
+    std::lock_guard<std::mutex> lock(mu_);
+    return normal_running_;
   }
 
  private:
-  Status RunItems(const JobConfiguration& config, const std::vector<int>& items, bool misfire);
+  struct Run;
+  void Start(Done done, bool queue_if_busy);
+  void Begin(const std::shared_ptr<Run>& run);
+  void Finish(const std::shared_ptr<Run>& run);
+  // Ends `run`: releases its items and lane, then Deliver.
+  void End(const std::shared_ptr<Run>& run, Result<Outcome> result);
+  // Releases `run`'s items (and the normal lane, for a normal run); returns a queued operator
+  // trigger to start, if any.
+  Done ReleaseLocked(const Run& run) ELASTICJOB_REQUIRES(mu_);
+  // Calls `run`'s done with `result`, then starts `queued` (if any) on the control executor.
+  void Deliver(const std::shared_ptr<Run>& run, Result<Outcome> result, Done queued);
 
   config::ConfigService& config_;
   sharding::ShardingService& sharding_;
   execution::ExecutionService& execution_;
+  failover::FailoverService& failover_;
   const std::string instance_id_;
   const std::shared_ptr<SimpleJob> job_;
   Executor& item_pool_;
+  Executor& control_;
   const std::function<void(const ItemRun&)> on_item_run_;
-  std::mutex run_mu_;
-  bool running_ ELASTICJOB_GUARDED_BY(run_mu_) = false;          // a run is going on here
-  bool misfire_pending_ ELASTICJOB_GUARDED_BY(run_mu_) = false;  // a trigger found it going
+
+  std::mutex mu_;
+  bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  bool normal_running_ ELASTICJOB_GUARDED_BY(mu_) = false;  // the normal lane is taken
+  std::vector<int> normal_items_ ELASTICJOB_GUARDED_BY(mu_);  // its items, once known
+  bool misfire_pending_ ELASTICJOB_GUARDED_BY(mu_) = false;  // a cron trigger found it taken
+  Done queued_ ELASTICJOB_GUARDED_BY(mu_);                   // an operator trigger waiting
+  std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);   // every lane's items
 };
 
 }  // namespace elasticjob::executor

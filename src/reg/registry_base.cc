@@ -49,16 +49,16 @@ std::string ParentKey(std::string_view key) {
 }
 
 void SubscriptionState::Cancel() {
-  if (running == std::this_thread::get_id()) {  // cancelled from inside its own callback
+  {
+    std::lock_guard<std::mutex> lock(post_mu);
     active = false;
-    return;
   }
-  std::lock_guard<std::recursive_mutex> lock(mu);
-  active = false;
+  if (running.load() == std::this_thread::get_id()) return;  // from inside its own callback
+  std::lock_guard<std::recursive_mutex> wait_for_delivery(mu);
 }
 
 void SubscriptionState::PostIfActive(Executor& executor, std::function<void()> task) {
-  std::lock_guard<std::recursive_mutex> lock(mu);
+  std::lock_guard<std::mutex> lock(post_mu);
   if (active) executor.Post(std::move(task));
 }
 
@@ -70,13 +70,20 @@ void SubscriptionState::Run(const std::function<void()>& fn) {
   running = std::thread::id();
 }
 
+Result<std::vector<std::string>> RegistryBase::GetChildrenKeysDirectly(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  auto children = GetChildrenDirectly(key);
+  if (!children.ok()) return children;
+  std::sort(children->begin(), children->end(), std::greater<>());
+  return children;
+}
+
 std::unique_ptr<Subscription> RegistryBase::AddConnectionStateListener(
     Executor& executor, std::function<void(ConnectionState)> callback) {
   auto state = std::make_shared<SubscriptionState>();
   std::lock_guard<std::mutex> lock(listeners_mu_);
   std::erase_if(listeners_, [](const Listener& l) {
-    std::lock_guard<std::recursive_mutex> sl(l.state->mu);
-    return !l.state->active;
+    return !l.state->active.load();
   });
   listeners_.push_back({&executor, std::move(callback), state});
   return std::make_unique<SubscriptionHandle>(state);

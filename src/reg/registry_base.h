@@ -24,11 +24,15 @@ Status ValidateKey(std::string_view key);
 // The parent of "/a/b" is "/a"; of "/a" is "/".
 std::string ParentKey(std::string_view key);
 
-// Shared state of one subscription: deliveries check `active` and hold `mu` while running.
+// Shared state of one subscription. Posting and running use separate locks, so a delivery
+// that calls back into the registry never blocks the thread posting the next event (which
+// may hold the registry's own locks).
 struct SubscriptionState {
-  std::recursive_mutex mu;
-  bool active = true;
-  std::thread::id running;
+  std::mutex post_mu;        // orders PostIfActive against Cancel
+  std::recursive_mutex mu;   // held while a delivery runs
+  std::atomic<bool> active{true};
+  std::atomic<std::thread::id> running{};
+  // Stops deliveries; waits for one in progress unless called from inside it.
   void Cancel();
   // Runs `fn` unless cancelled.
   void Run(const std::function<void()>& fn);
@@ -57,6 +61,7 @@ class RegistryBase : public RegistryCenter {
   std::unique_ptr<Subscription> AddConnectionStateListener(
       Executor& executor, std::function<void(ConnectionState)> callback) override;
   Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override;
+  Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view key) override;
 
  protected:
   // Children names of `key` read from the server, unsorted.

@@ -2,11 +2,41 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+
 #include "sharding/sharding_node.h"
 
 namespace elasticjob::sharding {
 
-Status ShardingService::SetReshardingFlag() { return storage_.CreateJobNodeIfNeeded(kNecessary); }
+Status ShardingService::SetReshardingFlag() {
+  // Always a write, never skipped on a cached "exists": a flag raised while a leader is
+  // sharding must not be lost (see ShardAsLeaderLocked).
+  auto root = storage_.IsJobRootNodeExisted();
+  if (!root.ok() || !*root) return root.status();
+  return storage_.FillJobNode(kNecessary, "");
+}
+
+Result<std::vector<std::string>> ShardingService::AvailableInstancesDirectly() {
+  auto ids = storage_.registry().GetChildrenKeysDirectly(storage_.path().FullPath("instances"));
+  if (!ids.ok()) {
+    if (ids.status().code() == StatusCode::kNotFound) return std::vector<std::string>{};
+    return ids.status();
+  }
+  std::map<std::string, bool> enabled;  // per server IP
+  std::vector<std::string> out;
+  for (const auto& id : *ids) {
+    std::string ip = id.substr(0, id.find(instance::kDelimiter));
+    auto it = enabled.find(ip);
+    if (it == enabled.end()) {
+      auto state = storage_.GetJobNodeDataDirectly("servers/" + ip);
+      if (!state.ok() && state.status().code() != StatusCode::kNotFound) return state.status();
+      it = enabled.emplace(ip, state.ok() && *state == "ENABLED").first;
+    }
+    if (it->second) out.push_back(id);
+  }
+  return SortInstancesAsLeader(std::move(out));
+}
 
 Result<bool> ShardingService::IsNeedSharding() { return storage_.IsJobNodeExisted(kNecessary); }
 
@@ -18,10 +48,56 @@ Result<bool> ShardingService::HasRunningItems(int total) {
   return false;
 }
 
+Status ShardingService::WaitNotProcessing() {
+  return notifier_.WaitUntil(
+      [&]() -> Result<bool> {
+        auto processing = storage_.IsJobNodeExisted(kProcessing);
+        if (!processing.ok()) return processing;
+        return !*processing;
+      },
+      wait_);
+}
+
+Result<bool> ShardingService::HasShardingInfoInOfflineServers(int total) {
+  auto online = storage_.GetJobNodeChildrenKeys("instances");
+  if (!online.ok()) return online.status();
+  for (int i = 0; i < total; ++i) {
+    auto owner = storage_.GetJobNodeData(InstanceNode(i));
+    if (!owner.ok() && owner.status().code() != StatusCode::kNotFound) return owner.status();
+    if (!owner.ok() || std::find(online->begin(), online->end(), *owner) == online->end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Result<bool> ShardingService::HasShardingInfo() {
+  auto items = storage_.GetJobNodeChildrenKeys(kShardingRoot);
+  if (!items.ok()) return items.status();
+  return !items->empty();
+}
+
 Status ShardingService::ShardingIfNecessary(std::chrono::milliseconds wait) {
+  // A sharding transaction fails when another instance sharded at the same time (the
+  // leadership moved mid-way): look again, as the other one may have done the work.
+  Status s;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    s = ShardingIfNecessaryOnce(wait);
+    if (s.code() != StatusCode::kNotFound && s.code() != StatusCode::kAlreadyExists) return s;
+  }
+  return s;
+}
+
+Status ShardingService::ShardingIfNecessaryOnce(std::chrono::milliseconds wait) {
   wait_ = wait;
   auto need = IsNeedSharding();
-  if (!need.ok() || !*need) return need.status();
+  if (!need.ok()) return need.status();
+  if (!*need) {
+    // A sharding may still be writing (a leader that lost its leadership mid-way, or one
+    // whose flag we have not seen yet): never read an assignment it has half reset.
+    Status s = WaitNotProcessing();
+    return s.ok() ? s : s.WithContext("waiting for a sharding in progress");
+  }
   auto available = instances_.GetAvailableJobInstances();
   if (!available.ok() || available->empty()) return available.status();
   // A leader is needed: elect one if there is none (ElasticJob's isLeaderUntilBlock).
@@ -53,8 +129,29 @@ Status ShardingService::ShardingIfNecessary(std::chrono::milliseconds wait) {
   return s.ok() ? s : s.WithContext("waiting for the leader to shard");
 }
 
+Status ShardingService::ShardNowIfIdleLeader() {
+  auto need = IsNeedSharding();
+  if (!need.ok() || !*need) return need.status();
+  auto leading = leader_.IsLeader();
+  if (!leading.ok() || !*leading) return leading.status();
+  auto config = config_.LoadLastGood();
+  if (!config.ok()) return config.status();
+  auto running = HasRunningItems(config->sharding_total_count);
+  if (!running.ok() || *running) return running.status();
+  auto available = instances_.GetAvailableJobInstances();
+  if (!available.ok() || available->empty()) return available.status();
+  return ShardAsLeader();
+}
+
 Status ShardingService::ShardAsLeader() {
-  auto config = config_.Load(false);
+  std::lock_guard<std::mutex> lock(shard_mu_);
+  auto need = IsNeedSharding();  // another path of ours may have sharded meanwhile
+  if (!need.ok() || !*need) return need.status();
+  return ShardAsLeaderLocked();
+}
+
+Status ShardingService::ShardAsLeaderLocked() {
+  auto config = config_.LoadLastGood(/*from_cache=*/false);
   if (!config.ok()) return config.status();
   const int total = config->sharding_total_count;
   // Let items that are still running finish first (their owners may change).
@@ -66,17 +163,17 @@ Status ShardingService::ShardAsLeader() {
       },
       wait_);
   if (!s.ok()) return s.WithContext("waiting for running items before sharding");
-  auto available = instances_.GetAvailableJobInstances();
+  if (s = WaitNotProcessing(); !s.ok()) return s.WithContext("waiting for another sharding");
+  // The membership from the server, not the cache: an instance that registered just now
+  // must be in the plan, or its flag below must survive.
+  auto available = AvailableInstancesDirectly();
   if (!available.ok()) return available.status();
   if (available->empty()) return Status::Ok();
   auto strategy = strategies_.Find(config->job_sharding_strategy_type.value_or(""));
   if (!strategy.ok()) return strategy.status();
   if (s = storage_.FillEphemeralJobNode(kProcessing, ""); !s.ok()) return s;
-  // Reset: drop old owners, create item nodes, delete items beyond the new total.
-  for (int i = 0; i < total; ++i) {
-    if (s = storage_.RemoveJobNodeIfExisted(InstanceNode(i)); !s.ok()) return s;
-    if (s = storage_.CreateJobNodeIfNeeded(ItemNode(i)); !s.ok()) return s;
-  }
+  // Items beyond the new total go first (they have children, which a multi-op cannot
+  // delete recursively); losing them is harmless if the rest fails.
   auto existing = storage_.GetJobNodeChildrenKeys(kShardingRoot);
   if (!existing.ok()) return existing.status();
   for (const auto& name : *existing) {
@@ -92,17 +189,43 @@ Status ShardingService::ShardAsLeader() {
   }
   std::vector<ShardingAssignment> plan =
       (*strategy)->Sharding(*available, storage_.path().job_name(), total);
-  // One multi-op: "/" is the namespace root (ElasticJob checks it), the rest job-relative.
+  // One multi-op: "/" is the namespace root (ElasticJob checks it), then the reset (missing
+  // item nodes created, old owners deleted) and the new owners, so a sharding that loses a
+  // race with another one changes nothing. (ElasticJob resets outside its transaction.)
+  auto full = [&](const std::string& node) { return storage_.path().FullPath(node); };
+  if (s = storage_.CreateJobNodeIfNeeded(kShardingRoot); !s.ok()) return s;  // items' parent
   std::vector<TransactionOp> ops = {TransactionOp::CheckExists("/")};
+  for (int i = 0; i < total; ++i) {
+    auto item_exists = storage_.IsJobNodeExisted(ItemNode(i));
+    if (!item_exists.ok()) return item_exists.status();
+    if (!*item_exists) {
+      ops.push_back(TransactionOp::Create(full(ItemNode(i)), ""));
+      continue;
+    }
+    auto owner_exists = storage_.IsJobNodeExisted(InstanceNode(i));
+    if (!owner_exists.ok()) return owner_exists.status();
+    if (*owner_exists) ops.push_back(TransactionOp::Delete(full(InstanceNode(i))));
+  }
   for (const auto& a : plan) {
     for (int item : a.items) {
-      ops.push_back(
-          TransactionOp::Create(storage_.path().FullPath(InstanceNode(item)), a.instance_id));
+      ops.push_back(TransactionOp::Create(full(InstanceNode(item)), a.instance_id));
     }
   }
   ops.push_back(TransactionOp::Delete(storage_.path().FullPath(kNecessary)));
   ops.push_back(TransactionOp::Delete(storage_.path().FullPath(kProcessing)));
-  return storage_.registry().ExecuteInTransaction(ops);
+  if (s = storage_.registry().ExecuteInTransaction(ops); !s.ok()) {
+    // Another instance sharded meanwhile (leadership moved mid-way): leave no processing
+    // node behind for others to wait on; the flag, if still set, brings a new attempt.
+    (void)storage_.RemoveJobNodeIfExisted(kProcessing);
+    return s;
+  }
+  // The transaction deleted the flag, including one raised by a membership change after we
+  // read the membership. Read it again: if it moved, raise the flag again. (Every change is
+  // written before its flag, so a change whose flag we deleted is visible now.)
+  auto after = AvailableInstancesDirectly();
+  if (!after.ok()) return after.status();
+  if (*after != *available) return SetReshardingFlag();
+  return Status::Ok();
 }
 
 Result<std::vector<int>> ShardingService::GetShardingItems(const std::string& instance_id,

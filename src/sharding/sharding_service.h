@@ -11,6 +11,7 @@
 #define ELASTICJOB_SHARDING_SHARDING_SERVICE_H_
 
 #include <chrono>
+#include <mutex>
 #include <vector>
 
 #include "config/config_service.h"
@@ -44,6 +45,12 @@ class ShardingService {
   // sharding); on timeout the call fails with TIMEOUT and the next trigger tries again.
   Status ShardingIfNecessary(std::chrono::milliseconds wait = std::chrono::seconds(30));
 
+  // Shards at once if this instance leads, a resharding is pending and no item is running;
+  // else does nothing. The runtime calls it when the flag appears or a run ends, so the
+  // assignment is written as soon as it can be, not at the leader's next trigger (and
+  // followers waiting for it go on). ElasticJob shards only in the leader's trigger.
+  Status ShardNowIfIdleLeader();
+
   // The items among [0, sharding_total_count) assigned to `instance_id` (none when its
   // server is not available).
   Result<std::vector<int>> GetShardingItems(const std::string& instance_id,
@@ -53,9 +60,20 @@ class ShardingService {
   }
   // Whether any item is running anywhere (read from the registry).
   Result<bool> HasRunningItems(int sharding_total_count);
+  // Whether some item among [0, total) is owned by no live instance (reconcile).
+  Result<bool> HasShardingInfoInOfflineServers(int sharding_total_count);
+  // Whether `sharding/` has any item (static sharding keeps an assignment once made).
+  Result<bool> HasShardingInfo();
 
  private:
+  Status ShardingIfNecessaryOnce(std::chrono::milliseconds wait);
+  // Under shard_mu_: re-checks the flag, then shards (one leader path at a time).
   Status ShardAsLeader();
+  Status ShardAsLeaderLocked();
+  // The live instances on ENABLED servers, read from the server, in the leader's order.
+  Result<std::vector<std::string>> AvailableInstancesDirectly();
+  // Waits until no instance is sharding (`leader/sharding/processing` absent).
+  Status WaitNotProcessing();
 
   storage::JobNodeStorage& storage_;
   config::ConfigService& config_;
@@ -65,6 +83,7 @@ class ShardingService {
   const JobShardingStrategyRegistry& strategies_;
   storage::ChangeNotifier& notifier_;
   std::chrono::milliseconds wait_{30000};
+  std::mutex shard_mu_;  // one sharding at a time on this instance
 };
 
 }  // namespace elasticjob::sharding

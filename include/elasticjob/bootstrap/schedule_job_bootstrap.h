@@ -3,14 +3,16 @@
 // resharding flag, leader election) and arms its trigger; Shutdown() stops the trigger,
 // waits (bounded) for a run in progress, removes this instance's node and leadership.
 //
-// All bootstraps of a process share one timer thread and two bounded pools (triggers, and
-// items: CPU x 2 threads), so a thousand jobs need no thousand threads. A job is a C++
-// SimpleJob or a type name ("SCRIPT", running `script.command.line`).
+// While scheduled, the job follows the registry (docs/runtime.md): a config update
+// reschedules and reshards; a server set DISABLED loses its items and leadership; an
+// operator's `trigger/{instanceId}` runs it now (after the current run, if one is going);
+// deleting this instance's node stops it here; with failover on, a crashed instance's
+// running items are claimed and run at once; a lost session pauses the trigger until the
+// instance is registered again on the new session.
 //
-// Status of this release (docs/runtime.md): election, leader-only sharding, running and
-// misfire marks, misfire re-runs, disabled items and servers at run time. Not yet: registry
-// listeners (config changes, operator trigger/shutdown/disable reactions), failover,
-// reconcile, guarantee listeners, one-off jobs.
+// All bootstraps of a process share one timer thread and three small pools (triggers,
+// events, and items: CPU x 2 threads), so a thousand jobs need no thousand threads. A job is
+// a C++ SimpleJob or a type name ("SCRIPT", running `script.command.line`).
 //
 // Thread safety: Schedule and Shutdown must not race each other; otherwise thread-safe.
 //
@@ -45,10 +47,16 @@ struct ItemRunReport {
   std::string error;
   std::chrono::milliseconds duration{0};
   bool misfire_rerun = false;
+  bool failover = false;  // taken over from a crashed instance
 };
 
 // One trigger of one job, reported after it is handled.
 struct TriggerReport {
+  enum class Source {
+    kCron,      // the job's cron fired
+    kOperator,  // `trigger/{instanceId}` (an operator, or OneOffJobBootstrap::Execute)
+    kFailover,  // this instance claimed a crashed instance's items
+  };
   enum class Outcome {
     kRan,      // this instance ran its items (and any misfire re-runs)
     kNoItems,  // nothing to run here (no items, all disabled, server disabled)
@@ -60,6 +68,7 @@ struct TriggerReport {
   Clock::WallTime started;    // when the trigger began to be handled
   Outcome outcome = Outcome::kRan;
   std::string error;  // for kFailed
+  Source source = Source::kCron;
 };
 
 struct BootstrapOptions {
@@ -99,7 +108,7 @@ class ScheduleJobBootstrap {
 
  private:
   struct Impl;
-  std::shared_ptr<Impl> impl_;  // shared with the job's queued and running tasks
+  std::shared_ptr<Impl> impl_;
 };
 
 }  // namespace elasticjob

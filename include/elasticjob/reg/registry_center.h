@@ -108,6 +108,8 @@ class RegistryCenter {
   // NOT_FOUND when `key` does not exist.
   virtual Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) = 0;
   virtual Result<int> GetNumChildren(std::string_view key) = 0;
+  // As GetChildrenKeys, from the server (sees every write committed before the call).
+  virtual Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view key) = 0;
 
   // Creates `key` (with persistent parents) or sets its value if it exists.
   virtual Status Persist(std::string_view key, std::string_view value) = 0;

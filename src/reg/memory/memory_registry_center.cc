@@ -133,16 +133,31 @@ void MemoryRegistryCenter::Close() {
   open_ = false;
   std::vector<MemoryStore::Change> changes;
   store_->DropSession(session_, &changes);
-  std::erase_if(store_->tree_listeners, [this](const MemoryStore::TreeListener& l) {
+  // Cancelled after the store lock is released: Cancel waits for a delivery in progress,
+  // which may be calling back into the store.
+  std::vector<std::shared_ptr<SubscriptionState>> ended;
+  std::erase_if(store_->tree_listeners, [&](const MemoryStore::TreeListener& l) {
     if (l.session != session_) return false;
-    l.state->Cancel();
+    ended.push_back(l.state);
     return true;
   });
+  for (auto& state : ended) {
+    std::lock_guard<std::mutex> post(state->post_mu);
+    state->active = false;  // nothing more is posted once the lock is gone
+  }
   Finish(lock, changes);
+  for (auto& state : ended) state->Cancel();
   MarkClosed();
 }
 
 void MemoryRegistryCenter::ExpireSession() {
+  {
+    std::lock_guard<std::mutex> lock(store_->mu);
+    if (!open_) return;
+  }
+  // The order a ZooKeeper client reports it in: LOST, then the new session's view (the old
+  // session's ephemeral nodes deleted), then RECONNECTED.
+  NotifyConnectionState(ConnectionState::kLost);
   std::unique_lock<std::mutex> lock(store_->mu);
   if (!open_) return;
   std::vector<MemoryStore::Change> changes;
@@ -153,7 +168,6 @@ void MemoryRegistryCenter::ExpireSession() {
     if (l.session == old) l.session = session_;
   }
   Finish(lock, changes);
-  NotifyConnectionState(ConnectionState::kLost);
   NotifyConnectionState(ConnectionState::kReconnected);
 }
 

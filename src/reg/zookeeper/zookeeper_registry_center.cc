@@ -195,9 +195,14 @@ void ZooKeeperRegistryCenter::Close() {
     std::swap(zh, zh_);
   }
   if (zh != nullptr) zookeeper_close(zh);  // ends the session: ephemeral nodes go now
-  std::lock_guard<std::mutex> lock(data_mu_);
-  for (auto& c : caches_) c->state->Cancel();
-  caches_.clear();
+  // Cancelled outside data_mu_: Cancel waits for a delivery in progress, which may be
+  // reading the cache.
+  decltype(caches_) ended;
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    ended.swap(caches_);
+  }
+  for (auto& c : ended) c->state->Cancel();
 }
 
 int64_t ZooKeeperRegistryCenter::session_id() {

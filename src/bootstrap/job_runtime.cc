@@ -1,0 +1,439 @@
+#include "bootstrap/job_runtime.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <thread>
+
+#include "executor/script/script_job.h"
+#include "infra/log.h"
+
+namespace elasticjob::bootstrap {
+
+// Process-wide machinery, held by every job of one Clock and released with the last one.
+// Members are destroyed in reverse order: the timer stops before the pools it posts to.
+struct SharedRuntime {
+  explicit SharedRuntime(Clock& clock)
+      : triggers(2),
+        events(2),
+        items(std::max(2, 2 * static_cast<int>(std::thread::hardware_concurrency()))),
+        timer(clock, triggers) {}
+  ThreadPool triggers;  // coordination before a run; short registry work
+  ThreadPool events;    // the jobs' listener strands
+  ThreadPool items;     // user code, and the registry work after a run
+  trigger::TimerScheduler timer;
+
+  static std::shared_ptr<SharedRuntime> For(Clock& clock) {
+    static std::mutex mu;
+    static auto* runtimes = new std::map<Clock*, std::weak_ptr<SharedRuntime>>;
+    std::lock_guard<std::mutex> lock(mu);
+    auto rt = (*runtimes)[&clock].lock();
+    if (!rt) {
+      rt = std::make_shared<SharedRuntime>(clock);
+      (*runtimes)[&clock] = rt;
+    }
+    return rt;
+  }
+};
+
+namespace {
+
+void PrintItemRun(const ItemRunReport& r) {
+  std::string line =
+      fmt::format("job={} item={} instance={} outcome={}{} duration_ms={}{}{}\n", r.job_name,
+                  r.item, r.instance_id, r.success ? "SUCCESS" : "FAILURE",
+                  r.success ? "" : " error=\"" + r.error + "\"", r.duration.count(),
+                  r.misfire_rerun ? " misfire_rerun=true" : "", r.failover ? " failover=true" : "");
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+JobRuntime::JobRuntime(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
+                       std::string job_type, JobConfiguration config, BootstrapOptions options)
+    : registry_(registry),
+      job_(std::move(job)),
+      job_type_(std::move(job_type)),
+      config_(std::move(config)),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : Clock::System()),
+      storage_(registry, config_.job_name),
+      strategies_(JobShardingStrategyRegistry::WithBuiltins(clock_)) {}
+
+JobRuntime::~JobRuntime() = default;
+
+Status JobRuntime::Start(bool scheduled) {
+  const std::string& name = config_.job_name;
+  auto context = [&](const Status& s) { return s.WithContext(fmt::format("job '{}'", name)); };
+  if (Status s = ValidateJobConfiguration(config_); !s.ok()) return context(s);
+  if (job_ == nullptr) {
+    if (job_type_ != "SCRIPT") {
+      return InvalidArgument(
+          fmt::format("job '{}': unknown job type '{}' (known: SCRIPT)", name, job_type_));
+    }
+    auto it = config_.props.find("script.command.line");
+    if (it == config_.props.end()) {
+      return InvalidArgument(fmt::format("job '{}': props.script.command.line: missing", name));
+    }
+    if (auto words = executor::ParseCommandLine(it->second); !words.ok())
+      return context(words.status());
+    job_ = std::make_shared<executor::ScriptJob>(it->second);
+  }
+  const bool has_cron = config_.cron.has_value() && !config_.cron->empty();
+  if (scheduled && !has_cron) {
+    return InvalidArgument(fmt::format("job '{}': cron: a scheduled job needs a cron", name));
+  }
+  if (!scheduled && has_cron) {
+    return InvalidArgument(fmt::format(
+        "job '{}': cron: a one-off job must not have a cron (got '{}')", name, *config_.cron));
+  }
+  auto ip = instance::DetectIp(options_.server_ip);
+  if (!ip.ok()) return context(ip.status());
+  std::string type_name = !options_.job_type_name.empty() ? options_.job_type_name
+                          : job_type_.empty()             ? "CPP_SIMPLE"
+                                                          : job_type_;
+  config_service_ = std::make_unique<config::ConfigService>(storage_, clock_);
+  auto effective = config_service_->SetUp(type_name, config_);
+  if (!effective.ok()) return effective.status();
+  config_ = *effective;
+  if (scheduled) {
+    // The registry's config wins: it must still be a scheduled one.
+    auto cron = CronExpression::Parse(config_.cron.value_or(""));
+    if (!cron.ok()) return context(cron.status().WithContext("cron"));
+    auto tz = config_.time_zone ? TimeZone::Parse(*config_.time_zone)
+                                : Result<TimeZone>(TimeZone::SystemDefault());
+    if (!tz.ok()) return context(tz.status());
+    std::lock_guard<std::mutex> lock(mu_);
+    cron_ = *cron;
+    cron_text_ = config_.cron.value_or("");
+    zone_ = *tz;
+    zone_text_ = config_.time_zone.value_or("");
+  }
+  (void)config_service_->LoadLastGood();  // remember the registered config as good
+
+  shared_ = SharedRuntime::For(clock_);
+  servers_ = std::make_unique<server::ServerService>(storage_, *ip);
+  instances_ = std::make_unique<instance::InstanceService>(
+      storage_, *servers_, instance::JobInstance::For(*ip, static_cast<long>(getpid())));
+  const std::string& self = instances_->self().instance_id;
+  leader_ = std::make_unique<election::LeaderService>(storage_, self);
+  sharding_ = std::make_unique<sharding::ShardingService>(
+      storage_, *config_service_, *leader_, *instances_, *servers_, strategies_, notifier_);
+  execution_ = std::make_unique<execution::ExecutionService>(storage_, self);
+  failover_ = std::make_unique<failover::FailoverService>(storage_, self);
+  reconcile_ =
+      std::make_unique<reconcile::ReconcileService>(*config_service_, *leader_, *sharding_, clock_);
+  auto report = options_.on_item_run ? options_.on_item_run : PrintItemRun;
+  executor_ = std::make_unique<executor::JobExecutor>(
+      *config_service_, *sharding_, *execution_, *failover_, self, job_, shared_->items,
+      shared_->triggers, [report](const executor::ItemRun& r) {
+        report(ItemRunReport{r.job_name, r.item, r.instance_id, r.success, r.error, r.duration,
+                             r.misfire_rerun, r.failover});
+      });
+  listeners_ = std::make_unique<listener::ListenerManager>(
+      listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
+                         *execution_, *failover_},
+      *this, config_.sharding_total_count);
+
+  // Listeners first (ListenerManager.startAllListeners): one strand per job carries both
+  // the subtree's events and the session's states, in the order the registry reports them.
+  strand_ = std::make_unique<SerialExecutor>(shared_->events);
+  auto w = registry_.Watch(storage_.path().FullPath(), *strand_, [this](const TreeEvent& e) {
+    notifier_.Notify();  // waits re-check their condition
+    listeners_->OnEvent(e);
+  });
+  if (!w.ok()) return context(w.status());
+  watch_ = std::move(w).value();
+  strand_->Post([this] { listeners_->EndOfReplay(); });  // Watch delivered its replay first
+  connection_ = registry_.AddConnectionStateListener(
+      *strand_, [this](ConnectionState s) { listeners_->OnConnectionState(s); });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    started_ = true;
+  }
+  // Start-up, as ElasticJob registers it.
+  if (Status s = leader_->ElectLeader(); !s.ok()) return context(s);
+  if (Status s = servers_->PersistOnline(!config_.disabled); !s.ok()) return context(s);
+  if (Status s = instances_->PersistOnline(); !s.ok()) return context(s);
+  if (Status s = sharding_->SetReshardingFlag(); !s.ok()) return context(s);
+  ArmReconcile();
+  if (scheduled) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ArmNextLocked(clock_.WallNow());
+  }
+  return Status::Ok();
+}
+
+Status JobRuntime::TriggerCluster() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!started_ || stopped_) {
+      return FailedPrecondition(fmt::format("job '{}': not running", config_.job_name));
+    }
+  }
+  // From the server: an instance that joined a moment ago must be triggered too.
+  auto ids = registry_.GetChildrenKeysDirectly(storage_.path().FullPath("instances"));
+  if (!ids.ok()) return ids.status();
+  for (const auto& id : *ids) {
+    if (Status s = storage_.CreateJobNodeIfNeeded("trigger/" + id); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+void JobRuntime::ArmNextLocked(Clock::WallTime after) {
+  if (stopped_ || !cron_ || !zone_) return;
+  auto now = clock_.WallNow();
+  // Fire times follow the cron from the last fire; if we fell behind, resume from now.
+  auto next = cron_->NextFireTimeAfter(std::max(after, now - std::chrono::seconds(1)), *zone_);
+  if (!next) return;  // the expression never fires again
+  Clock::WallTime fire = *next;
+  ++outstanding_;
+  next_task_ = shared_->timer.ScheduleAt(
+      fire, [self = shared_from_this(), fire] { self->OnCronFire(fire); });
+}
+
+void JobRuntime::ArmReconcile() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return;
+  // ElasticJob's ReconcileService runs once a minute.
+  reconcile_task_ =
+      shared_->timer.ScheduleAt(clock_.WallNow() + std::chrono::minutes(1), [self = shared_from_this()] {
+        if (self->IsShutdown()) return;
+        auto flagged = self->reconcile_->RunOneIteration();
+        if (!flagged.ok()) {
+          infra::LogLine("WARN", fmt::format("job '{}': reconcile: {}", self->config_.job_name,
+                                             flagged.status().ToString()));
+        } else if (*flagged) {
+          infra::LogLine("WARN", fmt::format("job '{}': sharding names offline instances; "
+                                             "resharding",
+                                             self->config_.job_name));
+        }
+        self->ArmReconcile();
+      });
+}
+
+void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
+  bool paused;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) {
+      --outstanding_;
+      idle_cv_.notify_all();
+      return;
+    }
+    ArmNextLocked(fire_time);
+    paused = paused_;
+  }
+  if (paused) {
+    // Quartz's "do nothing" misfire policy: a fire time that passes while paused is skipped.
+    EndTask();
+    return;
+  }
+  executor_->Trigger(MakeDone(Source::kCron, fire_time));
+}
+
+executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime scheduled) {
+  return [self = shared_from_this(), source, scheduled,
+          started = clock_.WallNow()](Result<executor::JobExecutor::Outcome> outcome) {
+    using Outcome = executor::JobExecutor::Outcome;
+    TriggerReport report{self->config_.job_name, scheduled, started, TriggerReport::Outcome::kRan,
+                         "", source};
+    if (!outcome.ok()) {
+      report.outcome = TriggerReport::Outcome::kFailed;
+      report.error = outcome.status().ToString();
+      if (outcome.status().code() != StatusCode::kCancelled) {
+        infra::LogLine("WARN", fmt::format("job={} instance={} trigger failed: {}",
+                                           self->config_.job_name,
+                                           self->instances_->self().instance_id, report.error));
+      }
+    } else if (*outcome == Outcome::kNoItems || *outcome == Outcome::kQueued) {
+      report.outcome = TriggerReport::Outcome::kNoItems;
+    } else if (*outcome == Outcome::kMisfire) {
+      report.outcome = TriggerReport::Outcome::kMisfire;
+    }
+    if (self->options_.on_trigger) self->options_.on_trigger(report);
+    // As ElasticJob ends every execution: claim what crashed instances left, if anything.
+    if (outcome.ok() && *outcome == Outcome::kRan && source != Source::kFailover) {
+      auto need = self->failover_->NeedFailover();
+      if (need.ok() && *need) self->FailoverIfNecessary();
+    }
+    self->EndTask();
+  };
+}
+
+bool JobRuntime::BeginTask() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_ || !started_) return false;
+  ++outstanding_;
+  return true;
+}
+
+void JobRuntime::EndTask() {
+  std::lock_guard<std::mutex> lock(mu_);
+  --outstanding_;
+  idle_cv_.notify_all();
+}
+
+bool JobRuntime::IsShutdown() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopped_;
+}
+
+bool JobRuntime::IsPaused() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return paused_;
+}
+
+void JobRuntime::Pause() {
+  std::lock_guard<std::mutex> lock(mu_);
+  paused_ = true;
+}
+
+void JobRuntime::Resume() {
+  std::lock_guard<std::mutex> lock(mu_);
+  paused_ = false;
+}
+
+void JobRuntime::Reschedule(const JobConfiguration& config) {
+  std::string cron_text = config.cron.value_or("");
+  std::string zone_text = config.time_zone.value_or("");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_ || (cron_text == cron_text_ && zone_text == zone_text_)) return;
+  if (!cron_ && !cron_text.empty()) return;  // a one-off job stays one-off
+  std::optional<CronExpression> cron;
+  std::optional<TimeZone> zone;
+  if (!cron_text.empty()) {
+    // Validated by the listener already; a failure here keeps the current schedule.
+    auto c = CronExpression::Parse(cron_text);
+    auto z = config.time_zone ? TimeZone::Parse(zone_text)
+                              : Result<TimeZone>(TimeZone::SystemDefault());
+    if (!c.ok() || !z.ok()) return;
+    cron = *c;
+    zone = *z;
+  }
+  if (shared_->timer.Cancel(next_task_)) {
+    --outstanding_;
+    idle_cv_.notify_all();
+  }
+  cron_ = std::move(cron);
+  zone_ = std::move(zone);
+  cron_text_ = cron_text;
+  zone_text_ = zone_text;
+  infra::LogLine("INFO", fmt::format("job '{}': rescheduled to cron '{}'{}", config_.job_name,
+                                     cron_text,
+                                     zone_text.empty() ? "" : " in " + zone_text));
+  ArmNextLocked(clock_.WallNow());  // no cron (one-off now): not armed
+}
+
+void JobRuntime::TriggerNow() {
+  if (!BeginTask()) return;
+  auto now = clock_.WallNow();
+  shared_->triggers.Post([self = shared_from_this(), now] {
+    self->executor_->TriggerNow(self->MakeDone(Source::kOperator, now));
+  });
+}
+
+void JobRuntime::FailoverIfNecessary() {
+  if (!BeginTask()) return;
+  shared_->triggers.Post([self = shared_from_this()] {
+    Status s = self->failover_->FailoverIfNecessary(
+        [&] { return !self->IsShutdown(); },
+        [&](int item) {
+          infra::LogLine("INFO", fmt::format("job '{}' instance {}: took over item {}",
+                                             self->config_.job_name,
+                                             self->instances_->self().instance_id, item));
+          if (!self->BeginTask()) return;
+          self->executor_->RunFailover(self->MakeDone(Source::kFailover, self->clock_.WallNow()));
+        });
+    if (!s.ok() && s.code() != StatusCode::kCancelled) {
+      infra::LogLine("WARN", fmt::format("job '{}': failover: {}", self->config_.job_name,
+                                         s.ToString()));
+    }
+    self->EndTask();
+  });
+}
+
+void JobRuntime::ShardIfNecessary() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shard_posted_) return;  // the queued one will see this change too
+    shard_posted_ = true;
+  }
+  if (!BeginTask()) return;
+  shared_->triggers.Post([self = shared_from_this()] {
+    {
+      std::lock_guard<std::mutex> lock(self->mu_);
+      self->shard_posted_ = false;
+    }
+    Status s = self->sharding_->ShardNowIfIdleLeader();
+    if (!s.ok() && s.code() != StatusCode::kCancelled) {
+      infra::LogLine("WARN", fmt::format("job '{}': sharding: {}", self->config_.job_name,
+                                         s.ToString()));
+    }
+    self->EndTask();
+  });
+}
+
+void JobRuntime::ShutdownInstance() {
+  infra::LogLine("INFO", fmt::format("job '{}' instance {}: instance node removed by an "
+                                     "operator; stopping the job here",
+                                     config_.job_name, instances_->self().instance_id));
+  shared_->triggers.Post([self = shared_from_this()] {
+    self->Stop(/*wait=*/false);
+    (void)self->leader_->RemoveLeader();  // ElasticJob's shutdownInstance abdicates
+  });
+}
+
+std::vector<int> JobRuntime::LocallyRunningItems() { return executor_->running_items(); }
+
+void JobRuntime::Stop(bool wait) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopped_ || !started_) {
+      stopped_ = true;
+      return;
+    }
+    stopped_ = true;
+    if (shared_->timer.Cancel(next_task_)) --outstanding_;  // never handed to the pool
+    shared_->timer.Cancel(reconcile_task_);
+  }
+  notifier_.Cancel();  // waits inside a trigger give up
+  executor_->Stop();   // a queued operator trigger is dropped
+  if (wait) {
+    // Bounded: a job still running past the timeout keeps this runtime alive (its task
+    // holds it) and finishes on its own.
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_cv_.wait_for(lock, options_.shutdown_timeout, [&] { return outstanding_ == 0; });
+  }
+}
+
+void JobRuntime::Shutdown() {
+  bool started;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    started = started_;
+  }
+  Stop(/*wait=*/true);
+  if (!started) return;
+  // No more events; then this instance leaves (instance node, then leadership).
+  watch_.reset();
+  connection_.reset();
+  strand_.reset();
+  (void)instances_->RemoveInstance();
+  (void)leader_->RemoveLeader();  // after the listeners: none of them elects us again
+  // Drop this job's hold on the shared timer and pools here, on the caller's thread: a task
+  // still finishing may release the runtime last, and must never be the one that destroys
+  // the pools it runs on. (Once stopped, tasks no longer touch them.)
+  std::shared_ptr<SharedRuntime> release;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    release = std::move(shared_);
+    started_ = false;
+  }
+}
+
+}  // namespace elasticjob::bootstrap

@@ -1,0 +1,125 @@
+// JobRuntime: one job on this instance, the composition root behind both bootstraps. It
+// builds the job's services over the registry, starts its listeners, registers it (as
+// ElasticJob's SchedulerFacade.registerStartUpInfo does), arms its cron trigger on the
+// process's shared timer, and implements what the listeners ask of it (JobController).
+//
+// Process-wide machinery is shared by every job using the same Clock: one timer thread, a
+// trigger pool (coordination before a run), an event pool (the jobs' listener strands) and
+// an item pool (user code). None grows with the number of jobs.
+//
+// Thread safety: Start and Shutdown must not race each other; everything else is
+// thread-safe. Tasks keep the runtime alive (shared_ptr) while they are queued or running.
+#ifndef ELASTICJOB_BOOTSTRAP_JOB_RUNTIME_H_
+#define ELASTICJOB_BOOTSTRAP_JOB_RUNTIME_H_
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "config/config_service.h"
+#include "elasticjob/bootstrap/schedule_job_bootstrap.h"
+#include "elasticjob/schedule/cron_expression.h"
+#include "elasticjob/schedule/time_zone.h"
+#include "election/leader_service.h"
+#include "execution/execution_service.h"
+#include "executor/job_executor.h"
+#include "failover/failover_service.h"
+#include "instance/instance_service.h"
+#include "listener/listener_manager.h"
+#include "reconcile/reconcile_service.h"
+#include "server/server_service.h"
+#include "sharding/sharding_service.h"
+#include "storage/change_notifier.h"
+#include "storage/job_node_storage.h"
+#include "trigger/timer_scheduler.h"
+
+namespace elasticjob::bootstrap {
+
+struct SharedRuntime;
+
+class JobRuntime final : public listener::JobController,
+                         public std::enable_shared_from_this<JobRuntime> {
+ public:
+  // `job` null: a job by type name (`job_type`, "SCRIPT").
+  JobRuntime(RegistryCenter& registry, std::shared_ptr<SimpleJob> job, std::string job_type,
+             JobConfiguration config, BootstrapOptions options);
+  ~JobRuntime() override;
+
+  // Registers the job and starts its listeners; `scheduled` arms the cron trigger (a one-off
+  // job has no cron and runs only when triggered).
+  Status Start(bool scheduled);
+  // Writes `trigger/{id}` for every live instance of the job: each runs its items once.
+  Status TriggerCluster();
+  void Shutdown();
+
+  const JobConfiguration& config() const { return config_; }
+
+  // listener::JobController
+  bool IsShutdown() override;
+  bool IsPaused() override;
+  void Pause() override;
+  void Resume() override;
+  void Reschedule(const JobConfiguration& config) override;
+  void TriggerNow() override;
+  void FailoverIfNecessary() override;
+  void ShardIfNecessary() override;
+  void ShutdownInstance() override;
+  std::vector<int> LocallyRunningItems() override;
+
+ private:
+  using Source = TriggerReport::Source;
+  // Stops triggers and queued runs; `wait` bounds the wait for runs in progress.
+  void Stop(bool wait);
+  void ArmNextLocked(Clock::WallTime after);
+  void ArmReconcile();
+  void OnCronFire(Clock::WallTime fire_time);
+  // The completion callback of one run: reports it and releases its count.
+  executor::JobExecutor::Done MakeDone(Source source, Clock::WallTime scheduled);
+  // Counts a task about to be posted; false once stopped.
+  bool BeginTask();
+  void EndTask();
+
+  RegistryCenter& registry_;
+  std::shared_ptr<SimpleJob> job_;
+  std::string job_type_;
+  JobConfiguration config_;
+  BootstrapOptions options_;
+  Clock& clock_;
+  storage::JobNodeStorage storage_;
+  std::shared_ptr<SharedRuntime> shared_;
+  storage::ChangeNotifier notifier_;
+  JobShardingStrategyRegistry strategies_;
+  std::unique_ptr<config::ConfigService> config_service_;
+  std::unique_ptr<server::ServerService> servers_;
+  std::unique_ptr<instance::InstanceService> instances_;
+  std::unique_ptr<election::LeaderService> leader_;
+  std::unique_ptr<sharding::ShardingService> sharding_;
+  std::unique_ptr<execution::ExecutionService> execution_;
+  std::unique_ptr<failover::FailoverService> failover_;
+  std::unique_ptr<reconcile::ReconcileService> reconcile_;
+  std::unique_ptr<executor::JobExecutor> executor_;
+  std::unique_ptr<listener::ListenerManager> listeners_;
+  std::unique_ptr<SerialExecutor> strand_;  // the job's event strand
+  std::unique_ptr<Subscription> watch_;
+  std::unique_ptr<Subscription> connection_;
+
+  std::mutex mu_;
+  std::condition_variable idle_cv_;
+  bool started_ = false;   // GUARDED_BY(mu_)
+  bool stopped_ = false;   // GUARDED_BY(mu_)
+  bool paused_ = false;    // GUARDED_BY(mu_)
+  int outstanding_ = 0;    // GUARDED_BY(mu_): triggers armed, queued or running
+  bool shard_posted_ = false;  // GUARDED_BY(mu_): a ShardIfNecessary task is queued
+  std::optional<CronExpression> cron_;                  // GUARDED_BY(mu_)
+  std::string cron_text_;                               // GUARDED_BY(mu_)
+  std::optional<TimeZone> zone_;                        // GUARDED_BY(mu_)
+  std::string zone_text_;                               // GUARDED_BY(mu_)
+  trigger::TimerScheduler::TaskId next_task_ = 0;       // GUARDED_BY(mu_)
+  trigger::TimerScheduler::TaskId reconcile_task_ = 0;  // GUARDED_BY(mu_)
+};
+
+}  // namespace elasticjob::bootstrap
+
+#endif  // ELASTICJOB_BOOTSTRAP_JOB_RUNTIME_H_

@@ -1,0 +1,173 @@
+#include "failover/failover_service.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "failover/failover_node.h"
+#include "instance/job_instance.h"
+
+namespace elasticjob::failover {
+namespace {
+
+bool ParseItem(const std::string& name, int* item) {
+  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), *item);
+  return ec == std::errc() && end == name.data() + name.size() && *item >= 0;
+}
+
+}  // namespace
+
+Status FailoverService::SetCrashedFailoverFlag(int item) {
+  auto assigned = storage_.IsJobNodeExisted(ExecutionFailoverNode(item));
+  if (!assigned.ok() || *assigned) return assigned.status();
+  if (Status s = storage_.CreateJobNodeIfNeeded(ItemsNode(item)); !s.ok()) return s;
+  return storage_.RemoveJobNodeIfExisted(sharding::RunningNode(item));
+}
+
+Status FailoverService::SetCrashedFailoverFlagDirectly(int item) {
+  return storage_.CreateJobNodeIfNeeded(ItemsNode(item));
+}
+
+Result<std::vector<int>> FailoverService::GetCrashedShardingItems(const std::string& instance_id) {
+  std::string ip = instance_id.substr(0, instance_id.find(instance::kDelimiter));
+  auto server = storage_.GetJobNodeData("servers/" + ip);
+  if (server.ok() && *server == "DISABLED") return std::vector<int>{};
+  auto items = ShardingItems();
+  if (!items.ok()) return items;
+  std::vector<int> out;
+  for (int i : *items) {
+    auto running = storage_.IsJobNodeExisted(sharding::RunningNode(i));
+    if (!running.ok()) return running.status();
+    if (!*running) continue;
+    auto owner = storage_.GetJobNodeData(sharding::InstanceNode(i));
+    if (owner.ok() && *owner == instance_id) out.push_back(i);
+  }
+  return out;
+}
+
+Result<bool> FailoverService::NeedFailover() {
+  auto items = storage_.GetJobNodeChildrenKeys(kItemsRoot);
+  if (!items.ok()) return items.status();
+  return !items->empty();
+}
+
+Status FailoverService::FailoverIfNecessary(const std::function<bool()>& keep_going,
+                                            const std::function<void(int)>& claimed) {
+  while (keep_going()) {
+    auto need = NeedFailover();
+    if (!need.ok() || !*need) return need.status();
+    int item = -1;
+    Status inner;
+    Status s = storage_.ExecuteInLeader(kLatch, [&] {
+      // Inside the latch, confirm each candidate on the server: the cache may not have
+      // applied the previous holder's delete yet.
+      auto children = storage_.registry().GetChildrenKeys(storage_.path().FullPath(kItemsRoot));
+      if (!children.ok()) {
+        if (children.status().code() != StatusCode::kNotFound) inner = children.status();
+        return;
+      }
+      for (const auto& name : *children) {  // descending, as ElasticJob takes get(0)
+        int candidate;
+        if (!ParseItem(name, &candidate)) continue;
+        auto gone = storage_.GetJobNodeDataDirectly(ItemsNode(candidate));
+        if (!gone.ok()) continue;  // taken meanwhile
+        if (inner = storage_.FillEphemeralJobNode(ExecutionFailoverNode(candidate), instance_id_);
+            !inner.ok())
+          return;
+        if (inner = storage_.FillJobNode(ExecutingFailoverNode(candidate), instance_id_);
+            !inner.ok())
+          return;
+        inner = storage_.RemoveJobNodeIfExisted(ItemsNode(candidate));
+        item = candidate;
+        return;
+      }
+    });
+    if (!s.ok()) return s;
+    if (!inner.ok()) return inner;
+    if (item < 0) return Status::Ok();
+    claimed(item);
+  }
+  return Status::Ok();
+}
+
+Status FailoverService::UpdateFailoverComplete(const std::vector<int>& items) {
+  for (int item : items) {
+    for (const std::string& node : {ExecutionFailoverNode(item), ExecutingFailoverNode(item)}) {
+      auto exists = storage_.IsJobNodeExisted(node);
+      if (!exists.ok()) return exists.status();
+      if (!*exists) continue;
+      if (Status s = storage_.RemoveJobNodeIfExisted(node); !s.ok()) return s;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<int>> FailoverService::ShardingItems() {
+  auto names = storage_.GetJobNodeChildrenKeys(sharding::kShardingRoot);
+  if (!names.ok()) return names.status();
+  std::vector<int> out;
+  for (const auto& name : *names) {
+    int item;
+    if (ParseItem(name, &item)) out.push_back(item);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<std::vector<int>> FailoverService::ItemsWhere(
+    const std::function<std::string(int)>& node_of, const std::string& instance_id) {
+  auto items = ShardingItems();
+  if (!items.ok()) return items;
+  std::vector<int> out;
+  for (int i : *items) {
+    auto v = storage_.GetJobNodeData(node_of(i));
+    if (v.ok() && *v == instance_id) out.push_back(i);
+    if (!v.ok() && v.status().code() != StatusCode::kNotFound) return v.status();
+  }
+  return out;
+}
+
+Result<std::vector<int>> FailoverService::GetFailoverItems(const std::string& instance_id) {
+  return ItemsWhere(ExecutionFailoverNode, instance_id);
+}
+
+Result<std::vector<int>> FailoverService::GetFailoveringItems(const std::string& instance_id) {
+  return ItemsWhere(ExecutingFailoverNode, instance_id);
+}
+
+Result<std::vector<int>> FailoverService::GetLocalTakeOffItems(const std::vector<int>& local) {
+  std::vector<int> out;
+  for (int i : local) {
+    auto taken = storage_.IsJobNodeExisted(ExecutionFailoverNode(i));
+    if (!taken.ok()) return taken.status();
+    if (*taken) out.push_back(i);
+  }
+  return out;
+}
+
+Result<std::map<int, std::string>> FailoverService::GetAllFailoveringItems() {
+  auto items = ShardingItems();
+  if (!items.ok()) return items.status();
+  std::map<int, std::string> out;
+  for (int i : *items) {
+    auto v = storage_.GetJobNodeData(ExecutingFailoverNode(i));
+    if (v.ok()) out.emplace(i, *v);
+    if (!v.ok() && v.status().code() != StatusCode::kNotFound) return v.status();
+  }
+  return out;
+}
+
+Status FailoverService::ClearFailoveringItem(int item) {
+  return storage_.RemoveJobNodeIfExisted(ExecutingFailoverNode(item));
+}
+
+Status FailoverService::RemoveFailoverInfo() {
+  auto items = ShardingItems();
+  if (!items.ok()) return items.status();
+  for (int i : *items) {
+    if (Status s = storage_.RemoveJobNodeIfExisted(ExecutionFailoverNode(i)); !s.ok()) return s;
+    if (Status s = storage_.RemoveJobNodeIfExisted(ExecutingFailoverNode(i)); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace elasticjob::failover

@@ -1,0 +1,244 @@
+#include "listener/listener_manager.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "election/leader_node.h"
+#include "infra/log.h"
+#include "sharding/sharding_node.h"
+
+namespace elasticjob::listener {
+namespace {
+
+// "servers/10.0.0.1" -> "10.0.0.1" when `rel` is exactly one level below `root`.
+bool ChildOf(std::string_view rel, std::string_view root, std::string_view* child) {
+  if (rel.size() <= root.size() + 1 || rel.substr(0, root.size()) != root ||
+      rel[root.size()] != '/') {
+    return false;
+  }
+  *child = rel.substr(root.size() + 1);
+  return child->find('/') == std::string_view::npos;
+}
+
+}  // namespace
+
+void ListenerManager::Report(const Status& status, std::string_view what) {
+  if (status.ok() || status.code() == StatusCode::kCancelled) return;
+  infra::LogLine("WARN", fmt::format("job '{}' instance {}: {}: {}", s_.storage.path().job_name(),
+                                     s_.instances.self().instance_id, what, status.ToString()));
+}
+
+void ListenerManager::OnEvent(const TreeEvent& event) {
+  std::string root = s_.storage.path().FullPath();
+  if (event.key.size() <= root.size() + 1 || event.key.compare(0, root.size(), root) != 0 ||
+      event.key[root.size()] != '/') {
+    return;  // the job root itself, or not ours
+  }
+  std::string_view rel = std::string_view(event.key).substr(root.size() + 1);
+  std::string_view child;
+  if (rel == "config") {
+    OnConfig(event);
+  } else if (ChildOf(rel, "servers", &child)) {
+    OnServer(child, event);
+  } else if (ChildOf(rel, "instances", &child)) {
+    OnInstance(child, event);
+  } else if (rel == election::kLeaderInstance) {
+    OnLeaderInstance(event);
+  } else if (ChildOf(rel, "trigger", &child)) {
+    OnTrigger(child, event);
+  } else if (rel == sharding::kNecessary) {
+    if (event.type == TreeEvent::Type::kAdded) controller_.ShardIfNecessary();
+  } else if (event.type == TreeEvent::Type::kDeleted &&
+             (rel == sharding::kProcessing ||
+              (rel.size() > 8 && rel.substr(rel.size() - 8) == "/running" &&
+               rel.substr(0, 9) == "sharding/"))) {
+    auto need = s_.sharding.IsNeedSharding();
+    if (need.ok() && *need) controller_.ShardIfNecessary();
+  }
+}
+
+void ListenerManager::OnConfig(const TreeEvent& event) {
+  if (event.type == TreeEvent::Type::kDeleted) return;
+  auto config = ConfigFromYaml(event.value);
+  Status valid = config.ok() ? ValidateJobConfiguration(*config) : config.status();
+  if (!valid.ok()) {
+    infra::LogLine("WARN", fmt::format("job '{}': config: {} (keeping the last good configuration)",
+                                       s_.storage.path().job_name(), valid.ToString()));
+    return;
+  }
+  // ShardingTotalCountChangedJobListener.
+  if (current_total_ != 0 && config->sharding_total_count != current_total_) {
+    Report(s_.sharding.SetReshardingFlag(), "setting the resharding flag");
+    current_total_ = config->sharding_total_count;
+  }
+  if (event.type != TreeEvent::Type::kUpdated || controller_.IsShutdown()) return;
+  // CronSettingAndJobEventChangedJobListener.
+  controller_.Reschedule(*config);
+  // FailoverSettingsChangedJobListener.
+  if (!config->failover) Report(s_.failover.RemoveFailoverInfo(), "removing failover nodes");
+  // MonitorExecutionSettingsChangedJobListener.
+  if (!config->monitor_execution) {
+    Report(s_.execution.ClearAllRunningInfo(config->sharding_total_count),
+           "clearing running marks");
+  }
+}
+
+void ListenerManager::ReshardUnlessStatic() {
+  if (replaying_ || controller_.IsShutdown()) return;
+  auto config = s_.config.LoadLastGood();
+  if (config.ok() && config->static_sharding) {
+    auto has = s_.sharding.HasShardingInfo();
+    if (has.ok() && *has) return;
+  }
+  Report(s_.sharding.SetReshardingFlag(), "setting the resharding flag");
+}
+
+void ListenerManager::OnServer(std::string_view ip, const TreeEvent& event) {
+  const bool mine = ip == s_.instances.self().server_ip;
+  // Our own registration flags resharding where it writes (start-up, reconnect); seeing it
+  // again here, possibly after the leader already sharded, would only force a second one.
+  if (!(mine && event.type == TreeEvent::Type::kAdded)) ReshardUnlessStatic();
+  if (!mine) return;
+  const bool disabled = event.value == "DISABLED";
+  if (!disabled && event.type != TreeEvent::Type::kDeleted && !controller_.IsShutdown()) {
+    // LeaderElectionJobListener, active election.
+    auto has = s_.leader.HasLeader();
+    if (has.ok() && !*has) Report(s_.leader.ElectLeader(), "electing a leader");
+  }
+  if (disabled && event.type != TreeEvent::Type::kDeleted) {
+    // LeaderAbdicationJobListener.
+    auto leading = s_.leader.IsLeader();
+    if (leading.ok() && *leading) Report(s_.leader.RemoveLeader(), "abdicating");
+  }
+}
+
+void ListenerManager::OnInstance(std::string_view id, const TreeEvent& event) {
+  const bool self = id == s_.instances.self().instance_id;
+  if (event.type != TreeEvent::Type::kUpdated && !self) ReshardUnlessStatic();  // as OnServer
+  if (event.type == TreeEvent::Type::kDeleted) {
+    if (self) {
+      // InstanceShutdownStatusJobListener: an operator's shutdown, unless the session ended
+      // (paused until the new session re-registers, and then the node is back).
+      if (controller_.IsShutdown() || controller_.IsPaused()) return;
+      auto back = s_.instances.IsLocalJobInstanceExisted();
+      if (back.ok() && !*back) controller_.ShutdownInstance();
+      return;
+    }
+    OnInstanceCrashed(std::string(id));
+  } else if (event.type == TreeEvent::Type::kAdded && self) {
+    OnOnlyInstanceOnline();
+  }
+}
+
+void ListenerManager::OnInstanceCrashed(const std::string& id) {
+  // JobCrashedJobListener.
+  if (controller_.IsShutdown()) return;
+  auto config = s_.config.LoadLastGood();
+  if (!config.ok() || !config->failover) return;
+  auto failovering = s_.failover.GetFailoveringItems(id);
+  if (!failovering.ok()) return Report(failovering.status(), "reading failovering items");
+  if (!failovering->empty()) {
+    for (int item : *failovering) {
+      Report(s_.failover.SetCrashedFailoverFlagDirectly(item), "queueing a failover item");
+    }
+  } else {
+    auto crashed = s_.failover.GetCrashedShardingItems(id);
+    if (!crashed.ok()) return Report(crashed.status(), "reading crashed items");
+    for (int item : *crashed) {
+      Report(s_.failover.SetCrashedFailoverFlag(item), "queueing a failover item");
+    }
+  }
+  controller_.FailoverIfNecessary();
+}
+
+void ListenerManager::OnOnlyInstanceOnline() {
+  // LegacyCrashedRunningItemListener: the only live instance inherits what crashed
+  // instances left running.
+  if (controller_.IsShutdown()) return;
+  auto config = s_.config.LoadLastGood();
+  if (!config.ok()) return;
+  auto live = s_.instances.GetAvailableJobInstances();
+  if (!live.ok() || live->size() != 1 || live->front() != s_.instances.self().instance_id) return;
+  auto running = s_.execution.GetAllRunningItems(config->sharding_total_count);
+  auto failovering = s_.failover.GetAllFailoveringItems();
+  if (!running.ok() || !failovering.ok()) return;
+  std::vector<int> mine = controller_.LocallyRunningItems();
+  auto stale = [&](int item, const std::string& owner) {
+    return owner != s_.instances.self().instance_id ||
+           std::find(mine.begin(), mine.end(), item) == mine.end();
+  };
+  if (!config->failover) {
+    // Nobody takes them over: just drop the stale marks, or they would block their items.
+    for (const auto& [item, owner] : *running) {
+      if (stale(item, owner)) Report(s_.execution.ClearRunningInfo({item}), "clearing a mark");
+    }
+    return;
+  }
+  bool queued = false;
+  for (const auto& [item, owner] : *failovering) {
+    if (!stale(item, owner)) continue;
+    Report(s_.failover.SetCrashedFailoverFlagDirectly(item), "queueing a failover item");
+    Report(s_.failover.ClearFailoveringItem(item), "clearing a failovering item");
+    Report(s_.execution.ClearRunningInfo({item}), "clearing a running mark");
+    running->erase(item);
+    queued = true;
+  }
+  for (const auto& [item, owner] : *running) {
+    if (!stale(item, owner)) continue;
+    Report(s_.failover.SetCrashedFailoverFlag(item), "queueing a failover item");
+    Report(s_.execution.ClearRunningInfo({item}), "clearing a running mark");
+    queued = true;
+  }
+  if (queued) controller_.FailoverIfNecessary();
+}
+
+void ListenerManager::OnLeaderInstance(const TreeEvent& event) {
+  // LeaderElectionJobListener, passive election: the leader is gone.
+  if (event.type != TreeEvent::Type::kDeleted || controller_.IsShutdown()) return;
+  auto available = s_.servers.IsAvailableServer(s_.instances.self().server_ip);
+  if (available.ok() && *available) Report(s_.leader.ElectLeader(), "electing a leader");
+}
+
+void ListenerManager::OnTrigger(std::string_view id, const TreeEvent& event) {
+  // JobTriggerStatusJobListener.
+  if (event.type != TreeEvent::Type::kAdded || id != s_.instances.self().instance_id) return;
+  Report(s_.storage.RemoveJobNodeIfExisted("trigger/" + std::string(id)),
+         "removing the trigger node");
+  if (!controller_.IsShutdown()) controller_.TriggerNow();
+}
+
+void ListenerManager::OnConnectionState(ConnectionState state) {
+  // RegistryCenterConnectionStateListener.
+  if (controller_.IsShutdown()) return;
+  if (state == ConnectionState::kSuspended || state == ConnectionState::kLost) {
+    controller_.Pause();
+  } else if (state == ConnectionState::kReconnected) {
+    OnReconnected();
+  }
+}
+
+void ListenerManager::OnReconnected() {
+  const std::string& ip = s_.instances.self().server_ip;
+  auto state = s_.storage.GetJobNodeDataDirectly("servers/" + ip);
+  bool enabled = !(state.ok() && *state == "DISABLED");  // absent: enabled, as ElasticJob
+  Report(s_.servers.PersistOnline(enabled), "re-registering the server");
+  Report(s_.instances.PersistOnline(), "re-registering the instance");
+  Report(s_.sharding.SetReshardingFlag(), "setting the resharding flag");
+  auto config = s_.config.LoadLastGood();
+  if (config.ok()) {
+    auto local = s_.sharding.GetLocalShardingItems(config->sharding_total_count);
+    if (local.ok()) {
+      // Marks of runs still going here are not stale (ElasticJob clears them too).
+      std::vector<int> mine = controller_.LocallyRunningItems();
+      std::vector<int> stale;
+      for (int i : *local) {
+        if (std::find(mine.begin(), mine.end(), i) == mine.end()) stale.push_back(i);
+      }
+      Report(s_.execution.ClearRunningInfo(stale), "clearing stale running marks");
+    }
+  }
+  controller_.Resume();
+}
+
+}  // namespace elasticjob::listener

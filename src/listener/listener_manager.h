@@ -1,0 +1,120 @@
+// ListenerManager: how one job reacts to its registry subtree and its session, ElasticJob
+// 3.0.5's ListenerManager and the listeners it starts. Every event of the job's Watch and
+// every connection-state change goes through OnEvent / OnConnectionState, in order, on the
+// job's event strand:
+//
+//   config updated        reshard if shardingTotalCount changed; reschedule (cron, time
+//                         zone); failover off: failover nodes go; monitorExecution off:
+//                         running marks go. A malformed config is logged and ignored: the
+//                         job keeps its last good configuration.
+//   servers/{ip}          reshard (unless static sharding already has an assignment); our
+//                         server enabled and no leader: elect; our server DISABLED while we
+//                         lead: abdicate.
+//   instances/{id}        added or deleted: reshard (same condition). Another instance
+//                         deleted with failover on: its running (and failovering) items are
+//                         queued for failover and claimed. Our own deleted by an operator:
+//                         shut this job down here; deleted by session expiry: ignored (the
+//                         session listener re-registers). Our own added while we are the only
+//                         live instance: stale running items left by crashed instances are
+//                         queued for failover.
+//   leader/election/instance deleted: elect, if our server is available.
+//   trigger/{our id}      added: delete it and run now (queued if a run is going on).
+//   leader/sharding/necessary added, or a running mark or another sharding's processing
+//                         node deleted while it is set: if we lead
+//                         and nothing runs, shard now (ElasticJob waits for the leader's
+//                         next trigger).
+//   SUSPENDED, LOST       pause the trigger (a run in progress finishes).
+//   RECONNECTED           re-register server (keeping its state) and instance, clear stale
+//                         running marks of our items, resume.
+//
+// Thread safety: the On* calls must be serialised (the job's strand does that).
+#ifndef ELASTICJOB_LISTENER_LISTENER_MANAGER_H_
+#define ELASTICJOB_LISTENER_LISTENER_MANAGER_H_
+
+#include <string>
+#include <string_view>
+
+#include "config/config_service.h"
+#include "elasticjob/reg/registry_center.h"
+#include "election/leader_service.h"
+#include "execution/execution_service.h"
+#include "failover/failover_service.h"
+#include "instance/instance_service.h"
+#include "server/server_service.h"
+#include "sharding/sharding_service.h"
+#include "storage/job_node_storage.h"
+
+namespace elasticjob::listener {
+
+// What the listeners ask of the job's scheduler (ElasticJob's JobScheduleController and
+// SchedulerFacade). Implementations must not block on a run.
+class JobController {
+ public:
+  virtual ~JobController() = default;
+  virtual bool IsShutdown() = 0;
+  virtual bool IsPaused() = 0;
+  virtual void Pause() = 0;
+  virtual void Resume() = 0;
+  // Arms the trigger for `config`'s cron and time zone if they changed.
+  virtual void Reschedule(const JobConfiguration& config) = 0;
+  // An operator's "run now".
+  virtual void TriggerNow() = 0;
+  // Claims queued failover items and runs them.
+  virtual void FailoverIfNecessary() = 0;
+  // Shards now if this instance leads and nothing runs (ShardNowIfIdleLeader), off the
+  // event strand.
+  virtual void ShardIfNecessary() = 0;
+  // The operator removed this instance: stop the job here.
+  virtual void ShutdownInstance() = 0;
+  // Items running on this instance now (their marks are not stale).
+  virtual std::vector<int> LocallyRunningItems() = 0;
+};
+
+struct Services {
+  storage::JobNodeStorage& storage;
+  config::ConfigService& config;
+  election::LeaderService& leader;
+  server::ServerService& servers;
+  instance::InstanceService& instances;
+  sharding::ShardingService& sharding;
+  execution::ExecutionService& execution;
+  failover::FailoverService& failover;
+};
+
+class ListenerManager {
+ public:
+  // REQUIRES: everything referenced outlives this object. `sharding_total_count` is the
+  // registered configuration's (ElasticJob's JobRegistry current count).
+  ListenerManager(Services services, JobController& controller, int sharding_total_count)
+      : s_(services), controller_(controller), current_total_(sharding_total_count) {}
+
+  void OnEvent(const TreeEvent& event);
+  void OnConnectionState(ConnectionState state);
+  // The Watch's initial contents (ADDED events for what already existed) have been
+  // delivered. Until then instance and server events set no resharding flag: start-up sets
+  // one after registering, and replayed history must not force a second resharding.
+  void EndOfReplay() { replaying_ = false; }
+
+ private:
+  void OnConfig(const TreeEvent& event);
+  void OnServer(std::string_view ip, const TreeEvent& event);
+  void OnInstance(std::string_view id, const TreeEvent& event);
+  void OnLeaderInstance(const TreeEvent& event);
+  void OnTrigger(std::string_view id, const TreeEvent& event);
+  // ListenServersChangedJobListener's resharding, unless static sharding has an assignment.
+  void ReshardUnlessStatic();
+  void OnInstanceCrashed(const std::string& id);
+  void OnOnlyInstanceOnline();
+  void OnReconnected();
+  // Logs a failed coordination step (there is no caller to return it to).
+  void Report(const Status& status, std::string_view what);
+
+  Services s_;
+  JobController& controller_;
+  int current_total_;
+  bool replaying_ = true;
+};
+
+}  // namespace elasticjob::listener
+
+#endif  // ELASTICJOB_LISTENER_LISTENER_MANAGER_H_

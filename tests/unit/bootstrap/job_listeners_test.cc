@@ -1,0 +1,344 @@
+// The runtime's reactions to the registry (ListenerManager through JobRuntime), end to end in
+// one process: instances are sessions on one memory store, time is a SimulatedClock. Tests
+// wait on registry events and reported runs (condition variables), never on sleeps.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "elasticjob/bootstrap/one_off_job_bootstrap.h"
+#include "elasticjob/bootstrap/schedule_job_bootstrap.h"
+#include "elasticjob/simulated_clock.h"
+#include "reg/memory/memory_registry_center.h"
+
+namespace elasticjob {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Records every report and lets a test wait for a condition over them.
+class Recorder {
+ public:
+  void Add(const ItemRunReport& r) {
+    std::lock_guard<std::mutex> l(mu_);
+    runs_.push_back(r);
+    cv_.notify_all();
+  }
+  void Add(const TriggerReport& t) {
+    std::lock_guard<std::mutex> l(mu_);
+    triggers_.push_back(t);
+    cv_.notify_all();
+  }
+  bool Wait(const std::function<bool(const std::vector<ItemRunReport>&,
+                                     const std::vector<TriggerReport>&)>& done) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, 20s, [&] { return done(runs_, triggers_); });
+  }
+  bool WaitRuns(size_t n) {
+    return Wait([n](const auto& runs, const auto&) { return runs.size() >= n; });
+  }
+  std::vector<ItemRunReport> runs() {
+    std::lock_guard<std::mutex> l(mu_);
+    return runs_;
+  }
+  // What happened so far, for failure messages.
+  std::string Dump() {
+    std::lock_guard<std::mutex> l(mu_);
+    std::string out;
+    for (const auto& t : triggers_) {
+      out += "trigger source=" + std::to_string(static_cast<int>(t.source)) +
+             " outcome=" + std::to_string(static_cast<int>(t.outcome)) + " " + t.error + "\n";
+    }
+    for (const auto& r : runs_) {
+      out += "run item=" + std::to_string(r.item) + " on " + r.instance_id + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<ItemRunReport> runs_;
+  std::vector<TriggerReport> triggers_;
+};
+
+// A job whose items block until released (per job object).
+class GateJob final : public SimpleJob {
+ public:
+  explicit GateJob(bool block = false) : block_(block) {}
+  void Execute(const ShardingContext& ctx) override {
+    std::unique_lock<std::mutex> l(mu_);
+    ++started_;
+    totals_.insert(ctx.sharding_total_count);
+    cv_.notify_all();
+    cv_.wait(l, [&] { return !block_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> l(mu_);
+    block_ = false;
+    cv_.notify_all();
+  }
+  bool WaitStarted(int n) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, 20s, [&] { return started_ >= n; });
+  }
+  std::set<int> totals() {
+    std::lock_guard<std::mutex> l(mu_);
+    return totals_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool block_;
+  int started_ = 0;
+  std::set<int> totals_;
+};
+
+class JobListenersTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<reg::MemoryRegistryCenter> Session() {
+    auto r = std::make_unique<reg::MemoryRegistryCenter>(store_, "ns");
+    EXPECT_TRUE(r->Init().ok());
+    return r;
+  }
+  BootstrapOptions Options(const std::string& ip) {
+    BootstrapOptions o;
+    o.server_ip = ip;
+    o.clock = &clock_;
+    o.on_item_run = [this](const ItemRunReport& r) { rec_.Add(r); };
+    o.on_trigger = [this](const TriggerReport& t) { rec_.Add(t); };
+    o.shutdown_timeout = 5s;
+    return o;
+  }
+  JobConfiguration Config(int items, bool failover = false) {
+    return *JobConfiguration::Builder("job", items).Cron("* * * * * ?").Failover(failover).Build();
+  }
+  // Waits (on registry events, bounded) until `ready` holds.
+  bool WaitRegistry(RegistryCenter& reg, const std::function<bool()>& ready) {
+    std::mutex mu;
+    std::condition_variable cv;
+    auto sub = reg.Watch("/job", pool_, [&](const TreeEvent&) {
+      std::lock_guard<std::mutex> l(mu);
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> l(mu);
+    return cv.wait_for(l, 20s, ready);
+  }
+  static std::string Id(const std::string& ip) { return ip + "@-@" + std::to_string(getpid()); }
+  // Writes an operator trigger for `ip` and waits for that trigger's report.
+  bool OperatorTrigger(RegistryCenter& reg, const std::string& ip) {
+    size_t before = OperatorTriggers();
+    if (!reg.Persist("/job/trigger/" + Id(ip), "").ok()) return false;
+    return rec_.Wait([&](const auto&, const auto& triggers) {
+      size_t n = 0;
+      for (const auto& t : triggers) n += t.source == TriggerReport::Source::kOperator ? 1 : 0;
+      return n > before;
+    });
+  }
+  size_t OperatorTriggers() {
+    size_t n = 0;
+    rec_.Wait([&](const auto&, const auto& triggers) {
+      for (const auto& t : triggers) n += t.source == TriggerReport::Source::kOperator ? 1 : 0;
+      return true;
+    });
+    return n;
+  }
+  std::string ConfigYaml(const JobConfiguration& c) { return ConfigToYaml(c); }
+  // The subtree at `key`, one "path = value" line per node, for failure messages.
+  static std::string DumpTree(RegistryCenter& reg, const std::string& key) {
+    std::string out = key + " = " + reg.GetDirectly(key).value_or("?") + "\n";
+    auto children = reg.GetChildrenKeys(key);
+    if (!children.ok()) return out;
+    for (const auto& c : *children) out += DumpTree(reg, key + "/" + c);
+    return out;
+  }
+
+  SimulatedClock clock_{Clock::WallTime{} + std::chrono::seconds(1'795'305'600)};
+  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>(clock_);
+  ThreadPool pool_{1};
+  Recorder rec_;
+};
+
+TEST_F(JobListenersTest, AnOperatorTriggerRunsNowAndOneArrivingDuringARunIsQueuedNotDropped) {
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>(/*block=*/true);
+  ScheduleJobBootstrap boot(*reg, job, Config(1), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(reg->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
+  ASSERT_TRUE(job->WaitStarted(1));  // ran without any clock tick
+  // Its trigger node is consumed.
+  ASSERT_TRUE(WaitRegistry(*reg, [&] { return !*reg->IsExisted("/job/trigger/" + Id("10.0.0.1")); }));
+  // A second operator trigger while the first run blocks: queued.
+  ASSERT_TRUE(reg->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
+  ASSERT_TRUE(WaitRegistry(*reg, [&] { return !*reg->IsExisted("/job/trigger/" + Id("10.0.0.1")); }));
+  EXPECT_EQ(rec_.runs().size(), 0u);
+  job->Release();
+  ASSERT_TRUE(rec_.WaitRuns(2));  // the queued trigger ran after the first run
+  ASSERT_TRUE(rec_.Wait([](const auto&, const auto& triggers) {
+    int ran = 0;
+    for (const auto& t : triggers) {
+      ran += t.source == TriggerReport::Source::kOperator && t.outcome == TriggerReport::Outcome::kRan;
+    }
+    return ran == 2;
+  }));
+}
+
+TEST_F(JobListenersTest, ACronChangeInTheRegistryReschedulesWithoutARestart) {
+  auto reg = Session();
+  ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(1), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(rec_.WaitRuns(1));
+  JobConfiguration never = Config(1);
+  never.cron = "0 0 0 1 1 ? 2099";
+  ASSERT_TRUE(reg->Update("/job/config", ConfigYaml(never)).ok());
+  // The strand handles events in order: once the operator trigger after the update is
+  // reported, the update has been applied.
+  ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1"));
+  size_t runs = rec_.runs().size();
+  for (int i = 0; i < 3; ++i) clock_.Advance(1s);
+  ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1"));  // a barrier for anything the ticks started
+  EXPECT_EQ(rec_.runs().size(), runs + 1) << "the old every-second cron still fired";
+  ASSERT_TRUE(reg->Update("/job/config", ConfigYaml(Config(1))).ok());
+  ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1"));
+  runs = rec_.runs().size();
+  clock_.Advance(1s);
+  ASSERT_TRUE(rec_.WaitRuns(runs + 1));
+}
+
+TEST_F(JobListenersTest, AMalformedConfigIsIgnoredAndTheJobKeepsItsLastGoodConfiguration) {
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>();
+  ScheduleJobBootstrap boot(*reg, job, Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(reg->Update("/job/config", "shardingTotalCount: [not, a, number]\n").ok());
+  ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1"));
+  ASSERT_TRUE(rec_.WaitRuns(2));
+  EXPECT_EQ(job->totals(), (std::set<int>{2}));
+  for (const auto& r : rec_.runs()) EXPECT_TRUE(r.success);
+  clock_.Advance(1s);  // the cron keeps going too
+  ASSERT_TRUE(rec_.WaitRuns(4));
+}
+
+TEST_F(JobListenersTest, AShardingTotalCountChangeReshardsBeforeTheNextRun) {
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>();
+  ScheduleJobBootstrap boot(*reg, job, Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(reg->Update("/job/config", ConfigYaml(Config(5))).ok());
+  ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1"));
+  std::set<int> items;
+  for (const auto& r : rec_.runs()) items.insert(r.item);
+  EXPECT_EQ(items, (std::set<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(*reg->GetDirectly("/job/sharding/4/instance"), Id("10.0.0.1"));
+}
+
+TEST_F(JobListenersTest, ADisabledServerLosesItsItemsAndLeadership) {
+  auto r1 = Session(), r2 = Session();
+  ScheduleJobBootstrap a(*r1, std::make_shared<GateJob>(), Config(4), Options("10.0.0.1"));
+  ASSERT_TRUE(a.Schedule().ok());
+  ScheduleJobBootstrap b(*r2, std::make_shared<GateJob>(), Config(4), Options("10.0.0.2"));
+  ASSERT_TRUE(b.Schedule().ok());
+  EXPECT_EQ(*r1->GetDirectly("/job/leader/election/instance"), Id("10.0.0.1"));
+  ASSERT_TRUE(r1->Persist("/job/servers/10.0.0.1", "DISABLED").ok());
+  // A abdicates; B, whose server is available, is elected.
+  ASSERT_TRUE(WaitRegistry(*r1, [&] {
+    auto leader = r1->GetDirectly("/job/leader/election/instance");
+    return leader.ok() && *leader == Id("10.0.0.2");
+  }));
+  ASSERT_TRUE(OperatorTrigger(*r2, "10.0.0.2"));
+  std::set<int> on_b;
+  for (const auto& r : rec_.runs()) {
+    EXPECT_EQ(r.instance_id, Id("10.0.0.2"));
+    on_b.insert(r.item);
+  }
+  EXPECT_EQ(on_b, (std::set<int>{0, 1, 2, 3})) << rec_.Dump() << DumpTree(*r2, "/job");
+}
+
+TEST_F(JobListenersTest, AnOperatorDeletingTheInstanceStopsTheJobThere) {
+  auto reg = Session();
+  ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(1), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(reg->Remove("/job/instances/" + Id("10.0.0.1")).ok());
+  // Shutting down gives up leadership; the instance does not come back.
+  ASSERT_TRUE(WaitRegistry(*reg, [&] { return !*reg->IsExisted("/job/leader/election/instance"); }));
+  for (int i = 0; i < 3; ++i) clock_.Advance(1s);
+  EXPECT_FALSE(*reg->IsExisted("/job/instances/" + Id("10.0.0.1")));
+  ASSERT_TRUE(reg->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
+  EXPECT_TRUE(rec_.runs().empty());
+}
+
+TEST_F(JobListenersTest, ASessionExpiryReRegistersAndTheJobGoesOn) {
+  auto reg = Session();
+  ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(1), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  const uint64_t old_session = reg->session_id();
+  reg->ExpireSession();
+  ASSERT_NE(reg->session_id(), old_session);
+  // The instance node is back, owned by the new session, and the job still runs.
+  ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1"));
+  ASSERT_TRUE(rec_.WaitRuns(1));
+  EXPECT_TRUE(*reg->IsExisted("/job/instances/" + Id("10.0.0.1")));
+  EXPECT_EQ(*reg->GetDirectly("/job/servers/10.0.0.1"), "ENABLED");
+  clock_.Advance(1s);
+  ASSERT_TRUE(rec_.WaitRuns(2));
+}
+
+TEST_F(JobListenersTest, ACrashedInstancesRunningItemsAreTakenOverAtOnce) {
+  auto r1 = Session(), r2 = Session();
+  auto stuck = std::make_shared<GateJob>(/*block=*/true);
+  struct ReleaseOnExit {
+    std::shared_ptr<GateJob> job;
+    ~ReleaseOnExit() { job->Release(); }  // a failed assertion must not leave it blocked
+  } release_on_exit{stuck};
+  // B first, so B leads: a follower whose leader is stuck in a run would wait for it.
+  ScheduleJobBootstrap b(*r2, std::make_shared<GateJob>(), Config(2, true), Options("10.0.0.2"));
+  ASSERT_TRUE(b.Schedule().ok());
+  auto a = std::make_unique<ScheduleJobBootstrap>(*r1, stuck, Config(2, true), Options("10.0.0.1"));
+  ASSERT_TRUE(a->Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(stuck->WaitStarted(1)) << rec_.Dump() << DumpTree(*r2, "/job");  // A runs item 0 (AVG_ALLOCATION, descending ids: B, A)
+  ASSERT_TRUE(rec_.WaitRuns(1)) << rec_.Dump() << DumpTree(*r2, "/job");  // B ran its item
+  int a_item = rec_.runs()[0].item == 0 ? 1 : 0;
+  // With failover on, the running mark is persistent and names A.
+  EXPECT_EQ(*r2->GetDirectly("/job/sharding/" + std::to_string(a_item) + "/running"), Id("10.0.0.1"));
+  // A's session ends as a crash ends it: its ephemeral nodes go, nothing re-registers.
+  r1->Close();
+  ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {
+    for (const auto& r : runs) {
+      if (r.item == a_item && r.failover && r.instance_id == Id("10.0.0.2")) return true;
+    }
+    return false;
+  }));  // without any clock tick: at once
+  ASSERT_TRUE(WaitRegistry(*r2, [&] {
+    return !*r2->IsExisted("/job/sharding/" + std::to_string(a_item) + "/failovering") &&
+           !*r2->IsExisted("/job/sharding/" + std::to_string(a_item) + "/failover");
+  }));
+  stuck->Release();
+  a.reset();
+}
+
+TEST_F(JobListenersTest, OneOffExecuteRunsEveryInstanceOnce) {
+  auto r1 = Session(), r2 = Session();
+  JobConfiguration c = *JobConfiguration::Builder("job", 4).Build();
+  OneOffJobBootstrap a(*r1, std::make_shared<GateJob>(), c, Options("10.0.0.1"));
+  OneOffJobBootstrap b(*r2, std::make_shared<GateJob>(), c, Options("10.0.0.2"));
+  ASSERT_TRUE(a.Start().ok());
+  ASSERT_TRUE(b.Start().ok());
+  ASSERT_TRUE(a.Execute().ok());
+  ASSERT_TRUE(rec_.WaitRuns(4));
+  std::map<int, std::string> owner;
+  for (const auto& r : rec_.runs()) {
+    EXPECT_TRUE(owner.emplace(r.item, r.instance_id).second) << "item " << r.item << " twice";
+  }
+  EXPECT_EQ(owner.size(), 4u);
+  std::set<std::string> instances;
+  for (const auto& [item, id] : owner) instances.insert(id);
+  EXPECT_EQ(instances.size(), 2u);
+  JobConfiguration with_cron = *JobConfiguration::Builder("job2", 1).Cron("* * * * * ?").Build();
+  OneOffJobBootstrap bad(*r1, std::make_shared<GateJob>(), with_cron, Options("10.0.0.1"));
+  EXPECT_NE(bad.Execute().message().find("a one-off job must not have a cron"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace elasticjob
