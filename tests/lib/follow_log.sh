@@ -15,3 +15,18 @@ follow_log() {
   exec 3<&-
   [[ $seen -ge $want ]]
 }
+
+# wait_for_lines FILE PATTERN COUNT [TIMEOUT]: waits until COUNT lines of FILE (from its
+# start, following appends) contain PATTERN (a fixed string), at most TIMEOUT seconds (60).
+wait_for_lines() {
+  local file="$1" pattern="$2" want="$3" limit="${4:-60}" seen=0 line follower
+  exec 4< <(timeout "$limit" tail -n +1 -f "$file")
+  follower=$!
+  while IFS= read -r line <&4; do
+    [[ "$line" == *"$pattern"* ]] && seen=$((seen + 1))
+    [[ $seen -ge $want ]] && break
+  done
+  kill "$follower" 2>/dev/null
+  exec 4<&-
+  [[ $seen -ge $want ]]
+}
