@@ -1,0 +1,80 @@
+#include "failover/failover_service.h"
+
+#include <gtest/gtest.h>
+
+#include "reg/memory/memory_registry_center.h"
+
+namespace elasticjob::failover {
+namespace {
+
+class FailoverServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(reg_.Init().ok());
+    ASSERT_TRUE(reg_.Persist("/job", "SCRIPT").ok());
+    ASSERT_TRUE(reg_.Persist("/job/servers/10.0.0.1", "ENABLED").ok());
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_TRUE(reg_.Persist("/job/sharding/" + std::to_string(i) + "/instance",
+                               i < 2 ? kDead : kSurvivor)
+                      .ok());
+    }
+  }
+  static constexpr const char* kDead = "10.0.0.1@-@1";
+  static constexpr const char* kSurvivor = "10.0.0.2@-@2";
+  reg::MemoryRegistryCenter reg_{std::make_shared<reg::MemoryStore>(), "ns"};
+  storage::JobNodeStorage storage_{reg_, "job"};
+  FailoverService survivor_{storage_, kSurvivor};
+};
+
+TEST_F(FailoverServiceTest, CrashedItemsAreTheDeadInstancesItemsThatWereRunning) {
+  ASSERT_TRUE(reg_.Persist("/job/sharding/0/running", kDead).ok());
+  ASSERT_TRUE(reg_.Persist("/job/sharding/2/running", kSurvivor).ok());
+  EXPECT_EQ(*survivor_.GetCrashedShardingItems(kDead), std::vector<int>{0});
+  // A disabled server's instance ran nothing to take over.
+  ASSERT_TRUE(reg_.Persist("/job/servers/10.0.0.1", "DISABLED").ok());
+  EXPECT_TRUE(survivor_.GetCrashedShardingItems(kDead)->empty());
+}
+
+TEST_F(FailoverServiceTest, QueuedItemsAreClaimedOnePerRoundWithTheLayoutsNodes) {
+  ASSERT_TRUE(reg_.Persist("/job/sharding/0/running", kDead).ok());
+  ASSERT_TRUE(reg_.Persist("/job/sharding/1/running", kDead).ok());
+  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag(0).ok());
+  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag(1).ok());
+  EXPECT_FALSE(*reg_.IsExisted("/job/sharding/0/running"));  // the stale mark goes
+  EXPECT_EQ(*reg_.GetChildrenKeys("/job/leader/failover/items"),
+            (std::vector<std::string>{"1", "0"}));
+  std::vector<int> claimed;
+  ASSERT_TRUE(
+      survivor_.FailoverIfNecessary([] { return true; }, [&](int i) { claimed.push_back(i); })
+          .ok());
+  EXPECT_EQ(claimed, (std::vector<int>{1, 0}));  // descending, as ElasticJob's get(0)
+  EXPECT_TRUE(reg_.GetChildrenKeys("/job/leader/failover/items")->empty());
+  EXPECT_EQ(*reg_.GetDirectly("/job/sharding/0/failover"), kSurvivor);
+  EXPECT_EQ(*reg_.GetDirectly("/job/sharding/0/failovering"), kSurvivor);
+  EXPECT_EQ(*survivor_.GetLocalFailoverItems(), (std::vector<int>{0, 1}));
+  // The dead instance's own items are now taken off it.
+  EXPECT_EQ(*FailoverService(storage_, kDead).GetLocalTakeOffItems({0, 1}),
+            (std::vector<int>{0, 1}));
+  // An item already taken is not queued again.
+  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag(0).ok());
+  EXPECT_FALSE(*reg_.IsExisted("/job/leader/failover/items/0"));
+  ASSERT_TRUE(survivor_.UpdateFailoverComplete({0, 1}).ok());
+  EXPECT_FALSE(*reg_.IsExisted("/job/sharding/0/failover"));
+  EXPECT_FALSE(*reg_.IsExisted("/job/sharding/1/failovering"));
+}
+
+TEST_F(FailoverServiceTest, ClaimingStopsWhenAskedAndFailoverOffRemovesEverything) {
+  ASSERT_TRUE(survivor_.SetCrashedFailoverFlagDirectly(3).ok());
+  int calls = 0;
+  ASSERT_TRUE(survivor_.FailoverIfNecessary([] { return false; }, [&](int) { ++calls; }).ok());
+  EXPECT_EQ(calls, 0);
+  EXPECT_TRUE(*survivor_.NeedFailover());
+  ASSERT_TRUE(reg_.Persist("/job/sharding/2/failovering", kDead).ok());
+  EXPECT_EQ(*survivor_.GetFailoveringItems(kDead), std::vector<int>{2});
+  EXPECT_EQ((*survivor_.GetAllFailoveringItems()).at(2), kDead);
+  ASSERT_TRUE(survivor_.RemoveFailoverInfo().ok());
+  EXPECT_FALSE(*reg_.IsExisted("/job/sharding/2/failovering"));
+}
+
+}  // namespace
+}  // namespace elasticjob::failover
