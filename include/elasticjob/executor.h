@@ -1,7 +1,9 @@
 // Executors: where callbacks run. Registry watch events and connection-state changes are
 // posted to an Executor the caller chooses, never run on the registry client's own thread.
 //
-//   ThreadPool    N worker threads; tasks run concurrently.
+//   ThreadPool    up to N worker threads, started as work needs them (a task posted
+//                 while every worker is busy gets a new one, up to N); tasks run
+//                 concurrently.
 //   SerialExecutor  runs tasks one at a time, in post order, on a borrowed executor (a
 //                   "strand"): many serial executors can share one small pool, so a
 //                   thousand jobs need no thousand threads.
@@ -31,7 +33,7 @@ class Executor {
 
 class ThreadPool final : public Executor {
  public:
-  // REQUIRES: threads >= 1.
+  // REQUIRES: threads >= 1 (the bound; none is started before the first task).
   explicit ThreadPool(int threads);
   ~ThreadPool() override;  // Stop() and Join()
   ThreadPool(const ThreadPool&) = delete;
@@ -40,6 +42,7 @@ class ThreadPool final : public Executor {
   void Post(std::function<void()> task) override;
   void Stop();  // no new tasks; queued tasks still run
   void Join();  // waits for the workers to finish
+  size_t threads();  // workers started so far
 
  private:
   void Run();
@@ -48,7 +51,10 @@ class ThreadPool final : public Executor {
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_ ELASTICJOB_GUARDED_BY(mu_);
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
-  std::vector<std::thread> workers_;
+  const size_t max_threads_;
+  size_t waiting_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // workers waiting for a task
+  size_t wakeups_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // of those, already notified
+  std::vector<std::thread> workers_ ELASTICJOB_GUARDED_BY(mu_);
 };
 
 class SerialExecutor final : public Executor {

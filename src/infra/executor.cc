@@ -4,9 +4,8 @@
 
 namespace elasticjob {
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads) : max_threads_(static_cast<size_t>(threads)) {
   assert(threads >= 1);
-  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { Run(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -15,12 +14,16 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::Post(std::function<void()> task) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopped_) return;
-    tasks_.push_back(std::move(task));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return;
+  tasks_.push_back(std::move(task));
+  if (waiting_ > wakeups_) {
+    ++wakeups_;  // this waiting worker is spoken for
+    cv_.notify_one();
+  } else if (workers_.size() < max_threads_) {
+    workers_.emplace_back([this] { Run(); });  // every worker is busy: one more
   }
-  cv_.notify_one();
+  // Else every worker is busy and the pool is at its bound: the task waits its turn.
 }
 
 void ThreadPool::Stop() {
@@ -32,22 +35,41 @@ void ThreadPool::Stop() {
 }
 
 void ThreadPool::Join() {
-  for (auto& t : workers_) {
-    if (t.joinable() && t.get_id() != std::this_thread::get_id()) t.join();
+  std::vector<std::thread> workers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);  // no worker starts once stopped
+    workers.swap(workers_);
+  }
+  for (auto& t : workers) {
+    if (t.get_id() == std::this_thread::get_id()) {
+      t.detach();  // joined from one of its own tasks: it ends on its own
+    } else if (t.joinable()) {
+      t.join();
+    }
   }
 }
 
+size_t ThreadPool::threads() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return workers_.size();
+}
+
 void ThreadPool::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    std::function<void()> task;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopped_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;  // stopped and drained
-      task = std::move(tasks_.front());
+    if (!tasks_.empty()) {
+      std::function<void()> task = std::move(tasks_.front());
       tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+      continue;
     }
-    task();
+    if (stopped_) return;  // stopped and drained
+    ++waiting_;
+    cv_.wait(lock, [this] { return stopped_ || !tasks_.empty(); });
+    --waiting_;
+    if (wakeups_ > 0) --wakeups_;
   }
 }
 

@@ -25,6 +25,7 @@ elasticjob:
         script.command.line: "/bin/sh -c 'echo \$0 >> $dir/calls'"
 YAML
 
+: > "$dir/out.log"  # exists before tail follows it
 "$EJ" run "$dir/jobs.yaml" > "$dir/out.log" 2>&1 &
 pid=$!
 # Wait (bounded) until two full triggers have run: six item lines.

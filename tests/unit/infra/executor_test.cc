@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
+
 #include <atomic>
 #include <future>
 
@@ -53,6 +56,46 @@ TEST(SerialExecutorTest, ManyStrandsShareOnePool) {
       for (int k = 0; k < 10; ++k) s->Post([&] { ++n; });
   }  // destructors wait for their tasks
   EXPECT_EQ(n.load(), 1000);
+}
+
+TEST(ThreadPoolTest, StartsWorkersOnlyAsConcurrentWorkNeedsThemUpToItsBound) {
+  ThreadPool pool(3);
+  EXPECT_EQ(pool.threads(), 0u);
+  std::mutex mu;
+  std::condition_variable cv;
+  int started = 0;
+  bool release = false;
+  auto blocking = [&] {
+    std::unique_lock<std::mutex> l(mu);
+    ++started;
+    cv.notify_all();
+    cv.wait(l, [&] { return release; });
+  };
+  auto wait_started = [&](int n) {
+    std::unique_lock<std::mutex> l(mu);
+    return cv.wait_for(l, std::chrono::seconds(20), [&] { return started >= n; });
+  };
+  for (int i = 1; i <= 3; ++i) {
+    pool.Post(blocking);  // every worker is busy: each task gets a new one
+    ASSERT_TRUE(wait_started(i));
+    EXPECT_EQ(pool.threads(), static_cast<size_t>(i));
+  }
+  std::promise<void> fourth;
+  pool.Post([&] { fourth.set_value(); });  // at the bound: it waits for a worker
+  EXPECT_EQ(pool.threads(), 3u);
+  {
+    std::lock_guard<std::mutex> l(mu);
+    release = true;
+  }
+  cv.notify_all();
+  fourth.get_future().wait();
+  // Sequential work afterwards reuses the idle workers.
+  for (int i = 0; i < 10; ++i) {
+    std::promise<void> done;
+    pool.Post([&] { done.set_value(); });
+    done.get_future().wait();
+  }
+  EXPECT_EQ(pool.threads(), 3u);
 }
 
 TEST(SerialExecutorTest, TasksMayPostMoreTasks) {
