@@ -100,6 +100,7 @@ Status JobRuntime::Start(bool scheduled) {
   auto effective = config_service_->SetUp(type_name, config_);
   if (!effective.ok()) return effective.status();
   config_ = *effective;
+  scheduled_ = scheduled;
   if (scheduled) {
     // The registry's config wins: it must still be a scheduled one.
     auto cron = CronExpression::Parse(config_.cron.value_or(""));
@@ -303,7 +304,7 @@ void JobRuntime::Reschedule(const JobConfiguration& config) {
   std::string zone_text = config.time_zone.value_or("");
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_ || (cron_text == cron_text_ && zone_text == zone_text_)) return;
-  if (!cron_ && !cron_text.empty()) return;  // a one-off job stays one-off
+  if (!scheduled_) return;  // a one-off job stays one-off
   std::optional<CronExpression> cron;
   std::optional<TimeZone> zone;
   if (!cron_text.empty()) {

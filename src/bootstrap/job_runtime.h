@@ -107,6 +107,7 @@ class JobRuntime final : public listener::JobController,
 
   std::mutex mu_;
   std::condition_variable idle_cv_;
+  bool scheduled_ = false;  // a cron job (set once in Start), not a one-off one
   bool started_ = false;   // GUARDED_BY(mu_)
   bool stopped_ = false;   // GUARDED_BY(mu_)
   bool paused_ = false;    // GUARDED_BY(mu_)

@@ -204,6 +204,18 @@ TEST_F(JobListenersTest, ACronChangeInTheRegistryReschedulesWithoutARestart) {
   runs = rec_.runs().size();
   clock_.Advance(1s);
   ASSERT_TRUE(rec_.WaitRuns(runs + 1));
+  // No cron at all unschedules it (ElasticJob's rescheduleJob()); a cron again re-arms it.
+  JobConfiguration none = Config(1);
+  none.cron.reset();
+  ASSERT_TRUE(reg->Update("/job/config", ConfigYaml(none)).ok());
+  ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1"));
+  runs = rec_.runs().size();
+  for (int i = 0; i < 3; ++i) clock_.Advance(1s);
+  ASSERT_TRUE(reg->Update("/job/config", ConfigYaml(Config(1))).ok());
+  ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1"));
+  EXPECT_EQ(rec_.runs().size(), runs + 1) << "fired while it had no cron";
+  clock_.Advance(1s);
+  ASSERT_TRUE(rec_.WaitRuns(runs + 2));
 }
 
 TEST_F(JobListenersTest, AMalformedConfigIsIgnoredAndTheJobKeepsItsLastGoodConfiguration) {
