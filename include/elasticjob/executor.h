@@ -40,8 +40,8 @@ class ThreadPool final : public Executor {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   void Post(std::function<void()> task) override;
-  void Stop();  // no new tasks; queued tasks still run
-  void Join();  // waits for the workers to finish
+  void Stop();       // no new tasks; queued tasks still run
+  void Join();       // waits for the workers to finish
   size_t threads();  // workers started so far
 
  private:

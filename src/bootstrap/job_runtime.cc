@@ -201,8 +201,8 @@ void JobRuntime::ArmReconcile() {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return;
   // ElasticJob's ReconcileService runs once a minute.
-  reconcile_task_ =
-      shared_->timer.ScheduleAt(clock_.WallNow() + std::chrono::minutes(1), [self = shared_from_this()] {
+  reconcile_task_ = shared_->timer.ScheduleAt(
+      clock_.WallNow() + std::chrono::minutes(1), [self = shared_from_this()] {
         if (self->IsShutdown()) return;
         auto flagged = self->reconcile_->RunOneIteration();
         if (!flagged.ok()) {
@@ -241,15 +241,15 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
   return [self = shared_from_this(), source, scheduled,
           started = clock_.WallNow()](Result<executor::JobExecutor::Outcome> outcome) {
     using Outcome = executor::JobExecutor::Outcome;
-    TriggerReport report{self->config_.job_name, scheduled, started, TriggerReport::Outcome::kRan,
-                         "", source};
+    TriggerReport report{self->config_.job_name,       scheduled, started,
+                         TriggerReport::Outcome::kRan, "",        source};
     if (!outcome.ok()) {
       report.outcome = TriggerReport::Outcome::kFailed;
       report.error = outcome.status().ToString();
       if (outcome.status().code() != StatusCode::kCancelled) {
-        infra::LogLine("WARN", fmt::format("job={} instance={} trigger failed: {}",
-                                           self->config_.job_name,
-                                           self->instances_->self().instance_id, report.error));
+        infra::LogLine("WARN",
+                       fmt::format("job={} instance={} trigger failed: {}", self->config_.job_name,
+                                   self->instances_->self().instance_id, report.error));
       }
     } else if (*outcome == Outcome::kNoItems || *outcome == Outcome::kQueued) {
       report.outcome = TriggerReport::Outcome::kNoItems;
@@ -310,8 +310,8 @@ void JobRuntime::Reschedule(const JobConfiguration& config) {
   if (!cron_text.empty()) {
     // Validated by the listener already; a failure here keeps the current schedule.
     auto c = CronExpression::Parse(cron_text);
-    auto z = config.time_zone ? TimeZone::Parse(zone_text)
-                              : Result<TimeZone>(TimeZone::SystemDefault());
+    auto z =
+        config.time_zone ? TimeZone::Parse(zone_text) : Result<TimeZone>(TimeZone::SystemDefault());
     if (!c.ok() || !z.ok()) return;
     cron = *c;
     zone = *z;
@@ -325,8 +325,7 @@ void JobRuntime::Reschedule(const JobConfiguration& config) {
   cron_text_ = cron_text;
   zone_text_ = zone_text;
   infra::LogLine("INFO", fmt::format("job '{}': rescheduled to cron '{}'{}", config_.job_name,
-                                     cron_text,
-                                     zone_text.empty() ? "" : " in " + zone_text));
+                                     cron_text, zone_text.empty() ? "" : " in " + zone_text));
   ArmNextLocked(clock_.WallNow());  // no cron (one-off now): not armed
 }
 
@@ -344,15 +343,15 @@ void JobRuntime::FailoverIfNecessary() {
     Status s = self->failover_->FailoverIfNecessary(
         [&] { return !self->IsShutdown(); },
         [&](int item) {
-          infra::LogLine("INFO", fmt::format("job '{}' instance {}: took over item {}",
-                                             self->config_.job_name,
-                                             self->instances_->self().instance_id, item));
+          infra::LogLine(
+              "INFO", fmt::format("job '{}' instance {}: took over item {}", self->config_.job_name,
+                                  self->instances_->self().instance_id, item));
           if (!self->BeginTask()) return;
           self->executor_->RunFailover(self->MakeDone(Source::kFailover, self->clock_.WallNow()));
         });
     if (!s.ok() && s.code() != StatusCode::kCancelled) {
-      infra::LogLine("WARN", fmt::format("job '{}': failover: {}", self->config_.job_name,
-                                         s.ToString()));
+      infra::LogLine("WARN",
+                     fmt::format("job '{}': failover: {}", self->config_.job_name, s.ToString()));
     }
     self->EndTask();
   });
@@ -372,8 +371,8 @@ void JobRuntime::ShardIfNecessary() {
     }
     Status s = self->sharding_->ShardNowIfIdleLeader();
     if (!s.ok() && s.code() != StatusCode::kCancelled) {
-      infra::LogLine("WARN", fmt::format("job '{}': sharding: {}", self->config_.job_name,
-                                         s.ToString()));
+      infra::LogLine("WARN",
+                     fmt::format("job '{}': sharding: {}", self->config_.job_name, s.ToString()));
     }
     self->EndTask();
   });

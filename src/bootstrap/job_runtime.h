@@ -107,16 +107,16 @@ class JobRuntime final : public listener::JobController,
 
   std::mutex mu_;
   std::condition_variable idle_cv_;
-  bool scheduled_ = false;  // a cron job (set once in Start), not a one-off one
-  bool started_ = false;   // GUARDED_BY(mu_)
-  bool stopped_ = false;   // GUARDED_BY(mu_)
-  bool paused_ = false;    // GUARDED_BY(mu_)
-  int outstanding_ = 0;    // GUARDED_BY(mu_): triggers armed, queued or running
-  bool shard_posted_ = false;  // GUARDED_BY(mu_): a ShardIfNecessary task is queued
-  std::optional<CronExpression> cron_;                  // GUARDED_BY(mu_)
-  std::string cron_text_;                               // GUARDED_BY(mu_)
-  std::optional<TimeZone> zone_;                        // GUARDED_BY(mu_)
-  std::string zone_text_;                               // GUARDED_BY(mu_)
+  bool scheduled_ = false;              // a cron job (set once in Start), not a one-off one
+  bool started_ = false;                // GUARDED_BY(mu_)
+  bool stopped_ = false;                // GUARDED_BY(mu_)
+  bool paused_ = false;                 // GUARDED_BY(mu_)
+  int outstanding_ = 0;                 // GUARDED_BY(mu_): triggers armed, queued or running
+  bool shard_posted_ = false;           // GUARDED_BY(mu_): a ShardIfNecessary task is queued
+  std::optional<CronExpression> cron_;  // GUARDED_BY(mu_)
+  std::string cron_text_;               // GUARDED_BY(mu_)
+  std::optional<TimeZone> zone_;        // GUARDED_BY(mu_)
+  std::string zone_text_;               // GUARDED_BY(mu_)
   trigger::TimerScheduler::TaskId next_task_ = 0;       // GUARDED_BY(mu_)
   trigger::TimerScheduler::TaskId reconcile_task_ = 0;  // GUARDED_BY(mu_)
 };

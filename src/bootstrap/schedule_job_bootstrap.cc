@@ -42,8 +42,8 @@ OneOffJobBootstrap::OneOffJobBootstrap(RegistryCenter& registry, std::shared_ptr
 OneOffJobBootstrap::OneOffJobBootstrap(RegistryCenter& registry, std::string job_type,
                                        JobConfiguration config, BootstrapOptions options)
     : impl_(std::make_unique<Impl>()) {
-  impl_->runtime = std::make_shared<bootstrap::JobRuntime>(
-      registry, nullptr, std::move(job_type), std::move(config), std::move(options));
+  impl_->runtime = std::make_shared<bootstrap::JobRuntime>(registry, nullptr, std::move(job_type),
+                                                           std::move(config), std::move(options));
 }
 
 OneOffJobBootstrap::~OneOffJobBootstrap() { Shutdown(); }

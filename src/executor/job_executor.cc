@@ -26,11 +26,10 @@ struct JobExecutor::Run {
 namespace {
 
 std::vector<int> Minus(std::vector<int> items, const std::vector<int>& drop) {
-  items.erase(std::remove_if(items.begin(), items.end(),
-                             [&](int i) {
-                               return std::find(drop.begin(), drop.end(), i) != drop.end();
-                             }),
-              items.end());
+  items.erase(
+      std::remove_if(items.begin(), items.end(),
+                     [&](int i) { return std::find(drop.begin(), drop.end(), i) != drop.end(); }),
+      items.end());
   return items;
 }
 
@@ -188,8 +187,8 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
       ctx.sharding_parameter = it->second;
     }
     item_pool_.Post([this, run, ctx = std::move(ctx)] {
-      ItemRun report{run->config.job_name, ctx.sharding_item, instance_id_, true, "", {},
-                     run->misfire, run->failover_items};
+      ItemRun report{run->config.job_name, ctx.sharding_item,  instance_id_, true, "", {},
+                     run->misfire,         run->failover_items};
       auto start = std::chrono::steady_clock::now();
       try {
         job_->Execute(ctx);  // user code is fenced here
@@ -270,7 +269,8 @@ void JobExecutor::Deliver(const std::shared_ptr<Run>& run, Result<Outcome> resul
   }
 }
 
-void JobExecutor::Stop() {  Done queued;
+void JobExecutor::Stop() {
+  Done queued;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;

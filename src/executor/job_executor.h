@@ -127,11 +127,11 @@ class JobExecutor {
 
   std::mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
-  bool normal_running_ ELASTICJOB_GUARDED_BY(mu_) = false;  // the normal lane is taken
+  bool normal_running_ ELASTICJOB_GUARDED_BY(mu_) = false;    // the normal lane is taken
   std::vector<int> normal_items_ ELASTICJOB_GUARDED_BY(mu_);  // its items, once known
-  bool misfire_pending_ ELASTICJOB_GUARDED_BY(mu_) = false;  // a cron trigger found it taken
-  Done queued_ ELASTICJOB_GUARDED_BY(mu_);                   // an operator trigger waiting
-  std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);   // every lane's items
+  bool misfire_pending_ ELASTICJOB_GUARDED_BY(mu_) = false;   // a cron trigger found it taken
+  Done queued_ ELASTICJOB_GUARDED_BY(mu_);                    // an operator trigger waiting
+  std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);    // every lane's items
 };
 
 }  // namespace elasticjob::executor

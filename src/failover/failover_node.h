@@ -13,7 +13,9 @@ inline constexpr std::string_view kItemsRoot = "leader/failover/items";
 inline constexpr std::string_view kLatch = "leader/failover/latch";
 
 // `leader/failover/items/{i}`: item i's owner crashed while it ran; waiting for a taker.
-inline std::string ItemsNode(int item) { return std::string(kItemsRoot) + "/" + std::to_string(item); }
+inline std::string ItemsNode(int item) {
+  return std::string(kItemsRoot) + "/" + std::to_string(item);
+}
 // `sharding/{i}/failover` (ephemeral): the taker, while its session lives.
 inline std::string ExecutionFailoverNode(int item) {
   return sharding::ItemNode(item) + "/failover";

@@ -113,8 +113,8 @@ Result<std::vector<int>> FailoverService::ShardingItems() {
   return out;
 }
 
-Result<std::vector<int>> FailoverService::ItemsWhere(
-    const std::function<std::string(int)>& node_of, const std::string& instance_id) {
+Result<std::vector<int>> FailoverService::ItemsWhere(const std::function<std::string(int)>& node_of,
+                                                     const std::string& instance_id) {
   auto items = ShardingItems();
   if (!items.ok()) return items;
   std::vector<int> out;

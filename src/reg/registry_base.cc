@@ -82,9 +82,7 @@ std::unique_ptr<Subscription> RegistryBase::AddConnectionStateListener(
     Executor& executor, std::function<void(ConnectionState)> callback) {
   auto state = std::make_shared<SubscriptionState>();
   std::lock_guard<std::mutex> lock(listeners_mu_);
-  std::erase_if(listeners_, [](const Listener& l) {
-    return !l.state->active.load();
-  });
+  std::erase_if(listeners_, [](const Listener& l) { return !l.state->active.load(); });
   listeners_.push_back({&executor, std::move(callback), state});
   return std::make_unique<SubscriptionHandle>(state);
 }

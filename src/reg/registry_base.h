@@ -28,8 +28,8 @@ std::string ParentKey(std::string_view key);
 // that calls back into the registry never blocks the thread posting the next event (which
 // may hold the registry's own locks).
 struct SubscriptionState {
-  std::mutex post_mu;        // orders PostIfActive against Cancel
-  std::recursive_mutex mu;   // held while a delivery runs
+  std::mutex post_mu;       // orders PostIfActive against Cancel
+  std::recursive_mutex mu;  // held while a delivery runs
   std::atomic<bool> active{true};
   std::atomic<std::thread::id> running{};
   // Stops deliveries; waits for one in progress unless called from inside it.

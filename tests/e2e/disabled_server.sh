@@ -21,9 +21,7 @@ trap cleanup EXIT
 
 read -r port _ < <(bash "$ZK" start "$dir/zk") || { echo "FAIL cannot start ZooKeeper"; exit 1; }
 url="zookeeper://127.0.0.1:$port/e2e?sessionTimeoutMs=4000"
-cli=/usr/share/zookeeper/bin/zkCli.sh
-zk() { "$cli" -server "127.0.0.1:$port" "$@" 2>/dev/null; }
-zk_get() { zk get "$1" | grep -v '^\(Connecting\|WATCHER\|WatchedEvent\|$\)' | tail -1; }
+source "$(dirname "$0")/../lib/zk_cli.sh"
 cat > "$dir/jobs.yaml" <<'YAML'
 elasticjob:
   jobs:

@@ -29,10 +29,7 @@ trap cleanup EXIT
 read -r port _ < <(bash "$ZK" start "$dir/zk") || { echo "FAIL cannot start ZooKeeper"; exit 1; }
 session_ms=3000
 url="zookeeper://127.0.0.1:$port/e2e?sessionTimeoutMs=$session_ms"
-cli=/usr/share/zookeeper/bin/zkCli.sh
-zk() { "$cli" -server "127.0.0.1:$port" "$@" 2>/dev/null; }
-zk_get() { zk get "$1" | grep -v '^\(Connecting\|WATCHER\|WatchedEvent\|$\)' | tail -1; }
-zk_ls() { zk ls "$1" | grep '^\[' | tail -1; }
+source "$(dirname "$0")/../lib/zk_cli.sh"
 events="$dir/events.log"
 : > "$events"
 # Each item records its own start and end (time in ns, the item, the runner's pid). The
@@ -111,8 +108,7 @@ done
   fail "failover items left: $(zk_ls /e2e/longjob/leader/failover/items)"
 
 # 3. No item on two hosts at once: per item, intervals in time order must not overlap.
-awk -v c="$crash_ns" -v victim="$victim_pid" '
-  { key = $2 " " $3 }
+awk '
   $1 == "start" { if (open[$2] != "" && open[$2] != $3) { print "item " $2 " started on " $3 " while running on " open[$2]; bad = 1 }
                   open[$2] = $3 }
   $1 == "end"   { if (open[$2] == $3) open[$2] = "" }

@@ -61,11 +61,10 @@ wait "$A"; ra=$?
 wait "$B"; rb=$?
 A=""; B=""
 [[ $ra -eq 0 && $rb -eq 0 ]] || fail "graceful stop exit codes $ra $rb"
-cli=/usr/share/zookeeper/bin/zkCli.sh
-ls_node() { "$cli" -server "127.0.0.1:$port" ls "$1" 2>/dev/null | grep '^\[' | tail -1; }
-[[ "$(ls_node /e2e/shared/instances)" == "[]" ]] || fail "instances left: $(ls_node /e2e/shared/instances)"
-[[ "$(ls_node /e2e/shared/servers)" == "[10.1.1.1, 10.1.1.2]" ]] || fail "servers: $(ls_node /e2e/shared/servers)"
-[[ "$(ls_node /e2e/shared/sharding)" == "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]" ]] || fail "sharding: $(ls_node /e2e/shared/sharding)"
+source "$(dirname "$0")/../lib/zk_cli.sh"
+[[ "$(zk_ls /e2e/shared/instances)" == "[]" ]] || fail "instances left: $(zk_ls /e2e/shared/instances)"
+[[ "$(zk_ls /e2e/shared/servers)" == "[10.1.1.1, 10.1.1.2]" ]] || fail "servers: $(zk_ls /e2e/shared/servers)"
+[[ "$(zk_ls /e2e/shared/sharding)" == "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]" ]] || fail "sharding: $(zk_ls /e2e/shared/sharding)"
 
 if ((failures > 0)); then
   echo "$failures e2e check(s) failed"

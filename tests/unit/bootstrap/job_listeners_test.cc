@@ -167,17 +167,20 @@ TEST_F(JobListenersTest, AnOperatorTriggerRunsNowAndOneArrivingDuringARunIsQueue
   ASSERT_TRUE(reg->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
   ASSERT_TRUE(job->WaitStarted(1));  // ran without any clock tick
   // Its trigger node is consumed.
-  ASSERT_TRUE(WaitRegistry(*reg, [&] { return !*reg->IsExisted("/job/trigger/" + Id("10.0.0.1")); }));
+  ASSERT_TRUE(
+      WaitRegistry(*reg, [&] { return !*reg->IsExisted("/job/trigger/" + Id("10.0.0.1")); }));
   // A second operator trigger while the first run blocks: queued.
   ASSERT_TRUE(reg->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
-  ASSERT_TRUE(WaitRegistry(*reg, [&] { return !*reg->IsExisted("/job/trigger/" + Id("10.0.0.1")); }));
+  ASSERT_TRUE(
+      WaitRegistry(*reg, [&] { return !*reg->IsExisted("/job/trigger/" + Id("10.0.0.1")); }));
   EXPECT_EQ(rec_.runs().size(), 0u);
   job->Release();
   ASSERT_TRUE(rec_.WaitRuns(2));  // the queued trigger ran after the first run
   ASSERT_TRUE(rec_.Wait([](const auto&, const auto& triggers) {
     int ran = 0;
     for (const auto& t : triggers) {
-      ran += t.source == TriggerReport::Source::kOperator && t.outcome == TriggerReport::Outcome::kRan;
+      ran +=
+          t.source == TriggerReport::Source::kOperator && t.outcome == TriggerReport::Outcome::kRan;
     }
     return ran == 2;
   }));
@@ -273,7 +276,8 @@ TEST_F(JobListenersTest, AnOperatorDeletingTheInstanceStopsTheJobThere) {
   ASSERT_TRUE(boot.Schedule().ok());
   ASSERT_TRUE(reg->Remove("/job/instances/" + Id("10.0.0.1")).ok());
   // Shutting down gives up leadership; the instance does not come back.
-  ASSERT_TRUE(WaitRegistry(*reg, [&] { return !*reg->IsExisted("/job/leader/election/instance"); }));
+  ASSERT_TRUE(
+      WaitRegistry(*reg, [&] { return !*reg->IsExisted("/job/leader/election/instance"); }));
   for (int i = 0; i < 3; ++i) clock_.Advance(1s);
   EXPECT_FALSE(*reg->IsExisted("/job/instances/" + Id("10.0.0.1")));
   ASSERT_TRUE(reg->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
@@ -309,11 +313,14 @@ TEST_F(JobListenersTest, ACrashedInstancesRunningItemsAreTakenOverAtOnce) {
   auto a = std::make_unique<ScheduleJobBootstrap>(*r1, stuck, Config(2, true), Options("10.0.0.1"));
   ASSERT_TRUE(a->Schedule().ok());
   clock_.Advance(1s);
-  ASSERT_TRUE(stuck->WaitStarted(1)) << rec_.Dump() << DumpTree(*r2, "/job");  // A runs item 0 (AVG_ALLOCATION, descending ids: B, A)
+  ASSERT_TRUE(stuck->WaitStarted(1))
+      << rec_.Dump()
+      << DumpTree(*r2, "/job");  // A runs item 0 (AVG_ALLOCATION, descending ids: B, A)
   ASSERT_TRUE(rec_.WaitRuns(1)) << rec_.Dump() << DumpTree(*r2, "/job");  // B ran its item
   int a_item = rec_.runs()[0].item == 0 ? 1 : 0;
   // With failover on, the running mark is persistent and names A.
-  EXPECT_EQ(*r2->GetDirectly("/job/sharding/" + std::to_string(a_item) + "/running"), Id("10.0.0.1"));
+  EXPECT_EQ(*r2->GetDirectly("/job/sharding/" + std::to_string(a_item) + "/running"),
+            Id("10.0.0.1"));
   // A's session ends as a crash ends it: its ephemeral nodes go, nothing re-registers.
   r1->Close();
   ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {

@@ -2,11 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <condition_variable>
-#include <mutex>
-
 #include <atomic>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 
 namespace elasticjob {
 namespace {

@@ -28,11 +28,12 @@ class ReconcileServiceTest : public ::testing::Test {
   storage::JobNodeStorage storage_{reg_, "job"};
   config::ConfigService config_{storage_, clock_};
   server::ServerService servers_{storage_, "10.0.0.1"};
-  instance::InstanceService instances_{storage_, servers_, instance::JobInstance::For("10.0.0.1", 1)};
+  instance::InstanceService instances_{storage_, servers_,
+                                       instance::JobInstance::For("10.0.0.1", 1)};
   election::LeaderService leader_{storage_, instances_.self().instance_id};
   JobShardingStrategyRegistry strategies_ = JobShardingStrategyRegistry::WithBuiltins(clock_);
   storage::ChangeNotifier notifier_;
-  sharding::ShardingService sharding_{storage_, config_,  leader_,   instances_,
+  sharding::ShardingService sharding_{storage_, config_,     leader_,  instances_,
                                       servers_, strategies_, notifier_};
   ReconcileService reconcile_{config_, leader_, sharding_, clock_};
 };
