@@ -117,24 +117,34 @@ Status JobRuntime::Start(bool scheduled) {
   (void)config_service_->LoadLastGood();  // remember the registered config as good
 
   shared_ = SharedRuntime::For(clock_);
+  notifier_ = std::make_unique<storage::ChangeNotifier>(shared_->triggers, shared_->timer, clock_);
   servers_ = std::make_unique<server::ServerService>(storage_, *ip);
   instances_ = std::make_unique<instance::InstanceService>(
       storage_, *servers_, instance::JobInstance::For(*ip, static_cast<long>(getpid())));
   const std::string& self = instances_->self().instance_id;
   leader_ = std::make_unique<election::LeaderService>(storage_, self);
   sharding_ = std::make_unique<sharding::ShardingService>(
-      storage_, *config_service_, *leader_, *instances_, *servers_, strategies_, notifier_);
+      storage_, *config_service_, *leader_, *instances_, *servers_, strategies_, *notifier_);
   execution_ = std::make_unique<execution::ExecutionService>(storage_, self);
   failover_ = std::make_unique<failover::FailoverService>(storage_, self);
   reconcile_ =
       std::make_unique<reconcile::ReconcileService>(*config_service_, *leader_, *sharding_, clock_);
+  auto types = executor::BuiltinJobListenerTypes();
+  for (const auto& [type, factory] : options_.listener_types) types[type] = factory;
+  auto listeners = executor::ResolveJobListeners(options_.listeners, config_, types);
+  if (!listeners.ok()) return context(listeners.status());
+  guarantee_ = std::make_unique<guarantee::GuaranteeService>(storage_);
+  job_listeners_ = std::make_shared<executor::JobListeners>(
+      *std::move(listeners), *guarantee_, shared_->timer, shared_->triggers, clock_, name);
   auto report = options_.on_item_run ? options_.on_item_run : PrintItemRun;
   executor_ = std::make_unique<executor::JobExecutor>(
       *config_service_, *sharding_, *execution_, *failover_, self, job_, shared_->items,
-      shared_->triggers, [report](const executor::ItemRun& r) {
+      shared_->triggers,
+      [report](const executor::ItemRun& r) {
         report(ItemRunReport{r.job_name, r.item, r.instance_id, r.success, r.error, r.duration,
                              r.misfire_rerun, r.failover});
-      });
+      },
+      job_listeners_);
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},
@@ -144,7 +154,7 @@ Status JobRuntime::Start(bool scheduled) {
   // the subtree's events and the session's states, in the order the registry reports them.
   strand_ = std::make_unique<SerialExecutor>(shared_->events);
   auto w = registry_.Watch(storage_.path().FullPath(), *strand_, [this](const TreeEvent& e) {
-    notifier_.Notify();  // waits re-check their condition
+    notifier_->Notify();  // waits re-check their condition
     listeners_->OnEvent(e);
   });
   if (!w.ok()) return context(w.status());
@@ -360,10 +370,13 @@ void JobRuntime::FailoverIfNecessary() {
 void JobRuntime::ShardIfNecessary() {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Not yet started (an event replayed during Start), or stopped: nothing to do. Checked
+    // before the flag below, which would otherwise stay set and block every later call.
+    if (stopped_ || !started_) return;
     if (shard_posted_) return;  // the queued one will see this change too
     shard_posted_ = true;
+    ++outstanding_;  // BeginTask
   }
-  if (!BeginTask()) return;
   shared_->triggers.Post([self = shared_from_this()] {
     {
       std::lock_guard<std::mutex> lock(self->mu_);
@@ -390,6 +403,8 @@ void JobRuntime::ShutdownInstance() {
 
 std::vector<int> JobRuntime::LocallyRunningItems() { return executor_->running_items(); }
 
+void JobRuntime::GuaranteeCleared(guarantee::Phase phase) { job_listeners_->OnPhaseCleared(phase); }
+
 void JobRuntime::Stop(bool wait) {
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -401,8 +416,9 @@ void JobRuntime::Stop(bool wait) {
     if (shared_->timer.Cancel(next_task_)) --outstanding_;  // never handed to the pool
     shared_->timer.Cancel(reconcile_task_);
   }
-  notifier_.Cancel();  // waits inside a trigger give up
-  executor_->Stop();   // a queued operator trigger is dropped
+  notifier_->Cancel();       // waits inside a trigger give up
+  executor_->Stop();         // a queued operator trigger is dropped
+  job_listeners_->Cancel();  // distribute-once waits end
   if (wait) {
     // Bounded: a job still running past the timeout keeps this runtime alive (its task
     // holds it) and finishes on its own.

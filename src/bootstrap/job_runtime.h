@@ -25,7 +25,9 @@
 #include "election/leader_service.h"
 #include "execution/execution_service.h"
 #include "executor/job_executor.h"
+#include "executor/job_listeners.h"
 #include "failover/failover_service.h"
+#include "guarantee/guarantee_service.h"
 #include "instance/instance_service.h"
 #include "listener/listener_manager.h"
 #include "reconcile/reconcile_service.h"
@@ -67,6 +69,7 @@ class JobRuntime final : public listener::JobController,
   void ShardIfNecessary() override;
   void ShutdownInstance() override;
   std::vector<int> LocallyRunningItems() override;
+  void GuaranteeCleared(guarantee::Phase phase) override;
 
  private:
   using Source = TriggerReport::Source;
@@ -89,7 +92,7 @@ class JobRuntime final : public listener::JobController,
   Clock& clock_;
   storage::JobNodeStorage storage_;
   std::shared_ptr<SharedRuntime> shared_;
-  storage::ChangeNotifier notifier_;
+  std::unique_ptr<storage::ChangeNotifier> notifier_;  // waits on the shared pools
   JobShardingStrategyRegistry strategies_;
   std::unique_ptr<config::ConfigService> config_service_;
   std::unique_ptr<server::ServerService> servers_;
@@ -99,6 +102,8 @@ class JobRuntime final : public listener::JobController,
   std::unique_ptr<execution::ExecutionService> execution_;
   std::unique_ptr<failover::FailoverService> failover_;
   std::unique_ptr<reconcile::ReconcileService> reconcile_;
+  std::unique_ptr<guarantee::GuaranteeService> guarantee_;
+  std::shared_ptr<executor::JobListeners> job_listeners_;
   std::unique_ptr<executor::JobExecutor> executor_;
   std::unique_ptr<listener::ListenerManager> listeners_;
   std::unique_ptr<SerialExecutor> strand_;  // the job's event strand

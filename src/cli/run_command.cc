@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <iostream>
 #include <set>
 
@@ -95,6 +96,20 @@ Result<std::vector<JobSpec>> ReadJobs(const YAML::Node& jobs) {
     }
     YAML::Node doc = YAML::Clone(j);
     doc["jobName"] = name;
+    // Spring Boot binds a comma-separated string to a list: `jobListenerTypes: LOG,OTHER`.
+    if (doc["jobListenerTypes"] && doc["jobListenerTypes"].IsScalar()) {
+      YAML::Node list(YAML::NodeType::Sequence);
+      std::string text = doc["jobListenerTypes"].as<std::string>();
+      for (size_t start = 0; start <= text.size();) {
+        size_t comma = std::min(text.find(',', start), text.size());
+        std::string type = text.substr(start, comma - start);
+        type.erase(0, type.find_first_not_of(' '));
+        type.erase(type.find_last_not_of(' ') + 1);
+        list.push_back(type);
+        start = comma + 1;
+      }
+      doc["jobListenerTypes"] = list;
+    }
     YAML::Emitter emit;
     emit << doc;
     auto config = ConfigFromYaml(emit.c_str());

@@ -47,7 +47,9 @@ void JobExecutor::Start(Done done, bool queue_if_busy) {
       return done(Status(StatusCode::kCancelled, "job stopped"));
     }
     if (normal_running_) {
-      if (queue_if_busy) {
+      // An operator trigger, or a cron trigger while the after-listeners of a finished run
+      // go on (nothing to re-run; ElasticJob's Quartz would drop it): run after it.
+      if (queue_if_busy || normal_after_) {
         // Run after the current run; a second operator trigger while one waits joins it.
         Done superseded = std::move(queued_);
         queued_ = std::move(done);
@@ -72,32 +74,42 @@ void JobExecutor::Start(Done done, bool queue_if_busy) {
   auto run = std::make_shared<Run>();
   run->config = *config;
   run->done = std::move(done);
-  auto fail = [&](const Status& s) { End(run, s); };
   // Failover items first (LiteJobFacade.getShardingContexts).
   if (config->failover) {
     auto claimed = failover_.GetLocalFailoverItems();
-    if (!claimed.ok()) return fail(claimed.status());
+    if (!claimed.ok()) return End(run, claimed.status());
     std::lock_guard<std::mutex> lock(mu_);
     for (int i : *claimed) {
       if (running_items_.count(i) == 0) run->items.push_back(i);  // not in a failover run
     }
     run->failover_items = !run->items.empty();
   }
-  if (!run->failover_items) {
-    if (Status s = sharding_.ShardingIfNecessary(); !s.ok()) return fail(s);
-    auto local = sharding_.GetLocalShardingItems(config->sharding_total_count);
-    if (!local.ok()) return fail(local.status());
+  if (run->failover_items) return Proceed(run);
+  // Waiting for the leader's sharding holds no thread: the rest runs when it is done.
+  sharding_.ShardingIfNecessaryAsync([this, run](Status s) {
+    if (!s.ok()) return End(run, s);
+    const JobConfiguration& config = run->config;
+    auto local = sharding_.GetLocalShardingItems(config.sharding_total_count);
+    if (!local.ok()) return End(run, local.status());
     std::vector<int> items = *local;
-    if (config->failover) {
+    if (config.failover) {
       auto taken = failover_.GetLocalTakeOffItems(items);
-      if (!taken.ok()) return fail(taken.status());
+      if (!taken.ok()) return End(run, taken.status());
       items = Minus(std::move(items), *taken);
     }
     auto disabled = execution_.GetDisabledItems(items);
-    if (!disabled.ok()) return fail(disabled.status());
+    if (!disabled.ok()) return End(run, disabled.status());
     run->items = Minus(std::move(items), *disabled);
+    Proceed(run);
+  });
+}
+
+void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
+  if (run->items.empty()) {
+    // As ElasticJob, the listeners run even when this instance has nothing to run.
+    if (Status s = Prepare(*run); !s.ok()) return End(run, s);
+    return Before(run, [this, run] { After(run, [this, run] { End(run, Outcome::kNoItems); }); });
   }
-  if (run->items.empty()) return End(run, Outcome::kNoItems);
   auto skip_as_misfire = [&] {
     run->items.clear();  // nothing of ours is running
     End(run, Outcome::kMisfire);
@@ -111,9 +123,9 @@ void JobExecutor::Start(Done done, bool queue_if_busy) {
     if (!held) normal_items_ = run->items;
   }
   if (held) return skip_as_misfire();
-  if (config->monitor_execution) {
+  if (run->config.monitor_execution) {
     auto misfired = execution_.MisfireIfHasRunningItems(run->items);
-    if (!misfired.ok()) return fail(misfired.status());
+    if (!misfired.ok()) return End(run, misfired.status());
     if (*misfired) return skip_as_misfire();  // running elsewhere (or left by a crash)
   }
   {
@@ -121,7 +133,8 @@ void JobExecutor::Start(Done done, bool queue_if_busy) {
     running_items_.insert(run->items.begin(), run->items.end());
     run->holding = true;
   }
-  Begin(run);
+  if (Status s = Prepare(*run); !s.ok()) return End(run, s);
+  Before(run, [this, run] { Begin(run); });
 }
 
 void JobExecutor::RunFailover(Done done) {
@@ -166,18 +179,45 @@ void JobExecutor::RunFailover(Done done) {
       if (run->items.empty()) return End(run, Outcome::kNoItems);
     }
   }
-  Begin(run);
+  if (Status s = Prepare(*run); !s.ok()) return End(run, s);
+  Before(run, [this, run] { Begin(run); });
+}
+
+Status JobExecutor::Prepare(Run& run) {
+  const JobConfiguration& config = run.config;
+  auto params =
+      ParseShardingItemParameters(config.sharding_item_parameters, config.sharding_total_count);
+  if (!params.ok()) return params.status();
+  run.params = *std::move(params);
+  run.task_id = BuildTaskId(config.job_name, run.items, instance_id_);
+  return Status::Ok();
+}
+
+ShardingContexts JobExecutor::ContextsOf(const Run& run) {
+  ShardingContexts c{run.task_id,
+                     run.config.job_name,
+                     run.config.sharding_total_count,
+                     run.config.job_parameter,
+                     {}};
+  for (int item : run.items) {
+    auto it = run.params.find(item);
+    c.sharding_item_parameters[item] = it != run.params.end() ? it->second : "";
+  }
+  return c;
+}
+
+void JobExecutor::Before(const std::shared_ptr<Run>& run, std::function<void()> next) {
+  if (listeners_ == nullptr || listeners_->empty()) return next();
+  listeners_->Before(ContextsOf(*run), std::move(next));
+}
+
+void JobExecutor::After(const std::shared_ptr<Run>& run, std::function<void()> next) {
+  if (listeners_ == nullptr || listeners_->empty()) return next();
+  listeners_->After(ContextsOf(*run), std::move(next));
 }
 
 void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
   const JobConfiguration& config = run->config;
-  if (run->params.empty()) {
-    auto params =
-        ParseShardingItemParameters(config.sharding_item_parameters, config.sharding_total_count);
-    if (!params.ok()) return End(run, params.status());
-    run->params = *params;
-    run->task_id = BuildTaskId(config.job_name, run->items, instance_id_);
-  }
   if (Status s = execution_.RegisterJobBegin(config, run->items); !s.ok()) return End(run, s);
   run->remaining = run->items.size();
   for (int item : run->items) {
@@ -213,7 +253,9 @@ void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
   if (run->failover_items) {
     if (Status s = failover_.UpdateFailoverComplete(run->items); !s.ok()) return End(run, s);
   }
-  if (!run->normal) return End(run, Outcome::kRan);
+  if (!run->normal) {
+    return After(run, [this, run] { End(run, Outcome::kRan); });
+  }
   // Re-run once for every burst of triggers that found this run going: those noted here
   // while it ran, and misfire marks in the registry. The decision and the release of the
   // lane happen under one lock, so a trigger arriving now either is seen or runs itself.
@@ -227,15 +269,27 @@ void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
     if (!need.ok()) return End(run, need.status());
     resharding = *need;  // a resharding is pending: the next trigger handles it
   }
-  Done queued;
   bool again = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     again = config.misfire && !resharding && !stopped_ && (misfire_pending_ || !marked.empty());
     misfire_pending_ = false;
-    if (!again) queued = ReleaseLocked(*run);
+    if (!again) {
+      // The lane stays taken while the after-listeners run; a trigger meanwhile is queued
+      // and runs after them.
+      normal_after_ = true;
+    }
   }
-  if (!again) return Deliver(run, Outcome::kRan, std::move(queued));
+  if (!again) {
+    return After(run, [this, run] {
+      Done queued;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        queued = ReleaseLocked(*run);
+      }
+      Deliver(run, Outcome::kRan, std::move(queued));
+    });
+  }
   if (Status s = execution_.ClearMisfire(run->items); !s.ok()) return End(run, s);
   run->misfire = true;
   Begin(run);
@@ -256,6 +310,7 @@ JobExecutor::Done JobExecutor::ReleaseLocked(const Run& run) {
   }
   if (!run.normal) return nullptr;
   normal_running_ = false;
+  normal_after_ = false;
   normal_items_.clear();
   misfire_pending_ = false;
   return std::move(queued_);

@@ -2,13 +2,16 @@
 // AbstractElasticJobExecutor and LiteJobFacade do it:
 //   1. time-skew check (maxTimeDiffSeconds);
 //   2. with failover on, this instance's claimed failover items, if any, are the run;
-//      else sharding if necessary (the leader shards; the others wait for it) and this
+//      else sharding if necessary (the leader shards; the others wait for it, holding no
+//      thread: ShardingService::ShardingIfNecessaryAsync) and this
 //      instance's items minus those taken over by others and minus disabled ones;
 //   3. if the previous run is still going here, or (monitorExecution) the items are marked
 //      running in the registry, they are marked misfire and this trigger is skipped;
 //   4. mark them running (one multi-op), run them in parallel on the item pool, clear the
 //      marks (one multi-op) and, for failover items, the failover nodes;
 //   5. while misfire marks remain (and misfire is on), clear them and run again.
+// The job's listeners (JobListeners) run before step 4 and after step 5, also when this
+// instance has no items; a distribute-once listener's wait holds no thread.
 //
 // Runs are asynchronous: the caller's thread does steps 1 to 3 and hands the items to the
 // item pool; the thread that finishes the last item does steps 4 and 5 and calls `done`. So
@@ -17,7 +20,8 @@
 //
 // Three entry points share one "normal lane" (at most one normal run per job at a time) and
 // the set of items running here:
-//   Trigger     a cron trigger: a run already going makes it a misfire (step 3);
+//   Trigger     a cron trigger: a run already going makes it a misfire (step 3), but one
+//               whose items are done and whose after-listeners still run makes it wait;
 //   TriggerNow  an operator trigger (`trigger/{instanceId}`): a run already going makes it
 //               wait, and it runs once that run ends (ElasticJob drops it);
 //   RunFailover the items this instance just claimed for failover, at once, beside a normal
@@ -42,6 +46,7 @@
 #include "elasticjob/executor.h"
 #include "elasticjob/thread_annotations.h"
 #include "execution/execution_service.h"
+#include "executor/job_listeners.h"
 #include "failover/failover_service.h"
 #include "sharding/sharding_service.h"
 
@@ -64,15 +69,16 @@ class JobExecutor {
     kRan,      // items ran (and any misfire re-runs)
     kNoItems,  // nothing to run here
     kMisfire,  // items still running: marked misfire, skipped
-    kQueued,   // (TriggerNow) superseded by a later operator trigger while queued
+    kQueued,   // superseded by a later trigger while waiting to run
   };
   using Done = std::function<void(Result<Outcome>)>;
 
-  // REQUIRES: every reference outlives this object.
+  // REQUIRES: every reference outlives this object. `listeners` may be null (none).
   JobExecutor(config::ConfigService& config, sharding::ShardingService& sharding,
               execution::ExecutionService& execution, failover::FailoverService& failover,
               std::string instance_id, std::shared_ptr<SimpleJob> job, Executor& item_pool,
-              Executor& control, std::function<void(const ItemRun&)> on_item_run)
+              Executor& control, std::function<void(const ItemRun&)> on_item_run,
+              std::shared_ptr<JobListeners> listeners = nullptr)
       : config_(config),
         sharding_(sharding),
         execution_(execution),
@@ -81,7 +87,8 @@ class JobExecutor {
         job_(std::move(job)),
         item_pool_(item_pool),
         control_(control),
-        on_item_run_(std::move(on_item_run)) {}
+        on_item_run_(std::move(on_item_run)),
+        listeners_(std::move(listeners)) {}
 
   // See above. `done` gets the outcome or the first coordination error (item failures are
   // reported through ItemRun, not here).
@@ -105,6 +112,14 @@ class JobExecutor {
  private:
   struct Run;
   void Start(Done done, bool queue_if_busy);
+  // A normal run whose items are known: misfire checks, marks, listeners, then Begin.
+  void Proceed(const std::shared_ptr<Run>& run);
+  // Computes the run's item parameters and task id.
+  Status Prepare(Run& run);
+  ShardingContexts ContextsOf(const Run& run);
+  // The listeners before and after `run`, then `next`.
+  void Before(const std::shared_ptr<Run>& run, std::function<void()> next);
+  void After(const std::shared_ptr<Run>& run, std::function<void()> next);
   void Begin(const std::shared_ptr<Run>& run);
   void Finish(const std::shared_ptr<Run>& run);
   // Ends `run`: releases its items and lane, then Deliver.
@@ -124,13 +139,15 @@ class JobExecutor {
   Executor& item_pool_;
   Executor& control_;
   const std::function<void(const ItemRun&)> on_item_run_;
+  const std::shared_ptr<JobListeners> listeners_;
 
   std::mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
   bool normal_running_ ELASTICJOB_GUARDED_BY(mu_) = false;    // the normal lane is taken
+  bool normal_after_ ELASTICJOB_GUARDED_BY(mu_) = false;      // ... by its after-listeners
   std::vector<int> normal_items_ ELASTICJOB_GUARDED_BY(mu_);  // its items, once known
   bool misfire_pending_ ELASTICJOB_GUARDED_BY(mu_) = false;   // a cron trigger found it taken
-  Done queued_ ELASTICJOB_GUARDED_BY(mu_);                    // an operator trigger waiting
+  Done queued_ ELASTICJOB_GUARDED_BY(mu_);                    // a trigger waiting to run
   std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);    // every lane's items
 };
 

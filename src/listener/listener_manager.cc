@@ -47,8 +47,14 @@ void ListenerManager::OnEvent(const TreeEvent& event) {
     OnLeaderInstance(event);
   } else if (ChildOf(rel, "trigger", &child)) {
     OnTrigger(child, event);
+  } else if (event.type == TreeEvent::Type::kDeleted && rel == guarantee::kStartedRoot) {
+    controller_.GuaranteeCleared(guarantee::Phase::kStarted);  // GuaranteeListenerManager
+  } else if (event.type == TreeEvent::Type::kDeleted && rel == guarantee::kCompletedRoot) {
+    controller_.GuaranteeCleared(guarantee::Phase::kCompleted);
   } else if (rel == sharding::kNecessary) {
-    if (event.type == TreeEvent::Type::kAdded) controller_.ShardIfNecessary();
+    // Added, or written again (every flag is a write, and one seen before this job started
+    // reached no one).
+    if (event.type != TreeEvent::Type::kDeleted) controller_.ShardIfNecessary();
   } else if (event.type == TreeEvent::Type::kDeleted &&
              (rel == sharding::kProcessing ||
               (rel.size() > 8 && rel.substr(rel.size() - 8) == "/running" &&
@@ -194,8 +200,15 @@ void ListenerManager::OnOnlyInstanceOnline() {
 }
 
 void ListenerManager::OnLeaderInstance(const TreeEvent& event) {
+  if (controller_.IsShutdown()) return;
+  if (event.type == TreeEvent::Type::kAdded) {
+    // A new leader: a resharding flagged while there was none is its to do now.
+    auto need = s_.sharding.IsNeedSharding();
+    if (need.ok() && *need) controller_.ShardIfNecessary();
+    return;
+  }
   // LeaderElectionJobListener, passive election: the leader is gone.
-  if (event.type != TreeEvent::Type::kDeleted || controller_.IsShutdown()) return;
+  if (event.type != TreeEvent::Type::kDeleted) return;
   auto available = s_.servers.IsAvailableServer(s_.instances.self().server_ip);
   if (available.ok() && *available) Report(s_.leader.ElectLeader(), "electing a leader");
 }

@@ -17,9 +17,12 @@
 //                         session listener re-registers). Our own added while we are the only
 //                         live instance: stale running items left by crashed instances are
 //                         queued for failover.
-//   leader/election/instance deleted: elect, if our server is available.
+//   leader/election/instance deleted: elect, if our server is available; added while a
+//                         resharding is flagged: the new leader shards (if idle).
 //   trigger/{our id}      added: delete it and run now (queued if a run is going on).
-//   leader/sharding/necessary added, or a running mark or another sharding's processing
+//   guarantee/started, guarantee/completed deleted: wake distribute-once listeners waiting
+//                         for the rest of the cluster (GuaranteeListenerManager).
+//   leader/sharding/necessary added or written, or a running mark or another sharding's processing
 //                         node deleted while it is set: if we lead
 //                         and nothing runs, shard now (ElasticJob waits for the leader's
 //                         next trigger).
@@ -39,6 +42,8 @@
 #include "election/leader_service.h"
 #include "execution/execution_service.h"
 #include "failover/failover_service.h"
+#include "guarantee/guarantee_node.h"
+#include "guarantee/guarantee_service.h"
 #include "instance/instance_service.h"
 #include "server/server_service.h"
 #include "sharding/sharding_service.h"
@@ -68,6 +73,8 @@ class JobController {
   virtual void ShutdownInstance() = 0;
   // Items running on this instance now (their marks are not stale).
   virtual std::vector<int> LocallyRunningItems() = 0;
+  // `guarantee/{phase}` was deleted: distribute-once listeners waiting for it go on.
+  virtual void GuaranteeCleared(guarantee::Phase phase) = 0;
 };
 
 struct Services {

@@ -11,7 +11,7 @@ namespace elasticjob::sharding {
 
 Status ShardingService::SetReshardingFlag() {
   // Always a write, never skipped on a cached "exists": a flag raised while a leader is
-  // sharding must not be lost (see ShardAsLeaderLocked).
+  // sharding must not be lost (see TryShardAsLeader).
   auto root = storage_.IsJobRootNodeExisted();
   if (!root.ok() || !*root) return root.status();
   return storage_.FillJobNode(kNecessary, "");
@@ -48,14 +48,10 @@ Result<bool> ShardingService::HasRunningItems(int total) {
   return false;
 }
 
-Status ShardingService::WaitNotProcessing() {
-  return notifier_.WaitUntil(
-      [&]() -> Result<bool> {
-        auto processing = storage_.IsJobNodeExisted(kProcessing);
-        if (!processing.ok()) return processing;
-        return !*processing;
-      },
-      wait_);
+Result<bool> ShardingService::NotProcessing() {
+  auto processing = storage_.IsJobNodeExisted(kProcessing);
+  if (!processing.ok()) return processing;
+  return !*processing;
 }
 
 Result<bool> ShardingService::HasShardingInfoInOfflineServers(int total) {
@@ -78,55 +74,58 @@ Result<bool> ShardingService::HasShardingInfo() {
 }
 
 Status ShardingService::ShardingIfNecessary(std::chrono::milliseconds wait) {
-  // A sharding transaction fails when another instance sharded at the same time (the
-  // leadership moved mid-way): look again, as the other one may have done the work.
-  Status s;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    s = ShardingIfNecessaryOnce(wait);
-    if (s.code() != StatusCode::kNotFound && s.code() != StatusCode::kAlreadyExists) return s;
-  }
-  return s;
+  Status s = notifier_.WaitUntil([this] { return TryShardingIfNecessary(); }, wait);
+  return s.ok() ? s : s.WithContext("sharding");
 }
 
-Status ShardingService::ShardingIfNecessaryOnce(std::chrono::milliseconds wait) {
-  wait_ = wait;
+void ShardingService::ShardingIfNecessaryAsync(std::function<void(Status)> done,
+                                               std::chrono::milliseconds wait) {
+  notifier_.WhenTrue([this] { return TryShardingIfNecessary(); }, wait,
+                     "sharding: waiting for a leader, running items or the leader's assignment",
+                     std::move(done));
+}
+
+Result<bool> ShardingService::TryShardingIfNecessary() {
+  // A sharding transaction fails when another instance sharded at the same time (the
+  // leadership moved mid-way): look again, as the other one may have done the work.
+  Result<bool> r = false;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    r = TryShardingIfNecessaryOnce();
+    if (r.ok() || (r.status().code() != StatusCode::kNotFound &&
+                   r.status().code() != StatusCode::kAlreadyExists)) {
+      return r;
+    }
+  }
+  return false;  // three lost races in a row: the next change tries again
+}
+
+Result<bool> ShardingService::TryShardingIfNecessaryOnce() {
   auto need = IsNeedSharding();
   if (!need.ok()) return need.status();
-  if (!*need) {
-    // A sharding may still be writing (a leader that lost its leadership mid-way, or one
-    // whose flag we have not seen yet): never read an assignment it has half reset.
-    Status s = WaitNotProcessing();
-    return s.ok() ? s : s.WithContext("waiting for a sharding in progress");
-  }
+  // No flag: a sharding may still be writing (a leader that lost its leadership mid-way, or
+  // one whose flag we have not seen yet): never read an assignment it has half reset.
+  if (!*need) return NotProcessing();
   auto available = instances_.GetAvailableJobInstances();
-  if (!available.ok() || available->empty()) return available.status();
+  if (!available.ok()) return available.status();
+  if (available->empty()) return true;
   // A leader is needed: elect one if there is none (ElasticJob's isLeaderUntilBlock).
-  Status s = notifier_.WaitUntil(
-      [&]() -> Result<bool> {
-        auto has = leader_.HasLeader();
-        if (!has.ok() || *has) return has;
-        auto me = servers_.IsAvailableServer(instances_.self().server_ip);
-        if (!me.ok() || !*me) return false;  // wait for an available instance to lead
-        if (Status e = leader_.ElectLeader(); !e.ok()) return e;
-        return leader_.HasLeader();
-      },
-      wait);
-  if (!s.ok()) return s.WithContext("waiting for a leader");
+  auto has = leader_.HasLeader();
+  if (!has.ok()) return has.status();
+  if (!*has) {
+    auto me = servers_.IsAvailableServer(instances_.self().server_ip);
+    if (!me.ok() || !*me) return me;  // wait for an available instance to lead
+    if (Status e = leader_.ElectLeader(); !e.ok()) return e;
+    has = leader_.HasLeader();
+    if (!has.ok() || !*has) return has;
+  }
   auto is_leader = leader_.IsLeader();
   if (!is_leader.ok()) return is_leader.status();
-  if (*is_leader) return ShardAsLeader();
-  // Not the leader: wait for the leader's sharding to finish.
-  s = notifier_.WaitUntil(
-      [&]() -> Result<bool> {
-        auto need_now = storage_.IsJobNodeExisted(kNecessary);
-        if (!need_now.ok()) return need_now.status();
-        if (*need_now) return false;
-        auto processing = storage_.IsJobNodeExisted(kProcessing);
-        if (!processing.ok()) return processing;
-        return !*processing;
-      },
-      wait);
-  return s.ok() ? s : s.WithContext("waiting for the leader to shard");
+  if (*is_leader) return TryShardAsLeader();
+  // Not the leader: ready once the leader's sharding is done.
+  auto need_now = IsNeedSharding();
+  if (!need_now.ok()) return need_now.status();
+  if (*need_now) return false;
+  return NotProcessing();
 }
 
 Status ShardingService::ShardNowIfIdleLeader() {
@@ -134,44 +133,35 @@ Status ShardingService::ShardNowIfIdleLeader() {
   if (!need.ok() || !*need) return need.status();
   auto leading = leader_.IsLeader();
   if (!leading.ok() || !*leading) return leading.status();
-  auto config = config_.LoadLastGood();
-  if (!config.ok()) return config.status();
-  auto running = HasRunningItems(config->sharding_total_count);
-  if (!running.ok() || *running) return running.status();
   auto available = instances_.GetAvailableJobInstances();
   if (!available.ok() || available->empty()) return available.status();
-  return ShardAsLeader();
+  return TryShardAsLeader().status();  // not ready: a later event calls again
 }
 
-Status ShardingService::ShardAsLeader() {
+Result<bool> ShardingService::TryShardAsLeader() {
   std::lock_guard<std::mutex> lock(shard_mu_);
   auto need = IsNeedSharding();  // another path of ours may have sharded meanwhile
-  if (!need.ok() || !*need) return need.status();
-  return ShardAsLeaderLocked();
-}
-
-Status ShardingService::ShardAsLeaderLocked() {
+  if (!need.ok()) return need.status();
+  if (!*need) return true;
   auto config = config_.LoadLastGood(/*from_cache=*/false);
   if (!config.ok()) return config.status();
   const int total = config->sharding_total_count;
-  // Let items that are still running finish first (their owners may change).
-  Status s = notifier_.WaitUntil(
-      [&]() -> Result<bool> {
-        auto running = HasRunningItems(total);
-        if (!running.ok()) return running.status();
-        return !*running;
-      },
-      wait_);
-  if (!s.ok()) return s.WithContext("waiting for running items before sharding");
-  if (s = WaitNotProcessing(); !s.ok()) return s.WithContext("waiting for another sharding");
+  // Let items that are still running finish first (their owners may change), and another
+  // instance's sharding end.
+  auto running = HasRunningItems(total);
+  if (!running.ok()) return running.status();
+  if (*running) return false;
+  auto idle = NotProcessing();
+  if (!idle.ok() || !*idle) return idle;
   // The membership from the server, not the cache: an instance that registered just now
   // must be in the plan, or its flag below must survive.
   auto available = AvailableInstancesDirectly();
   if (!available.ok()) return available.status();
-  if (available->empty()) return Status::Ok();
+  if (available->empty()) return true;
   auto strategy = strategies_.Find(config->job_sharding_strategy_type.value_or(""));
   if (!strategy.ok()) return strategy.status();
-  if (s = storage_.FillEphemeralJobNode(kProcessing, ""); !s.ok()) return s;
+  Status s = storage_.FillEphemeralJobNode(kProcessing, "");
+  if (!s.ok()) return s;
   // Items beyond the new total go first (they have children, which a multi-op cannot
   // delete recursively); losing them is harmless if the rest fails.
   auto existing = storage_.GetJobNodeChildrenKeys(kShardingRoot);
@@ -222,10 +212,15 @@ Status ShardingService::ShardAsLeaderLocked() {
   // The transaction deleted the flag, including one raised by a membership change after we
   // read the membership. Read it again: if it moved, raise the flag again. (Every change is
   // written before its flag, so a change whose flag we deleted is visible now.)
+  // The same for the total count: a change flagged meanwhile must not be lost either.
   auto after = AvailableInstancesDirectly();
   if (!after.ok()) return after.status();
-  if (*after != *available) return SetReshardingFlag();
-  return Status::Ok();
+  auto config_after = config_.LoadLastGood(/*from_cache=*/false);
+  if (!config_after.ok()) return config_after.status();
+  if (*after != *available || config_after->sharding_total_count != total) {
+    if (s = SetReshardingFlag(); !s.ok()) return s;
+  }
+  return true;
 }
 
 Result<std::vector<int>> ShardingService::GetShardingItems(const std::string& instance_id,

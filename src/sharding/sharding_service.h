@@ -11,6 +11,7 @@
 #define ELASTICJOB_SHARDING_SHARDING_SERVICE_H_
 
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -41,9 +42,14 @@ class ShardingService {
   Status SetReshardingFlag();
   Result<bool> IsNeedSharding();
 
-  // See above. `wait` bounds every wait (for a leader, for running items, for the leader's
-  // sharding); on timeout the call fails with TIMEOUT and the next trigger tries again.
+  // See above, blocking the calling thread. `wait` bounds the wait (for a leader, for
+  // running items, for the leader's sharding); on timeout the call fails with TIMEOUT and
+  // the next trigger tries again.
   Status ShardingIfNecessary(std::chrono::milliseconds wait = std::chrono::seconds(30));
+  // The same without holding a thread while waiting: `done` is called once, on the calling
+  // thread when no wait is needed, else on the notifier's executor (ChangeNotifier).
+  void ShardingIfNecessaryAsync(std::function<void(Status)> done,
+                                std::chrono::milliseconds wait = std::chrono::seconds(30));
 
   // Shards at once if this instance leads, a resharding is pending and no item is running;
   // else does nothing. The runtime calls it when the flag appears or a run ends, so the
@@ -66,14 +72,17 @@ class ShardingService {
   Result<bool> HasShardingInfo();
 
  private:
-  Status ShardingIfNecessaryOnce(std::chrono::milliseconds wait);
-  // Under shard_mu_: re-checks the flag, then shards (one leader path at a time).
-  Status ShardAsLeader();
-  Status ShardAsLeaderLocked();
+  // What can be done now towards ShardingIfNecessary (electing, sharding as leader); true
+  // once this instance may read its assignment, false while it must wait.
+  Result<bool> TryShardingIfNecessary();
+  Result<bool> TryShardingIfNecessaryOnce();
+  // Under shard_mu_ (one leader path at a time): re-checks the flag; false while items run
+  // or another sharding is in progress; else shards and returns true.
+  Result<bool> TryShardAsLeader();
   // The live instances on ENABLED servers, read from the server, in the leader's order.
   Result<std::vector<std::string>> AvailableInstancesDirectly();
-  // Waits until no instance is sharding (`leader/sharding/processing` absent).
-  Status WaitNotProcessing();
+  // Whether no instance is sharding (`leader/sharding/processing` absent).
+  Result<bool> NotProcessing();
 
   storage::JobNodeStorage& storage_;
   config::ConfigService& config_;
@@ -82,7 +91,6 @@ class ShardingService {
   server::ServerService& servers_;
   const JobShardingStrategyRegistry& strategies_;
   storage::ChangeNotifier& notifier_;
-  std::chrono::milliseconds wait_{30000};
   std::mutex shard_mu_;  // one sharding at a time on this instance
 };
 

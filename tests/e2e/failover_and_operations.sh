@@ -88,6 +88,10 @@ takeover_ms=$(awk -v c="$crash_ns" '$1 == "start" && $4 > c {print int(($4 - c) 
 echo "info takeover: last taken-over item started ${takeover_ms} ms after kill -9 (session timeout ${session_ms} ms)"
 # Every run ends: the survivors' 4 own items and the 2 taken over.
 wait_for_lines "$events" "end " 6 30 || fail "runs did not end: $(cat "$events")"
+# Each run is reported once its script has exited, a moment after its "end" line.
+n_victim=$(echo $victim_items | wc -w)
+wait_for_lines_in "failover=true" "$n_victim" 10 "$dir"/[123].log ||
+  fail "fewer than $n_victim failover runs reported"
 logged=$(cat "$dir"/[123].log | grep "outcome=SUCCESS.*failover=true" | sed 's/.*item=\([0-9]*\).*/\1/' |
   sort -n | tr '\n' ' ')
 [[ "$logged" == "$victim_items" ]] || fail "failover runs logged for items '$logged', expected '$victim_items'"
@@ -120,6 +124,8 @@ awk '
 if ((failures > 0)); then
   echo "$failures e2e check(s) failed"
   cat "$events"
+  echo "leader: $(zk_get /e2e/longjob/leader/election/instance); leader/sharding: $(zk_ls /e2e/longjob/leader/sharding)"
+  for host in 1 2 3; do echo "--- host $host"; grep -v "outcome=SUCCESS" "$dir/$host.log"; done
   exit 1
 fi
 echo "ok   operator trigger ran every instance once; the crashed leader's items ($victim_items) ran on survivors ${takeover_ms} ms after kill -9; new leader, resharded; no item on two hosts at once"

@@ -19,8 +19,14 @@ follow_log() {
 # wait_for_lines FILE PATTERN COUNT [TIMEOUT]: waits until COUNT lines of FILE (from its
 # start, following appends) contain PATTERN (a fixed string), at most TIMEOUT seconds (60).
 wait_for_lines() {
-  local file="$1" pattern="$2" want="$3" limit="${4:-60}" seen=0 line follower
-  exec 4< <(timeout "$limit" tail -n +1 -f "$file")
+  wait_for_lines_in "$2" "$3" "${4:-60}" "$1"
+}
+
+# wait_for_lines_in PATTERN COUNT TIMEOUT FILE...: as wait_for_lines, over several files.
+wait_for_lines_in() {
+  local pattern="$1" want="$2" limit="$3" seen=0 line follower
+  shift 3
+  exec 4< <(timeout "$limit" tail -q -n +1 -f "$@")
   follower=$!
   while IFS= read -r line <&4; do
     [[ "$line" == *"$pattern"* ]] && seen=$((seen + 1))

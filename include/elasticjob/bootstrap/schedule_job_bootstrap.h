@@ -28,9 +28,11 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
+#include "elasticjob/api/job_listener.h"
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/clock.h"
 #include "elasticjob/config/job_configuration.h"
@@ -84,6 +86,10 @@ struct BootstrapOptions {
   std::function<void(const ItemRunReport&)> on_item_run;
   // Called after every trigger is handled (default: none).
   std::function<void(const TriggerReport&)> on_trigger;
+  // Listeners of this job, besides those named by the config's jobListenerTypes.
+  std::vector<JobListener> listeners;
+  // More jobListenerTypes names (the built-in ones are LOG and DISTRIBUTE_ONCE_LOG).
+  std::map<std::string, JobListenerFactory> listener_types;
   // Bound on the wait for a run in progress at Shutdown().
   std::chrono::milliseconds shutdown_timeout{std::chrono::seconds(30)};
 };

@@ -8,8 +8,7 @@
 #include <fstream>
 #include <set>
 
-#include "elasticjob/simulated_clock.h"
-#include "reg/memory/memory_registry_center.h"
+#include "unit/bootstrap/runtime_test_support.h"
 
 namespace elasticjob {
 namespace {
@@ -67,13 +66,8 @@ class CountingJob final : public SimpleJob {
   std::vector<ShardingContext> contexts;
 };
 
-class ScheduleJobBootstrapTest : public ::testing::Test {
+class ScheduleJobBootstrapTest : public test_support::RuntimeTest {
  protected:
-  std::unique_ptr<reg::MemoryRegistryCenter> Session() {
-    auto r = std::make_unique<reg::MemoryRegistryCenter>(store_, "ns");
-    EXPECT_TRUE(r->Init().ok());
-    return r;
-  }
   BootstrapOptions Options(const std::string& ip) {
     BootstrapOptions o;
     o.server_ip = ip;
@@ -94,8 +88,6 @@ class ScheduleJobBootstrapTest : public ::testing::Test {
                 .Build();
   }
 
-  SimulatedClock clock_{Clock::WallTime{} + std::chrono::seconds(1'795'305'600)};
-  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>(clock_);
   Reports reports_;
   std::mutex trigger_mu_;
   std::condition_variable trigger_cv_;
@@ -139,6 +131,7 @@ TEST_F(ScheduleJobBootstrapTest, TwoInstancesSplitTheItemsAndNeverRunOneTwice) {
   ScheduleJobBootstrap b(*r2, job2, Config(4), Options("10.0.0.2"));
   ASSERT_TRUE(a.Schedule().ok());
   ASSERT_TRUE(b.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*r1, 4, 2)) << DumpTree(*r1, "/job");
   clock_.Advance(1s);
   ASSERT_TRUE(reports_.WaitFor(4));
   std::map<int, std::string> owner;
