@@ -14,6 +14,8 @@ PACKAGES=(
   default-jdk-headless libquartz2-java libyaml-snake-java tzdata
   # registry center: the ZooKeeper C client, and the server the integration tests start
   libzookeeper-mt-dev zookeeper libcurator-recipes-java
+  # the benchmark harness reads its JSON with jq
+  jq
 )
 
 missing=()

@@ -88,11 +88,10 @@ void JobExecutor::Start(Done done, bool queue_if_busy) {
   // Waiting for the leader's sharding holds no thread: the rest runs when it is done.
   sharding_.ShardingIfNecessaryAsync([this, run](Status s) {
     if (!s.ok()) return End(run, s);
-    const JobConfiguration& config = run->config;
-    auto local = sharding_.GetLocalShardingItems(config.sharding_total_count);
+    auto local = sharding_.GetLocalShardingItems(run->config.sharding_total_count);
     if (!local.ok()) return End(run, local.status());
     std::vector<int> items = *local;
-    if (config.failover) {
+    if (run->config.failover) {
       auto taken = failover_.GetLocalTakeOffItems(items);
       if (!taken.ok()) return End(run, taken.status());
       items = Minus(std::move(items), *taken);

@@ -1,0 +1,215 @@
+// One process of the runtime benchmarks: M no-op SimpleJobs of N items each on a registry
+// (the embedded one, or a ZooKeeper the harness started), measured over a window. Prints
+// one JSON object:
+//   startup_ms           from the first Schedule() call to the last one returned
+//   first_run_ms         from the first Schedule() call to the first item run
+//   lateness_ms          p50 / p99 / max of (trigger handled - cron fire time) over the
+//                        window's cron triggers, all jobs together
+//   triggers, item_runs  counted in the window
+//   cpu_us_per_item      process CPU time (user + system) in the window / item runs
+//   idle, load           threads and RSS after scheduling and at the end of the window
+//   reshard_ms           (--reshard-watch) from Schedule() returned to the first
+//                        `sharding/{i}/instance` naming this instance, seen by a watch
+// The window is --seconds long, or with --control it is opened and closed by the lines
+// "start" and "stop" on stdin (after "ready" on stderr), so that a harness can read the
+// server's counters around the same window in every process.
+// Usage: runtime_bench [--registry URL] [--jobs M] [--items N] [--cron EXPR] [--failover]
+//                      [--seconds S | --control] [--ip IP] [--prefix NAME] [--reshard-watch]
+// The harness (bench/cluster_bench.sh) runs several of these against one ZooKeeper.
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "elasticjob/bootstrap/schedule_job_bootstrap.h"
+#include "elasticjob/executor.h"
+#include "elasticjob/reg/registry_center.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class NoopJob final : public elasticjob::SimpleJob {
+ public:
+  void Execute(const elasticjob::ShardingContext&) override {}
+};
+
+long ProcStatusKb(const std::string& key) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind(key, 0) == 0) return std::stol(line.substr(key.size() + 1));
+  }
+  return -1;
+}
+
+double CpuMs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto ms = [](const timeval& t) { return t.tv_sec * 1000.0 + t.tv_usec / 1000.0; };
+  return ms(u.ru_utime) + ms(u.ru_stime);
+}
+
+nlohmann::json Footprint() {
+  return {{"threads", ProcStatusKb("Threads:")}, {"rss_kb", ProcStatusKb("VmRSS:")}};
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto t0 = Clock::now();  // "launch"
+  CLI::App app{"runtime benchmark process"};
+  std::string url = "memory://bench";
+  int jobs = 1, items = 1, seconds = 5;
+  std::string cron = "* * * * * ?", ip = "10.9.0.1", prefix = "bench";
+  bool failover = false, control = false, reshard_watch = false;
+  app.add_option("--registry", url, "registry URL");
+  app.add_option("--jobs", jobs, "jobs in this process")->check(CLI::Range(1, 100000));
+  app.add_option("--items", items, "sharding items per job")->check(CLI::Range(1, 1000));
+  app.add_option("--cron", cron, "every job's cron");
+  app.add_option("--seconds", seconds, "measuring window")->check(CLI::Range(1, 3600));
+  app.add_option("--ip", ip, "this instance's server IP");
+  app.add_option("--prefix", prefix, "job name prefix");
+  app.add_flag("--failover", failover, "failover on");
+  app.add_flag("--control", control, "window opened and closed by start/stop lines on stdin");
+  app.add_flag("--reshard-watch", reshard_watch, "measure the resharding that takes us in");
+  CLI11_PARSE(app, argc, argv);
+
+  auto reg = elasticjob::NewRegistryCenter(url);
+  if (!reg.ok()) {
+    std::cerr << reg.status() << "\n";
+    return 2;
+  }
+  if (auto s = (*reg)->Init(); !s.ok()) {
+    std::cerr << s << "\n";
+    return 1;
+  }
+  std::atomic<long> item_runs{0};
+  std::atomic<bool> measuring{false};
+  std::atomic<long> first_run_ns{0};
+  std::mutex mu;
+  std::vector<double> lateness_ms;  // guarded by mu
+  long triggers = 0;                // guarded by mu
+  elasticjob::BootstrapOptions options;
+  options.server_ip = ip;
+  options.on_item_run = [&](const elasticjob::ItemRunReport&) {
+    long expected = 0;
+    first_run_ns.compare_exchange_strong(expected, (Clock::now() - t0).count());
+    if (measuring) ++item_runs;
+  };
+  options.on_trigger = [&](const elasticjob::TriggerReport& t) {
+    if (!measuring || t.source != elasticjob::TriggerReport::Source::kCron) return;
+    double late = std::chrono::duration<double, std::milli>(t.started - t.scheduled).count();
+    std::lock_guard<std::mutex> lock(mu);
+    lateness_ms.push_back(late);
+    ++triggers;
+  };
+  std::vector<std::unique_ptr<elasticjob::ScheduleJobBootstrap>> all;
+  for (int i = 0; i < jobs; ++i) {
+    auto config = elasticjob::JobConfiguration::Builder(prefix + std::to_string(i), items)
+                      .Cron(cron)
+                      .Failover(failover)
+                      .Build();
+    if (!config.ok()) {
+      std::cerr << config.status() << "\n";
+      return 2;
+    }
+    all.push_back(std::make_unique<elasticjob::ScheduleJobBootstrap>(
+        **reg, std::make_shared<NoopJob>(), *config, options));
+    if (auto s = all.back()->Schedule(); !s.ok()) {
+      std::cerr << s << "\n";
+      return 1;
+    }
+  }
+  const auto scheduled = Clock::now();
+  const double startup_ms = std::chrono::duration<double, std::milli>(scheduled - t0).count();
+  nlohmann::json idle = Footprint();
+  double reshard_ms = -1;
+  if (reshard_watch) {
+    // Woken by the registry (a Watch on the first job), bounded by 60 s.
+    std::mutex wmu;
+    std::condition_variable wcv;
+    elasticjob::ThreadPool events(1);
+    const std::string job = "/" + prefix + "0";
+    auto owned = [&] {
+      for (int i = 0; i < items; ++i) {
+        auto owner = (*reg)->Get(job + "/sharding/" + std::to_string(i) + "/instance");
+        if (owner.ok() && owner->rfind(ip + "@-@", 0) == 0) return true;
+      }
+      return false;
+    };
+    auto sub = (*reg)->Watch(job, events, [&](const elasticjob::TreeEvent&) {
+      std::lock_guard<std::mutex> l(wmu);
+      wcv.notify_all();
+    });
+    std::unique_lock<std::mutex> l(wmu);
+    if (wcv.wait_for(l, std::chrono::seconds(60), owned)) {
+      reshard_ms = std::chrono::duration<double, std::milli>(Clock::now() - scheduled).count();
+    }
+  }
+  // The window: a benchmark's measuring sleep, or the harness's start/stop lines.
+  std::string line;
+  if (control) {
+    std::cerr << "ready" << std::endl;
+    while (std::getline(std::cin, line) && line != "start") {
+    }
+  }
+  const double cpu_before = CpuMs();
+  measuring = true;
+  if (control) {
+    while (std::getline(std::cin, line) && line != "stop") {
+    }
+  } else {
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  }
+  measuring = false;
+  const double cpu_ms = CpuMs() - cpu_before;
+  nlohmann::json load = Footprint();
+  for (auto& b : all) b->Shutdown();
+  (*reg)->Close();
+
+  std::lock_guard<std::mutex> lock(mu);
+  const long runs = item_runs.load();
+  nlohmann::json out = {
+      {"registry", url.substr(0, url.find(':'))},
+      {"jobs", jobs},
+      {"items", items},
+      {"cron", cron},
+      {"failover", failover},
+      {"seconds", seconds},
+      {"startup_ms", startup_ms},
+      {"first_run_ms", first_run_ns.load() / 1e6},
+      {"triggers", triggers},
+      {"item_runs", runs},
+      {"lateness_ms",
+       {{"p50", Percentile(lateness_ms, 0.50)},
+        {"p99", Percentile(lateness_ms, 0.99)},
+        {"max", lateness_ms.empty() ? 0.0
+                                    : *std::max_element(lateness_ms.begin(), lateness_ms.end())}}},
+      {"cpu_ms", cpu_ms},
+      {"reshard_ms", reshard_ms},
+      {"cpu_us_per_item", runs > 0 ? cpu_ms * 1000.0 / static_cast<double>(runs) : 0.0},
+      {"idle", idle},
+      {"load", load},
+  };
+  std::cout << out.dump() << "\n";
+  return runs > 0 ? 0 : 1;
+}
