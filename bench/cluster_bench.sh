@@ -13,6 +13,7 @@
 #                         (tests/e2e/failover_and_operations.sh, 3,000 ms session timeout).
 # Usage: cluster_bench.sh [--quick] BENCH_BIN EJ_BIN ZK_SCRIPT [OUT_DIR (./bench-results)]
 #   --quick: small sizes and short windows (the test suite runs it once to prove it works).
+#   BENCH_JOB_COUNTS="1 100": the job counts of the footprint runs (default 1 ... 10000).
 set -uo pipefail
 quick=0
 if [[ "${1:-}" == "--quick" ]]; then quick=1; shift; fi
@@ -40,7 +41,7 @@ if ((quick)); then
   job_counts=(1 100); window=2; packet_items=(4); packet_instances=(1 2); failover_modes=(off on)
   packet_window=4; trials=1
 else
-  job_counts=(1 10 100 1000 10000); window=10; packet_items=(1 4 16); packet_instances=(1 2)
+  read -r -a job_counts <<< "${BENCH_JOB_COUNTS:-1 10 100 1000 10000}"; window=10; packet_items=(1 4 16); packet_instances=(1 2)
   failover_modes=(off on); packet_window=20; trials=10
 fi
 

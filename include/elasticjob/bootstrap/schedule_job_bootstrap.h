@@ -8,7 +8,9 @@
 // operator's `trigger/{instanceId}` runs it now (after the current run, if one is going);
 // deleting this instance's node stops it here; with failover on, a crashed instance's
 // running items are claimed and run at once; a lost session pauses the trigger until the
-// instance is registered again on the new session.
+// instance is registered again on the new session. Job listeners (BootstrapOptions::listeners
+// and the config's jobListenerTypes; elasticjob/api/job_listener.h) run before and after
+// each execution, on every instance or once across the cluster.
 //
 // All bootstraps of a process share one timer thread and three small pools (triggers,
 // events, and items: CPU x 2 threads), so a thousand jobs need no thousand threads. A job is
