@@ -14,6 +14,8 @@
 # Usage: cluster_bench.sh [--quick] BENCH_BIN EJ_BIN ZK_SCRIPT [OUT_DIR (./bench-results)]
 #   --quick: small sizes and short windows (the test suite runs it once to prove it works).
 #   BENCH_JOB_COUNTS="1 100": the job counts of the footprint runs (default 1 ... 10000).
+#   BENCH_SCENARIOS="packets": the scenarios to run (default: footprint packets resharding
+#   failover).
 set -uo pipefail
 quick=0
 if [[ "${1:-}" == "--quick" ]]; then quick=1; shift; fi
@@ -59,7 +61,11 @@ record() { echo "$1" >> "$results.lines"; }
 ns=0
 next_url() { ns=$((ns + 1)); url="zookeeper://127.0.0.1:$port/bench$ns"; }  # a fresh namespace
 
+scenarios=" ${BENCH_SCENARIOS:-footprint packets resharding failover} "
+want() { [[ "$scenarios" == *" $1 "* ]]; }
+
 # 1. Footprint, start-up and lateness: one process, J every-second jobs of one item.
+want footprint || job_counts=()
 for jobs in "${job_counts[@]}"; do
   next_url
   json=$("$BENCH" --registry "$url" --jobs "$jobs" --seconds "$window" 2>"$work/err") ||
@@ -69,6 +75,7 @@ done
 
 # 2. Packets per item execution: K processes of one job, N items, a 2-second cron; the
 # window is opened and closed in every process at once, and mntr is read around it.
+want packets || packet_instances=()
 for instances in "${packet_instances[@]}"; do
   for items in "${packet_items[@]}"; do
     for fo in "${failover_modes[@]}"; do
@@ -112,6 +119,7 @@ for instances in "${packet_instances[@]}"; do
 done
 
 # 3. Resharding: two instances run; a third joins and waits for its first item.
+if want resharding; then
 next_url
 PIDS=()
 for k in 1 2; do
@@ -124,8 +132,10 @@ json=$("$BENCH" --registry "$url" --items 6 --seconds 1 --ip 10.9.2.3 --reshard-
 record "{\"scenario\":\"resharding\",\"result\":$json}"
 for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 PIDS=()
+fi
 
 # 4. Failover takeover, over several trials of the e2e scenario.
+want failover || trials=0
 for t in $(seq 1 "$trials"); do
   line=$(bash "$here/../tests/e2e/failover_and_operations.sh" "$EJ" "$ZK" | grep "^info takeover")
   ms=$(echo "$line" | sed 's/.* started \([0-9]*\) ms after.*/\1/')

@@ -202,8 +202,8 @@ int main(int argc, char** argv) {
       {"lateness_ms",
        {{"p50", Percentile(lateness_ms, 0.50)},
         {"p99", Percentile(lateness_ms, 0.99)},
-        {"max", lateness_ms.empty() ? 0.0
-                                    : *std::max_element(lateness_ms.begin(), lateness_ms.end())}}},
+        {"max",
+         lateness_ms.empty() ? 0.0 : *std::max_element(lateness_ms.begin(), lateness_ms.end())}}},
       {"cpu_ms", cpu_ms},
       {"reshard_ms", reshard_ms},
       {"cpu_us_per_item", runs > 0 ? cpu_ms * 1000.0 / static_cast<double>(runs) : 0.0},
@@ -211,5 +211,5 @@ int main(int argc, char** argv) {
       {"load", load},
   };
   std::cout << out.dump() << "\n";
-  return runs > 0 ? 0 : 1;
+  return 0;  // an instance may own no item (2 instances, 1 item): a figure, not a failure
 }

@@ -5,23 +5,8 @@
 # then runs all 4, the disabled host runs nothing more, and leadership is on the enabled host.
 # Usage: disabled_server.sh path/to/elasticjob path/to/zk-server.sh
 set -uo pipefail
-source "$(dirname "$0")/../lib/follow_log.sh"
-EJ="$1"
-ZK="$2"
-dir="$(mktemp -d)"
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-declare -A PID
-cleanup() {
-  for p in "${PID[@]}"; do kill -9 "$p" 2>/dev/null; done
-  bash "$ZK" stop "$dir/zk"
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
-read -r port _ < <(bash "$ZK" start "$dir/zk") || { echo "FAIL cannot start ZooKeeper"; exit 1; }
-url="zookeeper://127.0.0.1:$port/e2e?sessionTimeoutMs=4000"
-source "$(dirname "$0")/../lib/zk_cli.sh"
+source "$(dirname "$0")/../lib/e2e.sh" "$@"
+e2e_start_zookeeper
 cat > "$dir/jobs.yaml" <<'YAML'
 elasticjob:
   jobs:
@@ -32,14 +17,7 @@ elasticjob:
       props:
         script.command.line: /bin/true
 YAML
-for host in 1 2; do
-  : > "$dir/$host.log"
-  ELASTICJOB_PREFERRED_NETWORK_IP=10.4.0.$host "$EJ" run "$dir/jobs.yaml" --registry "$url" \
-    > "$dir/$host.log" 2>&1 &
-  PID[$host]=$!
-  disown "$!"  # killed at the end: no job notice
-  wait_for_lines "$dir/$host.log" "scheduled" 1 || fail "host $host did not start"
-done
+for host in 1 2; do e2e_start_host "$host" "10.4.0.$host" "$dir/jobs.yaml" "$url"; done
 # Both run their share (2 items each after the join's resharding).
 follow_log "$dir/2.log" 4 || fail "host 2 did not run: $(tail -3 "$dir/2.log")"
 follow_log "$dir/1.log" 2 || fail "host 1 did not run: $(tail -3 "$dir/1.log")"
@@ -60,8 +38,9 @@ ran1=$(tail -n +"$mark1" "$dir/1.log" | grep -c "outcome=" || true)
 leader=$(zk_get /e2e/shared/leader/election/instance)
 [[ "$leader" == "10.4.0.2@-@${PID[2]}" ]] || fail "leader is '$leader', expected the enabled host"
 
-if ((failures > 0)); then
-  echo "$failures e2e check(s) failed"
-  exit 1
-fi
-echo "ok   a DISABLED server's items moved to the other host; it runs nothing and does not lead"
+e2e_on_failure() {
+  echo "leader: $(zk_get /e2e/shared/leader/election/instance); leader/sharding: $(zk_ls /e2e/shared/leader/sharding)"
+  for i in 0 1 2 3; do echo "sharding/$i: $(zk_get /e2e/shared/sharding/$i/instance) $(zk_ls /e2e/shared/sharding/$i)"; done
+  for host in 1 2; do echo "--- host $host"; grep -v "outcome=SUCCESS" "$dir/$host.log"; done
+}
+e2e_finish "a DISABLED server's items moved to the other host; it runs nothing and does not lead"

@@ -696,9 +696,8 @@ void ZooKeeperRegistryCenter::DropFrom(TreeCache& cache, const std::string& full
 }
 
 void ZooKeeperRegistryCenter::LoadInto(TreeCache& cache, const std::string& full,
-                                       std::vector<TreeEvent>* events) {
-  // REQUIRES: refresh_mu_ held (not data_mu_). Reads `full` with watches and recurses into
-  // children the cache does not know yet.
+                                       std::vector<TreeEvent>* events, bool deep) {
+  // REQUIRES: refresh_mu_ held (not data_mu_).
   std::string value;
   std::vector<std::string> children;
   int rc = WithRetry([&](zhandle_t* zh) {
@@ -756,10 +755,14 @@ void ZooKeeperRegistryCenter::LoadInto(TreeCache& cache, const std::string& full
     }
     for (const auto& c : gone) DropFrom(cache, JoinPath(full, c), events);
     it = cache.nodes.find(full);
+    for (const auto& c : children) {
+      // Reloading a known child would only re-arm watches it still has: two requests per
+      // node of the subtree on every child event (the packets benchmark counts them).
+      if (deep || it->second.children.count(c) == 0) to_load.push_back(JoinPath(full, c));
+    }
     it->second.children = now;
-    for (const auto& c : children) to_load.push_back(JoinPath(full, c));
   }
-  for (const auto& child : to_load) LoadInto(cache, child, events);
+  for (const auto& child : to_load) LoadInto(cache, child, events, deep);
 }
 
 void ZooKeeperRegistryCenter::RefreshPath(const std::string& full) {
@@ -773,7 +776,7 @@ void ZooKeeperRegistryCenter::RefreshPath(const std::string& full) {
   }
   for (auto& c : caches) {
     std::vector<TreeEvent> events;
-    LoadInto(*c, full, &events);
+    LoadInto(*c, full, &events, /*deep=*/false);
     Deliver(*c, std::move(events));
   }
 }
@@ -787,7 +790,7 @@ void ZooKeeperRegistryCenter::ResyncAll() {
   }
   for (auto& c : caches) {
     std::vector<TreeEvent> events;
-    LoadInto(*c, c->root, &events);
+    LoadInto(*c, c->root, &events, /*deep=*/true);
     Deliver(*c, std::move(events));
   }
 }
@@ -832,7 +835,7 @@ Result<std::unique_ptr<Subscription>> ZooKeeperRegistryCenter::Watch(
   {
     std::lock_guard<std::mutex> refresh(refresh_mu_);
     std::vector<TreeEvent> events;
-    LoadInto(*cache, cache->root, &events);
+    LoadInto(*cache, cache->root, &events, /*deep=*/true);
     {
       std::lock_guard<std::mutex> lock(data_mu_);
       caches_.push_back(cache);

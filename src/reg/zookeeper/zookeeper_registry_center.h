@@ -117,7 +117,11 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // Cache maintenance (refresh_mu_ serialises refreshes and write-through).
   void RefreshPath(const std::string& full);
   void ResyncAll();
-  void LoadInto(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events);
+  // Reads `full` (value and children, arming its watches) into `cache`, then the children
+  // the cache does not know yet; `deep` (a resync after the session's watches may have been
+  // lost) reloads every child too. A known child keeps its own watches, which refresh it.
+  void LoadInto(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events,
+                bool deep);
   void DropFrom(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events);
   void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value);
   void Deliver(TreeCache& cache, std::vector<TreeEvent> events);
