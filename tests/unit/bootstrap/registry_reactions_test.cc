@@ -197,6 +197,29 @@ TEST_F(RegistryReactionsTest, ACrashedInstancesRunningItemsAreTakenOverAtOnce) {
   a.reset();
 }
 
+TEST_F(RegistryReactionsTest, AJobRestartedFromAnotherHostTakesOverTheStoppedOnesItems) {
+  // The first host stops gracefully (its sharding nodes stay, naming it); the job starts
+  // again on another host: its first trigger reshards and runs every item there.
+  auto r1 = Session();
+  {
+    ScheduleJobBootstrap a(*r1, std::make_shared<GateJob>(), Config(4), Options("10.0.0.1"));
+    ASSERT_TRUE(a.Schedule().ok());
+    ASSERT_TRUE(OperatorTrigger(*r1, "10.0.0.1"));
+    ASSERT_TRUE(rec_.WaitRuns(4));
+  }
+  r1->Close();
+  auto r2 = Session();
+  ScheduleJobBootstrap b(*r2, std::make_shared<GateJob>(), Config(4), Options("10.0.0.2"));
+  ASSERT_TRUE(b.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(rec_.WaitRuns(8)) << rec_.Dump() << DumpTree(*r2, "/job");
+  std::set<int> on_b;
+  for (const auto& r : rec_.runs()) {
+    if (r.instance_id == Id("10.0.0.2")) on_b.insert(r.item);
+  }
+  EXPECT_EQ(on_b, (std::set<int>{0, 1, 2, 3})) << rec_.Dump() << DumpTree(*r2, "/job");
+}
+
 TEST_F(RegistryReactionsTest, OneOffExecuteRunsEveryInstanceOnce) {
   auto r1 = Session(), r2 = Session();
   JobConfiguration c = *JobConfiguration::Builder("job", 4).Build();
