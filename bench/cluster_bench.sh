@@ -137,9 +137,10 @@ fi
 # 4. Failover takeover, over several trials of the e2e scenario.
 want failover || trials=0
 for t in $(seq 1 "$trials"); do
-  line=$(bash "$here/../tests/e2e/failover_and_operations.sh" "$EJ" "$ZK" | grep "^info takeover")
-  ms=$(echo "$line" | sed 's/.* started \([0-9]*\) ms after.*/\1/')
-  [[ "$ms" =~ ^[0-9]+$ ]] || { echo "cluster_bench: failover trial $t gave no figure"; exit 1; }
+  bash "$here/../tests/e2e/failover_and_operations.sh" "$EJ" "$ZK" > "$work/failover.log" 2>&1
+  ms=$(grep "^info takeover" "$work/failover.log" | sed 's/.* started \([0-9]*\) ms after.*/\1/')
+  [[ "$ms" =~ ^[0-9]+$ ]] ||
+    { echo "cluster_bench: failover trial $t gave no figure:"; cat "$work/failover.log"; exit 1; }
   record "{\"scenario\":\"failover\",\"trial\":$t,\"takeover_ms\":$ms,\"session_timeout_ms\":3000}"
 done
 
