@@ -12,24 +12,9 @@
 #      records, the crashed host's runs ending at the crash).
 # Usage: failover_and_operations.sh path/to/elasticjob path/to/zk-server.sh
 set -uo pipefail
-source "$(dirname "$0")/../lib/follow_log.sh"
-EJ="$1"
-ZK="$2"
-dir="$(mktemp -d)"
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-declare -A PID
-cleanup() {
-  for p in "${PID[@]}"; do kill -9 -- "-$p" 2>/dev/null; done
-  bash "$ZK" stop "$dir/zk"
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
-read -r port _ < <(bash "$ZK" start "$dir/zk") || { echo "FAIL cannot start ZooKeeper"; exit 1; }
+source "$(dirname "$0")/../lib/e2e.sh" "$@"
 session_ms=3000
-url="zookeeper://127.0.0.1:$port/e2e?sessionTimeoutMs=$session_ms"
-source "$(dirname "$0")/../lib/zk_cli.sh"
+e2e_start_zookeeper "$session_ms"
 events="$dir/events.log"
 : > "$events"
 # Each item records its own start and end (time in ns, the item, the runner's pid). The
@@ -49,14 +34,7 @@ elasticjob:
           echo "end \$item \$PPID \$(date +%s%N)" >> $events'
 YAML
 
-for host in 1 2 3; do
-  : > "$dir/$host.log"
-  ELASTICJOB_PREFERRED_NETWORK_IP=10.2.0.$host setsid "$EJ" run "$dir/jobs.yaml" --registry "$url" \
-    > "$dir/$host.log" 2>&1 &
-  PID[$host]=$!
-  disown "$!"  # its kill -9 is expected: no job notice
-  wait_for_lines "$dir/$host.log" "scheduled" 1 || fail "host $host did not start: $(tail -3 "$dir/$host.log")"
-done
+for host in 1 2 3; do e2e_start_host "$host" "10.2.0.$host" "$dir/jobs.yaml" "$url"; done
 id_of() { echo "10.2.0.$1@-@${PID[$1]}"; }
 
 # 1. Operator trigger on every instance.
@@ -121,11 +99,9 @@ awk '
     { cat "$events"; grep "^start [0-9]* $victim_pid " "$events" | awk -v c="$crash_ns" '{print "end", $2, $3, c}'; } |
       sort -k4,4n) || fail "an item ran on two hosts at the same time"
 
-if ((failures > 0)); then
-  echo "$failures e2e check(s) failed"
+e2e_on_failure() {
   cat "$events"
   echo "leader: $(zk_get /e2e/longjob/leader/election/instance); leader/sharding: $(zk_ls /e2e/longjob/leader/sharding)"
   for host in 1 2 3; do echo "--- host $host"; grep -v "outcome=SUCCESS" "$dir/$host.log"; done
-  exit 1
-fi
-echo "ok   operator trigger ran every instance once; the crashed leader's items ($victim_items) ran on survivors ${takeover_ms} ms after kill -9; new leader, resharded; no item on two hosts at once"
+}
+e2e_finish "operator trigger ran every instance once; the crashed leader's items ($victim_items) ran on survivors ${takeover_ms} ms after kill -9; new leader, resharded; no item on two hosts at once"

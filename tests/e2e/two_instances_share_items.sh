@@ -6,22 +6,8 @@
 # nodes while servers and sharding stay.
 # Usage: two_instances_share_items.sh path/to/elasticjob path/to/zk-server.sh
 set -uo pipefail
-source "$(dirname "$0")/../lib/follow_log.sh"
-EJ="$1"
-ZK="$2"
-dir="$(mktemp -d)"
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-cleanup() {
-  [[ -n "${A:-}" ]] && kill -9 "$A" 2>/dev/null
-  [[ -n "${B:-}" ]] && kill -9 "$B" 2>/dev/null
-  bash "$ZK" stop "$dir/zk"
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
-read -r port _ < <(bash "$ZK" start "$dir/zk") || { echo "FAIL cannot start ZooKeeper"; exit 1; }
-url="zookeeper://127.0.0.1:$port/e2e?sessionTimeoutMs=4000"
+source "$(dirname "$0")/../lib/e2e.sh" "$@"
+e2e_start_zookeeper
 cat > "$dir/jobs.yaml" <<'YAML'
 elasticjob:
   jobs:
@@ -34,12 +20,11 @@ elasticjob:
 YAML
 
 
-: > "$dir/a.log"; : > "$dir/b.log"
-ELASTICJOB_PREFERRED_NETWORK_IP=10.1.1.1 "$EJ" run "$dir/jobs.yaml" --registry "$url" > "$dir/a.log" 2>&1 &
-A=$!
+e2e_start_host a 10.1.1.1 "$dir/jobs.yaml" "$url" --wait-later
+A=${PID[a]}
 follow_log "$dir/a.log" 10 || fail "first instance did not run its items: $(tail -5 "$dir/a.log")"
-ELASTICJOB_PREFERRED_NETWORK_IP=10.1.1.2 "$EJ" run "$dir/jobs.yaml" --registry "$url" > "$dir/b.log" 2>&1 &
-B=$!
+e2e_start_host b 10.1.1.2 "$dir/jobs.yaml" "$url" --wait-later
+B=${PID[b]}
 # The join sets the resharding flag; the next trigger reshards before it runs. Wait until
 # the newcomer has run two full triggers of its share (5 items each).
 follow_log "$dir/b.log" 10 || fail "second instance did not run: $(tail -5 "$dir/b.log")"
@@ -59,15 +44,10 @@ b_items=$(items_of "$dir/b.log" "$B" 1)
 kill -TERM "$A" "$B"
 wait "$A"; ra=$?
 wait "$B"; rb=$?
-A=""; B=""
+PID=()  # stopped already
 [[ $ra -eq 0 && $rb -eq 0 ]] || fail "graceful stop exit codes $ra $rb"
-source "$(dirname "$0")/../lib/zk_cli.sh"
 [[ "$(zk_ls /e2e/shared/instances)" == "[]" ]] || fail "instances left: $(zk_ls /e2e/shared/instances)"
 [[ "$(zk_ls /e2e/shared/servers)" == "[10.1.1.1, 10.1.1.2]" ]] || fail "servers: $(zk_ls /e2e/shared/servers)"
 [[ "$(zk_ls /e2e/shared/sharding)" == "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]" ]] || fail "sharding: $(zk_ls /e2e/shared/sharding)"
 
-if ((failures > 0)); then
-  echo "$failures e2e check(s) failed"
-  exit 1
-fi
-echo "ok   two instances split 10 items as AVG_ALLOCATION says; graceful stop cleans instances"
+e2e_finish "two instances split 10 items as AVG_ALLOCATION says; graceful stop cleans instances"

@@ -17,23 +17,24 @@ e2e_cleanup() {
 }
 trap e2e_cleanup EXIT
 
-# e2e_start_zookeeper: starts the server; sets `port`, `url` (namespace e2e, a 4 s session)
-# and loads the zkCli helpers.
+# e2e_start_zookeeper [SESSION_MS]: starts the server; sets `port`, `url` (namespace e2e,
+# a SESSION_MS session, 4,000 by default) and loads the zkCli helpers.
 e2e_start_zookeeper() {
   read -r port _ < <(bash "$ZK" start "$dir/zk") || { echo "FAIL cannot start ZooKeeper"; exit 1; }
-  url="zookeeper://127.0.0.1:$port/e2e?sessionTimeoutMs=4000"
+  url="zookeeper://127.0.0.1:$port/e2e?sessionTimeoutMs=${1:-4000}"
   source "$(dirname "${BASH_SOURCE[0]}")/zk_cli.sh"
 }
 
-# e2e_start_host N IP YAML URL: runs `elasticjob run YAML` as host N (log: $dir/N.log) and
-# waits until its jobs are scheduled.
+# e2e_start_host N IP YAML URL [--wait-later]: runs `elasticjob run YAML` as host N (log:
+# $dir/N.log) and waits until its jobs are scheduled. With --wait-later the process stays a
+# job of the script, for a test that stops it and `wait`s for its exit code.
 e2e_start_host() {
-  local n="$1" ip="$2" yaml="$3" url="$4"
+  local n="$1" ip="$2" yaml="$3" url="$4" keep="${5:-}"
   : > "$dir/$n.log"
   ELASTICJOB_PREFERRED_NETWORK_IP="$ip" setsid "$EJ" run "$yaml" --registry "$url" \
     > "$dir/$n.log" 2>&1 &
   PID[$n]=$!
-  disown "$!"  # killed at the end: no job notice
+  [[ "$keep" == --wait-later ]] || disown "$!"  # killed at the end: no job notice
   wait_for_lines "$dir/$n.log" "scheduled" 1 || fail "host $n did not start: $(tail -3 "$dir/$n.log")"
 }
 

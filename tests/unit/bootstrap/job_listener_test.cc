@@ -108,11 +108,11 @@ class JobListenerTest : public test_support::RuntimeTest {
   // One instance of a 2-item job whose item 1 is disabled, triggered: its distribute-once
   // listener (timeouts `timeout`) registers item 0 and waits for a set that cannot complete.
   std::unique_ptr<ScheduleJobBootstrap> StartWaitingForever(RegistryCenter& reg,
-                                                             std::chrono::milliseconds timeout) {
+                                                            std::chrono::milliseconds timeout) {
     BootstrapOptions options = Options("10.0.0.1");
     options.listeners = {std::make_shared<OnceListener>(journal_, timeout)};
-    auto boot = std::make_unique<ScheduleJobBootstrap>(
-        reg, std::make_shared<JournalJob>(journal_), FarCron(2), options);
+    auto boot = std::make_unique<ScheduleJobBootstrap>(reg, std::make_shared<JournalJob>(journal_),
+                                                       FarCron(2), options);
     EXPECT_TRUE(boot->Schedule().ok());
     EXPECT_TRUE(reg.Persist("/job/sharding/1/disabled", "").ok());
     EXPECT_TRUE(reg.Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
