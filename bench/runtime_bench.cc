@@ -3,8 +3,9 @@
 // one JSON object:
 //   startup_ms           from the first Schedule() call to the last one returned
 //   first_run_ms         from the first Schedule() call to the first item run
-//   lateness_ms          p50 / p99 / max of (trigger handled - cron fire time) over the
-//                        window's cron triggers, all jobs together
+//   lateness_ms          p50 / p99 / max of (item's user code began - cron fire time) over
+//                        the window's item runs answering a cron fire, all jobs together
+//   requests             (ZooKeeper) requests this process sent in the window, by kind
 //   triggers, item_runs  counted in the window
 //   cpu_us_per_item      process CPU time (user + system) in the window / item runs
 //   idle, load           threads and RSS after scheduling and at the end of the window
@@ -26,6 +27,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,8 +37,11 @@
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/reg/registry_center.h"
+#include "reg/zookeeper/zookeeper_registry_center.h"
 
 namespace {
+
+using RequestCounts = std::map<std::string, uint64_t>;
 
 using Clock = std::chrono::steady_clock;
 
@@ -110,16 +115,20 @@ int main(int argc, char** argv) {
   long triggers = 0;                // guarded by mu
   elasticjob::BootstrapOptions options;
   options.server_ip = ip;
-  options.on_item_run = [&](const elasticjob::ItemRunReport&) {
+  options.on_item_run = [&](const elasticjob::ItemRunReport& r) {
     long expected = 0;
     first_run_ns.compare_exchange_strong(expected, (Clock::now() - t0).count());
-    if (measuring) ++item_runs;
+    if (!measuring) return;
+    ++item_runs;
+    if (!r.fire_time) return;  // not a cron fire's own run
+    // Lateness as the job sees it: its code began this long after the fire time.
+    double late = std::chrono::duration<double, std::milli>(r.started - *r.fire_time).count();
+    std::lock_guard<std::mutex> lock(mu);
+    lateness_ms.push_back(late);
   };
   options.on_trigger = [&](const elasticjob::TriggerReport& t) {
     if (!measuring || t.source != elasticjob::TriggerReport::Source::kCron) return;
-    double late = std::chrono::duration<double, std::milli>(t.started - t.scheduled).count();
     std::lock_guard<std::mutex> lock(mu);
-    lateness_ms.push_back(late);
     ++triggers;
   };
   std::vector<std::unique_ptr<elasticjob::ScheduleJobBootstrap>> all;
@@ -172,6 +181,8 @@ int main(int argc, char** argv) {
     while (std::getline(std::cin, line) && line != "start") {
     }
   }
+  auto* zk = dynamic_cast<elasticjob::reg::ZooKeeperRegistryCenter*>(reg->get());
+  const auto requests_before = zk != nullptr ? zk->request_counts() : RequestCounts{};
   const double cpu_before = CpuMs();
   measuring = true;
   if (control) {
@@ -182,6 +193,11 @@ int main(int argc, char** argv) {
   }
   measuring = false;
   const double cpu_ms = CpuMs() - cpu_before;
+  nlohmann::json requests = nlohmann::json::object();
+  if (zk != nullptr) {
+    for (const auto& [kind, n] : zk->request_counts())
+      requests[kind] = n - requests_before.at(kind);
+  }
   nlohmann::json load = Footprint();
   for (auto& b : all) b->Shutdown();
   (*reg)->Close();
@@ -209,6 +225,7 @@ int main(int argc, char** argv) {
       {"cpu_us_per_item", runs > 0 ? cpu_ms * 1000.0 / static_cast<double>(runs) : 0.0},
       {"idle", idle},
       {"load", load},
+      {"requests", requests},
   };
   std::cout << out.dump() << "\n";
   return 0;  // an instance may own no item (2 instances, 1 item): a figure, not a failure

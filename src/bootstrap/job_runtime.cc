@@ -139,10 +139,10 @@ Status JobRuntime::Start(bool scheduled) {
   auto report = options_.on_item_run ? options_.on_item_run : PrintItemRun;
   executor_ = std::make_unique<executor::JobExecutor>(
       *config_service_, *sharding_, *execution_, *failover_, self, job_, shared_->items,
-      shared_->triggers,
+      shared_->triggers, clock_,
       [report](const executor::ItemRun& r) {
         report(ItemRunReport{r.job_name, r.item, r.instance_id, r.success, r.error, r.duration,
-                             r.misfire_rerun, r.failover});
+                             r.misfire_rerun, r.failover, r.started, r.fire_time});
       },
       job_listeners_);
   listeners_ = std::make_unique<listener::ListenerManager>(
@@ -153,10 +153,13 @@ Status JobRuntime::Start(bool scheduled) {
   // Listeners first (ListenerManager.startAllListeners): one strand per job carries both
   // the subtree's events and the session's states, in the order the registry reports them.
   strand_ = std::make_unique<SerialExecutor>(shared_->events);
-  auto w = registry_.Watch(storage_.path().FullPath(), *strand_, [this](const TreeEvent& e) {
-    notifier_->Notify();  // waits re-check their condition
-    listeners_->OnEvent(e);
-  });
+  auto w = registry_.Watch(
+      storage_.path().FullPath(), *strand_,
+      [this](const TreeEvent& e) {
+        notifier_->Notify();  // waits re-check their condition
+        listeners_->OnEvent(e);
+      },
+      storage_.path().CachePolicy());
   if (!w.ok()) return context(w.status());
   watch_ = std::move(w).value();
   strand_->Post([this] { listeners_->EndOfReplay(); });  // Watch delivered its replay first
@@ -244,7 +247,7 @@ void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
     EndTask();
     return;
   }
-  executor_->Trigger(MakeDone(Source::kCron, fire_time));
+  executor_->Trigger(MakeDone(Source::kCron, fire_time), fire_time);
 }
 
 executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime scheduled) {

@@ -51,11 +51,18 @@ Result<JobConfiguration> ConfigService::Load(bool from_cache) {
     yaml = storage_.GetJobNodeDataDirectly("config");  // the cache may not have seen it yet
   }
   if (!yaml.ok()) return yaml.status().WithContext(fmt::format("job '{}': config", job));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (parsed_.has_value() && parsed_yaml_ == *yaml) return *parsed_;
+  }
   auto config = ConfigFromYaml(*yaml);
   if (!config.ok()) return config.status().WithContext(fmt::format("job '{}'", job));
   if (Status s = ValidateJobConfiguration(*config); !s.ok()) {
     return s.WithContext(fmt::format("job '{}': config", job));
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  parsed_yaml_ = *std::move(yaml);
+  parsed_ = *config;
   return config;
 }
 

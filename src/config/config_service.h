@@ -35,7 +35,7 @@ class ConfigService {
 
   // The registered configuration, read from the cache when `from_cache` (falling back to the
   // server while the cache has not seen it yet). Fails naming the job and the problem when
-  // the node is missing, malformed or invalid.
+  // the node is missing, malformed or invalid. The same text is parsed only once.
   Result<JobConfiguration> Load(bool from_cache);
 
   // Load for a run or a listener: when the node is malformed or invalid, the last good
@@ -57,6 +57,10 @@ class ConfigService {
   std::mutex mu_;
   std::optional<JobConfiguration> last_good_ ELASTICJOB_GUARDED_BY(mu_);
   std::string last_bad_ ELASTICJOB_GUARDED_BY(mu_);  // the error last logged
+  // The last YAML text parsed and validated, and its result: every trigger loads the
+  // configuration, and the text rarely changes (parsing it was most of a trigger's CPU).
+  std::string parsed_yaml_ ELASTICJOB_GUARDED_BY(mu_);
+  std::optional<JobConfiguration> parsed_ ELASTICJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace elasticjob::config

@@ -7,9 +7,8 @@ namespace elasticjob::execution {
 using sharding::MisfireNode;
 using sharding::RunningNode;
 
-Status ExecutionService::RegisterJobBegin(const JobConfiguration& config,
-                                          const std::vector<int>& items) {
-  if (!config.monitor_execution || items.empty()) return Status::Ok();
+Result<std::vector<TransactionOp>> ExecutionService::BeginOps(const JobConfiguration& config,
+                                                              const std::vector<int>& items) {
   const CreateMode mode = config.failover ? CreateMode::kPersistent : CreateMode::kEphemeral;
   std::vector<TransactionOp> ops;
   for (int item : items) {
@@ -19,9 +18,11 @@ Status ExecutionService::RegisterJobBegin(const JobConfiguration& config,
     if (*exists) ops.push_back(TransactionOp::Delete(RunningNode(item)));
     ops.push_back(TransactionOp::Create(RunningNode(item), instance_id_, mode));
   }
-  Status s = storage_.ExecuteInTransaction(ops);
-  if (s.code() != StatusCode::kNotFound) return s;
-  // An item node is missing (items of a job not sharded yet): create them, then retry once.
+  return ops;
+}
+
+Status ExecutionService::BeginAfterMissingItems(const std::vector<int>& items,
+                                                std::vector<TransactionOp> ops) {
   for (int item : items) {
     auto exists = storage_.IsJobNodeExisted(sharding::ItemNode(item));
     if (!exists.ok()) return exists.status();
@@ -32,6 +33,23 @@ Status ExecutionService::RegisterJobBegin(const JobConfiguration& config,
   return storage_.ExecuteInTransaction(std::move(ops));
 }
 
+Status ExecutionService::CompleteSingly(const std::vector<int>& items) {
+  for (int item : items) {
+    if (Status r = storage_.RemoveJobNodeIfExisted(RunningNode(item)); !r.ok()) return r;
+  }
+  return Status::Ok();
+}
+
+Status ExecutionService::RegisterJobBegin(const JobConfiguration& config,
+                                          const std::vector<int>& items) {
+  if (!config.monitor_execution || items.empty()) return Status::Ok();
+  auto ops = BeginOps(config, items);
+  if (!ops.ok()) return ops.status();
+  Status s = storage_.ExecuteInTransaction(*ops);
+  if (s.code() != StatusCode::kNotFound) return s;
+  return BeginAfterMissingItems(items, *std::move(ops));
+}
+
 Status ExecutionService::RegisterJobCompleted(const JobConfiguration& config,
                                               const std::vector<int>& items) {
   if (!config.monitor_execution || items.empty()) return Status::Ok();
@@ -39,11 +57,36 @@ Status ExecutionService::RegisterJobCompleted(const JobConfiguration& config,
   for (int item : items) ops.push_back(TransactionOp::Delete(RunningNode(item)));
   Status s = storage_.ExecuteInTransaction(std::move(ops));
   if (s.code() != StatusCode::kNotFound) return s;
-  // Some mark was already gone (failover or an operator cleared it): clear the rest singly.
-  for (int item : items) {
-    if (Status r = storage_.RemoveJobNodeIfExisted(RunningNode(item)); !r.ok()) return r;
-  }
-  return Status::Ok();
+  return CompleteSingly(items);
+}
+
+void ExecutionService::RegisterJobBeginAsync(const JobConfiguration& config, std::vector<int> items,
+                                             Executor& executor, std::function<void(Status)> done) {
+  if (!config.monitor_execution || items.empty()) return done(Status::Ok());
+  auto ops = BeginOps(config, items);
+  if (!ops.ok()) return done(ops.status());
+  auto retry = *ops;
+  storage_.ExecuteInTransactionAsync(*std::move(ops), executor,
+                                     [this, items = std::move(items), retry = std::move(retry),
+                                      done = std::move(done)](Status s) mutable {
+                                       if (s.code() == StatusCode::kNotFound)
+                                         s = BeginAfterMissingItems(items, std::move(retry));
+                                       done(std::move(s));
+                                     });
+}
+
+void ExecutionService::RegisterJobCompletedAsync(const JobConfiguration& config,
+                                                 std::vector<int> items, Executor& executor,
+                                                 std::function<void(Status)> done) {
+  if (!config.monitor_execution || items.empty()) return done(Status::Ok());
+  std::vector<TransactionOp> ops;
+  for (int item : items) ops.push_back(TransactionOp::Delete(RunningNode(item)));
+  storage_.ExecuteInTransactionAsync(
+      std::move(ops), executor,
+      [this, items = std::move(items), done = std::move(done)](Status s) mutable {
+        if (s.code() == StatusCode::kNotFound) s = CompleteSingly(items);
+        done(std::move(s));
+      });
 }
 
 Result<bool> ExecutionService::HasRunningItems(const std::vector<int>& items) {
@@ -114,7 +157,12 @@ Status ExecutionService::ClearRunningInfo(const std::vector<int>& items) {
 Result<std::map<int, std::string>> ExecutionService::GetAllRunningItems(int total) {
   std::map<int, std::string> out;
   for (int i = 0; i < total; ++i) {
-    auto runner = storage_.GetJobNodeData(RunningNode(i));
+    if (auto marked = storage_.IsJobNodeExisted(RunningNode(i)); !marked.ok() || !*marked) {
+      if (!marked.ok()) return marked.status();
+      continue;
+    }
+    // From the server: the cache follows marks coming and going, not their values.
+    auto runner = storage_.GetJobNodeDataDirectly(RunningNode(i));
     if (runner.ok()) out.emplace(i, *runner);
     if (!runner.ok() && runner.status().code() != StatusCode::kNotFound) return runner.status();
   }

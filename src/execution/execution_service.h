@@ -10,6 +10,7 @@
 #ifndef ELASTICJOB_EXECUTION_EXECUTION_SERVICE_H_
 #define ELASTICJOB_EXECUTION_EXECUTION_SERVICE_H_
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,6 +30,13 @@ class ExecutionService {
   Status RegisterJobBegin(const JobConfiguration& config, const std::vector<int>& items);
   // Clears the running marks of `items` (one multi-op). No-op without monitorExecution.
   Status RegisterJobCompleted(const JobConfiguration& config, const std::vector<int>& items);
+  // As RegisterJobBegin and RegisterJobCompleted, without waiting for the registry: the
+  // multi-op is sent and `done` runs on `executor` once it is applied. A trigger thread
+  // never waits for the network this way.
+  void RegisterJobBeginAsync(const JobConfiguration& config, std::vector<int> items,
+                             Executor& executor, std::function<void(Status)> done);
+  void RegisterJobCompletedAsync(const JobConfiguration& config, std::vector<int> items,
+                                 Executor& executor, std::function<void(Status)> done);
   // Whether any of `items` is marked running.
   Result<bool> HasRunningItems(const std::vector<int>& items);
   // If any of `items` is still running, marks all of them misfire and returns true
@@ -47,6 +55,15 @@ class ExecutionService {
   Result<std::map<int, std::string>> GetAllRunningItems(int sharding_total_count);
 
  private:
+  // The multi-op that marks `items` running (replacing a leftover mark of ours).
+  Result<std::vector<TransactionOp>> BeginOps(const JobConfiguration& config,
+                                              const std::vector<int>& items);
+  // A mark could not be written because an item node is missing (a job not sharded yet):
+  // creates the item nodes, then runs `ops` again.
+  Status BeginAfterMissingItems(const std::vector<int>& items, std::vector<TransactionOp> ops);
+  // Some mark was already gone (failover or an operator cleared it): clears the rest singly.
+  Status CompleteSingly(const std::vector<int>& items);
+
   storage::JobNodeStorage& storage_;
   const std::string instance_id_;
 };

@@ -1,5 +1,8 @@
 #include "executor/job_executor.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -19,6 +22,7 @@ struct JobExecutor::Run {
   bool holding = false;         // `items` are in running_items_ (ours to release)
   std::map<int, std::string> params;
   std::string task_id;
+  std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
   Done done;
   std::atomic<size_t> remaining{0};
 };
@@ -35,7 +39,7 @@ std::vector<int> Minus(std::vector<int> items, const std::vector<int>& drop) {
 
 }  // namespace
 
-void JobExecutor::Start(Done done, bool queue_if_busy) {
+void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time) {
   auto config = config_.LoadLastGood();
   if (!config.ok()) return done(config.status());
   if (Status s = config_.CheckMaxTimeDiffSecondsTolerable(config->max_time_diff_seconds); !s.ok())
@@ -73,6 +77,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy) {
   }
   auto run = std::make_shared<Run>();
   run->config = *config;
+  run->fire_time = fire_time;
   run->done = std::move(done);
   // Failover items first (LiteJobFacade.getShardingContexts).
   if (config->failover) {
@@ -216,9 +221,24 @@ void JobExecutor::After(const std::shared_ptr<Run>& run, std::function<void()> n
 }
 
 void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
+  // The marks are sent first and the items start at once: a job's code never waits for the
+  // registry. The clearing waits for both the items and the marks' confirmation, so it is
+  // never applied before them (a mark left behind would block the item for good).
+  run->remaining = run->items.size() + 1;
+  execution_.RegisterJobBeginAsync(run->config, run->items, control_, [this, run](Status s) {
+    if (!s.ok()) {
+      infra::LogLine("WARN", fmt::format("job={} instance={} items={}: running marks not "
+                                         "written, the items run unmarked: {}",
+                                         run->config.job_name, instance_id_,
+                                         fmt::join(run->items, ","), s.ToString()));
+    }
+    if (run->remaining.fetch_sub(1) == 1) Finish(run);
+  });
+  RunItems(run);
+}
+
+void JobExecutor::RunItems(const std::shared_ptr<Run>& run) {
   const JobConfiguration& config = run->config;
-  if (Status s = execution_.RegisterJobBegin(config, run->items); !s.ok()) return End(run, s);
-  run->remaining = run->items.size();
   for (int item : run->items) {
     ShardingContext ctx{config.job_name,      run->task_id, config.sharding_total_count,
                         config.job_parameter, item,         std::nullopt};
@@ -226,8 +246,9 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
       ctx.sharding_parameter = it->second;
     }
     item_pool_.Post([this, run, ctx = std::move(ctx)] {
-      ItemRun report{run->config.job_name, ctx.sharding_item,  instance_id_, true, "", {},
-                     run->misfire,         run->failover_items};
+      ItemRun report{
+          run->config.job_name, ctx.sharding_item,   instance_id_,     true,          "", {},
+          run->misfire,         run->failover_items, clock_.WallNow(), run->fire_time};
       auto start = std::chrono::steady_clock::now();
       try {
         job_->Execute(ctx);  // user code is fenced here
@@ -241,14 +262,20 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
       report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::steady_clock::now() - start);
       if (on_item_run_) on_item_run_(report);
-      if (run->remaining.fetch_sub(1) == 1) Finish(run);  // the last item ends the pass
+      if (run->remaining.fetch_sub(1) == 1) Finish(run);  // the last one ends the pass
     });
   }
 }
 
 void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
+  execution_.RegisterJobCompletedAsync(run->config, run->items, control_, [this, run](Status s) {
+    if (!s.ok()) return End(run, s);
+    Completed(run);
+  });
+}
+
+void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   const JobConfiguration& config = run->config;
-  if (Status s = execution_.RegisterJobCompleted(config, run->items); !s.ok()) return End(run, s);
   if (run->failover_items) {
     if (Status s = failover_.UpdateFailoverComplete(run->items); !s.ok()) return End(run, s);
   }
@@ -291,6 +318,7 @@ void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
   }
   if (Status s = execution_.ClearMisfire(run->items); !s.ok()) return End(run, s);
   run->misfire = true;
+  run->fire_time.reset();
   Begin(run);
 }
 

@@ -7,16 +7,20 @@
 //      instance's items minus those taken over by others and minus disabled ones;
 //   3. if the previous run is still going here, or (monitorExecution) the items are marked
 //      running in the registry, they are marked misfire and this trigger is skipped;
-//   4. mark them running (one multi-op), run them in parallel on the item pool, clear the
-//      marks (one multi-op) and, for failover items, the failover nodes;
+//   4. mark them running (one multi-op, sent but not waited for: the items start on the
+//      item pool at once), run them in parallel, clear the marks (one more multi-op, sent
+//      once the items are done and the marks confirmed) and, for failover items, the
+//      failover nodes;
 //   5. while misfire marks remain (and misfire is on), clear them and run again.
 // The job's listeners (JobListeners) run before step 4 and after step 5, also when this
 // instance has no items; a distribute-once listener's wait holds no thread.
 //
-// Runs are asynchronous: the caller's thread does steps 1 to 3 and hands the items to the
-// item pool; the thread that finishes the last item does steps 4 and 5 and calls `done`. So
-// a long run holds item threads only, never a trigger thread, and the timer keeps firing for
-// every other job.
+// Runs are asynchronous: the caller's thread does steps 1 to 3, sends the marks and hands
+// the items to the item pool; after the last item (and the marks' confirmation) the clearing
+// is sent, and its confirmation does step 5 and calls `done`. No thread waits for the
+// registry or for user code, and the timer keeps firing for every other job. Unlike
+// ElasticJob, an item does not wait for its mark to be written (a round trip and a disk
+// sync on the server): a mark that fails is logged, and the item runs unmarked.
 //
 // Three entry points share one "normal lane" (at most one normal run per job at a time) and
 // the set of items running here:
@@ -37,12 +41,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "config/config_service.h"
 #include "elasticjob/api/simple_job.h"
+#include "elasticjob/clock.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/thread_annotations.h"
 #include "execution/execution_service.h"
@@ -60,7 +66,11 @@ struct ItemRun {
   std::string error;  // when !success
   std::chrono::milliseconds duration{0};
   bool misfire_rerun = false;
-  bool failover = false;  // the item was taken over from a crashed instance
+  bool failover = false;      // the item was taken over from a crashed instance
+  Clock::WallTime started{};  // when the user code began
+  // The cron fire time the run answers (not for operator triggers, failover runs, misfire
+  // re-runs, or a cron trigger that waited for the previous run's after-listeners).
+  std::optional<Clock::WallTime> fire_time;
 };
 
 class JobExecutor {
@@ -77,7 +87,7 @@ class JobExecutor {
   JobExecutor(config::ConfigService& config, sharding::ShardingService& sharding,
               execution::ExecutionService& execution, failover::FailoverService& failover,
               std::string instance_id, std::shared_ptr<SimpleJob> job, Executor& item_pool,
-              Executor& control, std::function<void(const ItemRun&)> on_item_run,
+              Executor& control, Clock& clock, std::function<void(const ItemRun&)> on_item_run,
               std::shared_ptr<JobListeners> listeners = nullptr)
       : config_(config),
         sharding_(sharding),
@@ -87,13 +97,17 @@ class JobExecutor {
         job_(std::move(job)),
         item_pool_(item_pool),
         control_(control),
+        clock_(clock),
         on_item_run_(std::move(on_item_run)),
         listeners_(std::move(listeners)) {}
 
   // See above. `done` gets the outcome or the first coordination error (item failures are
   // reported through ItemRun, not here).
-  void Trigger(Done done) { Start(std::move(done), /*queue_if_busy=*/false); }
-  void TriggerNow(Done done) { Start(std::move(done), /*queue_if_busy=*/true); }
+  // `fire_time`: the cron fire time it answers (reported with each item run).
+  void Trigger(Done done, std::optional<Clock::WallTime> fire_time = std::nullopt) {
+    Start(std::move(done), /*queue_if_busy=*/false, fire_time);
+  }
+  void TriggerNow(Done done) { Start(std::move(done), /*queue_if_busy=*/true, std::nullopt); }
   void RunFailover(Done done);
   // No more queued runs: a queued operator trigger gets CANCELLED.
   void Stop();
@@ -111,7 +125,7 @@ class JobExecutor {
 
  private:
   struct Run;
-  void Start(Done done, bool queue_if_busy);
+  void Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time);
   // A normal run whose items are known: misfire checks, marks, listeners, then Begin.
   void Proceed(const std::shared_ptr<Run>& run);
   // Computes the run's item parameters and task id.
@@ -120,8 +134,13 @@ class JobExecutor {
   // The listeners before and after `run`, then `next`.
   void Before(const std::shared_ptr<Run>& run, std::function<void()> next);
   void After(const std::shared_ptr<Run>& run, std::function<void()> next);
+  // Sends the run's running marks and runs its items at once.
   void Begin(const std::shared_ptr<Run>& run);
+  void RunItems(const std::shared_ptr<Run>& run);
+  // After the last item and the marks' confirmation: clears the marks, then Completed
+  // (misfire re-runs, listeners).
   void Finish(const std::shared_ptr<Run>& run);
+  void Completed(const std::shared_ptr<Run>& run);
   // Ends `run`: releases its items and lane, then Deliver.
   void End(const std::shared_ptr<Run>& run, Result<Outcome> result);
   // Releases `run`'s items (and the normal lane, for a normal run); returns a queued operator
@@ -138,6 +157,7 @@ class JobExecutor {
   const std::shared_ptr<SimpleJob> job_;
   Executor& item_pool_;
   Executor& control_;
+  Clock& clock_;
   const std::function<void(const ItemRun&)> on_item_run_;
   const std::shared_ptr<JobListeners> listeners_;
 

@@ -1,5 +1,7 @@
 #include "storage/job_node_path.h"
 
+#include <vector>
+
 namespace elasticjob::storage {
 
 std::string JobNodePath::FullPath(std::string_view node) const {
@@ -26,6 +28,51 @@ std::string JobNodePath::ShardingNodePath(int item, std::string_view name) const
     path += name;
   }
   return path;
+}
+
+WatchPolicy JobNodePath::CachePolicy() const {
+  std::string root = FullPath() + "/";
+  return [root](std::string_view key) {
+    if (key.size() <= root.size() || key.compare(0, root.size(), root) != 0) return NodeWatches{};
+    return JobNodeWatches(key.substr(root.size()));
+  };
+}
+
+NodeWatches JobNodeWatches(std::string_view node) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0; start <= node.size();) {
+    size_t slash = node.find('/', start);
+    if (slash == std::string_view::npos) slash = node.size();
+    parts.push_back(node.substr(start, slash - start));
+    start = slash + 1;
+  }
+  constexpr NodeWatches kNone{false, false};
+  constexpr NodeWatches kValue{true, false};
+  constexpr NodeWatches kChildren{false, true};
+  const size_t n = parts.size();
+  const std::string_view top = parts[0];
+  // Latch nodes anywhere: leader/election/latch/*, leader/failover/latch/*,
+  // guarantee/{started,completed}-latch/*.
+  if (n >= 2 && (parts[n - 2] == "latch" || parts[n - 2].ends_with("-latch"))) return kNone;
+  if (top == "config" && n == 1) return kValue;
+  if ((top == "servers" || top == "instances") && n == 2) return kValue;
+  if (top == "trigger" && n == 2) return kNone;
+  if (top == "systemTime" && n == 2) return kNone;
+  if (top == "guarantee" && n == 3) return kNone;
+  if (top == "sharding") {
+    if (n == 2) return kChildren;
+    if (n == 3) {
+      const std::string_view leaf = parts[2];
+      if (leaf == "running" || leaf == "misfire" || leaf == "disabled") return kNone;
+      return kValue;  // instance, failover, failovering
+    }
+  }
+  if (top == "leader" && n == 3) {
+    if (parts[1] == "sharding") return parts[2] == "processing" ? kNone : kValue;
+    if (parts[1] == "election" && parts[2] == "instance") return kValue;
+  }
+  if (top == "leader" && n == 4 && parts[1] == "failover" && parts[2] == "items") return kNone;
+  return NodeWatches{};
 }
 
 }  // namespace elasticjob::storage

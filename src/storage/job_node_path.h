@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "elasticjob/reg/registry_center.h"
+
 namespace elasticjob::storage {
 
 class JobNodePath {
@@ -30,9 +32,25 @@ class JobNodePath {
   std::string ShardingNodePath(int item, std::string_view name = {}) const;
   std::string LeaderHostNodePath() const { return FullPath("leader/election/instance"); }
 
+  // The registry cache's policy for Watch(FullPath()): JobNodeWatches of each node.
+  WatchPolicy CachePolicy() const;
+
  private:
   std::string job_name_;
 };
+
+// The watches the node `node` (relative to the job: "sharding/0/running") needs, from
+// zk-layout.md:
+//   - marks that are only created and deleted, whose value nobody reads from the cache
+//     (running, misfire, disabled, processing, failover queue items, guarantee items,
+//     trigger nodes, latch nodes, systemTime): none; the parent's children watch sees them;
+//   - other leaves (config, servers/{ip}, instances/{id}, instance, failover, failovering,
+//     necessary, the leader's id): a value watch only;
+//   - sharding/{i}: children only (its value is always empty);
+//   - every other node: both.
+// A run's running marks thus cost one children read per item when they come and one when
+// they go, instead of a value read, a children read and two watches more for each mark.
+NodeWatches JobNodeWatches(std::string_view node);
 
 }  // namespace elasticjob::storage
 

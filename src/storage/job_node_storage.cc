@@ -24,4 +24,10 @@ Status JobNodeStorage::ExecuteInTransaction(std::vector<TransactionOp> ops) {
   return registry_.ExecuteInTransaction(ops);
 }
 
+void JobNodeStorage::ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                               std::function<void(Status)> done) {
+  for (auto& op : ops) op.key = path_.FullPath(op.key);
+  registry_.ExecuteInTransactionAsync(std::move(ops), executor, std::move(done));
+}
+
 }  // namespace elasticjob::storage

@@ -61,6 +61,9 @@ class JobNodeStorage {
   }
   // Runs `ops` (keys relative to the job) as one transaction.
   Status ExecuteInTransaction(std::vector<TransactionOp> ops);
+  // As ExecuteInTransaction, without waiting: `done` runs on `executor`.
+  void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                 std::function<void(Status)> done);
   Status ExecuteInLeader(std::string_view latch_node, const std::function<void()>& callback) {
     return registry_.ExecuteInLeader(path_.FullPath(latch_node), callback);
   }

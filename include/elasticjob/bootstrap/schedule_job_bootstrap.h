@@ -32,6 +32,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "elasticjob/api/job_listener.h"
@@ -51,7 +52,12 @@ struct ItemRunReport {
   std::string error;
   std::chrono::milliseconds duration{0};
   bool misfire_rerun = false;
-  bool failover = false;  // taken over from a crashed instance
+  bool failover = false;      // taken over from a crashed instance
+  Clock::WallTime started{};  // when the user code began
+  // The cron fire time this run answers, when it started as that fire's run (not for
+  // operator triggers, failover runs or misfire re-runs). `started - *fire_time` is the
+  // trigger's lateness as users see it.
+  std::optional<Clock::WallTime> fire_time;
 };
 
 // One trigger of one job, reported after it is handled.

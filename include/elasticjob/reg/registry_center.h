@@ -10,10 +10,10 @@
 // NOT_FOUND (no node), ALREADY_EXISTS (node exists), BAD_VERSION, CONNECTION_LOSS,
 // SESSION_EXPIRED, AUTH_FAILED, TIMEOUT, INVALID_ARGUMENT (a malformed key).
 //
-// Threading (docs/registry.md): calls block the calling thread and must not be made from the
-// client library's threads. Watch events and connection-state changes are delivered on the
-// Executor the caller passes, in order per subscription. Callbacks may call back into the
-// registry.
+// Threading (docs/registry.md): calls block the calling thread (except
+// ExecuteInTransactionAsync) and must not be made from the client library's threads. Watch events
+// and connection-state changes are delivered on the Executor the caller passes, in order per
+// subscription. Callbacks may call back into the registry.
 //
 //   auto reg = elasticjob::NewRegistryCenter("zookeeper://127.0.0.1:2181/demo");
 //   if (!reg.ok() || !(*reg)->Init().ok()) { ... }
@@ -74,6 +74,18 @@ struct TreeEvent {
   std::string value;
 };
 
+// What a subtree cache must be told about one node. A node that is only ever created and
+// deleted, never set in place, needs no value watch: its parent's children watch sees it come
+// and go. A node that never has children needs no children watch. ZooKeeper's watches fire
+// once, and each costs a request to set again, so fewer watches mean fewer requests.
+struct NodeWatches {
+  bool value = true;
+  bool children = true;
+};
+// Maps a key of the watched subtree to the watches its node needs. A hint: a backend without
+// watches (memory://) reports every change anyway.
+using WatchPolicy = std::function<NodeWatches(std::string_view key)>;
+
 enum class ConnectionState {
   kConnected,    // first session established
   kSuspended,    // connection lost; the session may still be alive
@@ -127,14 +139,27 @@ class RegistryCenter {
   virtual Status Remove(std::string_view key) = 0;
   // Applies `ops` atomically: all succeed or none does; the error names the failing step.
   virtual Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) = 0;
+  // As ExecuteInTransaction, without waiting for the server: sends `ops` and returns at once;
+  // `done` runs on `executor` with the outcome, after the cache reflects it. Transactions
+  // are applied in the order they were sent. A lost connection is retried as
+  // ExecuteInTransaction retries it (on `executor`). `executor` must outlive the call's end.
+  virtual void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                         std::function<void(Status)> done) = 0;
 
   // The registry's clock: writes `key` and returns its modification time (epoch ms).
   virtual Result<int64_t> GetRegistryCenterTime(std::string_view key) = 0;
 
   // Caches the subtree at `key` and delivers ADDED / UPDATED / DELETED events for it (the
   // initial contents arrive as ADDED) on `executor`. `executor` must outlive the result.
+  // `policy` (may be null: every node is watched for everything) says which nodes need
+  // fewer watches; an in-place update of a node it exempts from a value watch may go unseen.
   virtual Result<std::unique_ptr<Subscription>> Watch(
-      std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback) = 0;
+      std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
+      WatchPolicy policy) = 0;
+  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
+                                              std::function<void(const TreeEvent&)> callback) {
+    return Watch(key, executor, std::move(callback), nullptr);
+  }
 
   // Delivers connection-state changes on `executor` until the result is destroyed.
   virtual std::unique_ptr<Subscription> AddConnectionStateListener(

@@ -349,6 +349,13 @@ Status MemoryRegistryCenter::Remove(std::string_view key) {
   return Status::Ok();
 }
 
+void MemoryRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionOp> ops,
+                                                     Executor& executor,
+                                                     std::function<void(Status)> done) {
+  Status s = ExecuteInTransaction(ops);
+  executor.Post([s = std::move(s), done = std::move(done)] { done(s); });
+}
+
 Status MemoryRegistryCenter::ExecuteInTransaction(const std::vector<TransactionOp>& ops) {
   for (const auto& op : ops) {
     if (Status s = ValidateKey(op.key); !s.ok()) return s;
@@ -431,7 +438,8 @@ Result<int64_t> MemoryRegistryCenter::GetRegistryCenterTime(std::string_view key
 }
 
 Result<std::unique_ptr<Subscription>> MemoryRegistryCenter::Watch(
-    std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback) {
+    std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
+    WatchPolicy /*policy*/) {  // every change is seen here: nothing to save
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::lock_guard<std::mutex> lock(store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;

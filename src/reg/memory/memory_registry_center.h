@@ -91,10 +91,14 @@ class MemoryRegistryCenter final : public RegistryBase {
   Status CreateContainer(std::string_view key) override;
   Status Remove(std::string_view key) override;
   Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override;
+  // Applied at once (there is no network); `done` is posted to `executor`.
+  void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                 std::function<void(Status)> done) override;
   Result<int64_t> GetRegistryCenterTime(std::string_view key) override;
-  Result<std::unique_ptr<Subscription>> Watch(
-      std::string_view key, Executor& executor,
-      std::function<void(const TreeEvent&)> callback) override;
+  using RegistryCenter::Watch;
+  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
+                                              std::function<void(const TreeEvent&)> callback,
+                                              WatchPolicy policy) override;
 
   // Ends the session as an expiry would: ephemeral nodes go, listeners see LOST, then a new
   // session starts and they see RECONNECTED.

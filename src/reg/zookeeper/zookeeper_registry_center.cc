@@ -27,6 +27,13 @@ std::string ParentOf(const std::string& full) {
   return slash == 0 ? "/" : full.substr(0, slash);
 }
 
+// The C client resolves the server names again on every turn of its I/O loop unless told
+// otherwise: a fifth of a busy process's CPU went to getaddrinfo. Names are resolved when
+// a connection is (re)made, as the Java client does.
+void ResolveOnlyOnReconnect(zhandle_t* zh) {
+  if (zh != nullptr) zoo_set_servers_resolution_delay(zh, -1);
+}
+
 bool Retryable(int rc) {
   return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZINVALIDSTATE ||
          rc == ZSESSIONEXPIRED || rc == ZCLOSING;
@@ -118,7 +125,7 @@ Status ZooKeeperRegistryCenter::Init() {
     closing_ = false;
   }
   if (Status s = Connect(); !s.ok()) return s;
-  int rc = WithRetry([&](zhandle_t* zh) {
+  int rc = WithRetry(RequestKind::kCreate, [&](zhandle_t* zh) {
     return zoo_create(zh, prefix_.c_str(), "", 0, Acl(), ZOO_CONTAINER, nullptr, 0);
   });
   if (rc != ZOK && rc != ZNODEEXISTS) {
@@ -132,6 +139,7 @@ Status ZooKeeperRegistryCenter::Init() {
 Status ZooKeeperRegistryCenter::Connect() {
   zhandle_t* zh = zookeeper_init(url_.servers.c_str(), &GlobalWatcher, url_.session_timeout_ms,
                                  nullptr, NewSessionContext(), 0);
+  ResolveOnlyOnReconnect(zh);
   if (zh == nullptr) {
     return Status(StatusCode::kUnavailable, fmt::format("zookeeper {}: cannot create a client: {}",
                                                         url_.servers, strerror(errno)));
@@ -281,6 +289,7 @@ void ZooKeeperRegistryCenter::ReplaceSession() {
   if (old != nullptr) zookeeper_close(old);
   zhandle_t* zh = zookeeper_init(url_.servers.c_str(), &GlobalWatcher, url_.session_timeout_ms,
                                  nullptr, ctx, 0);
+  ResolveOnlyOnReconnect(zh);
   if (zh != nullptr && !url_.digest.empty()) {
     zoo_add_auth(zh, "digest", url_.digest.c_str(), static_cast<int>(url_.digest.size()), nullptr,
                  nullptr);
@@ -289,12 +298,13 @@ void ZooKeeperRegistryCenter::ReplaceSession() {
   zh_ = zh;  // its CONNECTED event resynchronises the caches and reports RECONNECTED
 }
 
-int ZooKeeperRegistryCenter::WithRetry(const std::function<int(zhandle_t*)>& op) {
+int ZooKeeperRegistryCenter::WithRetry(RequestKind kind, const std::function<int(zhandle_t*)>& op) {
   static thread_local std::mt19937 rng{std::random_device{}()};
   int rc = ZCONNECTIONLOSS;
   for (int attempt = 0; attempt <= url_.max_retries; ++attempt) {
     {
       std::shared_lock<std::shared_mutex> lock(handle_mu_);
+      if (zh_ != nullptr) CountRequest(kind);
       rc = zh_ == nullptr ? ZINVALIDSTATE : op(zh_);
     }
     if (!Retryable(rc) || attempt == url_.max_retries) return rc;
@@ -317,7 +327,7 @@ Result<std::string> ZooKeeperRegistryCenter::GetDirectly(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   std::string value;
-  int rc = WithRetry([&](zhandle_t* zh) {
+  int rc = WithRetry(RequestKind::kRead, [&](zhandle_t* zh) {
     std::vector<char> buf(64 * 1024);
     while (true) {
       int len = static_cast<int>(buf.size());
@@ -358,7 +368,8 @@ Result<bool> ZooKeeperRegistryCenter::IsExisted(std::string_view key) {
     if (TreeCache* c = CacheFor(full)) return c->nodes.count(full) != 0;
   }
   Stat stat;
-  int rc = WithRetry([&](zhandle_t* zh) { return zoo_exists(zh, full.c_str(), 0, &stat); });
+  int rc = WithRetry(RequestKind::kExists,
+                     [&](zhandle_t* zh) { return zoo_exists(zh, full.c_str(), 0, &stat); });
   if (rc == ZOK) return true;
   if (rc == ZNONODE) return false;
   return ToStatus(rc, key);
@@ -369,7 +380,7 @@ Result<std::vector<std::string>> ZooKeeperRegistryCenter::GetChildrenDirectly(
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   std::vector<std::string> out;
-  int rc = WithRetry([&](zhandle_t* zh) {
+  int rc = WithRetry(RequestKind::kChildren, [&](zhandle_t* zh) {
     String_vector children{0, nullptr};
     int r = zoo_get_children(zh, full.c_str(), 0, &children);
     if (r == ZOK) {
@@ -418,7 +429,7 @@ Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, int flags) 
   std::vector<std::string> chain;
   for (std::string p = full; p != prefix_ && p != "/"; p = ParentOf(p)) chain.push_back(p);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    int rc = WithRetry([&](zhandle_t* zh) {
+    int rc = WithRetry(RequestKind::kCreate, [&](zhandle_t* zh) {
       return zoo_create(zh, it->c_str(), "", 0, Acl(), flags, nullptr, 0);
     });
     if (rc != ZOK && rc != ZNODEEXISTS) return ToStatus(rc, Relative(*it));
@@ -435,7 +446,7 @@ Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std
                                                     int flags, bool parents) {
   std::vector<char> path_buf(full.size() + 64);
   auto attempt = [&] {
-    return WithRetry([&](zhandle_t* zh) {
+    return WithRetry(RequestKind::kCreate, [&](zhandle_t* zh) {
       return zoo_create(zh, full.c_str(), value.data(), static_cast<int>(value.size()), Acl(),
                         flags, path_buf.data(), static_cast<int>(path_buf.size()));
     });
@@ -458,7 +469,7 @@ Status ZooKeeperRegistryCenter::Persist(std::string_view key, std::string_view v
     auto created = Create(full, value, ZOO_PERSISTENT, true);
     if (created.ok()) return Status::Ok();
     if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
-    int rc = WithRetry([&](zhandle_t* zh) {
+    int rc = WithRetry(RequestKind::kSet, [&](zhandle_t* zh) {
       return zoo_set(zh, full.c_str(), value.data(), static_cast<int>(value.size()), -1);
     });
     if (rc == ZOK) {
@@ -478,7 +489,8 @@ Status ZooKeeperRegistryCenter::Update(std::string_view key, std::string_view va
 Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
-  int rc = WithRetry([&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
+  int rc = WithRetry(RequestKind::kDelete,
+                     [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
   if (rc != ZOK && rc != ZNONODE) return ToStatus(rc, key);
   if (rc == ZOK) ApplyLocalWrite(full, std::nullopt);
   auto created = Create(full, value, ZOO_EPHEMERAL, true);
@@ -517,7 +529,8 @@ Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
       for (const auto& c : *children) {
         if (Status s = remove(JoinPath(full, c)); !s.ok()) return s;
       }
-      int rc = WithRetry([&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
+      int rc = WithRetry(RequestKind::kDelete,
+                         [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
       if (rc == ZOK || rc == ZNONODE) {
         ApplyLocalWrite(full, std::nullopt);
         return Status::Ok();
@@ -530,21 +543,30 @@ Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
   return remove(Full(key));
 }
 
-Status ZooKeeperRegistryCenter::ExecuteInTransaction(const std::vector<TransactionOp>& ops) {
-  for (const auto& op : ops) {
-    if (Status s = ValidateKey(op.key); !s.ok()) return s;
-  }
-  if (ops.empty()) return Status::Ok();
+// A transaction in the C client's form. Owns every buffer the client reads or writes until
+// the reply: an asynchronous one lives on the heap until its completion.
+struct ZooKeeperRegistryCenter::Multi {
+  std::vector<TransactionOp> ops;
   std::vector<std::string> paths;
-  for (const auto& op : ops) paths.push_back(Full(op.key));
-  std::vector<std::vector<char>> bufs(ops.size(), std::vector<char>(512));
-  std::vector<zoo_op_t> zops(ops.size());
-  std::vector<zoo_op_result_t> results(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const auto& op = ops[i];
+  std::vector<std::vector<char>> bufs;  // created paths (sequential nodes get a suffix)
+  std::vector<zoo_op_t> zops;
+  std::vector<zoo_op_result_t> results;
+};
+
+std::unique_ptr<ZooKeeperRegistryCenter::Multi> ZooKeeperRegistryCenter::PrepareMulti(
+    std::vector<TransactionOp> ops) const {
+  auto m = std::make_unique<Multi>();
+  m->ops = std::move(ops);
+  const size_t n = m->ops.size();
+  for (const auto& op : m->ops) m->paths.push_back(Full(op.key));
+  m->bufs.assign(n, std::vector<char>(512));
+  m->zops.resize(n);
+  m->results.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto& op = m->ops[i];
     switch (op.type) {
       case TransactionOp::Type::kCheckExists:
-        zoo_check_op_init(&zops[i], paths[i].c_str(), -1);
+        zoo_check_op_init(&m->zops[i], m->paths[i].c_str(), -1);
         break;
       case TransactionOp::Type::kCreate: {
         int flags = ZOO_PERSISTENT;
@@ -565,42 +587,43 @@ Status ZooKeeperRegistryCenter::ExecuteInTransaction(const std::vector<Transacti
             flags = ZOO_CONTAINER;
             break;
         }
-        zoo_create_op_init(&zops[i], paths[i].c_str(), op.value.data(),
-                           static_cast<int>(op.value.size()), Acl(), flags, bufs[i].data(),
-                           static_cast<int>(bufs[i].size()));
+        zoo_create_op_init(&m->zops[i], m->paths[i].c_str(), op.value.data(),
+                           static_cast<int>(op.value.size()), Acl(), flags, m->bufs[i].data(),
+                           static_cast<int>(m->bufs[i].size()));
         break;
       }
       case TransactionOp::Type::kSetData:
-        zoo_set_op_init(&zops[i], paths[i].c_str(), op.value.data(),
+        zoo_set_op_init(&m->zops[i], m->paths[i].c_str(), op.value.data(),
                         static_cast<int>(op.value.size()), -1, nullptr);
         break;
       case TransactionOp::Type::kDelete:
-        zoo_delete_op_init(&zops[i], paths[i].c_str(), -1);
+        zoo_delete_op_init(&m->zops[i], m->paths[i].c_str(), -1);
         break;
     }
   }
-  int rc = WithRetry([&](zhandle_t* zh) {
-    return zoo_multi(zh, static_cast<int>(zops.size()), zops.data(), results.data());
-  });
+  return m;
+}
+
+Status ZooKeeperRegistryCenter::FinishMulti(Multi& m, int rc) {
   if (rc != ZOK) {
-    for (size_t i = 0; i < results.size(); ++i) {
-      if (results[i].err != ZOK && results[i].err != ZRUNTIMEINCONSISTENCY) {
-        Status s = ToStatus(results[i].err, ops[i].key);
+    for (size_t i = 0; i < m.results.size(); ++i) {
+      if (m.results[i].err != ZOK && m.results[i].err != ZRUNTIMEINCONSISTENCY) {
+        Status s = ToStatus(m.results[i].err, m.ops[i].key);
         return Status(s.code(), fmt::format("transaction step {}: {}", i + 1, s.message()));
       }
     }
     return ToStatus(rc, "transaction");
   }
-  for (size_t i = 0; i < ops.size(); ++i) {
-    switch (ops[i].type) {
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    switch (m.ops[i].type) {
       case TransactionOp::Type::kCreate:
-        ApplyLocalWrite(bufs[i].data(), ops[i].value);
+        ApplyLocalWrite(m.bufs[i].data(), m.ops[i].value);
         break;
       case TransactionOp::Type::kSetData:
-        ApplyLocalWrite(paths[i], ops[i].value);
+        ApplyLocalWrite(m.paths[i], m.ops[i].value);
         break;
       case TransactionOp::Type::kDelete:
-        ApplyLocalWrite(paths[i], std::nullopt);
+        ApplyLocalWrite(m.paths[i], std::nullopt);
         break;
       default:
         break;
@@ -609,13 +632,86 @@ Status ZooKeeperRegistryCenter::ExecuteInTransaction(const std::vector<Transacti
   return Status::Ok();
 }
 
+Status ZooKeeperRegistryCenter::ExecuteInTransaction(const std::vector<TransactionOp>& ops) {
+  for (const auto& op : ops) {
+    if (Status s = ValidateKey(op.key); !s.ok()) return s;
+  }
+  if (ops.empty()) return Status::Ok();
+  auto m = PrepareMulti(ops);
+  int rc = WithRetry(RequestKind::kMulti, [&](zhandle_t* zh) {
+    return zoo_multi(zh, static_cast<int>(m->zops.size()), m->zops.data(), m->results.data());
+  });
+  return FinishMulti(*m, rc);
+}
+
+// An asynchronous transaction between its sending and its completion. The reply arrives on
+// the client's completion thread, which must not block (a cache refresh in progress holds
+// refresh_mu_ while it waits for that thread): Complete runs the rest on `executor`.
+struct ZooKeeperRegistryCenter::PendingMulti {
+  ZooKeeperRegistryCenter* self;
+  std::unique_ptr<Multi> multi;
+  Executor* executor;
+  std::function<void(Status)> done;
+  int rc = ZOK;
+
+  static void Complete(PendingMulti* p) {
+    p->executor->Post([p] {
+      std::unique_ptr<PendingMulti> owned(p);
+      Status s = Retryable(p->rc) && p->rc != ZCLOSING
+                     ? p->self->ExecuteInTransaction(p->multi->ops)  // waits for the connection
+                     : p->self->FinishMulti(*p->multi, p->rc);
+      p->done(std::move(s));
+    });
+  }
+};
+
+void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionOp> ops,
+                                                        Executor& executor,
+                                                        std::function<void(Status)> done) {
+  for (const auto& op : ops) {
+    if (Status s = ValidateKey(op.key); !s.ok()) {
+      executor.Post([s, done = std::move(done)] { done(s); });
+      return;
+    }
+  }
+  auto* p = new PendingMulti{this, PrepareMulti(std::move(ops)), &executor, std::move(done)};
+  if (p->multi->ops.empty()) return PendingMulti::Complete(p);
+  {
+    std::shared_lock<std::shared_mutex> lock(handle_mu_);
+    if (zh_ == nullptr) {
+      p->rc = ZINVALIDSTATE;
+    } else {
+      CountRequest(RequestKind::kMulti);
+      p->rc = zoo_amulti(
+          zh_, static_cast<int>(p->multi->zops.size()), p->multi->zops.data(),
+          p->multi->results.data(),
+          [](int rc, const void* data) {
+            auto* pending = static_cast<PendingMulti*>(const_cast<void*>(data));
+            pending->rc = rc;
+            PendingMulti::Complete(pending);
+          },
+          p);
+    }
+  }
+  if (p->rc != ZOK) PendingMulti::Complete(p);  // not sent: no completion will come
+}
+
 Result<int64_t> ZooKeeperRegistryCenter::GetRegistryCenterTime(std::string_view key) {
   if (Status s = Persist(key, ""); !s.ok()) return s;
   std::string full = Full(key);
   Stat stat;
-  int rc = WithRetry([&](zhandle_t* zh) { return zoo_exists(zh, full.c_str(), 0, &stat); });
+  int rc = WithRetry(RequestKind::kExists,
+                     [&](zhandle_t* zh) { return zoo_exists(zh, full.c_str(), 0, &stat); });
   if (rc != ZOK) return ToStatus(rc, key);
   return static_cast<int64_t>(stat.mtime);
+}
+
+std::map<std::string, uint64_t> ZooKeeperRegistryCenter::request_counts() const {
+  static constexpr const char* kNames[] = {"get", "children", "exists", "create",
+                                           "set", "delete",   "multi"};
+  std::map<std::string, uint64_t> out;
+  for (size_t i = 0; i < requests_.size(); ++i) out[kNames[i]] = requests_[i].load();
+  return out;
 }
 
 // ---- one-shot watches (the leader latch) ------------------------------------------------
@@ -642,8 +738,9 @@ Result<bool> ZooKeeperRegistryCenter::ExistsWatchOnce(std::string_view key,
     once_watches_.insert(w);
   }
   Stat stat;
-  int rc = WithRetry(
-      [&](zhandle_t* zh) { return zoo_wexists(zh, full.c_str(), &OnceWatcher, w, &stat); });
+  int rc = WithRetry(RequestKind::kExists, [&](zhandle_t* zh) {
+    return zoo_wexists(zh, full.c_str(), &OnceWatcher, w, &stat);
+  });
   if (rc == ZOK) return true;
   if (rc == ZNONODE) return false;
   {
@@ -655,6 +752,12 @@ Result<bool> ZooKeeperRegistryCenter::ExistsWatchOnce(std::string_view key,
 
 // ---- subtree caches ----------------------------------------------------------------------
 
+NodeWatches ZooKeeperRegistryCenter::WatchesOf(const TreeCache& cache,
+                                               const std::string& full) const {
+  if (!cache.policy) return {};
+  return cache.policy(Relative(full));
+}
+
 ZooKeeperRegistryCenter::TreeCache* ZooKeeperRegistryCenter::CacheFor(const std::string& full) {
   for (auto& c : caches_) {
     if (Under(full, c->root)) return c.get();
@@ -665,8 +768,11 @@ ZooKeeperRegistryCenter::TreeCache* ZooKeeperRegistryCenter::CacheFor(const std:
 void ZooKeeperRegistryCenter::CacheWatcher(zhandle_t*, int type, int, const char* path, void* ctx) {
   if (type == ZOO_SESSION_EVENT || path == nullptr) return;  // the global watcher handles those
   auto* self = static_cast<ZooKeeperRegistryCenter*>(ctx);
-  std::string p(path);
-  self->worker_.Post([self, p] { self->RefreshPath(p); });
+  // A children event used up the children watch only, a data event the value watch only.
+  int what = type == ZOO_CHILD_EVENT     ? kChildrenEvent
+             : type == ZOO_CHANGED_EVENT ? kValueEvent
+                                         : kValueEvent | kChildrenEvent;
+  self->MarkDirty(path, what);
 }
 
 void ZooKeeperRegistryCenter::Deliver(TreeCache& cache, std::vector<TreeEvent> events) {
@@ -695,104 +801,213 @@ void ZooKeeperRegistryCenter::DropFrom(TreeCache& cache, const std::string& full
   }
 }
 
-void ZooKeeperRegistryCenter::LoadInto(TreeCache& cache, const std::string& full,
-                                       std::vector<TreeEvent>* events, bool deep) {
-  // REQUIRES: refresh_mu_ held (not data_mu_).
+namespace {
+
+// Counts the replies a batch of asynchronous requests still owes. Every request the client
+// accepted is answered (with an error when the connection or the handle goes), so Wait ends.
+class ReplyLatch {
+ public:
+  void Add() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++pending_;
+  }
+  void Done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--pending_ == 0) cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int pending_ = 0;  // GUARDED_BY(mu_)
+};
+
+}  // namespace
+
+// One node read of a batch: its value and children, each with the cache's watch.
+struct ZooKeeperRegistryCenter::NodeRead {
+  std::shared_ptr<TreeCache> cache;
+  std::string full;
+  ReplyLatch* latch = nullptr;
+  bool read_value = true;  // else the cached value stands (its watch did not fire)
+  bool read_children = true;
+  int data_rc = ZCONNECTIONLOSS;  // until answered
+  int children_rc = ZCONNECTIONLOSS;
   std::string value;
   std::vector<std::string> children;
-  int rc = WithRetry([&](zhandle_t* zh) {
-    std::vector<char> buf(64 * 1024);
-    Stat stat;
-    int len = static_cast<int>(buf.size());
-    int r = zoo_wget(zh, full.c_str(), &CacheWatcher, this, buf.data(), &len, &stat);
-    if (r == ZOK && stat.dataLength > static_cast<int>(buf.size())) {
-      buf.resize(static_cast<size_t>(stat.dataLength));
-      len = static_cast<int>(buf.size());
-      r = zoo_wget(zh, full.c_str(), &CacheWatcher, this, buf.data(), &len, &stat);
+};
+
+void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
+                                      EventsByCache* events) {
+  // REQUIRES: refresh_mu_ held (not data_mu_).
+  auto on_data = [](int rc, const char* value, int len, const Stat*, const void* data) {
+    auto* r = static_cast<NodeRead*>(const_cast<void*>(data));
+    r->data_rc = rc;
+    if (rc == ZOK && value != nullptr && len > 0) r->value.assign(value, static_cast<size_t>(len));
+    r->latch->Done();
+  };
+  auto on_children = [](int rc, const String_vector* sv, const void* data) {
+    auto* r = static_cast<NodeRead*>(const_cast<void*>(data));
+    r->children_rc = rc;
+    if (rc == ZOK && sv != nullptr) {
+      for (int i = 0; i < sv->count; ++i) r->children.emplace_back(sv->data[i]);
     }
-    if (r != ZOK) return r;
-    value.assign(buf.data(), len < 0 ? 0 : static_cast<size_t>(len));
-    String_vector sv{0, nullptr};
-    r = zoo_wget_children(zh, full.c_str(), &CacheWatcher, this, &sv);
-    if (r == ZOK) {
-      children.clear();
-      for (int i = 0; i < sv.count; ++i) children.emplace_back(sv.data[i]);
-      deallocate_String_vector(&sv);
-    }
-    return r;
-  });
-  if (rc == ZNONODE) {
-    if (full == cache.root) {  // be told when the root appears
-      Stat stat;
-      WithRetry(
-          [&](zhandle_t* zh) { return zoo_wexists(zh, full.c_str(), &CacheWatcher, this, &stat); });
-    }
-    std::lock_guard<std::mutex> lock(data_mu_);
-    DropFrom(cache, full, events);
-    return;
-  }
-  if (rc != ZOK) return;  // connection trouble: the next reconnect resynchronises everything
-  std::vector<std::string> to_load;
-  {
-    std::lock_guard<std::mutex> lock(data_mu_);
-    auto it = cache.nodes.find(full);
-    if (it == cache.nodes.end()) {
-      events->push_back({TreeEvent::Type::kAdded, full, value});
-      it = cache.nodes.emplace(full, CachedNode{value, {}}).first;
-      if (full != cache.root) {
-        auto parent = cache.nodes.find(ParentOf(full));
-        if (parent != cache.nodes.end())
-          parent->second.children.insert(full.substr(full.rfind('/') + 1));
+    r->latch->Done();
+  };
+  while (!level.empty()) {
+    // One round trip per level of the tree, whatever its width: every read of the level is
+    // sent before the first reply is awaited.
+    std::vector<std::unique_ptr<NodeRead>> reads;
+    ReplyLatch latch;
+    {
+      std::shared_lock<std::shared_mutex> lock(handle_mu_);
+      for (auto& item : level) {
+        auto r = std::make_unique<NodeRead>();
+        r->cache = item.cache;
+        r->full = std::move(item.full);
+        r->latch = &latch;
+        const NodeWatches needs = WatchesOf(*r->cache, r->full);
+        bool known;
+        {
+          std::lock_guard<std::mutex> data(data_mu_);
+          known = r->cache->nodes.count(r->full) != 0;
+        }
+        // A known node reads again only what a fired watch covered (a ZooKeeper watch is
+        // used up by firing; the other one is still set); a new node is read whole.
+        r->read_value = !known || deep || (item.what & kValueEvent) != 0;
+        r->read_children = needs.children && (!known || deep || (item.what & kChildrenEvent) != 0);
+        if (zh_ == nullptr) {
+          reads.push_back(std::move(r));
+          continue;
+        }
+        if (r->read_value) {
+          latch.Add();
+          CountRequest(RequestKind::kRead);
+          int rc = needs.value
+                       ? zoo_awget(zh_, r->full.c_str(), &CacheWatcher, this, on_data, r.get())
+                       : zoo_aget(zh_, r->full.c_str(), 0, on_data, r.get());
+          if (rc != ZOK) latch.Done();
+        } else {
+          r->data_rc = ZOK;
+        }
+        if (r->read_children) {
+          latch.Add();
+          CountRequest(RequestKind::kChildren);
+          if (zoo_awget_children(zh_, r->full.c_str(), &CacheWatcher, this, on_children, r.get()) !=
+              ZOK)
+            latch.Done();
+        } else {
+          r->children_rc = ZOK;
+        }
+        reads.push_back(std::move(r));
       }
-    } else if (it->second.value != value) {
-      events->push_back({TreeEvent::Type::kUpdated, full, value});
-      it->second.value = value;
     }
-    std::set<std::string> now(children.begin(), children.end());
-    std::vector<std::string> gone;
-    for (const auto& c : it->second.children) {
-      if (now.count(c) == 0) gone.push_back(c);
+    latch.Wait();
+    level.clear();
+    for (auto& r : reads) {
+      TreeCache& cache = *r->cache;
+      std::vector<TreeEvent>& out = (*events)[r->cache];
+      if (r->data_rc == ZNONODE || r->children_rc == ZNONODE) {
+        if (r->full == cache.root) {  // be told when the root appears
+          Stat stat;
+          WithRetry(RequestKind::kExists, [&](zhandle_t* zh) {
+            return zoo_wexists(zh, r->full.c_str(), &CacheWatcher, this, &stat);
+          });
+        }
+        std::lock_guard<std::mutex> lock(data_mu_);
+        DropFrom(cache, r->full, &out);
+        continue;
+      }
+      // Connection trouble: the reconnect resynchronises every cache.
+      if (r->data_rc != ZOK || r->children_rc != ZOK) continue;
+      std::lock_guard<std::mutex> lock(data_mu_);
+      auto it = cache.nodes.find(r->full);
+      if (it != cache.nodes.end()) {
+        if (!r->read_value) r->value = it->second.value;
+        if (!r->read_children) {
+          r->children.assign(it->second.children.begin(), it->second.children.end());
+        }
+      } else if (!r->read_value) {
+        continue;  // dropped meanwhile by an earlier read of this batch
+      }
+      if (it == cache.nodes.end()) {
+        auto parent = cache.nodes.end();
+        if (r->full != cache.root) {
+          parent = cache.nodes.find(ParentOf(r->full));
+          if (parent == cache.nodes.end()) continue;  // its parent went meanwhile
+        }
+        out.push_back({TreeEvent::Type::kAdded, r->full, r->value});
+        it = cache.nodes.emplace(r->full, CachedNode{r->value, {}}).first;
+        if (parent != cache.nodes.end())
+          parent->second.children.insert(r->full.substr(r->full.rfind('/') + 1));
+      } else if (it->second.value != r->value) {
+        out.push_back({TreeEvent::Type::kUpdated, r->full, r->value});
+        it->second.value = r->value;
+      }
+      std::set<std::string> now(r->children.begin(), r->children.end());
+      std::vector<std::string> gone;
+      for (const auto& c : it->second.children) {
+        if (now.count(c) == 0) gone.push_back(c);
+      }
+      for (const auto& c : gone) DropFrom(cache, JoinPath(r->full, c), &out);
+      it = cache.nodes.find(r->full);
+      for (const auto& c : now) {
+        // Reloading a known child would only re-arm watches it still has: two requests per
+        // node of the subtree on every child event (the packets benchmark counts them).
+        if (deep || it->second.children.count(c) == 0)
+          level.push_back({r->cache, JoinPath(r->full, c), kValueEvent | kChildrenEvent});
+      }
+      it->second.children = std::move(now);
     }
-    for (const auto& c : gone) DropFrom(cache, JoinPath(full, c), events);
-    it = cache.nodes.find(full);
-    for (const auto& c : children) {
-      // Reloading a known child would only re-arm watches it still has: two requests per
-      // node of the subtree on every child event (the packets benchmark counts them).
-      if (deep || it->second.children.count(c) == 0) to_load.push_back(JoinPath(full, c));
-    }
-    it->second.children = now;
   }
-  for (const auto& child : to_load) LoadInto(cache, child, events, deep);
 }
 
-void ZooKeeperRegistryCenter::RefreshPath(const std::string& full) {
+void ZooKeeperRegistryCenter::MarkDirty(const std::string& full, int what) {
+  std::lock_guard<std::mutex> lock(dirty_mu_);
+  dirty_[full] |= what;
+  if (drain_posted_) return;
+  drain_posted_ = true;
+  worker_.Post([this] { RefreshDirty(); });
+}
+
+void ZooKeeperRegistryCenter::RefreshDirty() {
+  // Every path whose watch fired since the last pass is read again in one pipelined batch:
+  // a burst of events costs one round trip, not one per event.
+  std::map<std::string, int> paths;
+  {
+    std::lock_guard<std::mutex> lock(dirty_mu_);
+    paths.swap(dirty_);
+    drain_posted_ = false;
+  }
   std::lock_guard<std::mutex> refresh(refresh_mu_);
-  std::vector<std::shared_ptr<TreeCache>> caches;
+  std::vector<LoadItem> level;
   {
     std::lock_guard<std::mutex> lock(data_mu_);
-    for (auto& c : caches_) {
-      if (Under(full, c->root)) caches.push_back(c);
+    for (const auto& [full, what] : paths) {
+      for (auto& c : caches_) {
+        if (Under(full, c->root)) level.push_back({c, full, what});
+      }
     }
   }
-  for (auto& c : caches) {
-    std::vector<TreeEvent> events;
-    LoadInto(*c, full, &events, /*deep=*/false);
-    Deliver(*c, std::move(events));
-  }
+  EventsByCache events;
+  LoadAll(std::move(level), /*deep=*/false, &events);
+  for (auto& [cache, list] : events) Deliver(*cache, std::move(list));
 }
 
 void ZooKeeperRegistryCenter::ResyncAll() {
   std::lock_guard<std::mutex> refresh(refresh_mu_);
-  std::vector<std::shared_ptr<TreeCache>> caches;
+  std::vector<LoadItem> level;
   {
     std::lock_guard<std::mutex> lock(data_mu_);
-    caches = caches_;
+    for (auto& c : caches_) level.push_back({c, c->root, kValueEvent | kChildrenEvent});
   }
-  for (auto& c : caches) {
-    std::vector<TreeEvent> events;
-    LoadInto(*c, c->root, &events, /*deep=*/true);
-    Deliver(*c, std::move(events));
-  }
+  EventsByCache events;
+  LoadAll(std::move(level), /*deep=*/true, &events);
+  for (auto& [cache, list] : events) Deliver(*cache, std::move(list));
 }
 
 void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
@@ -811,10 +1026,10 @@ void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
         events.push_back({TreeEvent::Type::kAdded, full, *value});
         c->nodes.emplace(full, CachedNode{*value, {}});
         if (full != c->root) parent->second.children.insert(full.substr(full.rfind('/') + 1));
-        // Arm its watches: the parent's child event will load it (it is new to the server
-        // view), so refresh it explicitly.
-        std::string p = full;
-        worker_.Post([this, p] { RefreshPath(p); });
+        // Arm its watches (the parent's child event will not load it: it is known now),
+        // unless it needs none: then its value is all there is to know, and we wrote it.
+        NodeWatches needs = WatchesOf(*c, full);
+        if (needs.value || needs.children) MarkDirty(full, kValueEvent | kChildrenEvent);
       } else if (it != c->nodes.end() && it->second.value != *value) {
         events.push_back({TreeEvent::Type::kUpdated, full, *value});
         it->second.value = *value;
@@ -825,22 +1040,24 @@ void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
 }
 
 Result<std::unique_ptr<Subscription>> ZooKeeperRegistryCenter::Watch(
-    std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback) {
+    std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
+    WatchPolicy policy) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   auto cache = std::make_shared<TreeCache>();
+  cache->policy = std::move(policy);
   cache->root = Full(key);
   cache->executor = &executor;
   cache->callback = std::move(callback);
   cache->state = std::make_shared<SubscriptionState>();
   {
     std::lock_guard<std::mutex> refresh(refresh_mu_);
-    std::vector<TreeEvent> events;
-    LoadInto(*cache, cache->root, &events, /*deep=*/true);
+    EventsByCache events;
+    LoadAll({{cache, cache->root, kValueEvent | kChildrenEvent}}, /*deep=*/true, &events);
     {
       std::lock_guard<std::mutex> lock(data_mu_);
       caches_.push_back(cache);
     }
-    Deliver(*cache, std::move(events));
+    Deliver(*cache, std::move(events[cache]));
   }
   auto state = cache->state;
   std::weak_ptr<TreeCache> weak = cache;

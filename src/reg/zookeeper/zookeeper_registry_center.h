@@ -10,12 +10,16 @@
 // that are re-armed on every event (the 3.8 C API has no persistent recursive watches), and
 // fully re-synchronised after every reconnect and new session. Get, IsExisted and
 // GetChildrenKeys on a cached key cost no round trip; this instance's own writes are applied
-// to the cache at once (read-your-writes).
+// to the cache at once (read-your-writes). Watch events are refreshed in batches: every path
+// whose watch fired since the last pass is read again in one pipelined round trip, and a
+// subtree loads one round trip per level. A WatchPolicy spares the watches (and the requests
+// that set them again) that nodes created and deleted but never updated do not need.
 //
 // Thread safety: safe for concurrent use.
 #ifndef ELASTICJOB_REG_ZOOKEEPER_ZOOKEEPER_REGISTRY_CENTER_H_
 #define ELASTICJOB_REG_ZOOKEEPER_ZOOKEEPER_REGISTRY_CENTER_H_
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -58,16 +62,23 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   Status CreateContainer(std::string_view key) override;
   Status Remove(std::string_view key) override;
   Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override;
+  void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                 std::function<void(Status)> done) override;
   Result<int64_t> GetRegistryCenterTime(std::string_view key) override;
-  Result<std::unique_ptr<Subscription>> Watch(
-      std::string_view key, Executor& executor,
-      std::function<void(const TreeEvent&)> callback) override;
+  using RegistryCenter::Watch;
+  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
+                                              std::function<void(const TreeEvent&)> callback,
+                                              WatchPolicy policy) override;
 
   // The current session id (0 when not connected). For tests and diagnostics.
   int64_t session_id();
   // The current session's 16-byte password (empty when not connected). Lets tests end the
   // session from another handle, the deterministic way to cause an expiry.
   std::string session_password();
+
+  // Requests sent to the server since construction, by kind: "get", "children", "exists",
+  // "create", "set", "delete", "multi". The packets benchmark attributes its figure by them.
+  std::map<std::string, uint64_t> request_counts() const;
 
  protected:
   Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;
@@ -78,11 +89,18 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
     std::string value;
     std::set<std::string> children;
   };
+  struct TreeCache;
+  struct NodeRead;
+  struct Multi;
+  struct PendingMulti;
+  using EventsByCache = std::map<std::shared_ptr<TreeCache>, std::vector<TreeEvent>>;
+  enum class RequestKind { kRead, kChildren, kExists, kCreate, kSet, kDelete, kMulti, kCount };
   struct TreeCache {
     std::string root;  // full path
     Executor* executor;
     std::function<void(const TreeEvent&)> callback;
     std::shared_ptr<SubscriptionState> state;
+    WatchPolicy policy;                       // may be null: watch everything
     std::map<std::string, CachedNode> nodes;  // GUARDED_BY(data_mu_)
   };
 
@@ -103,7 +121,10 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   Status Connect();
   // Runs `op` on the current handle, retrying connection loss with exponential backoff
   // (baseSleepMs .. maxSleepMs, maxRetries) while waiting for the connection to return.
-  int WithRetry(const std::function<int(_zhandle*)>& op);
+  int WithRetry(RequestKind kind, const std::function<int(_zhandle*)>& op);
+  void CountRequest(RequestKind kind) {
+    requests_[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+  }
   Status ToStatus(int rc, std::string_view key) const;
   std::string Full(std::string_view key) const;
   std::string Relative(const std::string& full) const;
@@ -111,20 +132,35 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // Creates `full` and every missing ancestor below the namespace with `flags`.
   Status CreateChain(const std::string& full, int flags);
   Status CreateParents(const std::string& full);
+  // A transaction in the client's form, and its outcome (applied to the caches when OK).
+  std::unique_ptr<Multi> PrepareMulti(std::vector<TransactionOp> ops) const;
+  Status FinishMulti(Multi& multi, int rc);
   Result<std::string> Create(const std::string& full, std::string_view value, int flags,
                              bool parents);
 
   // Cache maintenance (refresh_mu_ serialises refreshes and write-through).
-  void RefreshPath(const std::string& full);
+  // Queues `full` for the next refresh pass on the worker (a fired watch, or a node this
+  // instance created whose watches must be armed).
+  static constexpr int kValueEvent = 1;     // its value watch fired
+  static constexpr int kChildrenEvent = 2;  // its children watch fired
+  void MarkDirty(const std::string& full, int what);
+  // Reads every queued path again, in one pipelined batch.
+  void RefreshDirty();
   void ResyncAll();
-  // Reads `full` (value and children, arming its watches) into `cache`, then the children
-  // the cache does not know yet; `deep` (a resync after the session's watches may have been
-  // lost) reloads every child too. A known child keeps its own watches, which refresh it.
-  void LoadInto(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events,
-                bool deep);
+  // Reads each (cache, path) of `level` (value and children, arming their watches) into its
+  // cache, then the children the cache does not know yet, one round trip per tree level;
+  // `deep` (a resync after the session's watches may have been lost) reloads every child
+  // too. A known child keeps its own watches, which refresh it.
+  struct LoadItem {
+    std::shared_ptr<TreeCache> cache;
+    std::string full;
+    int what;  // k*Event bits: which reads a known node needs
+  };
+  void LoadAll(std::vector<LoadItem> level, bool deep, EventsByCache* events);
   void DropFrom(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events);
   void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value);
   void Deliver(TreeCache& cache, std::vector<TreeEvent> events);
+  NodeWatches WatchesOf(const TreeCache& cache, const std::string& full) const;
   // The cache covering `full`, or nullptr. REQUIRES: data_mu_ held.
   TreeCache* CacheFor(const std::string& full);
 
@@ -149,6 +185,12 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   std::mutex refresh_mu_;
   std::mutex data_mu_;
   std::vector<std::shared_ptr<TreeCache>> caches_;  // GUARDED_BY(data_mu_)
+
+  std::mutex dirty_mu_;
+  std::map<std::string, int> dirty_;  // GUARDED_BY(dirty_mu_): path -> k*Event bits
+  bool drain_posted_ = false;         // GUARDED_BY(dirty_mu_)
+
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(RequestKind::kCount)> requests_{};
 
   std::mutex once_mu_;
   std::set<OnceWatch*> once_watches_;  // GUARDED_BY(once_mu_); owned; freed on destruction

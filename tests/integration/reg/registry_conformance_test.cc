@@ -242,6 +242,84 @@ TEST_P(RegistryConformanceTest, TransactionsApplyAllOrNothing) {
             StatusCode::kAlreadyExists);
 }
 
+TEST_P(RegistryConformanceTest, AsyncTransactionsReportOnTheExecutorInTheOrderSent) {
+  ASSERT_TRUE(reg_->Persist("/at", "").ok());
+  auto sub = reg_->Watch("/at", events_, [](const TreeEvent&) {});
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::pair<int, Status>> outcomes;  // guarded by mu
+  std::vector<bool> cached;                      // guarded by mu: read-your-writes at `done`
+  auto done = [&](int n, std::string key) {
+    return [&, n, key](Status s) {
+      bool seen = *reg_->IsExisted(key);
+      std::lock_guard<std::mutex> lock(mu);
+      outcomes.emplace_back(n, std::move(s));
+      cached.push_back(seen);
+      cv.notify_all();
+    };
+  };
+  SerialExecutor serial(pool_);
+  // Sent back to back: the second depends on the first having been applied.
+  reg_->ExecuteInTransactionAsync({TransactionOp::Create("/at/a", "1")}, serial, done(1, "/at/a"));
+  reg_->ExecuteInTransactionAsync(
+      {TransactionOp::CheckExists("/at/a"), TransactionOp::Create("/at/a/b", "2")}, serial,
+      done(2, "/at/a/b"));
+  reg_->ExecuteInTransactionAsync(
+      {TransactionOp::Create("/at/c", "3"), TransactionOp::CheckExists("/at/missing")}, serial,
+      done(3, "/at/missing"));
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return outcomes.size() == 3; }));
+  EXPECT_EQ(outcomes[0].first, 1);
+  EXPECT_TRUE(outcomes[0].second.ok()) << outcomes[0].second;
+  EXPECT_TRUE(cached[0]);  // the cache has the write when `done` runs
+  EXPECT_EQ(outcomes[1].first, 2);
+  EXPECT_TRUE(outcomes[1].second.ok()) << outcomes[1].second;
+  EXPECT_TRUE(cached[1]);
+  EXPECT_EQ(outcomes[2].second.code(), StatusCode::kNotFound);
+  EXPECT_NE(outcomes[2].second.message().find("transaction step 2"), std::string::npos)
+      << outcomes[2].second;
+  lock.unlock();
+  EXPECT_EQ(*reg_->GetDirectly("/at/a/b"), "2");
+  EXPECT_FALSE(*reg_->IsExisted("/at/c"));  // all or nothing
+}
+
+TEST_P(RegistryConformanceTest, AWatchPolicyStillSeesMarksComeAndGo) {
+  ASSERT_TRUE(reg_->Persist("/p/item", "").ok());
+  Recorder rec;
+  // Marks under /p/item need no watch of their own; /p/item needs only its children watched.
+  WatchPolicy policy = [](std::string_view key) {
+    if (key.starts_with("/p/item/")) return NodeWatches{false, false};
+    if (key == "/p/item") return NodeWatches{false, true};
+    return NodeWatches{};
+  };
+  auto sub = reg_->Watch(
+      "/p", events_, [&](const TreeEvent& e) { rec.Add(e); }, policy);
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/p/item", ""));
+  auto other = Client();
+  for (int round = 0; round < 3; ++round) {
+    const std::string v = "owner-" + std::to_string(round);
+    ASSERT_TRUE(other->Persist("/p/item/running", v).ok());
+    EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/p/item/running", v)) << round;
+    EXPECT_EQ(*reg_->Get("/p/item/running"), v);
+    ASSERT_TRUE(other->Remove("/p/item/running").ok());
+    EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kDeleted, "/p/item/running", v)) << round;
+    EXPECT_FALSE(*reg_->IsExisted("/p/item/running"));
+  }
+  // Our own mark: in the cache at once, and its removal by another client is seen.
+  ASSERT_TRUE(reg_->Persist("/p/item/misfire", "").ok());
+  EXPECT_TRUE(*reg_->IsExisted("/p/item/misfire"));
+  ASSERT_TRUE(other->Remove("/p/item/misfire").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kDeleted, "/p/item/misfire"));
+  // A node the policy leaves alone still reports updates in place.
+  ASSERT_TRUE(other->Persist("/p/config", "a").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/p/config", "a"));
+  ASSERT_TRUE(other->Persist("/p/config", "b").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kUpdated, "/p/config", "b"));
+  other->Close();
+}
+
 TEST_P(RegistryConformanceTest, WatchDeliversEveryEventTypeAndServesReadsFromTheCache) {
   ASSERT_TRUE(reg_->Persist("/w/existing", "0").ok());
   Recorder rec;

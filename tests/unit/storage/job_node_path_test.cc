@@ -21,6 +21,38 @@ TEST(JobNodePathTest, PathsMatchTheRegistryLayout) {
   EXPECT_EQ(p.LeaderHostNodePath(), "/orderJob/leader/election/instance");
 }
 
+TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
+  auto same = [](NodeWatches a, NodeWatches b) {
+    return a.value == b.value && a.children == b.children;
+  };
+  const NodeWatches none{false, false}, value{true, false}, children{false, true}, both{};
+  // Created and deleted only: the parent's children watch is enough.
+  for (const char* node : {"sharding/0/running", "sharding/12/misfire", "sharding/1/disabled",
+                           "leader/sharding/processing", "leader/failover/items/3",
+                           "trigger/10.0.0.1@-@42", "systemTime/current", "guarantee/started/0",
+                           "guarantee/completed/2", "leader/election/latch/_c_x-latch-0000000001",
+                           "leader/failover/latch/_c_y-latch-0000000002",
+                           "guarantee/started-latch/_c_z-latch-0000000003"}) {
+    EXPECT_TRUE(same(JobNodeWatches(node), none)) << node;
+  }
+  for (const char* node : {"config", "servers/10.0.0.1", "instances/10.0.0.1@-@42",
+                           "sharding/0/instance", "sharding/0/failover", "sharding/0/failovering",
+                           "leader/sharding/necessary", "leader/election/instance"}) {
+    EXPECT_TRUE(same(JobNodeWatches(node), value)) << node;
+  }
+  EXPECT_TRUE(same(JobNodeWatches("sharding/7"), children));
+  for (const char* node :
+       {"servers", "instances", "sharding", "leader", "leader/election", "leader/election/latch",
+        "leader/failover/items", "trigger", "guarantee", "guarantee/started", "an/unknown/node"}) {
+    EXPECT_TRUE(same(JobNodeWatches(node), both)) << node;
+  }
+  // The policy maps the registry's keys, and leaves the job root and other jobs alone.
+  WatchPolicy policy = JobNodePath("orderJob").CachePolicy();
+  EXPECT_TRUE(same(policy("/orderJob/sharding/0/running"), none));
+  EXPECT_TRUE(same(policy("/orderJob"), both));
+  EXPECT_TRUE(same(policy("/orderJobX/sharding/0/running"), both));
+}
+
 class JobNodeStorageTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(reg_.Init().ok()); }
