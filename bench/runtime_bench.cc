@@ -6,6 +6,7 @@
 //   lateness_ms          p50 / p99 / max of (item's user code began - cron fire time) over
 //                        the window's item runs answering a cron fire, all jobs together
 //   requests             (ZooKeeper) requests this process sent in the window, by kind
+//   startup_requests     (ZooKeeper) requests sent until the last Schedule() returned
 //   triggers, item_runs  counted in the window
 //   cpu_us_per_item      process CPU time (user + system) in the window / item runs
 //   idle, load           threads and RSS after scheduling and at the end of the window
@@ -131,6 +132,8 @@ int main(int argc, char** argv) {
     std::lock_guard<std::mutex> lock(mu);
     ++triggers;
   };
+  auto* zk = dynamic_cast<elasticjob::reg::ZooKeeperRegistryCenter*>(reg->get());
+  const auto requests_at_start = zk != nullptr ? zk->request_counts() : RequestCounts{};
   std::vector<std::unique_ptr<elasticjob::ScheduleJobBootstrap>> all;
   for (int i = 0; i < jobs; ++i) {
     auto config = elasticjob::JobConfiguration::Builder(prefix + std::to_string(i), items)
@@ -151,6 +154,11 @@ int main(int argc, char** argv) {
   const auto scheduled = Clock::now();
   const double startup_ms = std::chrono::duration<double, std::milli>(scheduled - t0).count();
   nlohmann::json idle = Footprint();
+  nlohmann::json startup_requests = nlohmann::json::object();
+  if (zk != nullptr) {
+    for (const auto& [kind, n] : zk->request_counts())
+      startup_requests[kind] = n - requests_at_start.at(kind);
+  }
   double reshard_ms = -1;
   if (reshard_watch) {
     // Woken by the registry (a Watch on the first job), bounded by 60 s.
@@ -181,7 +189,6 @@ int main(int argc, char** argv) {
     while (std::getline(std::cin, line) && line != "start") {
     }
   }
-  auto* zk = dynamic_cast<elasticjob::reg::ZooKeeperRegistryCenter*>(reg->get());
   const auto requests_before = zk != nullptr ? zk->request_counts() : RequestCounts{};
   const double cpu_before = CpuMs();
   measuring = true;
@@ -226,6 +233,7 @@ int main(int argc, char** argv) {
       {"idle", idle},
       {"load", load},
       {"requests", requests},
+      {"startup_requests", startup_requests},
   };
   std::cout << out.dump() << "\n";
   return 0;  // an instance may own no item (2 instances, 1 item): a figure, not a failure

@@ -5,6 +5,9 @@
 namespace elasticjob::election {
 
 Status LeaderService::ElectLeader() {
+  // A leader the cache knows of: the latch would only find it too. Its node going is an
+  // event that elects again.
+  if (auto has = HasLeader(); has.ok() && *has) return Status::Ok();
   Status inner;
   Status s = storage_.ExecuteInLeader(kLeaderLatch, [&] {
     auto has = storage_.IsJobNodeExisted(kLeaderInstance);

@@ -137,6 +137,13 @@ Status RegistryBase::ExecuteInLeader(std::string_view key, const std::function<v
   while (true) {
     if (closed())
       return Status(StatusCode::kCancelled, "registry closed while waiting for " + latch);
+    if (ours.empty()) {
+      // First round, or our node went with an expired session: (re)create it.
+      if (Status s = CreateContainer(latch); !s.ok()) return s;
+      auto created = PersistEphemeralSequential(latch + "/" + prefix, "");
+      if (!created.ok()) return created.status();
+      ours = created->substr(created->rfind('/') + 1);
+    }
     uint64_t epoch;
     {
       std::lock_guard<std::mutex> lock(latch_mu_);
@@ -146,12 +153,8 @@ Status RegistryBase::ExecuteInLeader(std::string_view key, const std::function<v
     if (!children.ok() && children.status().code() != StatusCode::kNotFound)
       return children.status();
     std::vector<std::string> names = children.ok() ? *children : std::vector<std::string>{};
-    if (ours.empty() || std::find(names.begin(), names.end(), ours) == names.end()) {
-      // First round, or our node went with an expired session: (re)create it.
-      if (Status s = CreateContainer(latch); !s.ok()) return s;
-      auto created = PersistEphemeralSequential(latch + "/" + prefix, "");
-      if (!created.ok()) return created.status();
-      ours = created->substr(created->rfind('/') + 1);
+    if (std::find(names.begin(), names.end(), ours) == names.end()) {
+      ours.clear();  // gone with an expired session
       continue;
     }
     std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {

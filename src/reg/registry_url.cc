@@ -90,6 +90,7 @@ Result<RegistryUrl> ParseRegistryUrl(std::string_view url) {
     if (key == "baseSleepMs") target = &r.base_sleep_ms;
     if (key == "maxSleepMs") target = &r.max_sleep_ms;
     if (key == "maxRetries") target = &r.max_retries;
+    if (key == "cacheBatchMs") target = &r.cache_batch_ms;
     if (target == nullptr) return bad(fmt::format("unknown parameter '{}'", key));
     int v = 0;
     auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);

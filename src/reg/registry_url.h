@@ -21,6 +21,9 @@ struct RegistryUrl {
   int base_sleep_ms = 1000;
   int max_sleep_ms = 3000;
   int max_retries = 3;
+  // How long watch events gather before the cache reads them again in one batch (ours, not
+  // ElasticJob's): a run's running marks come and go within it at the cost of one read.
+  int cache_batch_ms = 10;
 };
 
 // Parses `zookeeper://hosts/namespace?...` or `memory://namespace`. Errors name the part.

@@ -3,6 +3,7 @@
 //
 //   zookeeper://host:port[,host:port...]/namespace?digest=user:pass&sessionTimeoutMs=60000
 //       &connectionTimeoutMs=15000&baseSleepMs=1000&maxSleepMs=3000&maxRetries=3
+//       &cacheBatchMs=10
 //   memory://namespace      (one process; instances with the same namespace share a store)
 //
 // Keys are absolute paths below the namespace ("/orderJob/config"). Values are bytes

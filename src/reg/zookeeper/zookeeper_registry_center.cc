@@ -13,11 +13,6 @@
 namespace elasticjob::reg {
 namespace {
 
-bool Under(const std::string& path, const std::string& root) {
-  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-                          path[root.size()] == '/');
-}
-
 std::string JoinPath(const std::string& parent, const std::string& name) {
   return parent == "/" ? "/" + name : parent + "/" + name;
 }
@@ -32,6 +27,15 @@ std::string ParentOf(const std::string& full) {
 // a connection is (re)made, as the Java client does.
 void ResolveOnlyOnReconnect(zhandle_t* zh) {
   if (zh != nullptr) zoo_set_servers_resolution_delay(zh, -1);
+}
+
+CreateMode ModeOf(int flags) {
+  // The client's flags are `const int`s, not constants switch can use.
+  if (flags == ZOO_EPHEMERAL) return CreateMode::kEphemeral;
+  if (flags == ZOO_PERSISTENT_SEQUENTIAL) return CreateMode::kPersistentSequential;
+  if (flags == ZOO_EPHEMERAL_SEQUENTIAL) return CreateMode::kEphemeralSequential;
+  if (flags == ZOO_CONTAINER) return CreateMode::kContainer;
+  return CreateMode::kPersistent;
 }
 
 bool Retryable(int rc) {
@@ -51,6 +55,16 @@ void QuietClientLog() {
 }
 
 }  // namespace
+
+// A transaction in the C client's form. Owns every buffer the client reads or writes until
+// the reply: an asynchronous one lives on the heap until its completion.
+struct ZooKeeperRegistryCenter::Multi {
+  std::vector<TransactionOp> ops;
+  std::vector<std::string> paths;
+  std::vector<std::vector<char>> bufs;  // created paths (sequential nodes get a suffix)
+  std::vector<zoo_op_t> zops;
+  std::vector<zoo_op_result_t> results;
+};
 
 // A one-shot watch's context. Contexts are owned by once_watches_ until their watch fires
 // for good (a node event or the session's expiry), or the registry is destroyed.
@@ -210,7 +224,7 @@ void ZooKeeperRegistryCenter::Close() {
     std::lock_guard<std::mutex> lock(data_mu_);
     ended.swap(caches_);
   }
-  for (auto& c : ended) c->state->Cancel();
+  for (auto& [root, c] : ended) c->state->Cancel();
 }
 
 int64_t ZooKeeperRegistryCenter::session_id() {
@@ -425,9 +439,19 @@ Result<int> ZooKeeperRegistryCenter::GetNumChildren(std::string_view key) {
 
 // ---- writes ----------------------------------------------------------------------------
 
+ZooKeeperRegistryCenter::Known ZooKeeperRegistryCenter::CacheKnows(const std::string& full) {
+  std::lock_guard<std::mutex> lock(data_mu_);
+  TreeCache* c = CacheFor(full);
+  if (c == nullptr) return Known::kUnknown;
+  return c->nodes.count(full) != 0 ? Known::kPresent : Known::kAbsent;
+}
+
 Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, int flags) {
   std::vector<std::string> chain;
-  for (std::string p = full; p != prefix_ && p != "/"; p = ParentOf(p)) chain.push_back(p);
+  for (std::string p = full; p != prefix_ && p != "/"; p = ParentOf(p)) {
+    if (CacheKnows(p) == Known::kPresent) break;  // and so are its ancestors
+    chain.push_back(p);
+  }
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     int rc = WithRetry(RequestKind::kCreate, [&](zhandle_t* zh) {
       return zoo_create(zh, it->c_str(), "", 0, Acl(), flags, nullptr, 0);
@@ -438,24 +462,62 @@ Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, int flags) 
   return Status::Ok();
 }
 
+Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::string& full,
+                                                                 std::string_view value,
+                                                                 CreateMode mode) {
+  // The missing ancestors (persistent, empty) and the node in one multi-op: one round trip
+  // instead of one per level. An ancestor that exists after all fails the multi at its step;
+  // it and those above it are then dropped and the rest is tried again.
+  std::vector<std::string> ancestors;
+  for (std::string p = ParentOf(full); p != prefix_ && p != "/"; p = ParentOf(p)) {
+    if (CacheKnows(p) == Known::kPresent) break;
+    ancestors.insert(ancestors.begin(), p);
+  }
+  while (true) {
+    std::vector<TransactionOp> ops;
+    for (const auto& a : ancestors) ops.push_back(TransactionOp::Create(Relative(a), ""));
+    ops.push_back(TransactionOp::Create(Relative(full), std::string(value), mode));
+    auto m = PrepareMulti(std::move(ops));
+    int rc = WithRetry(RequestKind::kMulti, [&](zhandle_t* zh) {
+      return zoo_multi(zh, static_cast<int>(m->zops.size()), m->zops.data(), m->results.data());
+    });
+    size_t failed = m->results.size();
+    if (rc != ZOK) {
+      for (size_t k = 0; k < m->results.size(); ++k) {
+        if (m->results[k].err != ZOK && m->results[k].err != ZRUNTIMEINCONSISTENCY) {
+          failed = k;
+          break;
+        }
+      }
+    }
+    if (rc == ZNODEEXISTS && failed < ancestors.size()) {
+      ancestors.erase(ancestors.begin(), ancestors.begin() + static_cast<long>(failed) + 1);
+      continue;
+    }
+    if (Status st = FinishMulti(*m, rc); !st.ok()) {
+      // The node's own step names the node, as a single create would.
+      if (failed == ancestors.size()) return ToStatus(m->results[failed].err, Relative(full));
+      return st;
+    }
+    return std::string(m->bufs.back().data());
+  }
+}
+
 Status ZooKeeperRegistryCenter::CreateParents(const std::string& full) {
   return CreateChain(ParentOf(full), ZOO_PERSISTENT);
 }
 
 Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std::string_view value,
                                                     int flags, bool parents) {
-  std::vector<char> path_buf(full.size() + 64);
-  auto attempt = [&] {
-    return WithRetry(RequestKind::kCreate, [&](zhandle_t* zh) {
-      return zoo_create(zh, full.c_str(), value.data(), static_cast<int>(value.size()), Acl(),
-                        flags, path_buf.data(), static_cast<int>(path_buf.size()));
-    });
-  };
-  int rc = attempt();
-  if (rc == ZNONODE && parents) {
-    if (Status s = CreateParents(full); !s.ok()) return s;
-    rc = attempt();
+  if (parents && CacheKnows(ParentOf(full)) == Known::kAbsent) {
+    return CreateWithAncestors(full, value, ModeOf(flags));  // no doomed attempt first
   }
+  std::vector<char> path_buf(full.size() + 64);
+  int rc = WithRetry(RequestKind::kCreate, [&](zhandle_t* zh) {
+    return zoo_create(zh, full.c_str(), value.data(), static_cast<int>(value.size()), Acl(), flags,
+                      path_buf.data(), static_cast<int>(path_buf.size()));
+  });
+  if (rc == ZNONODE && parents) return CreateWithAncestors(full, value, ModeOf(flags));
   if (rc != ZOK) return ToStatus(rc, Relative(full));
   std::string created(path_buf.data());
   ApplyLocalWrite(created, std::string(value));
@@ -465,10 +527,14 @@ Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std
 Status ZooKeeperRegistryCenter::Persist(std::string_view key, std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
-  for (int round = 0; round < 3; ++round) {
-    auto created = Create(full, value, ZOO_PERSISTENT, true);
-    if (created.ok()) return Status::Ok();
-    if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
+  // The cache says which to try first; a stale answer costs one more round trip.
+  bool exists = CacheKnows(full) == Known::kPresent;
+  for (int round = 0; round < 4; ++round) {
+    if (!exists) {
+      auto created = Create(full, value, ZOO_PERSISTENT, true);
+      if (created.ok()) return Status::Ok();
+      if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
+    }
     int rc = WithRetry(RequestKind::kSet, [&](zhandle_t* zh) {
       return zoo_set(zh, full.c_str(), value.data(), static_cast<int>(value.size()), -1);
     });
@@ -477,6 +543,7 @@ Status ZooKeeperRegistryCenter::Persist(std::string_view key, std::string_view v
       return Status::Ok();
     }
     if (rc != ZNONODE) return ToStatus(rc, key);  // deleted in between: create again
+    exists = false;
   }
   return Status(StatusCode::kInternal, fmt::format("persist {}: node keeps changing", key));
 }
@@ -489,12 +556,20 @@ Status ZooKeeperRegistryCenter::Update(std::string_view key, std::string_view va
 Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
+  if (CacheKnows(full) != Known::kAbsent) {  // present, or not known: delete it first
+    int rc = WithRetry(RequestKind::kDelete,
+                       [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
+    if (rc != ZOK && rc != ZNONODE) return ToStatus(rc, key);
+    if (rc == ZOK) ApplyLocalWrite(full, std::nullopt);
+  }
+  auto created = Create(full, value, ZOO_EPHEMERAL, true);
+  if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
+  // The cache was behind: another session's node is there after all. Replace it.
   int rc = WithRetry(RequestKind::kDelete,
                      [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
   if (rc != ZOK && rc != ZNONODE) return ToStatus(rc, key);
   if (rc == ZOK) ApplyLocalWrite(full, std::nullopt);
-  auto created = Create(full, value, ZOO_EPHEMERAL, true);
-  return created.status();
+  return Create(full, value, ZOO_EPHEMERAL, true).status();
 }
 
 Result<std::string> ZooKeeperRegistryCenter::PersistSequential(std::string_view key,
@@ -522,6 +597,15 @@ Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::function<Status(const std::string&)> remove = [&](const std::string& full) -> Status {
     for (int round = 0; round < 5; ++round) {
+      // A leaf (the common case) goes in one round trip; children are listed only when the
+      // server says there are some.
+      int rc = WithRetry(RequestKind::kDelete,
+                         [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
+      if (rc == ZOK || rc == ZNONODE) {
+        ApplyLocalWrite(full, std::nullopt);
+        return Status::Ok();
+      }
+      if (rc != ZNOTEMPTY) return ToStatus(rc, Relative(full));
       auto children = GetChildrenDirectly(Relative(full));
       if (!children.ok()) {
         return children.status().code() == StatusCode::kNotFound ? Status::Ok() : children.status();
@@ -529,29 +613,12 @@ Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
       for (const auto& c : *children) {
         if (Status s = remove(JoinPath(full, c)); !s.ok()) return s;
       }
-      int rc = WithRetry(RequestKind::kDelete,
-                         [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
-      if (rc == ZOK || rc == ZNONODE) {
-        ApplyLocalWrite(full, std::nullopt);
-        return Status::Ok();
-      }
-      if (rc != ZNOTEMPTY) return ToStatus(rc, Relative(full));  // ZNOTEMPTY: a child raced in
     }
     return Status(StatusCode::kFailedPrecondition,
                   fmt::format("remove {}: children keep being added", Relative(full)));
   };
   return remove(Full(key));
 }
-
-// A transaction in the C client's form. Owns every buffer the client reads or writes until
-// the reply: an asynchronous one lives on the heap until its completion.
-struct ZooKeeperRegistryCenter::Multi {
-  std::vector<TransactionOp> ops;
-  std::vector<std::string> paths;
-  std::vector<std::vector<char>> bufs;  // created paths (sequential nodes get a suffix)
-  std::vector<zoo_op_t> zops;
-  std::vector<zoo_op_result_t> results;
-};
 
 std::unique_ptr<ZooKeeperRegistryCenter::Multi> ZooKeeperRegistryCenter::PrepareMulti(
     std::vector<TransactionOp> ops) const {
@@ -665,6 +732,15 @@ struct ZooKeeperRegistryCenter::PendingMulti {
   }
 };
 
+// Several transactions sent as one multi-op. Their zoo_op_t steps point into each member's
+// own buffers, so a created node's path lands where that member's FinishMulti reads it.
+struct ZooKeeperRegistryCenter::WriteBatch {
+  ZooKeeperRegistryCenter* self;
+  std::vector<PendingMulti*> members;
+  std::vector<zoo_op_t> zops;
+  std::vector<zoo_op_result_t> results;
+};
+
 void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionOp> ops,
                                                         Executor& executor,
                                                         std::function<void(Status)> done) {
@@ -676,24 +752,137 @@ void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionO
   }
   auto* p = new PendingMulti{this, PrepareMulti(std::move(ops)), &executor, std::move(done)};
   if (p->multi->ops.empty()) return PendingMulti::Complete(p);
+  // While a batch is on its way, transactions gather and then leave together in one
+  // multi-op (up to kMaxBatchOps steps): a thousand jobs firing in the same millisecond cost
+  // the server a few writes, not two thousand. An idle registry sends at once.
+  {
+    std::lock_guard<std::mutex> lock(batch_mu_);
+    if (batch_in_flight_) {
+      queued_writes_.push_back(p);
+      return;
+    }
+    batch_in_flight_ = true;
+  }
+  SendBatch({p});
+}
+
+void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
   {
     std::shared_lock<std::shared_mutex> lock(handle_mu_);
     if (zh_ == nullptr) {
       p->rc = ZINVALIDSTATE;
     } else {
       CountRequest(RequestKind::kMulti);
-      p->rc = zoo_amulti(
-          zh_, static_cast<int>(p->multi->zops.size()), p->multi->zops.data(),
-          p->multi->results.data(),
-          [](int rc, const void* data) {
-            auto* pending = static_cast<PendingMulti*>(const_cast<void*>(data));
-            pending->rc = rc;
-            PendingMulti::Complete(pending);
-          },
-          p);
+      auto on_done = ends_batch ? +[](int rc, const void* data) {
+        auto* pending = static_cast<PendingMulti*>(const_cast<void*>(data));
+        ZooKeeperRegistryCenter* self = pending->self;
+        pending->rc = rc;
+        PendingMulti::Complete(pending);
+        self->NextBatch();
+      }
+                                : +[](int rc, const void* data) {
+                                    auto* pending =
+                                        static_cast<PendingMulti*>(const_cast<void*>(data));
+                                    pending->rc = rc;
+                                    PendingMulti::Complete(pending);
+                                  };
+      p->rc = zoo_amulti(zh_, static_cast<int>(p->multi->zops.size()), p->multi->zops.data(),
+                         p->multi->results.data(), on_done, p);
     }
   }
-  if (p->rc != ZOK) PendingMulti::Complete(p);  // not sent: no completion will come
+  if (p->rc != ZOK) {  // not sent: no completion will come
+    PendingMulti::Complete(p);
+    if (ends_batch) NextBatch();
+  }
+}
+
+void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members) {
+  if (members.size() == 1) return SendSingle(members.front(), /*ends_batch=*/true);
+  auto* batch = new WriteBatch{this, std::move(members), {}, {}};
+  for (auto* m : batch->members) {
+    batch->zops.insert(batch->zops.end(), m->multi->zops.begin(), m->multi->zops.end());
+  }
+  batch->results.resize(batch->zops.size());
+  int rc;
+  {
+    std::shared_lock<std::shared_mutex> lock(handle_mu_);
+    if (zh_ == nullptr) {
+      rc = ZINVALIDSTATE;
+    } else {
+      CountRequest(RequestKind::kMulti);
+      rc = zoo_amulti(
+          zh_, static_cast<int>(batch->zops.size()), batch->zops.data(), batch->results.data(),
+          [](int result, const void* data) {
+            std::unique_ptr<WriteBatch> b(static_cast<WriteBatch*>(const_cast<void*>(data)));
+            b->self->BatchReplied(*b, result);
+          },
+          batch);
+    }
+  }
+  if (rc != ZOK) {
+    std::unique_ptr<WriteBatch> b(batch);
+    BatchReplied(*b, rc);
+  }
+}
+
+void ZooKeeperRegistryCenter::BatchReplied(WriteBatch& batch, int rc) {
+  // On the completion thread (or the sender's, if it was never sent): must not block.
+  if (rc == ZOK || Retryable(rc)) {
+    // All applied, or the connection went (each then retries on its own executor).
+    for (auto* m : batch.members) {
+      m->rc = rc;
+      PendingMulti::Complete(m);
+    }
+    return NextBatch();
+  }
+  // One member failed and took the others down with it. Those before it go again together,
+  // then it alone (for its own outcome), and those after it lead the next batch: the order
+  // on the wire is still the order sent.
+  size_t failing = batch.members.size();
+  for (size_t k = 0, op = 0; k < batch.members.size() && failing == batch.members.size(); ++k) {
+    for (size_t n = batch.members[k]->multi->zops.size(); n > 0; --n, ++op) {
+      int err = batch.results[op].err;
+      if (err != ZOK && err != ZRUNTIMEINCONSISTENCY) {
+        failing = k;
+        break;
+      }
+    }
+  }
+  if (failing == batch.members.size()) {  // no step to blame: each alone
+    for (auto* m : batch.members) SendSingle(m, /*ends_batch=*/false);
+    return NextBatch();
+  }
+  PendingMulti* culprit = batch.members[failing];
+  std::vector<PendingMulti*> before;
+  {
+    std::lock_guard<std::mutex> lock(batch_mu_);
+    for (size_t k = batch.members.size(); k-- > 0;) {
+      if (k > failing) queued_writes_.push_front(batch.members[k]);
+      if (k < failing) before.insert(before.begin(), batch.members[k]);
+    }
+  }
+  if (before.empty()) return SendSingle(culprit, /*ends_batch=*/true);
+  SendBatch(std::move(before));  // its reply sends the next batch
+  SendSingle(culprit, /*ends_batch=*/false);
+}
+
+void ZooKeeperRegistryCenter::NextBatch() {
+  std::vector<PendingMulti*> next;
+  {
+    std::lock_guard<std::mutex> lock(batch_mu_);
+    size_t ops = 0;
+    while (!queued_writes_.empty() &&
+           (next.empty() || ops + queued_writes_.front()->multi->zops.size() <= kMaxBatchOps)) {
+      ops += queued_writes_.front()->multi->zops.size();
+      next.push_back(queued_writes_.front());
+      queued_writes_.pop_front();
+    }
+    if (next.empty()) {
+      batch_in_flight_ = false;
+      return;
+    }
+  }
+  SendBatch(std::move(next));
 }
 
 Result<int64_t> ZooKeeperRegistryCenter::GetRegistryCenterTime(std::string_view key) {
@@ -758,11 +947,24 @@ NodeWatches ZooKeeperRegistryCenter::WatchesOf(const TreeCache& cache,
   return cache.policy(Relative(full));
 }
 
-ZooKeeperRegistryCenter::TreeCache* ZooKeeperRegistryCenter::CacheFor(const std::string& full) {
-  for (auto& c : caches_) {
-    if (Under(full, c->root)) return c.get();
+std::vector<std::shared_ptr<ZooKeeperRegistryCenter::TreeCache>>
+ZooKeeperRegistryCenter::CachesCovering(const std::string& full) {
+  // A lookup per ancestor, not a scan of every cache: a process with a thousand jobs has a
+  // thousand caches, and this runs for every read and write.
+  std::vector<std::shared_ptr<TreeCache>> out;
+  for (std::string p = full;; p = ParentOf(p)) {
+    auto [from, to] = caches_.equal_range(p);
+    for (auto it = from; it != to; ++it) out.push_back(it->second);
+    if (p == "/" || p.empty()) break;
   }
-  return nullptr;
+  return out;
+}
+
+ZooKeeperRegistryCenter::TreeCache* ZooKeeperRegistryCenter::CacheFor(const std::string& full) {
+  for (std::string p = full;; p = ParentOf(p)) {
+    if (auto it = caches_.find(p); it != caches_.end()) return it->second.get();
+    if (p == "/" || p.empty()) return nullptr;
+  }
 }
 
 void ZooKeeperRegistryCenter::CacheWatcher(zhandle_t*, int type, int, const char* path, void* ctx) {
@@ -971,7 +1173,18 @@ void ZooKeeperRegistryCenter::MarkDirty(const std::string& full, int what) {
   dirty_[full] |= what;
   if (drain_posted_) return;
   drain_posted_ = true;
-  worker_.Post([this] { RefreshDirty(); });
+  worker_.Post([this] {
+    // The events of a short while are read in one batch: a node created and deleted within
+    // it (a run's running mark) costs one read of its parent, not two plus its own. Every
+    // event of the window is applied together, in one pass, so the cache never shows a
+    // later change (the sharding flag gone) before an earlier one (the new owners).
+    if (url_.cache_batch_ms > 0) {
+      std::unique_lock<std::mutex> state(state_mu_);
+      state_cv_.wait_for(state, std::chrono::milliseconds(url_.cache_batch_ms),
+                         [this] { return closing_; });
+    }
+    RefreshDirty();
+  });
 }
 
 void ZooKeeperRegistryCenter::RefreshDirty() {
@@ -988,9 +1201,7 @@ void ZooKeeperRegistryCenter::RefreshDirty() {
   {
     std::lock_guard<std::mutex> lock(data_mu_);
     for (const auto& [full, what] : paths) {
-      for (auto& c : caches_) {
-        if (Under(full, c->root)) level.push_back({c, full, what});
-      }
+      for (auto& c : CachesCovering(full)) level.push_back({c, full, what});
     }
   }
   EventsByCache events;
@@ -1003,7 +1214,7 @@ void ZooKeeperRegistryCenter::ResyncAll() {
   std::vector<LoadItem> level;
   {
     std::lock_guard<std::mutex> lock(data_mu_);
-    for (auto& c : caches_) level.push_back({c, c->root, kValueEvent | kChildrenEvent});
+    for (auto& [root, c] : caches_) level.push_back({c, root, kValueEvent | kChildrenEvent});
   }
   EventsByCache events;
   LoadAll(std::move(level), /*deep=*/true, &events);
@@ -1014,8 +1225,7 @@ void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
                                               const std::optional<std::string>& value) {
   std::lock_guard<std::mutex> refresh(refresh_mu_);
   std::lock_guard<std::mutex> lock(data_mu_);
-  for (auto& c : caches_) {
-    if (!Under(full, c->root)) continue;
+  for (auto& c : CachesCovering(full)) {
     std::vector<TreeEvent> events;
     if (!value.has_value()) {
       DropFrom(*c, full, &events);
@@ -1055,7 +1265,7 @@ Result<std::unique_ptr<Subscription>> ZooKeeperRegistryCenter::Watch(
     LoadAll({{cache, cache->root, kValueEvent | kChildrenEvent}}, /*deep=*/true, &events);
     {
       std::lock_guard<std::mutex> lock(data_mu_);
-      caches_.push_back(cache);
+      caches_.emplace(cache->root, cache);
     }
     Deliver(*cache, std::move(events[cache]));
   }
@@ -1064,7 +1274,7 @@ Result<std::unique_ptr<Subscription>> ZooKeeperRegistryCenter::Watch(
   return std::unique_ptr<Subscription>(std::make_unique<SubscriptionHandle>(state, [this, weak] {
     std::lock_guard<std::mutex> lock(data_mu_);
     auto c = weak.lock();
-    std::erase_if(caches_, [&](const std::shared_ptr<TreeCache>& x) { return x == c; });
+    std::erase_if(caches_, [&](const auto& entry) { return entry.second == c; });
   }));
 }
 

@@ -22,6 +22,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,6 +94,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   struct NodeRead;
   struct Multi;
   struct PendingMulti;
+  struct WriteBatch;
   using EventsByCache = std::map<std::shared_ptr<TreeCache>, std::vector<TreeEvent>>;
   enum class RequestKind { kRead, kChildren, kExists, kCreate, kSet, kDelete, kMulti, kCount };
   struct TreeCache {
@@ -129,12 +131,27 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   std::string Full(std::string_view key) const;
   std::string Relative(const std::string& full) const;
   const ::ACL_vector* Acl() const;
-  // Creates `full` and every missing ancestor below the namespace with `flags`.
+  // What the caches say of `full`: there, not there, or no cache covers it.
+  enum class Known { kPresent, kAbsent, kUnknown };
+  Known CacheKnows(const std::string& full);
+  // Creates `full` and every missing ancestor below the namespace with `flags`, one level at
+  // a time (containers cannot be made in a multi-op with the 3.8 client's API).
   Status CreateChain(const std::string& full, int flags);
+  // Creates `full` with its missing persistent ancestors in one multi-op.
+  Result<std::string> CreateWithAncestors(const std::string& full, std::string_view value,
+                                          CreateMode mode);
   Status CreateParents(const std::string& full);
   // A transaction in the client's form, and its outcome (applied to the caches when OK).
   std::unique_ptr<Multi> PrepareMulti(std::vector<TransactionOp> ops) const;
   Status FinishMulti(Multi& multi, int rc);
+  // The asynchronous write path: one transaction alone (`ends_batch`: it is the batch in
+  // flight), several merged into one multi-op, the reply of a merged one, and the next batch
+  // once the one in flight has its reply.
+  void SendSingle(PendingMulti* p, bool ends_batch);
+  void SendBatch(std::vector<PendingMulti*> members);
+  void BatchReplied(WriteBatch& batch, int rc);
+  void NextBatch();
+  static constexpr size_t kMaxBatchOps = 1000;  // well under the server's 1 MB request limit
   Result<std::string> Create(const std::string& full, std::string_view value, int flags,
                              bool parents);
 
@@ -161,7 +178,9 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value);
   void Deliver(TreeCache& cache, std::vector<TreeEvent> events);
   NodeWatches WatchesOf(const TreeCache& cache, const std::string& full) const;
-  // The cache covering `full`, or nullptr. REQUIRES: data_mu_ held.
+  // The caches covering `full`. REQUIRES: data_mu_ held.
+  std::vector<std::shared_ptr<TreeCache>> CachesCovering(const std::string& full);
+  // The deepest cache covering `full`, or nullptr. REQUIRES: data_mu_ held.
   TreeCache* CacheFor(const std::string& full);
 
   const RegistryUrl url_;
@@ -184,7 +203,12 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
 
   std::mutex refresh_mu_;
   std::mutex data_mu_;
-  std::vector<std::shared_ptr<TreeCache>> caches_;  // GUARDED_BY(data_mu_)
+  // By root; several subscriptions may watch one key.
+  std::multimap<std::string, std::shared_ptr<TreeCache>> caches_;  // GUARDED_BY(data_mu_)
+
+  std::mutex batch_mu_;
+  bool batch_in_flight_ = false;             // GUARDED_BY(batch_mu_)
+  std::deque<PendingMulti*> queued_writes_;  // GUARDED_BY(batch_mu_); owned
 
   std::mutex dirty_mu_;
   std::map<std::string, int> dirty_;  // GUARDED_BY(dirty_mu_): path -> k*Event bits

@@ -284,6 +284,49 @@ TEST_P(RegistryConformanceTest, AsyncTransactionsReportOnTheExecutorInTheOrderSe
   EXPECT_FALSE(*reg_->IsExisted("/at/c"));  // all or nothing
 }
 
+TEST_P(RegistryConformanceTest, AsyncTransactionsSentTogetherLeaveInFewWritesAndInOrder) {
+  ASSERT_TRUE(reg_->Persist("/ab", "").ok());
+  auto* zk = dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg_.get());
+  const uint64_t multis_before = zk != nullptr ? zk->request_counts().at("multi") : 0;
+  constexpr int kCount = 200;
+  constexpr int kFailing = 150;
+  std::mutex mu;
+  std::condition_variable cv;
+  int done = 0;            // guarded by mu
+  std::vector<int> order;  // guarded by mu
+  std::vector<Status> failures;
+  SerialExecutor serial(pool_);
+  for (int i = 0; i < kCount; ++i) {
+    // Each depends on the one before (unless that one fails); one fails.
+    std::vector<TransactionOp> ops;
+    if (i > 0 && i - 1 != kFailing)
+      ops.push_back(TransactionOp::CheckExists("/ab/n" + std::to_string(i - 1)));
+    if (i == kFailing) ops.push_back(TransactionOp::CheckExists("/ab/missing"));
+    ops.push_back(TransactionOp::Create("/ab/n" + std::to_string(i), std::to_string(i)));
+    reg_->ExecuteInTransactionAsync(std::move(ops), serial, [&, i](Status st) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++done;
+      order.push_back(i);
+      if (!st.ok()) failures.push_back(st);
+      cv.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return done == kCount; }));
+  for (int i = 0; i < kCount; ++i) ASSERT_EQ(order[static_cast<size_t>(i)], i);
+  // The failing one failed alone; its batch's others went through.
+  ASSERT_EQ(failures.size(), size_t{1});
+  EXPECT_EQ(failures[0].code(), StatusCode::kNotFound) << failures[0];
+  lock.unlock();
+  for (int i = 0; i < kCount; ++i) {
+    EXPECT_EQ(*reg_->IsExisted("/ab/n" + std::to_string(i)), i != kFailing) << i;
+  }
+  if (zk != nullptr) {
+    // Merged while one was on its way (the failure costs its batch a resend per member).
+    EXPECT_LT(zk->request_counts().at("multi") - multis_before, uint64_t{kCount / 2});
+  }
+}
+
 TEST_P(RegistryConformanceTest, AWatchPolicyStillSeesMarksComeAndGo) {
   ASSERT_TRUE(reg_->Persist("/p/item", "").ok());
   Recorder rec;

@@ -18,13 +18,14 @@ TEST(RegistryUrlTest, ZooKeeperWithElasticJobDefaults) {
   EXPECT_EQ(u->base_sleep_ms, 1000);
   EXPECT_EQ(u->max_sleep_ms, 3000);
   EXPECT_EQ(u->max_retries, 3);
+  EXPECT_EQ(u->cache_batch_ms, 10);
   EXPECT_TRUE(u->digest.empty());
 }
 
 TEST(RegistryUrlTest, ZooKeeperParameters) {
   auto u = ParseRegistryUrl(
       "zookeeper://127.0.0.1:2181/ns?digest=user:pass&sessionTimeoutMs=5000&connectionTimeoutMs=700"
-      "&baseSleepMs=10&maxSleepMs=20&maxRetries=7");
+      "&baseSleepMs=10&maxSleepMs=20&maxRetries=7&cacheBatchMs=0");
   ASSERT_TRUE(u.ok()) << u.status();
   EXPECT_EQ(u->digest, "user:pass");
   EXPECT_EQ(u->session_timeout_ms, 5000);
@@ -32,6 +33,7 @@ TEST(RegistryUrlTest, ZooKeeperParameters) {
   EXPECT_EQ(u->base_sleep_ms, 10);
   EXPECT_EQ(u->max_sleep_ms, 20);
   EXPECT_EQ(u->max_retries, 7);
+  EXPECT_EQ(u->cache_batch_ms, 0);
 }
 
 TEST(RegistryUrlTest, Memory) {
