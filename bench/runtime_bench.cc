@@ -9,6 +9,7 @@
 //   startup_requests     (ZooKeeper) requests sent until the last Schedule() returned
 //   triggers, item_runs  counted in the window
 //   cpu_us_per_item      process CPU time (user + system) in the window / item runs
+// Without --control the window opens once every job has run once (steady state).
 //   idle, load           threads and RSS after scheduling and at the end of the window
 //   reshard_ms           (--reshard-watch) from Schedule() returned to the first
 //                        `sharding/{i}/instance` naming this instance, seen by a watch
@@ -31,6 +32,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,14 +114,20 @@ int main(int argc, char** argv) {
   std::atomic<bool> measuring{false};
   std::atomic<long> first_run_ns{0};
   std::mutex mu;
+  std::condition_variable warm_cv;
   std::vector<double> lateness_ms;  // guarded by mu
   long triggers = 0;                // guarded by mu
+  std::set<std::string> warm;       // guarded by mu: jobs that have run since start-up
   elasticjob::BootstrapOptions options;
   options.server_ip = ip;
   options.on_item_run = [&](const elasticjob::ItemRunReport& r) {
     long expected = 0;
     first_run_ns.compare_exchange_strong(expected, (Clock::now() - t0).count());
-    if (!measuring) return;
+    if (!measuring) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (warm.insert(r.job_name).second) warm_cv.notify_all();
+      return;
+    }
     ++item_runs;
     if (!r.fire_time) return;  // not a cron fire's own run
     // Lateness as the job sees it: its code began this long after the fire time.
@@ -182,6 +190,14 @@ int main(int argc, char** argv) {
       reshard_ms = std::chrono::duration<double, std::milli>(Clock::now() - scheduled).count();
     }
   }
+  // Steady state only: the window opens once every job has run (the first run of each
+  // includes the start-up sharding), or after a minute. An instance that owns no item never
+  // runs, so with --control (or --reshard-watch) the harness decides instead.
+  if (!control && !reshard_watch) {
+    std::unique_lock<std::mutex> lock(mu);
+    warm_cv.wait_for(lock, std::chrono::seconds(60),
+                     [&] { return warm.size() >= static_cast<size_t>(jobs); });
+  }
   // The window: a benchmark's measuring sleep, or the harness's start/stop lines.
   std::string line;
   if (control) {
@@ -206,10 +222,8 @@ int main(int argc, char** argv) {
       requests[kind] = n - requests_before.at(kind);
   }
   nlohmann::json load = Footprint();
-  for (auto& b : all) b->Shutdown();
-  (*reg)->Close();
 
-  std::lock_guard<std::mutex> lock(mu);
+  std::unique_lock<std::mutex> lock(mu);
   const long runs = item_runs.load();
   nlohmann::json out = {
       {"registry", url.substr(0, url.find(':'))},
@@ -235,6 +249,12 @@ int main(int argc, char** argv) {
       {"requests", requests},
       {"startup_requests", startup_requests},
   };
-  std::cout << out.dump() << "\n";
+  lock.unlock();  // the jobs' last reports take it
+  std::cout << out.dump() << std::endl;
+  // The figures are out. The session ends first, so that the jobs' shutdown does not queue
+  // thousands of node removals behind the others' runs (the session's end removes its
+  // ephemeral nodes at once).
+  (*reg)->Close();
+  for (auto& b : all) b->Shutdown();
   return 0;  // an instance may own no item (2 instances, 1 item): a figure, not a failure
 }
