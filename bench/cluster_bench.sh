@@ -151,7 +151,7 @@ echo "results: $results"
 echo
 printf 'jobs\tstartup_ms\tfirst_run\tlate_p50\tlate_p99\tlate_max\tthreads\trss_kb\tcpu_us/item\n' | table
 grep '"scenario":"footprint"' "$results.lines" | jq -r '.result | [.jobs, (.startup_ms|round), (.first_run_ms|round),
-  (.lateness_ms.p50*100|round/100), (.lateness_ms.p99*100|round/100), (.lateness_ms.max*100|round/100),
+  (if .lateness_ms then (.lateness_ms.p50*100|round/100) else "-" end), (if .lateness_ms then (.lateness_ms.p99*100|round/100) else "-" end), (if .lateness_ms then (.lateness_ms.max*100|round/100) else "-" end),
   "\(.idle.threads)/\(.load.threads)", "\(.idle.rss_kb)/\(.load.rss_kb)", (.cpu_us_per_item|round)] | @tsv' |
   table
 echo

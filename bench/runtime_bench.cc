@@ -236,11 +236,13 @@ int main(int argc, char** argv) {
       {"first_run_ms", first_run_ns.load() / 1e6},
       {"triggers", triggers},
       {"item_runs", runs},
+      // null when no run of the window answered its own fire time (all misfire re-runs).
       {"lateness_ms",
-       {{"p50", Percentile(lateness_ms, 0.50)},
-        {"p99", Percentile(lateness_ms, 0.99)},
-        {"max",
-         lateness_ms.empty() ? 0.0 : *std::max_element(lateness_ms.begin(), lateness_ms.end())}}},
+       lateness_ms.empty()
+           ? nlohmann::json(nullptr)
+           : nlohmann::json{{"p50", Percentile(lateness_ms, 0.50)},
+                            {"p99", Percentile(lateness_ms, 0.99)},
+                            {"max", *std::max_element(lateness_ms.begin(), lateness_ms.end())}}},
       {"cpu_ms", cpu_ms},
       {"reshard_ms", reshard_ms},
       {"cpu_us_per_item", runs > 0 ? cpu_ms * 1000.0 / static_cast<double>(runs) : 0.0},

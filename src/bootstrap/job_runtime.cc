@@ -218,7 +218,9 @@ void JobRuntime::ArmReconcile() {
       clock_.WallNow() + std::chrono::minutes(1), [self = shared_from_this()] {
         if (self->IsShutdown()) return;
         auto flagged = self->reconcile_->RunOneIteration();
-        if (!flagged.ok()) {
+        if (!flagged.ok() && flagged.status().code() == StatusCode::kCancelled) {
+          // The registry is closing: nothing to report.
+        } else if (!flagged.ok()) {
           infra::LogLine("WARN", fmt::format("job '{}': reconcile: {}", self->config_.job_name,
                                              flagged.status().ToString()));
         } else if (*flagged) {

@@ -226,7 +226,7 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
   // never applied before them (a mark left behind would block the item for good).
   run->remaining = run->items.size() + 1;
   execution_.RegisterJobBeginAsync(run->config, run->items, control_, [this, run](Status s) {
-    if (!s.ok()) {
+    if (!s.ok() && s.code() != StatusCode::kCancelled) {  // not the registry closing
       infra::LogLine("WARN", fmt::format("job={} instance={} items={}: running marks not "
                                          "written, the items run unmarked: {}",
                                          run->config.job_name, instance_id_,
