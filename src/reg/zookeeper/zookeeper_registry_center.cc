@@ -767,10 +767,13 @@ void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionO
 }
 
 void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
+  // Once sent, `p` belongs to its completion, which may run (and free it) before
+  // zoo_amulti returns here: the outcome of sending goes to a local.
+  int sent;
   {
     std::shared_lock<std::shared_mutex> lock(handle_mu_);
     if (zh_ == nullptr) {
-      p->rc = ZINVALIDSTATE;
+      sent = ZINVALIDSTATE;
     } else {
       CountRequest(RequestKind::kMulti);
       auto on_done = ends_batch ? +[](int rc, const void* data) {
@@ -786,11 +789,12 @@ void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
                                     pending->rc = rc;
                                     PendingMulti::Complete(pending);
                                   };
-      p->rc = zoo_amulti(zh_, static_cast<int>(p->multi->zops.size()), p->multi->zops.data(),
-                         p->multi->results.data(), on_done, p);
+      sent = zoo_amulti(zh_, static_cast<int>(p->multi->zops.size()), p->multi->zops.data(),
+                        p->multi->results.data(), on_done, p);
     }
   }
-  if (p->rc != ZOK) {  // not sent: no completion will come
+  if (sent != ZOK) {  // not sent: no completion will come
+    p->rc = sent;
     PendingMulti::Complete(p);
     if (ends_batch) NextBatch();
   }
