@@ -3,13 +3,20 @@
 #include "sharding/sharding_node.h"
 
 namespace elasticjob::execution {
+namespace {
+
+// Running marks outlive a crash (for failover) only when failover is on.
+CreateMode MarkMode(const JobConfiguration& config) {
+  return config.failover ? CreateMode::kPersistent : CreateMode::kEphemeral;
+}
+
+}  // namespace
 
 using sharding::MisfireNode;
 using sharding::RunningNode;
 
-Result<std::vector<TransactionOp>> ExecutionService::BeginOps(const JobConfiguration& config,
+Result<std::vector<TransactionOp>> ExecutionService::BeginOps(CreateMode mode,
                                                               const std::vector<int>& items) {
-  const CreateMode mode = config.failover ? CreateMode::kPersistent : CreateMode::kEphemeral;
   std::vector<TransactionOp> ops;
   for (int item : items) {
     // A leftover mark (our own, from a run cut short by a lost session) is replaced.
@@ -21,8 +28,7 @@ Result<std::vector<TransactionOp>> ExecutionService::BeginOps(const JobConfigura
   return ops;
 }
 
-Status ExecutionService::BeginAfterMissingItems(const std::vector<int>& items,
-                                                std::vector<TransactionOp> ops) {
+Status ExecutionService::BeginAfterMissingItems(CreateMode mode, const std::vector<int>& items) {
   for (int item : items) {
     auto exists = storage_.IsJobNodeExisted(sharding::ItemNode(item));
     if (!exists.ok()) return exists.status();
@@ -30,7 +36,9 @@ Status ExecutionService::BeginAfterMissingItems(const std::vector<int>& items,
       if (Status c = storage_.FillJobNode(sharding::ItemNode(item), ""); !c.ok()) return c;
     }
   }
-  return storage_.ExecuteInTransaction(std::move(ops));
+  auto ops = BeginOps(mode, items);
+  if (!ops.ok()) return ops.status();
+  return storage_.ExecuteInTransaction(*std::move(ops));
 }
 
 Status ExecutionService::CompleteSingly(const std::vector<int>& items) {
@@ -43,11 +51,12 @@ Status ExecutionService::CompleteSingly(const std::vector<int>& items) {
 Status ExecutionService::RegisterJobBegin(const JobConfiguration& config,
                                           const std::vector<int>& items) {
   if (!config.monitor_execution || items.empty()) return Status::Ok();
-  auto ops = BeginOps(config, items);
+  const CreateMode mode = MarkMode(config);
+  auto ops = BeginOps(mode, items);
   if (!ops.ok()) return ops.status();
-  Status s = storage_.ExecuteInTransaction(*ops);
+  Status s = storage_.ExecuteInTransaction(*std::move(ops));
   if (s.code() != StatusCode::kNotFound) return s;
-  return BeginAfterMissingItems(items, *std::move(ops));
+  return BeginAfterMissingItems(mode, items);
 }
 
 Status ExecutionService::RegisterJobCompleted(const JobConfiguration& config,
@@ -63,16 +72,15 @@ Status ExecutionService::RegisterJobCompleted(const JobConfiguration& config,
 void ExecutionService::RegisterJobBeginAsync(const JobConfiguration& config, std::vector<int> items,
                                              Executor& executor, std::function<void(Status)> done) {
   if (!config.monitor_execution || items.empty()) return done(Status::Ok());
-  auto ops = BeginOps(config, items);
+  const CreateMode mode = MarkMode(config);
+  auto ops = BeginOps(mode, items);
   if (!ops.ok()) return done(ops.status());
-  auto retry = *ops;
-  storage_.ExecuteInTransactionAsync(*std::move(ops), executor,
-                                     [this, items = std::move(items), retry = std::move(retry),
-                                      done = std::move(done)](Status s) mutable {
-                                       if (s.code() == StatusCode::kNotFound)
-                                         s = BeginAfterMissingItems(items, std::move(retry));
-                                       done(std::move(s));
-                                     });
+  storage_.ExecuteInTransactionAsync(
+      *std::move(ops), executor,
+      [this, mode, items = std::move(items), done = std::move(done)](Status s) mutable {
+        if (s.code() == StatusCode::kNotFound) s = BeginAfterMissingItems(mode, items);
+        done(std::move(s));
+      });
 }
 
 void ExecutionService::RegisterJobCompletedAsync(const JobConfiguration& config,

@@ -56,11 +56,10 @@ class ExecutionService {
 
  private:
   // The multi-op that marks `items` running (replacing a leftover mark of ours).
-  Result<std::vector<TransactionOp>> BeginOps(const JobConfiguration& config,
-                                              const std::vector<int>& items);
+  Result<std::vector<TransactionOp>> BeginOps(CreateMode mode, const std::vector<int>& items);
   // A mark could not be written because an item node is missing (a job not sharded yet):
-  // creates the item nodes, then runs `ops` again.
-  Status BeginAfterMissingItems(const std::vector<int>& items, std::vector<TransactionOp> ops);
+  // creates the item nodes, then marks the items again.
+  Status BeginAfterMissingItems(CreateMode mode, const std::vector<int>& items);
   // Some mark was already gone (failover or an operator cleared it): clears the rest singly.
   Status CompleteSingly(const std::vector<int>& items);
 

@@ -556,19 +556,20 @@ Status ZooKeeperRegistryCenter::Update(std::string_view key, std::string_view va
 Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
-  if (CacheKnows(full) != Known::kAbsent) {  // present, or not known: delete it first
+  auto delete_existing = [&]() -> Status {
     int rc = WithRetry(RequestKind::kDelete,
                        [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
     if (rc != ZOK && rc != ZNONODE) return ToStatus(rc, key);
     if (rc == ZOK) ApplyLocalWrite(full, std::nullopt);
+    return Status::Ok();
+  };
+  if (CacheKnows(full) != Known::kAbsent) {  // present, or not known: delete it first
+    if (Status s = delete_existing(); !s.ok()) return s;
   }
   auto created = Create(full, value, ZOO_EPHEMERAL, true);
   if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
   // The cache was behind: another session's node is there after all. Replace it.
-  int rc = WithRetry(RequestKind::kDelete,
-                     [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
-  if (rc != ZOK && rc != ZNONODE) return ToStatus(rc, key);
-  if (rc == ZOK) ApplyLocalWrite(full, std::nullopt);
+  if (Status s = delete_existing(); !s.ok()) return s;
   return Create(full, value, ZOO_EPHEMERAL, true).status();
 }
 
@@ -720,6 +721,7 @@ struct ZooKeeperRegistryCenter::PendingMulti {
   Executor* executor;
   std::function<void(Status)> done;
   int rc = ZOK;
+  bool ends_batch = false;  // it is the batch in flight: its reply sends the next one
 
   static void Complete(PendingMulti* p) {
     p->executor->Post([p] {
@@ -766,33 +768,30 @@ void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionO
   SendBatch({p});
 }
 
+int ZooKeeperRegistryCenter::SendMulti(std::vector<zoo_op_t>& ops,
+                                       std::vector<zoo_op_result_t>& results,
+                                       void (*done)(int rc, const void* data), const void* data) {
+  std::shared_lock<std::shared_mutex> lock(handle_mu_);
+  if (zh_ == nullptr) return ZINVALIDSTATE;
+  CountRequest(RequestKind::kMulti);
+  return zoo_amulti(zh_, static_cast<int>(ops.size()), ops.data(), results.data(), done, data);
+}
+
 void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
+  p->ends_batch = ends_batch;
   // Once sent, `p` belongs to its completion, which may run (and free it) before
   // zoo_amulti returns here: the outcome of sending goes to a local.
-  int sent;
-  {
-    std::shared_lock<std::shared_mutex> lock(handle_mu_);
-    if (zh_ == nullptr) {
-      sent = ZINVALIDSTATE;
-    } else {
-      CountRequest(RequestKind::kMulti);
-      auto on_done = ends_batch ? +[](int rc, const void* data) {
+  int sent = SendMulti(
+      p->multi->zops, p->multi->results,
+      [](int rc, const void* data) {
         auto* pending = static_cast<PendingMulti*>(const_cast<void*>(data));
         ZooKeeperRegistryCenter* self = pending->self;
+        bool next = pending->ends_batch;
         pending->rc = rc;
         PendingMulti::Complete(pending);
-        self->NextBatch();
-      }
-                                : +[](int rc, const void* data) {
-                                    auto* pending =
-                                        static_cast<PendingMulti*>(const_cast<void*>(data));
-                                    pending->rc = rc;
-                                    PendingMulti::Complete(pending);
-                                  };
-      sent = zoo_amulti(zh_, static_cast<int>(p->multi->zops.size()), p->multi->zops.data(),
-                        p->multi->results.data(), on_done, p);
-    }
-  }
+        if (next) self->NextBatch();
+      },
+      p);
   if (sent != ZOK) {  // not sent: no completion will come
     p->rc = sent;
     PendingMulti::Complete(p);
@@ -807,25 +806,16 @@ void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members) {
     batch->zops.insert(batch->zops.end(), m->multi->zops.begin(), m->multi->zops.end());
   }
   batch->results.resize(batch->zops.size());
-  int rc;
-  {
-    std::shared_lock<std::shared_mutex> lock(handle_mu_);
-    if (zh_ == nullptr) {
-      rc = ZINVALIDSTATE;
-    } else {
-      CountRequest(RequestKind::kMulti);
-      rc = zoo_amulti(
-          zh_, static_cast<int>(batch->zops.size()), batch->zops.data(), batch->results.data(),
-          [](int result, const void* data) {
-            std::unique_ptr<WriteBatch> b(static_cast<WriteBatch*>(const_cast<void*>(data)));
-            b->self->BatchReplied(*b, result);
-          },
-          batch);
-    }
-  }
-  if (rc != ZOK) {
+  int sent = SendMulti(
+      batch->zops, batch->results,
+      [](int rc, const void* data) {
+        std::unique_ptr<WriteBatch> b(static_cast<WriteBatch*>(const_cast<void*>(data)));
+        b->self->BatchReplied(*b, rc);
+      },
+      batch);
+  if (sent != ZOK) {
     std::unique_ptr<WriteBatch> b(batch);
-    BatchReplied(*b, rc);
+    BatchReplied(*b, sent);
   }
 }
 

@@ -37,6 +37,8 @@
 
 struct _zhandle;
 struct ACL_vector;
+struct zoo_op;
+struct zoo_op_result;
 
 namespace elasticjob::reg {
 
@@ -147,6 +149,9 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // The asynchronous write path: one transaction alone (`ends_batch`: it is the batch in
   // flight), several merged into one multi-op, the reply of a merged one, and the next batch
   // once the one in flight has its reply.
+  // zoo_amulti on the current handle (ZINVALIDSTATE without one), counted.
+  int SendMulti(std::vector<zoo_op>& ops, std::vector<zoo_op_result>& results,
+                void (*done)(int rc, const void* data), const void* data);
   void SendSingle(PendingMulti* p, bool ends_batch);
   void SendBatch(std::vector<PendingMulti*> members);
   void BatchReplied(WriteBatch& batch, int rc);
