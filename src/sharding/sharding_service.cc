@@ -67,6 +67,19 @@ Result<bool> ShardingService::HasShardingInfoInOfflineServers(int total) {
   return false;
 }
 
+Result<bool> ShardingService::CoversTotalCount() {
+  // An assignment planned for an older, smaller total count leaves the new items without
+  // an owner. Its leader raises the flag again once it sees the count moved, but between
+  // its commit and that, the flag is down and no sharding is in progress.
+  auto config = config_.LoadLastGood();
+  if (!config.ok()) return config.status();
+  for (int i = 0; i < config->sharding_total_count; ++i) {
+    auto owned = storage_.IsJobNodeExisted(InstanceNode(i));
+    if (!owned.ok() || !*owned) return owned;
+  }
+  return true;
+}
+
 Result<bool> ShardingService::HasShardingInfo() {
   auto items = storage_.GetJobNodeChildrenKeys(kShardingRoot);
   if (!items.ok()) return items.status();
@@ -104,7 +117,16 @@ Result<bool> ShardingService::TryShardingIfNecessaryOnce() {
   if (!need.ok()) return need.status();
   // No flag: a sharding may still be writing (a leader that lost its leadership mid-way, or
   // one whose flag we have not seen yet): never read an assignment it has half reset.
-  if (!*need) return NotProcessing();
+  if (!*need) {
+    auto idle = NotProcessing();
+    if (!idle.ok() || !*idle) return idle;
+    auto covered = CoversTotalCount();
+    if (!covered.ok() || *covered) return covered;
+    // Items without an owner and no sharding coming: ask for one (its leader may be
+    // raising the flag itself; one more write of it changes nothing).
+    if (Status s = SetReshardingFlag(); !s.ok()) return s;
+    return false;
+  }
   auto available = instances_.GetAvailableJobInstances();
   if (!available.ok()) return available.status();
   if (available->empty()) return true;
@@ -219,6 +241,7 @@ Result<bool> ShardingService::TryShardAsLeader() {
   if (!config_after.ok()) return config_after.status();
   if (*after != *available || config_after->sharding_total_count != total) {
     if (s = SetReshardingFlag(); !s.ok()) return s;
+    return false;  // not done: the raised flag brings the next sharding
   }
   return true;
 }

@@ -77,8 +77,11 @@ class ShardingService {
   Result<bool> TryShardingIfNecessary();
   Result<bool> TryShardingIfNecessaryOnce();
   // Under shard_mu_ (one leader path at a time): re-checks the flag; false while items run
-  // or another sharding is in progress; else shards and returns true.
+  // or another sharding is in progress; else shards and returns true, or false when the
+  // membership or the total count moved meanwhile (the flag is raised again).
   Result<bool> TryShardAsLeader();
+  // Whether every item of the configured total count has an owner.
+  Result<bool> CoversTotalCount();
   // The live instances on ENABLED servers, read from the server, in the leader's order.
   Result<std::vector<std::string>> AvailableInstancesDirectly();
   // Whether no instance is sharding (`leader/sharding/processing` absent).
