@@ -139,10 +139,9 @@ Status RegistryBase::ExecuteInLeader(std::string_view key, const std::function<v
       return Status(StatusCode::kCancelled, "registry closed while waiting for " + latch);
     if (ours.empty()) {
       // First round, or our node went with an expired session: (re)create it.
-      if (Status s = CreateContainer(latch); !s.ok()) return s;
-      auto created = PersistEphemeralSequential(latch + "/" + prefix, "");
+      auto created = CreateLatchNode(latch, prefix);
       if (!created.ok()) return created.status();
-      ours = created->substr(created->rfind('/') + 1);
+      ours = *created;
     }
     uint64_t epoch;
     {

@@ -70,6 +70,12 @@ class RegistryBase : public RegistryCenter {
   // block) on the next change to, creation or deletion of `key`, or session event. Returns
   // whether `key` exists now.
   virtual Result<bool> ExistsWatchOnce(std::string_view key, std::function<void()> fired) = 0;
+  // Creates a contender's node, `latch`/`prefix` + sequence, ephemeral, with `latch` and its
+  // missing ancestors as containers (Curator's creatingParentContainersIfNeeded). The server
+  // reaps an empty container at any moment, so a parent gone between its creation and the
+  // node's is created again. Returns the node's name (the last path segment).
+  virtual Result<std::string> CreateLatchNode(const std::string& latch,
+                                              const std::string& prefix) = 0;
 
   // Fans `state` out to the listeners, each on its executor.
   void NotifyConnectionState(ConnectionState state);

@@ -331,6 +331,23 @@ Status MemoryRegistryCenter::CreateContainer(std::string_view key) {
   return Status::Ok();
 }
 
+Result<std::string> MemoryRegistryCenter::CreateLatchNode(const std::string& latch,
+                                                          const std::string& prefix) {
+  if (Status s = ValidateKey(latch); !s.ok()) return s;
+  std::unique_lock<std::mutex> lock(store_->mu);  // the container cannot go in between
+  if (Status s = CheckOpen(); !s.ok()) return s;
+  std::vector<MemoryStore::Change> changes;
+  if (store_->nodes.count(Full(latch)) == 0) {
+    auto r = CreateLocked(Full(latch), "", CreateMode::kContainer, true, &changes);
+    if (!r.ok()) return r.status();
+  }
+  auto r = CreateLocked(Full(latch) + "/" + prefix, "", CreateMode::kEphemeralSequential, false,
+                        &changes);
+  if (!r.ok()) return r.status();
+  Finish(lock, changes);
+  return r->substr(r->rfind('/') + 1);
+}
+
 Status MemoryRegistryCenter::Remove(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::unique_lock<std::mutex> lock(store_->mu);

@@ -108,6 +108,7 @@ class MemoryRegistryCenter final : public RegistryBase {
  protected:
   Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;
   Result<bool> ExistsWatchOnce(std::string_view key, std::function<void()> fired) override;
+  Result<std::string> CreateLatchNode(const std::string& latch, const std::string& prefix) override;
 
  private:
   std::string Full(std::string_view key) const;

@@ -446,10 +446,10 @@ ZooKeeperRegistryCenter::Known ZooKeeperRegistryCenter::CacheKnows(const std::st
   return c->nodes.count(full) != 0 ? Known::kPresent : Known::kAbsent;
 }
 
-Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, int flags) {
+Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, int flags, bool trust_cache) {
   std::vector<std::string> chain;
   for (std::string p = full; p != prefix_ && p != "/"; p = ParentOf(p)) {
-    if (CacheKnows(p) == Known::kPresent) break;  // and so are its ancestors
+    if (trust_cache && CacheKnows(p) == Known::kPresent) break;  // and so are its ancestors
     chain.push_back(p);
   }
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
@@ -469,10 +469,15 @@ Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::stri
   // instead of one per level. An ancestor that exists after all fails the multi at its step;
   // it and those above it are then dropped and the rest is tried again.
   std::vector<std::string> ancestors;
-  for (std::string p = ParentOf(full); p != prefix_ && p != "/"; p = ParentOf(p)) {
-    if (CacheKnows(p) == Known::kPresent) break;
-    ancestors.insert(ancestors.begin(), p);
-  }
+  bool trust_cache = true;
+  auto missing = [&] {
+    ancestors.clear();
+    for (std::string p = ParentOf(full); p != prefix_ && p != "/"; p = ParentOf(p)) {
+      if (trust_cache && CacheKnows(p) == Known::kPresent) break;
+      ancestors.insert(ancestors.begin(), p);
+    }
+  };
+  missing();
   while (true) {
     std::vector<TransactionOp> ops;
     for (const auto& a : ancestors) ops.push_back(TransactionOp::Create(Relative(a), ""));
@@ -492,6 +497,13 @@ Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::stri
     }
     if (rc == ZNODEEXISTS && failed < ancestors.size()) {
       ancestors.erase(ancestors.begin(), ancestors.begin() + static_cast<long>(failed) + 1);
+      continue;
+    }
+    if (rc == ZNONODE && trust_cache) {
+      // A cache said an ancestor was there, but the server had deleted it (its event not
+      // yet applied): ask the server about every level this time.
+      trust_cache = false;
+      missing();
       continue;
     }
     if (Status st = FinishMulti(*m, rc); !st.ok()) {
@@ -587,6 +599,30 @@ Result<std::string> ZooKeeperRegistryCenter::PersistEphemeralSequential(std::str
   auto created = Create(Full(key), value, ZOO_EPHEMERAL_SEQUENTIAL, true);
   if (!created.ok()) return created.status();
   return Relative(*created);
+}
+
+Result<std::string> ZooKeeperRegistryCenter::CreateLatchNode(const std::string& latch,
+                                                             const std::string& prefix) {
+  if (Status s = ValidateKey(latch); !s.ok()) return s;
+  const std::string parent = Full(latch);
+  const std::string node = JoinPath(parent, prefix);
+  // Usually the latch is there and this is one create. When the server says it is not (never
+  // made, or reaped as an empty container an instant ago, which a cache may not know yet),
+  // the containers are made again, asking the server, and the create is retried.
+  bool make_parents = CacheKnows(parent) == Known::kAbsent;
+  for (int round = 0; round < 8; ++round) {
+    if (make_parents) {
+      if (Status s = CreateChain(parent, ZOO_CONTAINER, /*trust_cache=*/round == 0); !s.ok()) {
+        return s;
+      }
+    }
+    auto created = Create(node, "", ZOO_EPHEMERAL_SEQUENTIAL, /*parents=*/false);
+    if (created.ok()) return created->substr(created->rfind('/') + 1);
+    if (created.status().code() != StatusCode::kNotFound) return created.status();
+    make_parents = true;
+  }
+  return Status(StatusCode::kInternal,
+                fmt::format("latch {}: its container keeps being deleted", latch));
 }
 
 Status ZooKeeperRegistryCenter::CreateContainer(std::string_view key) {

@@ -86,6 +86,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
  protected:
   Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;
   Result<bool> ExistsWatchOnce(std::string_view key, std::function<void()> fired) override;
+  Result<std::string> CreateLatchNode(const std::string& latch, const std::string& prefix) override;
 
  private:
   struct CachedNode {
@@ -137,8 +138,10 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   enum class Known { kPresent, kAbsent, kUnknown };
   Known CacheKnows(const std::string& full);
   // Creates `full` and every missing ancestor below the namespace with `flags`, one level at
-  // a time (containers cannot be made in a multi-op with the 3.8 client's API).
-  Status CreateChain(const std::string& full, int flags);
+  // a time (containers cannot be made in a multi-op with the 3.8 client's API). With
+  // `trust_cache`, it stops at the first ancestor a cache has; without, it asks the server
+  // (a cache lags the server, and the server deletes empty containers on its own).
+  Status CreateChain(const std::string& full, int flags, bool trust_cache = true);
   // Creates `full` with its missing persistent ancestors in one multi-op.
   Result<std::string> CreateWithAncestors(const std::string& full, std::string_view value,
                                           CreateMode mode);

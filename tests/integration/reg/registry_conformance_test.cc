@@ -463,6 +463,26 @@ TEST_P(RegistryConformanceTest, LeaderLatchAdmitsOneHolderAtATime) {
   EXPECT_TRUE(!left.ok() || left->empty());
 }
 
+// The server deletes an empty latch container on its own, and a cache covering the latch
+// learns of it only later: the next contender must make the container again, not fail.
+TEST_P(RegistryConformanceTest, LeaderLatchOutlivesItsContainerBeingDeleted) {
+  const std::string latch = "/job/leader/election/latch";
+  Recorder rec;
+  auto sub = reg_->Watch("/job", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  auto other = Client();
+  int runs = 0;
+  for (int round = 0; round < 10; ++round) {
+    Status s = reg_->ExecuteInLeader(latch, [&] { ++runs; });
+    ASSERT_TRUE(s.ok()) << "round " << round << ": " << s;
+    ASSERT_TRUE(other->Remove(latch).ok());  // as the server reaps the empty container
+  }
+  EXPECT_EQ(runs, 10);
+  ASSERT_TRUE(reg_->ExecuteInLeader(latch, [&] { ++runs; }).ok());
+  // Made again as a container, as Curator makes it: it goes once empty.
+  EXPECT_TRUE(Eventually(
+      [&] { return reg_->GetDirectly(latch).status().code() == StatusCode::kNotFound; }, rec, 30s));
+}
+
 TEST_P(RegistryConformanceTest, LeaderLatchPassesOnWhenTheHolderSessionEnds) {
   auto holder = Client();
   std::mutex mu;
@@ -640,6 +660,63 @@ TEST_F(ZooKeeperRegistryTest, DigestAclsKeepOtherClientsOut) {
   EXPECT_TRUE(friend_->Persist("/job/config", "cron: y").ok());
 }
 
+// ExecuteInLeader on a thread of its own, holding the latch until Release(). Every wait is
+// bounded and the destructor always ends the thread (closing the registry if the latch never
+// came), so a failure fails the test instead of hanging it.
+class LatchContender {
+ public:
+  LatchContender(RegistryCenter& reg, const std::string& latch) : reg_(reg) {
+    thread_ = std::thread([this, latch] {
+      Status s = reg_.ExecuteInLeader(latch, [this] {
+        std::unique_lock<std::mutex> l(mu_);
+        holding_ = true;
+        cv_.notify_all();
+        cv_.wait(l, [this] { return release_; });
+      });
+      std::lock_guard<std::mutex> l(mu_);
+      status_ = s;
+      done_ = true;
+      cv_.notify_all();
+    });
+  }
+  ~LatchContender() {
+    if (!Release(10s).ok()) reg_.Close();  // still queued: closing cancels the wait
+    thread_.join();
+  }
+  LatchContender(const LatchContender&) = delete;
+  LatchContender& operator=(const LatchContender&) = delete;
+
+  bool holding() {
+    std::lock_guard<std::mutex> l(mu_);
+    return holding_;
+  }
+  // Whether the latch came within `timeout` (false at once if ExecuteInLeader failed).
+  bool WaitHolding(std::chrono::seconds timeout) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait_for(l, timeout, [this] { return holding_ || done_; });
+    EXPECT_TRUE(status_.ok()) << status_;
+    return holding_;
+  }
+  // Lets go of the latch; ExecuteInLeader's outcome, or TIMEOUT if it has not returned.
+  Status Release(std::chrono::seconds timeout) {
+    std::unique_lock<std::mutex> l(mu_);
+    release_ = true;
+    cv_.notify_all();
+    if (!cv_.wait_for(l, timeout, [this] { return done_; })) {
+      return Status(StatusCode::kTimeout, "ExecuteInLeader did not return");
+    }
+    return status_;
+  }
+
+ private:
+  RegistryCenter& reg_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool holding_ = false, release_ = false, done_ = false;
+  Status status_;
+  std::thread thread_;
+};
+
 // Curator's LeaderLatch (a Java ElasticJob instance's latch) and ours exclude each other on
 // the same path, in both directions.
 TEST_F(ZooKeeperRegistryTest, LatchExcludesCuratorLeaderLatchBothWays) {
@@ -666,44 +743,24 @@ TEST_F(ZooKeeperRegistryTest, LatchExcludesCuratorLeaderLatchBothWays) {
   auto holder = java();
   ASSERT_TRUE(holder.ok()) << holder.status();
   ASSERT_TRUE((*holder)->WaitForLine("leader", 30000));
-  std::atomic<bool> acquired{false};
-  std::thread waiter(
-      [&] { EXPECT_TRUE(reg->ExecuteInLeader(latch, [&] { acquired = true; }).ok()); });
-  ASSERT_TRUE(Eventually([&] { return children() == 2; }, rec));  // both contenders queued
-  EXPECT_FALSE(acquired.load());
-  (*holder)->CloseStdin();
-  ASSERT_TRUE((*holder)->WaitForLine("released", 30000));
-  waiter.join();
-  EXPECT_TRUE(acquired.load());
+  {
+    LatchContender waiter(*reg, latch);
+    ASSERT_TRUE(Eventually([&] { return children() == 2; }, rec));  // both contenders queued
+    EXPECT_FALSE(waiter.holding());
+    (*holder)->CloseStdin();
+    ASSERT_TRUE((*holder)->WaitForLine("released", 30000));
+    ASSERT_TRUE(waiter.WaitHolding(30s));
+    EXPECT_TRUE(waiter.Release(30s).ok());
+  }
 
   // 2. We hold; Curator waits behind us and leads only after we let go.
-  std::mutex mu;
-  std::condition_variable cv;
-  bool holding = false, release = false;
-  std::thread ours([&] {
-    EXPECT_TRUE(reg->ExecuteInLeader(latch,
-                                     [&] {
-                                       std::unique_lock<std::mutex> l(mu);
-                                       holding = true;
-                                       cv.notify_all();
-                                       cv.wait(l, [&] { return release; });
-                                     })
-                    .ok());
-  });
-  {
-    std::unique_lock<std::mutex> l(mu);
-    cv.wait(l, [&] { return holding; });
-  }
+  LatchContender ours(*reg, latch);
+  ASSERT_TRUE(ours.WaitHolding(30s));
   auto contender = java();
   ASSERT_TRUE(contender.ok());
   ASSERT_TRUE(Eventually([&] { return children() == 2; }, rec, 30s));
   EXPECT_FALSE((*contender)->HasOutput()) << "Curator became leader while we held the latch";
-  {
-    std::lock_guard<std::mutex> l(mu);
-    release = true;
-  }
-  cv.notify_all();
-  ours.join();
+  EXPECT_TRUE(ours.Release(30s).ok());
   EXPECT_TRUE((*contender)->WaitForLine("leader", 30000));
   (*contender)->CloseStdin();
   EXPECT_TRUE((*contender)->WaitForLine("released", 30000));
