@@ -10,6 +10,7 @@
 
 #include "executor/script/script_job.h"
 #include "infra/log.h"
+#include "sharding/sharding_node.h"
 
 namespace elasticjob::bootstrap {
 
@@ -124,7 +125,7 @@ Status JobRuntime::Start(bool scheduled) {
   const std::string& self = instances_->self().instance_id;
   leader_ = std::make_unique<election::LeaderService>(storage_, self);
   sharding_ = std::make_unique<sharding::ShardingService>(
-      storage_, *config_service_, *leader_, *instances_, *servers_, strategies_, *notifier_);
+      storage_, *config_service_, *leader_, *instances_, *servers_, strategies_, *notifier_, this);
   execution_ = std::make_unique<execution::ExecutionService>(storage_, self);
   failover_ = std::make_unique<failover::FailoverService>(storage_, self);
   reconcile_ =
@@ -154,11 +155,7 @@ Status JobRuntime::Start(bool scheduled) {
   // the subtree's events and the session's states, in the order the registry reports them.
   strand_ = std::make_unique<SerialExecutor>(shared_->events);
   auto w = registry_.Watch(
-      storage_.path().FullPath(), *strand_,
-      [this](const TreeEvent& e) {
-        notifier_->Notify();  // waits re-check their condition
-        listeners_->OnEvent(e);
-      },
+      storage_.path().FullPath(), *strand_, [this](const TreeEvent& e) { OnJobEvent(e); },
       storage_.path().CachePolicy());
   if (!w.ok()) return context(w.status());
   watch_ = std::move(w).value();
@@ -408,6 +405,39 @@ void JobRuntime::ShutdownInstance() {
 
 std::vector<int> JobRuntime::LocallyRunningItems() { return executor_->running_items(); }
 
+void JobRuntime::OnJobEvent(const TreeEvent& event) {
+  notifier_->Notify();  // waits re-check their condition
+  listeners_->OnEvent(event);
+}
+
+void JobRuntime::WatchRunningMarks(const std::vector<int>& items) {
+  std::lock_guard<std::mutex> lock(marks_mu_);
+  if (strand_ == nullptr) return;  // shut down
+  for (int item : items) {
+    if (mark_watches_.count(item) != 0) continue;
+    auto w = registry_.Watch(storage_.path().FullPath(sharding::RunningNode(item)), *strand_,
+                             [this](const TreeEvent& e) { OnJobEvent(e); });
+    if (w.ok()) mark_watches_.emplace(item, std::move(w).value());
+  }
+}
+
+void JobRuntime::StopWatchingRunningMarks() {
+  auto old = std::make_shared<std::map<int, std::unique_ptr<Subscription>>>();
+  {
+    std::lock_guard<std::mutex> lock(marks_mu_);
+    if (mark_watches_.empty()) return;
+    old->swap(mark_watches_);
+  }
+  // Ending a subscription waits for its delivery in progress, which may be what led here:
+  // end them on another thread.
+  std::shared_ptr<SharedRuntime> shared;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shared = shared_;
+  }
+  if (shared != nullptr) shared->triggers.Post([old] { old->clear(); });
+}
+
 void JobRuntime::GuaranteeCleared(guarantee::Phase phase) { job_listeners_->OnPhaseCleared(phase); }
 
 void JobRuntime::Stop(bool wait) {
@@ -443,7 +473,11 @@ void JobRuntime::Shutdown() {
   // No more events; then this instance leaves (instance node, then leadership).
   watch_.reset();
   connection_.reset();
-  strand_.reset();
+  {
+    std::lock_guard<std::mutex> lock(marks_mu_);
+    mark_watches_.clear();
+    strand_.reset();
+  }
   (void)instances_->RemoveInstance();
   (void)leader_->RemoveLeader();  // after the listeners: none of them elects us again
   // Drop this job's hold on the shared timer and pools here, on the caller's thread: a task

@@ -13,10 +13,12 @@
 #define ELASTICJOB_BOOTSTRAP_JOB_RUNTIME_H_
 
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config_service.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
@@ -42,6 +44,7 @@ namespace elasticjob::bootstrap {
 struct SharedRuntime;
 
 class JobRuntime final : public listener::JobController,
+                         public sharding::RunningMarkWatcher,
                          public std::enable_shared_from_this<JobRuntime> {
  public:
   // `job` null: a job by type name (`job_type`, "SCRIPT").
@@ -70,6 +73,11 @@ class JobRuntime final : public listener::JobController,
   void ShutdownInstance() override;
   std::vector<int> LocallyRunningItems() override;
   void GuaranteeCleared(guarantee::Phase phase) override;
+
+  // sharding::RunningMarkWatcher: each mark gets a watch of its own, delivering to the
+  // job's listeners on its strand like the job's own watch.
+  void WatchRunningMarks(const std::vector<int>& items) override;
+  void StopWatchingRunningMarks() override;
 
  private:
   using Source = TriggerReport::Source;
@@ -109,6 +117,9 @@ class JobRuntime final : public listener::JobController,
   std::unique_ptr<SerialExecutor> strand_;  // the job's event strand
   std::unique_ptr<Subscription> watch_;
   std::unique_ptr<Subscription> connection_;
+  std::mutex marks_mu_;
+  std::map<int, std::unique_ptr<Subscription>> mark_watches_;  // GUARDED_BY(marks_mu_)
+  void OnJobEvent(const TreeEvent& event);
 
   std::mutex mu_;
   std::condition_variable idle_cv_;

@@ -1,5 +1,8 @@
 #include "execution/execution_service.h"
 
+#include <fmt/format.h>
+
+#include "infra/log.h"
 #include "sharding/sharding_node.h"
 
 namespace elasticjob::execution {
@@ -15,30 +18,42 @@ CreateMode MarkMode(const JobConfiguration& config) {
 using sharding::MisfireNode;
 using sharding::RunningNode;
 
-Result<std::vector<TransactionOp>> ExecutionService::BeginOps(CreateMode mode,
-                                                              const std::vector<int>& items) {
+std::vector<TransactionOp> ExecutionService::BeginOps(CreateMode mode,
+                                                      const std::vector<int>& items) const {
+  // No look first: running marks are outside the cache (storage::JobNodeWatches), and a
+  // mark that is already there fails the multi-op (RecoverBegin).
   std::vector<TransactionOp> ops;
-  for (int item : items) {
-    // A leftover mark (our own, from a run cut short by a lost session) is replaced.
-    auto exists = storage_.IsJobNodeExisted(RunningNode(item));
-    if (!exists.ok()) return exists.status();
-    if (*exists) ops.push_back(TransactionOp::Delete(RunningNode(item)));
+  for (int item : items)
     ops.push_back(TransactionOp::Create(RunningNode(item), instance_id_, mode));
-  }
   return ops;
 }
 
-Status ExecutionService::BeginAfterMissingItems(CreateMode mode, const std::vector<int>& items) {
-  for (int item : items) {
-    auto exists = storage_.IsJobNodeExisted(sharding::ItemNode(item));
-    if (!exists.ok()) return exists.status();
-    if (!*exists) {
-      if (Status c = storage_.FillJobNode(sharding::ItemNode(item), ""); !c.ok()) return c;
+Status ExecutionService::RecoverBegin(Status failed, CreateMode mode,
+                                      const std::vector<int>& items) {
+  if (failed.code() == StatusCode::kNotFound) {
+    // An item node is missing (a job not sharded yet): create them, then mark again.
+    for (int item : items) {
+      auto exists = storage_.IsJobNodeExisted(sharding::ItemNode(item));
+      if (!exists.ok()) return exists.status();
+      if (!*exists) {
+        if (Status c = storage_.FillJobNode(sharding::ItemNode(item), ""); !c.ok()) return c;
+      }
     }
+    failed = storage_.ExecuteInTransaction(BeginOps(mode, items));
   }
-  auto ops = BeginOps(mode, items);
-  if (!ops.ok()) return ops.status();
-  return storage_.ExecuteInTransaction(*std::move(ops));
+  if (failed.code() != StatusCode::kAlreadyExists) return failed;
+  // A mark is already there: ours, left by a run that a lost session cut short, or one a
+  // crashed instance left (failover on). The executor only begins items it does not run
+  // itself, so the mark is replaced, and named when it is not ours.
+  for (int item : items) {
+    auto owner = storage_.GetJobNodeDataDirectly(RunningNode(item));
+    if (owner.ok() && *owner != instance_id_) {
+      infra::LogLine("WARN", fmt::format("job '{}' item {}: replacing the running mark of {}",
+                                         storage_.path().job_name(), item, *owner));
+    }
+    if (Status r = storage_.RemoveJobNodeIfExisted(RunningNode(item)); !r.ok()) return r;
+  }
+  return storage_.ExecuteInTransaction(BeginOps(mode, items));
 }
 
 Status ExecutionService::CompleteSingly(const std::vector<int>& items) {
@@ -52,11 +67,8 @@ Status ExecutionService::RegisterJobBegin(const JobConfiguration& config,
                                           const std::vector<int>& items) {
   if (!config.monitor_execution || items.empty()) return Status::Ok();
   const CreateMode mode = MarkMode(config);
-  auto ops = BeginOps(mode, items);
-  if (!ops.ok()) return ops.status();
-  Status s = storage_.ExecuteInTransaction(*std::move(ops));
-  if (s.code() != StatusCode::kNotFound) return s;
-  return BeginAfterMissingItems(mode, items);
+  Status s = storage_.ExecuteInTransaction(BeginOps(mode, items));
+  return s.ok() ? s : RecoverBegin(std::move(s), mode, items);
 }
 
 Status ExecutionService::RegisterJobCompleted(const JobConfiguration& config,
@@ -73,12 +85,11 @@ void ExecutionService::RegisterJobBeginAsync(const JobConfiguration& config, std
                                              Executor& executor, std::function<void(Status)> done) {
   if (!config.monitor_execution || items.empty()) return done(Status::Ok());
   const CreateMode mode = MarkMode(config);
-  auto ops = BeginOps(mode, items);
-  if (!ops.ok()) return done(ops.status());
+  std::vector<TransactionOp> ops = BeginOps(mode, items);  // before `items` moves below
   storage_.ExecuteInTransactionAsync(
-      *std::move(ops), executor,
+      std::move(ops), executor,
       [this, mode, items = std::move(items), done = std::move(done)](Status s) mutable {
-        if (s.code() == StatusCode::kNotFound) s = BeginAfterMissingItems(mode, items);
+        if (!s.ok()) s = RecoverBegin(std::move(s), mode, items);
         done(std::move(s));
       });
 }
@@ -103,13 +114,6 @@ Result<bool> ExecutionService::HasRunningItems(const std::vector<int>& items) {
     if (!running.ok() || *running) return running;
   }
   return false;
-}
-
-Result<bool> ExecutionService::MisfireIfHasRunningItems(const std::vector<int>& items) {
-  auto running = HasRunningItems(items);
-  if (!running.ok() || !*running) return running;
-  if (Status s = SetMisfire(items); !s.ok()) return s;
-  return true;
 }
 
 Status ExecutionService::SetMisfire(const std::vector<int>& items) {
@@ -154,9 +158,6 @@ Status ExecutionService::ClearAllRunningInfo(int sharding_total_count) {
 
 Status ExecutionService::ClearRunningInfo(const std::vector<int>& items) {
   for (int i : items) {
-    auto exists = storage_.IsJobNodeExisted(RunningNode(i));
-    if (!exists.ok()) return exists.status();
-    if (!*exists) continue;
     if (Status s = storage_.RemoveJobNodeIfExisted(RunningNode(i)); !s.ok()) return s;
   }
   return Status::Ok();
@@ -165,11 +166,7 @@ Status ExecutionService::ClearRunningInfo(const std::vector<int>& items) {
 Result<std::map<int, std::string>> ExecutionService::GetAllRunningItems(int total) {
   std::map<int, std::string> out;
   for (int i = 0; i < total; ++i) {
-    if (auto marked = storage_.IsJobNodeExisted(RunningNode(i)); !marked.ok() || !*marked) {
-      if (!marked.ok()) return marked.status();
-      continue;
-    }
-    // From the server: the cache follows marks coming and going, not their values.
+    // From the server: running marks are outside the cache.
     auto runner = storage_.GetJobNodeDataDirectly(RunningNode(i));
     if (runner.ok()) out.emplace(i, *runner);
     if (!runner.ok() && runner.status().code() != StatusCode::kNotFound) return runner.status();

@@ -4,7 +4,11 @@
 // id; ephemeral, persistent when failover is on so a crash leaves them for failover) when it
 // begins and clears them when it completes. Unlike ElasticJob, all the items of one run are
 // marked in ONE multi-op and cleared in one more: two registry writes per run, whatever the
-// number of items. A trigger that finds its items still running marks them `misfire`.
+// number of items. A trigger that finds its items still running marks them `misfire`
+// (the executor knows which of its items run; JobExecutor).
+//
+// Running marks are outside the registry cache (storage::JobNodeWatches): marking costs no
+// read before and no watch after, and readers of the marks ask the server.
 //
 // Thread safety: safe for concurrent use.
 #ifndef ELASTICJOB_EXECUTION_EXECUTION_SERVICE_H_
@@ -37,11 +41,8 @@ class ExecutionService {
                              Executor& executor, std::function<void(Status)> done);
   void RegisterJobCompletedAsync(const JobConfiguration& config, std::vector<int> items,
                                  Executor& executor, std::function<void(Status)> done);
-  // Whether any of `items` is marked running.
+  // Whether any of `items` is marked running (asks the server: marks are outside the cache).
   Result<bool> HasRunningItems(const std::vector<int>& items);
-  // If any of `items` is still running, marks all of them misfire and returns true
-  // (the trigger is skipped; the run repeats when the current one ends).
-  Result<bool> MisfireIfHasRunningItems(const std::vector<int>& items);
   Status SetMisfire(const std::vector<int>& items);
   Result<std::vector<int>> GetMisfiredJobItems(const std::vector<int>& items);
   Status ClearMisfire(const std::vector<int>& items);
@@ -55,11 +56,12 @@ class ExecutionService {
   Result<std::map<int, std::string>> GetAllRunningItems(int sharding_total_count);
 
  private:
-  // The multi-op that marks `items` running (replacing a leftover mark of ours).
-  Result<std::vector<TransactionOp>> BeginOps(CreateMode mode, const std::vector<int>& items);
-  // A mark could not be written because an item node is missing (a job not sharded yet):
-  // creates the item nodes, then marks the items again.
-  Status BeginAfterMissingItems(CreateMode mode, const std::vector<int>& items);
+  // The multi-op that marks `items` running.
+  std::vector<TransactionOp> BeginOps(CreateMode mode, const std::vector<int>& items) const;
+  // The marks could not be written (`failed`): an item node is missing (a job not sharded
+  // yet), or a mark is already there (left by a cut-short run or a crashed instance). Makes
+  // what is missing or replaces the leftover, then marks the items again.
+  Status RecoverBegin(Status failed, CreateMode mode, const std::vector<int>& items);
   // Some mark was already gone (failover or an operator cleared it): clears the rest singly.
   Status CompleteSingly(const std::vector<int>& items);
 

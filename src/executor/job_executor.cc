@@ -127,11 +127,10 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
     if (!held) normal_items_ = run->items;
   }
   if (held) return skip_as_misfire();
-  if (run->config.monitor_execution) {
-    auto misfired = execution_.MisfireIfHasRunningItems(run->items);
-    if (!misfired.ok()) return End(run, misfired.status());
-    if (*misfired) return skip_as_misfire();  // running elsewhere (or left by a crash)
-  }
+  // ElasticJob also reads each item's running mark here. The items are ours: a mark on one
+  // is left by a crash or a cut-short run (the leader shards only when no item runs), and
+  // the begin multi-op finds and replaces it (ExecutionService::RecoverBegin), at no
+  // request per item and run.
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_items_.insert(run->items.begin(), run->items.end());

@@ -40,12 +40,14 @@ Result<std::vector<std::string>> ShardingService::AvailableInstancesDirectly() {
 
 Result<bool> ShardingService::IsNeedSharding() { return storage_.IsJobNodeExisted(kNecessary); }
 
-Result<bool> ShardingService::HasRunningItems(int total) {
+Result<std::vector<int>> ShardingService::RunningItems(int total) {
+  std::vector<int> out;
   for (int i = 0; i < total; ++i) {
     auto running = storage_.IsJobNodeExisted(RunningNode(i));
-    if (!running.ok() || *running) return running;
+    if (!running.ok()) return running.status();
+    if (*running) out.push_back(i);
   }
-  return false;
+  return out;
 }
 
 Result<bool> ShardingService::NotProcessing() {
@@ -164,15 +166,23 @@ Result<bool> ShardingService::TryShardAsLeader() {
   std::lock_guard<std::mutex> lock(shard_mu_);
   auto need = IsNeedSharding();  // another path of ours may have sharded meanwhile
   if (!need.ok()) return need.status();
-  if (!*need) return true;
+  if (!*need) {
+    if (running_watcher_ != nullptr) running_watcher_->StopWatchingRunningMarks();
+    return true;
+  }
   auto config = config_.LoadLastGood(/*from_cache=*/false);
   if (!config.ok()) return config.status();
   const int total = config->sharding_total_count;
   // Let items that are still running finish first (their owners may change), and another
   // instance's sharding end.
-  auto running = HasRunningItems(total);
+  auto running = RunningItems(total);
   if (!running.ok()) return running.status();
-  if (*running) return false;
+  if (!running->empty() && running_watcher_ != nullptr) {
+    running_watcher_->WatchRunningMarks(*running);
+    running = RunningItems(total);  // one gone before its watch was set sends no event
+    if (!running.ok()) return running.status();
+  }
+  if (!running->empty()) return false;
   auto idle = NotProcessing();
   if (!idle.ok() || !*idle) return idle;
   // The membership from the server, not the cache: an instance that registered just now
@@ -231,6 +241,8 @@ Result<bool> ShardingService::TryShardAsLeader() {
     (void)storage_.RemoveJobNodeIfExisted(kProcessing);
     return s;
   }
+  // Every run's mark would fire these watches again: they were for this sharding only.
+  if (running_watcher_ != nullptr) running_watcher_->StopWatchingRunningMarks();
   // The transaction deleted the flag, including one raised by a membership change after we
   // read the membership. Read it again: if it moved, raise the flag again. (Every change is
   // written before its flag, so a change whose flag we deleted is visible now.)

@@ -24,20 +24,35 @@
 
 namespace elasticjob::sharding {
 
+// Running marks are outside the registry cache (storage::JobNodeWatches), so no event tells
+// of them unless asked: the leader, waiting for items to finish before it shards, asks the
+// runtime to watch the marks it saw (their events reach the job's listeners, which call
+// ShardNowIfIdleLeader and wake the waits) until it has sharded.
+class RunningMarkWatcher {
+ public:
+  virtual ~RunningMarkWatcher() = default;
+  // Watches the running marks of `items` (adding to those watched); the watches are set
+  // when it returns.
+  virtual void WatchRunningMarks(const std::vector<int>& items) = 0;
+  virtual void StopWatchingRunningMarks() = 0;
+};
+
 class ShardingService {
  public:
-  // REQUIRES: every argument outlives this object.
+  // REQUIRES: every argument outlives this object. Without `running_watcher` (tests on the
+  // in-memory registry, whose watch sees every node), running marks are not watched.
   ShardingService(storage::JobNodeStorage& storage, config::ConfigService& config,
                   election::LeaderService& leader, instance::InstanceService& instances,
                   server::ServerService& servers, const JobShardingStrategyRegistry& strategies,
-                  storage::ChangeNotifier& notifier)
+                  storage::ChangeNotifier& notifier, RunningMarkWatcher* running_watcher = nullptr)
       : storage_(storage),
         config_(config),
         leader_(leader),
         instances_(instances),
         servers_(servers),
         strategies_(strategies),
-        notifier_(notifier) {}
+        notifier_(notifier),
+        running_watcher_(running_watcher) {}
 
   Status SetReshardingFlag();
   Result<bool> IsNeedSharding();
@@ -64,8 +79,8 @@ class ShardingService {
   Result<std::vector<int>> GetLocalShardingItems(int sharding_total_count) {
     return GetShardingItems(instances_.self().instance_id, sharding_total_count);
   }
-  // Whether any item is running anywhere (read from the registry).
-  Result<bool> HasRunningItems(int sharding_total_count);
+  // The items among [0, sharding_total_count) marked running anywhere (from the server).
+  Result<std::vector<int>> RunningItems(int sharding_total_count);
   // Whether some item among [0, total) is owned by no live instance (reconcile).
   Result<bool> HasShardingInfoInOfflineServers(int sharding_total_count);
   // Whether `sharding/` has any item (static sharding keeps an assignment once made).
@@ -94,6 +109,7 @@ class ShardingService {
   server::ServerService& servers_;
   const JobShardingStrategyRegistry& strategies_;
   storage::ChangeNotifier& notifier_;
+  RunningMarkWatcher* const running_watcher_;
   std::mutex shard_mu_;  // one sharding at a time on this instance
 };
 

@@ -48,7 +48,6 @@ NodeWatches JobNodeWatches(std::string_view node) {
   }
   constexpr NodeWatches kNone{false, false};
   constexpr NodeWatches kValue{true, false};
-  constexpr NodeWatches kChildren{false, true};
   const size_t n = parts.size();
   const std::string_view top = parts[0];
   // Latch nodes anywhere: leader/election/latch/*, leader/failover/latch/*,
@@ -60,12 +59,8 @@ NodeWatches JobNodeWatches(std::string_view node) {
   if (top == "systemTime" && n == 2) return kNone;
   if (top == "guarantee" && n == 3) return kNone;
   if (top == "sharding") {
-    if (n == 2) return kChildren;
-    if (n == 3) {
-      const std::string_view leaf = parts[2];
-      if (leaf == "running" || leaf == "misfire" || leaf == "disabled") return kNone;
-      return kValue;  // instance, failover, failovering
-    }
+    if (n == 2) return NodeWatches{false, false, kItemChildren};
+    if (n == 3) return parts[2] == "running" ? kNone : kValue;
   }
   if (top == "leader" && n == 3) {
     if (parts[1] == "sharding") return parts[2] == "processing" ? kNone : kValue;

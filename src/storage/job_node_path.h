@@ -42,15 +42,20 @@ class JobNodePath {
 // The watches the node `node` (relative to the job: "sharding/0/running") needs, from
 // zk-layout.md:
 //   - marks that are only created and deleted, whose value nobody reads from the cache
-//     (running, misfire, disabled, processing, failover queue items, guarantee items,
-//     trigger nodes, latch nodes, systemTime): none; the parent's children watch sees them;
-//   - other leaves (config, servers/{ip}, instances/{id}, instance, failover, failovering,
-//     necessary, the leader's id): a value watch only;
-//   - sharding/{i}: children only (its value is always empty);
+//     (processing, failover queue items, guarantee items, trigger nodes, latch nodes,
+//     systemTime): none; the parent's children watch sees them;
+//   - other leaves (config, servers/{ip}, instances/{id}, necessary, the leader's id, and
+//     each item's instance, failover, failovering, disabled and misfire): a value watch only;
+//   - sharding/{i}: no children watch; its named children (kItemChildren) are watched one by
+//     one, so a run's running mark (`sharding/{i}/running`, created and deleted by every run)
+//     fires no watch and costs no request: it is outside the cache, and the few readers of
+//     another instance's marks (resharding, failover, the start-up sweep) ask the server;
 //   - every other node: both.
-// A run's running marks thus cost one children read per item when they come and one when
-// they go, instead of a value read, a children read and two watches more for each mark.
 NodeWatches JobNodeWatches(std::string_view node);
+
+// The children of `sharding/{i}` the cache keeps: all but `running`.
+inline constexpr std::string_view kItemChildren[] = {"instance", "failover", "failovering",
+                                                     "disabled", "misfire"};
 
 }  // namespace elasticjob::storage
 

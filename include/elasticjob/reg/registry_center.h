@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,9 +80,16 @@ struct TreeEvent {
 // deleted, never set in place, needs no value watch: its parent's children watch sees it come
 // and go. A node that never has children needs no children watch. ZooKeeper's watches fire
 // once, and each costs a request to set again, so fewer watches mean fewer requests.
+//
+// A node whose children come and go often but matter to no reader of the cache (a run's
+// running mark) can name the children the cache keeps instead: with `children` false and
+// `named_children` set, each named child is watched on its own (an exists watch while it is
+// absent) and the others are outside the cache: no watch fires for them, and reads of them
+// go to the server. The names must outlive the cache (static storage).
 struct NodeWatches {
   bool value = true;
   bool children = true;
+  std::span<const std::string_view> named_children = {};
 };
 // Maps a key of the watched subtree to the watches its node needs. A hint: a backend without
 // watches (memory://) reports every change anyway.

@@ -977,6 +977,35 @@ NodeWatches ZooKeeperRegistryCenter::WatchesOf(const TreeCache& cache,
   return cache.policy(Relative(full));
 }
 
+namespace {
+
+bool IsNamed(const NodeWatches& parent, std::string_view leaf) {
+  return std::find(parent.named_children.begin(), parent.named_children.end(), leaf) !=
+         parent.named_children.end();
+}
+
+bool NamesChildren(const NodeWatches& w) { return !w.children && !w.named_children.empty(); }
+
+}  // namespace
+
+bool ZooKeeperRegistryCenter::Covers(const TreeCache& cache, const std::string& full) const {
+  if (!cache.policy) return true;
+  for (std::string p = full; p.size() > cache.root.size(); p = ParentOf(p)) {
+    const std::string parent = ParentOf(p);
+    const NodeWatches w = WatchesOf(cache, parent);
+    if (NamesChildren(w) && !IsNamed(w, std::string_view(p).substr(p.rfind('/') + 1))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ZooKeeperRegistryCenter::IsNamedChild(const TreeCache& cache, const std::string& full) const {
+  if (!cache.policy || full.size() <= cache.root.size()) return false;
+  const NodeWatches w = WatchesOf(cache, ParentOf(full));
+  return NamesChildren(w) && IsNamed(w, std::string_view(full).substr(full.rfind('/') + 1));
+}
+
 std::vector<std::shared_ptr<ZooKeeperRegistryCenter::TreeCache>>
 ZooKeeperRegistryCenter::CachesCovering(const std::string& full) {
   // A lookup per ancestor, not a scan of every cache: a process with a thousand jobs has a
@@ -984,7 +1013,9 @@ ZooKeeperRegistryCenter::CachesCovering(const std::string& full) {
   std::vector<std::shared_ptr<TreeCache>> out;
   for (std::string p = full;; p = ParentOf(p)) {
     auto [from, to] = caches_.equal_range(p);
-    for (auto it = from; it != to; ++it) out.push_back(it->second);
+    for (auto it = from; it != to; ++it) {
+      if (Covers(*it->second, full)) out.push_back(it->second);
+    }
     if (p == "/" || p.empty()) break;
   }
   return out;
@@ -992,7 +1023,10 @@ ZooKeeperRegistryCenter::CachesCovering(const std::string& full) {
 
 ZooKeeperRegistryCenter::TreeCache* ZooKeeperRegistryCenter::CacheFor(const std::string& full) {
   for (std::string p = full;; p = ParentOf(p)) {
-    if (auto it = caches_.find(p); it != caches_.end()) return it->second.get();
+    auto [from, to] = caches_.equal_range(p);
+    for (auto it = from; it != to; ++it) {
+      if (Covers(*it->second, full)) return it->second.get();
+    }
     if (p == "/" || p.empty()) return nullptr;
   }
 }
@@ -1067,7 +1101,10 @@ struct ZooKeeperRegistryCenter::NodeRead {
   ReplyLatch* latch = nullptr;
   bool read_value = true;  // else the cached value stands (its watch did not fire)
   bool read_children = true;
-  int data_rc = ZCONNECTIONLOSS;  // until answered
+  bool probe = false;  // an exists watch on a named child (kProbe); data_rc says if it is there
+  bool skip = false;   // nothing to read (a probe of a node the cache already has)
+  std::span<const std::string_view> named;  // the node's named children (NodeWatches)
+  int data_rc = ZCONNECTIONLOSS;            // until answered
   int children_rc = ZCONNECTIONLOSS;
   std::string value;
   std::vector<std::string> children;
@@ -1080,6 +1117,11 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
     auto* r = static_cast<NodeRead*>(const_cast<void*>(data));
     r->data_rc = rc;
     if (rc == ZOK && value != nullptr && len > 0) r->value.assign(value, static_cast<size_t>(len));
+    r->latch->Done();
+  };
+  auto on_stat = [](int rc, const Stat*, const void* data) {
+    auto* r = static_cast<NodeRead*>(const_cast<void*>(data));
+    r->data_rc = rc;
     r->latch->Done();
   };
   auto on_children = [](int rc, const String_vector* sv, const void* data) {
@@ -1107,6 +1149,27 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
         {
           std::lock_guard<std::mutex> data(data_mu_);
           known = r->cache->nodes.count(r->full) != 0;
+        }
+        if (NamesChildren(needs)) r->named = needs.named_children;
+        if ((item.what & kProbe) != 0 && (deep || !known)) {
+          r->probe = true;
+          r->read_value = r->read_children = false;
+          r->children_rc = ZOK;
+          if (zh_ == nullptr) {
+            reads.push_back(std::move(r));
+            continue;
+          }
+          latch.Add();
+          CountRequest(RequestKind::kExists);
+          if (zoo_awexists(zh_, r->full.c_str(), &CacheWatcher, this, on_stat, r.get()) != ZOK)
+            latch.Done();
+          reads.push_back(std::move(r));
+          continue;
+        }
+        if (item.what == kProbe) {  // a named child the cache has: its own watch is set
+          r->skip = true;
+          reads.push_back(std::move(r));
+          continue;
         }
         // A known node reads again only what a fired watch covered (a ZooKeeper watch is
         // used up by firing; the other one is still set); a new node is read whole.
@@ -1141,9 +1204,23 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
     latch.Wait();
     level.clear();
     for (auto& r : reads) {
+      if (r->skip) continue;
       TreeCache& cache = *r->cache;
       std::vector<TreeEvent>& out = (*events)[r->cache];
+      if (r->probe) {
+        if (r->data_rc == ZOK) {
+          level.push_back({r->cache, r->full, kValueEvent | kChildrenEvent});  // there: read it
+        } else if (r->data_rc == ZNONODE) {
+          std::lock_guard<std::mutex> lock(data_mu_);
+          DropFrom(cache, r->full, &out);  // its exists watch tells when it comes
+        }
+        continue;
+      }
       if (r->data_rc == ZNONODE || r->children_rc == ZNONODE) {
+        if (IsNamedChild(cache, r->full)) {
+          // Gone, and its data watch with it: watch for it to come back.
+          level.push_back({r->cache, r->full, kProbe});
+        }
         if (r->full == cache.root) {  // be told when the root appears
           Stat stat;
           WithRetry(RequestKind::kExists, [&](zhandle_t* zh) {
@@ -1166,7 +1243,8 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       } else if (!r->read_value) {
         continue;  // dropped meanwhile by an earlier read of this batch
       }
-      if (it == cache.nodes.end()) {
+      const bool fresh = it == cache.nodes.end();
+      if (fresh) {
         auto parent = cache.nodes.end();
         if (r->full != cache.root) {
           parent = cache.nodes.find(ParentOf(r->full));
@@ -1179,6 +1257,15 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       } else if (it->second.value != r->value) {
         out.push_back({TreeEvent::Type::kUpdated, r->full, r->value});
         it->second.value = r->value;
+      }
+      if (!r->named.empty()) {
+        // Its children are the named ones, each watched on its own.
+        if (fresh || deep) {
+          for (std::string_view name : r->named) {
+            level.push_back({r->cache, JoinPath(r->full, std::string(name)), kProbe});
+          }
+        }
+        continue;
       }
       std::set<std::string> now(r->children.begin(), r->children.end());
       std::vector<std::string> gone;
@@ -1270,6 +1357,11 @@ void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
         // unless it needs none: then its value is all there is to know, and we wrote it.
         NodeWatches needs = WatchesOf(*c, full);
         if (needs.value || needs.children) MarkDirty(full, kValueEvent | kChildrenEvent);
+        if (NamesChildren(needs)) {
+          for (std::string_view name : needs.named_children) {
+            MarkDirty(JoinPath(full, std::string(name)), kProbe);
+          }
+        }
       } else if (it != c->nodes.end() && it->second.value != *value) {
         events.push_back({TreeEvent::Type::kUpdated, full, *value});
         it->second.value = *value;

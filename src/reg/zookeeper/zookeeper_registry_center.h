@@ -168,6 +168,9 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // instance created whose watches must be armed).
   static constexpr int kValueEvent = 1;     // its value watch fired
   static constexpr int kChildrenEvent = 2;  // its children watch fired
+  // A named child (NodeWatches::named_children) not in the cache: set an exists watch, and
+  // read it if it is there.
+  static constexpr int kProbe = 4;
   void MarkDirty(const std::string& full, int what);
   // Reads every queued path again, in one pipelined batch.
   void RefreshDirty();
@@ -186,7 +189,12 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value);
   void Deliver(TreeCache& cache, std::vector<TreeEvent> events);
   NodeWatches WatchesOf(const TreeCache& cache, const std::string& full) const;
-  // The caches covering `full`. REQUIRES: data_mu_ held.
+  // Whether `full` (at or below `cache.root`) is inside the cache: not a child that its
+  // parent's policy leaves out by naming the others (NodeWatches::named_children).
+  bool Covers(const TreeCache& cache, const std::string& full) const;
+  // Whether `full` is one of its parent's named children in `cache`.
+  bool IsNamedChild(const TreeCache& cache, const std::string& full) const;
+  // The caches covering `full` (Covers). REQUIRES: data_mu_ held.
   std::vector<std::shared_ptr<TreeCache>> CachesCovering(const std::string& full);
   // The deepest cache covering `full`, or nullptr. REQUIRES: data_mu_ held.
   TreeCache* CacheFor(const std::string& full);

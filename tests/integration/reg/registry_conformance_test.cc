@@ -463,6 +463,62 @@ TEST_P(RegistryConformanceTest, LeaderLatchAdmitsOneHolderAtATime) {
   EXPECT_TRUE(!left.ok() || left->empty());
 }
 
+// A node that names the children its cache keeps: those come and go as events (made by us
+// or by others), the rest are outside the cache (reads of them ask the server) and, on
+// ZooKeeper, cost this client no request however often they change.
+TEST_P(RegistryConformanceTest, NamedChildrenKeepOthersOutOfTheCache) {
+  static constexpr std::string_view kKept[] = {"owner", "disabled"};
+  ASSERT_TRUE(reg_->Persist("/n/item/owner", "a").ok());
+  WatchPolicy policy = [](std::string_view key) {
+    if (key == "/n/item") return NodeWatches{false, false, kKept};
+    if (key.starts_with("/n/item/")) return NodeWatches{true, false};
+    return NodeWatches{};
+  };
+  Recorder rec;
+  auto sub = reg_->Watch(
+      "/n", events_, [&](const TreeEvent& e) { rec.Add(e); }, policy);
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/n/item/owner", "a"));
+  auto other = Client();
+  // Named children: created, updated and deleted by another client, and by us.
+  ASSERT_TRUE(other->Persist("/n/item/disabled", "").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/n/item/disabled", ""));
+  ASSERT_TRUE(other->Persist("/n/item/owner", "b").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kUpdated, "/n/item/owner", "b"));
+  ASSERT_TRUE(other->Remove("/n/item/disabled").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kDeleted, "/n/item/disabled"));
+  EXPECT_FALSE(*reg_->IsExisted("/n/item/disabled"));
+  ASSERT_TRUE(other->Persist("/n/item/disabled", "again").ok());  // its watch was set again
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/n/item/disabled", "again"));
+  // The others: what the server has, whoever wrote it.
+  auto* zk = dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg_.get());
+  auto requests = [&] {
+    uint64_t n = 0;
+    for (const auto& [kind, count] : zk->request_counts()) n += count;
+    return n;
+  };
+  const uint64_t before = zk != nullptr ? requests() : 0;
+  for (int round = 0; round < 20; ++round) {
+    ASSERT_TRUE(other->Persist("/n/item/running", std::to_string(round)).ok());
+    ASSERT_TRUE(other->Remove("/n/item/running").ok());
+  }
+  if (zk != nullptr) EXPECT_EQ(requests(), before);  // no watch fired for them
+  ASSERT_TRUE(other->Persist("/n/item/running", "x").ok());
+  EXPECT_EQ(*reg_->Get("/n/item/running"), "x");
+  EXPECT_TRUE(*reg_->IsExisted("/n/item/running"));
+  ASSERT_TRUE(reg_->Persist("/n/item/running", "ours").ok());
+  EXPECT_EQ(*other->Get("/n/item/running"), "ours");
+  ASSERT_TRUE(reg_->Remove("/n/item/running").ok());
+  EXPECT_FALSE(*reg_->IsExisted("/n/item/running"));
+  ASSERT_TRUE(reg_->Remove("/n/item/disabled").ok());
+  EXPECT_FALSE(*reg_->IsExisted("/n/item/disabled"));
+  // The named ones stayed right through it.
+  ASSERT_TRUE(other->Persist("/n/item/owner", "c").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kUpdated, "/n/item/owner", "c"));
+  EXPECT_EQ(*reg_->Get("/n/item/owner"), "c");
+  other->Close();
+}
+
 // The server deletes an empty latch container on its own, and a cache covering the latch
 // learns of it only later: the next contender must make the container again, not fail.
 TEST_P(RegistryConformanceTest, LeaderLatchOutlivesItsContainerBeingDeleted) {

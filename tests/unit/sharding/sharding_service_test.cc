@@ -140,7 +140,7 @@ TEST_F(ShardingServiceTest, RunningMarksAreOneMultiOpAndModeFollowsFailover) {
   ASSERT_TRUE(a->execution.RegisterJobBegin(c, {0, 2}).ok());
   EXPECT_EQ(*a->reg.GetDirectly("/job/sharding/0/running"), "10.0.0.1@-@100");
   EXPECT_TRUE(*a->execution.HasRunningItems({2}));
-  EXPECT_TRUE(*a->execution.MisfireIfHasRunningItems({0, 1}));
+  ASSERT_TRUE(a->execution.SetMisfire({0, 1}).ok());
   EXPECT_EQ(*a->execution.GetMisfiredJobItems({0, 1, 2}), (std::vector<int>{0, 1}));
   ASSERT_TRUE(a->execution.RegisterJobCompleted(c, {0, 2}).ok());
   EXPECT_FALSE(*a->execution.HasRunningItems({0, 1, 2}));
@@ -154,6 +154,10 @@ TEST_F(ShardingServiceTest, RunningMarksAreOneMultiOpAndModeFollowsFailover) {
   ASSERT_TRUE(a->execution.RegisterJobBegin(c, {1}).ok());
   a->reg.ExpireSession();
   EXPECT_TRUE(*a->reg.IsExisted("/job/sharding/1/running"));
+  // A leftover mark (a crashed instance's, failover on) fails the multi-op and is replaced.
+  ASSERT_TRUE(a->reg.Persist("/job/sharding/0/running", "10.0.0.9@-@7").ok());
+  ASSERT_TRUE(a->execution.RegisterJobBegin(c, {0}).ok());
+  EXPECT_EQ(*a->reg.GetDirectly("/job/sharding/0/running"), "10.0.0.1@-@100");
   c.monitor_execution = false;  // nothing is written without monitorExecution
   ASSERT_TRUE(a->execution.RegisterJobBegin(c, {2}).ok());
   EXPECT_FALSE(*a->reg.IsExisted("/job/sharding/2/running"));
