@@ -91,6 +91,8 @@ class JobRuntime final : public listener::JobController,
   // Counts a task about to be posted; false once stopped.
   bool BeginTask();
   void EndTask();
+  // Every event of the job's subtree (and of the running marks watched for the leader).
+  void OnJobEvent(const TreeEvent& event);
 
   RegistryCenter& registry_;
   std::shared_ptr<SimpleJob> job_;
@@ -119,7 +121,6 @@ class JobRuntime final : public listener::JobController,
   std::unique_ptr<Subscription> connection_;
   std::mutex marks_mu_;
   std::map<int, std::unique_ptr<Subscription>> mark_watches_;  // GUARDED_BY(marks_mu_)
-  void OnJobEvent(const TreeEvent& event);
 
   std::mutex mu_;
   std::condition_variable idle_cv_;

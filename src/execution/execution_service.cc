@@ -56,13 +56,6 @@ Status ExecutionService::RecoverBegin(Status failed, CreateMode mode,
   return storage_.ExecuteInTransaction(BeginOps(mode, items));
 }
 
-Status ExecutionService::CompleteSingly(const std::vector<int>& items) {
-  for (int item : items) {
-    if (Status r = storage_.RemoveJobNodeIfExisted(RunningNode(item)); !r.ok()) return r;
-  }
-  return Status::Ok();
-}
-
 Status ExecutionService::RegisterJobBegin(const JobConfiguration& config,
                                           const std::vector<int>& items) {
   if (!config.monitor_execution || items.empty()) return Status::Ok();
@@ -78,7 +71,7 @@ Status ExecutionService::RegisterJobCompleted(const JobConfiguration& config,
   for (int item : items) ops.push_back(TransactionOp::Delete(RunningNode(item)));
   Status s = storage_.ExecuteInTransaction(std::move(ops));
   if (s.code() != StatusCode::kNotFound) return s;
-  return CompleteSingly(items);
+  return ClearRunningInfo(items);
 }
 
 void ExecutionService::RegisterJobBeginAsync(const JobConfiguration& config, std::vector<int> items,
@@ -103,7 +96,7 @@ void ExecutionService::RegisterJobCompletedAsync(const JobConfiguration& config,
   storage_.ExecuteInTransactionAsync(
       std::move(ops), executor,
       [this, items = std::move(items), done = std::move(done)](Status s) mutable {
-        if (s.code() == StatusCode::kNotFound) s = CompleteSingly(items);
+        if (s.code() == StatusCode::kNotFound) s = ClearRunningInfo(items);
         done(std::move(s));
       });
 }

@@ -50,7 +50,7 @@ class ExecutionService {
   Result<std::vector<int>> GetDisabledItems(const std::vector<int>& items);
   // Removes every running mark of the job (monitorExecution switched off).
   Status ClearAllRunningInfo(int sharding_total_count);
-  // Removes the running marks of `items`.
+  // Removes the running marks of `items`, one at a time (one already gone is fine).
   Status ClearRunningInfo(const std::vector<int>& items);
   // Item -> runner's instance id, for every item among [0, total) marked running.
   Result<std::map<int, std::string>> GetAllRunningItems(int sharding_total_count);
@@ -62,8 +62,6 @@ class ExecutionService {
   // yet), or a mark is already there (left by a cut-short run or a crashed instance). Makes
   // what is missing or replaces the leftover, then marks the items again.
   Status RecoverBegin(Status failed, CreateMode mode, const std::vector<int>& items);
-  // Some mark was already gone (failover or an operator cleared it): clears the rest singly.
-  Status CompleteSingly(const std::vector<int>& items);
 
   storage::JobNodeStorage& storage_;
   const std::string instance_id_;

@@ -1,6 +1,6 @@
 #include "storage/job_node_path.h"
 
-#include <vector>
+#include <array>
 
 namespace elasticjob::storage {
 
@@ -39,16 +39,20 @@ WatchPolicy JobNodePath::CachePolicy() const {
 }
 
 NodeWatches JobNodeWatches(std::string_view node) {
-  std::vector<std::string_view> parts;
-  for (size_t start = 0; start <= node.size();) {
+  // The registry's cache asks for every level of a key on each read it serves (is the key
+  // inside the cache?), so this allocates nothing. The layout is at most 5 levels deep.
+  constexpr size_t kMaxDepth = 8;
+  std::array<std::string_view, kMaxDepth> parts;
+  size_t n = 0;
+  for (size_t start = 0; start <= node.size(); ++n) {
+    if (n == kMaxDepth) return NodeWatches{};  // not a node of the layout
     size_t slash = node.find('/', start);
     if (slash == std::string_view::npos) slash = node.size();
-    parts.push_back(node.substr(start, slash - start));
+    parts[n] = node.substr(start, slash - start);
     start = slash + 1;
   }
   constexpr NodeWatches kNone{false, false};
   constexpr NodeWatches kValue{true, false};
-  const size_t n = parts.size();
   const std::string_view top = parts[0];
   // Latch nodes anywhere: leader/election/latch/*, leader/failover/latch/*,
   // guarantee/{started,completed}-latch/*.

@@ -1102,7 +1102,6 @@ struct ZooKeeperRegistryCenter::NodeRead {
   bool read_value = true;  // else the cached value stands (its watch did not fire)
   bool read_children = true;
   bool probe = false;  // an exists watch on a named child (kProbe); data_rc says if it is there
-  bool skip = false;   // nothing to read (a probe of a node the cache already has)
   std::span<const std::string_view> named;  // the node's named children (NodeWatches)
   int data_rc = ZCONNECTIONLOSS;            // until answered
   int children_rc = ZCONNECTIONLOSS;
@@ -1150,6 +1149,8 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
           std::lock_guard<std::mutex> data(data_mu_);
           known = r->cache->nodes.count(r->full) != 0;
         }
+        // A probed named child the cache has keeps its own watch: nothing to read.
+        if (item.what == kProbe && known && !deep) continue;
         if (NamesChildren(needs)) r->named = needs.named_children;
         if ((item.what & kProbe) != 0 && (deep || !known)) {
           r->probe = true;
@@ -1163,11 +1164,6 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
           CountRequest(RequestKind::kExists);
           if (zoo_awexists(zh_, r->full.c_str(), &CacheWatcher, this, on_stat, r.get()) != ZOK)
             latch.Done();
-          reads.push_back(std::move(r));
-          continue;
-        }
-        if (item.what == kProbe) {  // a named child the cache has: its own watch is set
-          r->skip = true;
           reads.push_back(std::move(r));
           continue;
         }
@@ -1204,7 +1200,6 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
     latch.Wait();
     level.clear();
     for (auto& r : reads) {
-      if (r->skip) continue;
       TreeCache& cache = *r->cache;
       std::vector<TreeEvent>& out = (*events)[r->cache];
       if (r->probe) {
