@@ -217,6 +217,7 @@ void ZooKeeperRegistryCenter::Close() {
     std::swap(zh, zh_);
   }
   if (zh != nullptr) zookeeper_close(zh);  // ends the session: ephemeral nodes go now
+  AbandonOwed(ZCLOSING);
   // Cancelled outside data_mu_: Cancel waits for a delivery in progress, which may be
   // reading the cache.
   decltype(caches_) ended;
@@ -301,6 +302,7 @@ void ZooKeeperRegistryCenter::ReplaceSession() {
     zh_ = nullptr;
   }
   if (old != nullptr) zookeeper_close(old);
+  AbandonOwed(ZCONNECTIONLOSS);  // writes go again on the new session
   zhandle_t* zh = zookeeper_init(url_.servers.c_str(), &GlobalWatcher, url_.session_timeout_ms,
                                  nullptr, ctx, 0);
   ResolveOnlyOnReconnect(zh);
@@ -612,9 +614,11 @@ Result<std::string> ZooKeeperRegistryCenter::CreateLatchNode(const std::string& 
   bool make_parents = CacheKnows(parent) == Known::kAbsent;
   for (int round = 0; round < 8; ++round) {
     if (make_parents) {
-      if (Status s = CreateChain(parent, ZOO_CONTAINER, /*trust_cache=*/round == 0); !s.ok()) {
-        return s;
-      }
+      // NOT_FOUND: an emptied container above went meanwhile (`election` once `latch` is
+      // gone): make the chain again.
+      Status s = CreateChain(parent, ZOO_CONTAINER, /*trust_cache=*/round == 0);
+      if (s.code() == StatusCode::kNotFound) continue;
+      if (!s.ok()) return s;
     }
     auto created = Create(node, "", ZOO_EPHEMERAL_SEQUENTIAL, /*parents=*/false);
     if (created.ok()) return created->substr(created->rfind('/') + 1);
@@ -759,6 +763,15 @@ struct ZooKeeperRegistryCenter::PendingMulti {
   int rc = ZOK;
   bool ends_batch = false;  // it is the batch in flight: its reply sends the next one
 
+  // Its reply (or ZCLOSING/ZCONNECTIONLOSS for one that will never come): on its way.
+  static void Replied(PendingMulti* p, int rc) {
+    ZooKeeperRegistryCenter* self = p->self;
+    const bool next = p->ends_batch;
+    p->rc = rc;
+    Complete(p);  // may free `p`
+    if (next) self->NextBatch();
+  }
+
   static void Complete(PendingMulti* p) {
     p->executor->Post([p] {
       std::unique_ptr<PendingMulti> owned(p);
@@ -777,6 +790,11 @@ struct ZooKeeperRegistryCenter::WriteBatch {
   std::vector<PendingMulti*> members;
   std::vector<zoo_op_t> zops;
   std::vector<zoo_op_result_t> results;
+
+  static void Replied(WriteBatch* b, int rc) {
+    std::unique_ptr<WriteBatch> owned(b);
+    owned->self->BatchReplied(*owned, rc);
+  }
 };
 
 void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionOp> ops,
@@ -815,24 +833,17 @@ int ZooKeeperRegistryCenter::SendMulti(std::vector<zoo_op_t>& ops,
 
 void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
   p->ends_batch = ends_batch;
+  Owe(p, [p](int rc) { PendingMulti::Replied(p, rc); });
   // Once sent, `p` belongs to its completion, which may run (and free it) before
   // zoo_amulti returns here: the outcome of sending goes to a local.
   int sent = SendMulti(
       p->multi->zops, p->multi->results,
       [](int rc, const void* data) {
         auto* pending = static_cast<PendingMulti*>(const_cast<void*>(data));
-        ZooKeeperRegistryCenter* self = pending->self;
-        bool next = pending->ends_batch;
-        pending->rc = rc;
-        PendingMulti::Complete(pending);
-        if (next) self->NextBatch();
+        if (pending->self->Settle(pending)) PendingMulti::Replied(pending, rc);
       },
       p);
-  if (sent != ZOK) {  // not sent: no completion will come
-    p->rc = sent;
-    PendingMulti::Complete(p);
-    if (ends_batch) NextBatch();
-  }
+  if (sent != ZOK && Settle(p)) PendingMulti::Replied(p, sent);  // not sent: no completion
 }
 
 void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members) {
@@ -842,17 +853,40 @@ void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members) {
     batch->zops.insert(batch->zops.end(), m->multi->zops.begin(), m->multi->zops.end());
   }
   batch->results.resize(batch->zops.size());
+  Owe(batch, [batch](int rc) { WriteBatch::Replied(batch, rc); });
   int sent = SendMulti(
       batch->zops, batch->results,
       [](int rc, const void* data) {
-        std::unique_ptr<WriteBatch> b(static_cast<WriteBatch*>(const_cast<void*>(data)));
-        b->self->BatchReplied(*b, rc);
+        auto* b = static_cast<WriteBatch*>(const_cast<void*>(data));
+        if (b->self->Settle(b)) WriteBatch::Replied(b, rc);
       },
       batch);
-  if (sent != ZOK) {
-    std::unique_ptr<WriteBatch> b(batch);
-    BatchReplied(*b, sent);
+  if (sent != ZOK && Settle(batch)) WriteBatch::Replied(batch, sent);
+}
+
+void ZooKeeperRegistryCenter::Owe(const void* key, std::function<void(int rc)> abandon) {
+  std::lock_guard<std::mutex> lock(owed_mu_);
+  owed_.emplace(key, std::move(abandon));
+}
+
+bool ZooKeeperRegistryCenter::Settle(const void* key) {
+  {
+    std::lock_guard<std::mutex> lock(owed_mu_);
+    if (owed_.erase(key) != 0) return true;
   }
+  std::lock_guard<std::mutex> paid(abandon_mu_);  // AbandonOwed has it: let it finish
+  return false;
+}
+
+void ZooKeeperRegistryCenter::AbandonOwed(int rc) {
+  std::lock_guard<std::mutex> paying(abandon_mu_);
+  decltype(owed_) owed;
+  {
+    std::lock_guard<std::mutex> lock(owed_mu_);
+    owed.swap(owed_);
+  }
+  // Outside owed_mu_: an abandoned write batch sends the next one, which owes again.
+  for (auto& [key, abandon] : owed) abandon(rc);
 }
 
 void ZooKeeperRegistryCenter::BatchReplied(WriteBatch& batch, int rc) {
@@ -1083,13 +1117,20 @@ class ReplyLatch {
   }
   void Wait() {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return pending_ == 0; });
+    cv_.wait(lock, [this] { return pending_ == 0 || abandoned_; });
+  }
+  // The handle was closed: the replies still owed will never come.
+  void Abandon() {
+    std::lock_guard<std::mutex> lock(mu_);
+    abandoned_ = true;
+    cv_.notify_all();
   }
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  int pending_ = 0;  // GUARDED_BY(mu_)
+  int pending_ = 0;         // GUARDED_BY(mu_)
+  bool abandoned_ = false;  // GUARDED_BY(mu_)
 };
 
 }  // namespace
@@ -1136,6 +1177,8 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
     // sent before the first reply is awaited.
     std::vector<std::unique_ptr<NodeRead>> reads;
     ReplyLatch latch;
+    // An unanswered read keeps its ZCONNECTIONLOSS: the reconnect resynchronises the caches.
+    Owe(&latch, [&latch](int) { latch.Abandon(); });
     {
       std::shared_lock<std::shared_mutex> lock(handle_mu_);
       for (auto& item : level) {
@@ -1198,6 +1241,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       }
     }
     latch.Wait();
+    Settle(&latch);  // before `latch` goes: AbandonOwed may be abandoning it right now
     level.clear();
     for (auto& r : reads) {
       TreeCache& cache = *r->cache;

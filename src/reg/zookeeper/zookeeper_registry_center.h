@@ -226,6 +226,20 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   bool batch_in_flight_ = false;             // GUARDED_BY(batch_mu_)
   std::deque<PendingMulti*> queued_writes_;  // GUARDED_BY(batch_mu_); owned
 
+  // Replies the client library still owes. zookeeper_close drops the completions of requests
+  // still on their way (it queues them for its completion thread after telling that thread
+  // to stop), so once a handle is closed the registry answers them itself: a reply waited
+  // for that never came would hang its waiter (a cache load, a write batch) for good.
+  // Owe before sending; Settle first thing in the completion (or when the send failed):
+  // false means AbandonOwed answered it. AbandonOwed(rc), after zookeeper_close returned
+  // (no completion can run any more), runs each owed entry with `rc`.
+  void Owe(const void* key, std::function<void(int rc)> abandon);
+  bool Settle(const void* key);
+  void AbandonOwed(int rc);
+  std::mutex owed_mu_;
+  std::map<const void*, std::function<void(int)>> owed_;  // GUARDED_BY(owed_mu_)
+  std::mutex abandon_mu_;                                 // held while AbandonOwed runs the entries
+
   std::mutex dirty_mu_;
   std::map<std::string, int> dirty_;  // GUARDED_BY(dirty_mu_): path -> k*Event bits
   bool drain_posted_ = false;         // GUARDED_BY(dirty_mu_)

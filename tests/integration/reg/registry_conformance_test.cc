@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <thread>
 
 #include "elasticjob/reg/registry_center.h"
@@ -146,7 +147,8 @@ class RegistryConformanceTest : public ::testing::TestWithParam<std::string> {
     } else {
       backend_ = std::make_unique<ZooKeeperBackend>();
     }
-    ASSERT_TRUE(backend_->SetUp().ok());
+    Status up = backend_->SetUp();
+    ASSERT_TRUE(up.ok()) << up;
     reg_ = Client();
   }
 
@@ -502,7 +504,9 @@ TEST_P(RegistryConformanceTest, NamedChildrenKeepOthersOutOfTheCache) {
     ASSERT_TRUE(other->Persist("/n/item/running", std::to_string(round)).ok());
     ASSERT_TRUE(other->Remove("/n/item/running").ok());
   }
-  if (zk != nullptr) EXPECT_EQ(requests(), before);  // no watch fired for them
+  if (zk != nullptr) {
+    EXPECT_EQ(requests(), before);  // no watch fired for them
+  }
   ASSERT_TRUE(other->Persist("/n/item/running", "x").ok());
   EXPECT_EQ(*reg_->Get("/n/item/running"), "x");
   EXPECT_TRUE(*reg_->IsExisted("/n/item/running"));
@@ -602,7 +606,10 @@ INSTANTIATE_TEST_SUITE_P(Backends, RegistryConformanceTest,
 // ZooKeeper-only behaviour.
 class ZooKeeperRegistryTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(server_.Start().ok()); }
+  void SetUp() override {
+    Status up = server_.Start();
+    ASSERT_TRUE(up.ok()) << up;
+  }
   std::unique_ptr<RegistryCenter> Client(const std::string& ns, const std::string& params = "") {
     auto r = NewRegistryCenter(server_.Url(ns,
                                            "sessionTimeoutMs=2000&connectionTimeoutMs=5000&"
@@ -673,6 +680,34 @@ TEST_F(ZooKeeperRegistryTest, ServerRestartReconnectsAndKeepsData) {
   ASSERT_TRUE(other->Init().ok());
   ASSERT_TRUE(other->Persist("/r/after", "x").ok());
   EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/r/after", "x"));
+}
+
+// Close while requests are on their way and the server does not answer: zookeeper_close
+// drops the completions it still owes, and every waiter must still hear back (a cache load
+// ends, an asynchronous write reports an error) instead of waiting for good.
+TEST_F(ZooKeeperRegistryTest, CloseAnswersWhatTheServerStillOwes) {
+  auto reg = Client("owedns");
+  ASSERT_TRUE(reg->Init().ok());
+  ASSERT_TRUE(reg->Persist("/o/a", "1").ok());
+  server_.Pause();  // SIGSTOP: requests go out, no reply comes
+  std::promise<void> loaded;
+  std::thread watcher([&] {
+    (void)reg->Watch("/o", events_, [](const TreeEvent&) {});  // loads: waits for replies
+    loaded.set_value();
+  });
+  std::promise<Status> written;
+  reg->ExecuteInTransactionAsync({TransactionOp::Create("/o/b", "2")}, events_,
+                                 [&](Status st) { written.set_value(st); });
+  std::this_thread::sleep_for(300ms);  // the requests are sent (fault timing, not a result)
+  reg->Close();
+  auto load_ended = loaded.get_future().wait_for(30s);
+  auto write_result = written.get_future();
+  auto write_ended = write_result.wait_for(30s);
+  server_.Resume();
+  EXPECT_EQ(load_ended, std::future_status::ready) << "the cache load still waits";
+  ASSERT_EQ(write_ended, std::future_status::ready) << "the write was never answered";
+  EXPECT_FALSE(write_result.get().ok());
+  watcher.join();
 }
 
 // The server stopped (SIGSTOP) past the session timeout, then resumed. Whether the session
