@@ -19,6 +19,7 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$JOBS" --target unit_tests elasticjob_cli registry_tests
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 echo "== Tests (ASan+UBSan: unit, CLI, registry conformance)"
 ctest --preset asan -j "$JOBS"
