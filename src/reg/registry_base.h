@@ -32,6 +32,12 @@ struct SubscriptionState {
   std::recursive_mutex mu;  // held while a delivery runs
   std::atomic<bool> active{true};
   std::atomic<std::thread::id> running{};
+  // A Watch's change count (Subscription::changes); `counted` is set before the handle is
+  // made. Backends call Changed() in the same critical section as the change, so a reader
+  // holding the backend's lock never sees the change without the count having moved.
+  bool counted = false;
+  std::atomic<uint64_t> changes{0};
+  void Changed() { changes.fetch_add(1, std::memory_order_acq_rel); }
   // Stops deliveries; waits for one in progress unless called from inside it.
   void Cancel();
   // Runs `fn` unless cancelled.
@@ -49,6 +55,10 @@ class SubscriptionHandle final : public Subscription {
   ~SubscriptionHandle() override {
     state_->Cancel();
     if (on_end_) on_end_();
+  }
+  std::optional<uint64_t> changes() const override {
+    if (!state_->counted) return std::nullopt;
+    return state_->changes.load(std::memory_order_acquire);
   }
 
  private:

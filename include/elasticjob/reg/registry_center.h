@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -107,6 +108,13 @@ const char* ConnectionStateName(ConnectionState state);
 class Subscription {
  public:
   virtual ~Subscription() = default;
+  // A Watch's count of the changes to the subtree as reads see it (the cache they are served
+  // from; memory://'s store). It moves when a change becomes visible to reads, before that
+  // change's event is delivered. So a reader that notes the count, reads, and later finds
+  // the count unchanged knows that every read would still answer the same: what it worked
+  // out from them may be kept instead of read again. nullopt: not counted (a connection
+  // listener, or a backend that does not count); read every time.
+  virtual std::optional<uint64_t> changes() const { return std::nullopt; }
 };
 
 class RegistryCenter {

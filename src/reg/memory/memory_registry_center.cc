@@ -47,6 +47,7 @@ void MemoryStore::Publish(const std::vector<Change>& changes,
   for (const Change& c : changes) {
     for (const TreeListener& l : tree_listeners) {
       if (!Under(c.path, l.root)) continue;
+      l.state->Changed();  // under the store's lock, as the change itself
       auto state = l.state;
       auto cb = l.callback;
       TreeEvent e{c.type, c.path, c.value};
@@ -461,6 +462,7 @@ Result<std::unique_ptr<Subscription>> MemoryRegistryCenter::Watch(
   std::lock_guard<std::mutex> lock(store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   auto state = std::make_shared<SubscriptionState>();
+  state->counted = true;
   std::string root = Full(key);
   // Relative keys for the callback.
   auto relative_cb = [this, callback](const TreeEvent& e) {

@@ -1094,6 +1094,7 @@ void ZooKeeperRegistryCenter::DropFrom(TreeCache& cache, const std::string& full
   it = cache.nodes.find(full);
   events->push_back({TreeEvent::Type::kDeleted, full, it->second.value});
   cache.nodes.erase(it);
+  cache.state->Changed();
   if (full != cache.root) {
     auto parent = cache.nodes.find(ParentOf(full));
     if (parent != cache.nodes.end())
@@ -1291,11 +1292,13 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
         }
         out.push_back({TreeEvent::Type::kAdded, r->full, r->value});
         it = cache.nodes.emplace(r->full, CachedNode{r->value, {}}).first;
+        cache.state->Changed();
         if (parent != cache.nodes.end())
           parent->second.children.insert(r->full.substr(r->full.rfind('/') + 1));
       } else if (it->second.value != r->value) {
         out.push_back({TreeEvent::Type::kUpdated, r->full, r->value});
         it->second.value = r->value;
+        cache.state->Changed();
       }
       if (!r->named.empty()) {
         // Its children are the named ones, each watched on its own.
@@ -1319,7 +1322,10 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
         if (deep || it->second.children.count(c) == 0)
           level.push_back({r->cache, JoinPath(r->full, c), kValueEvent | kChildrenEvent});
       }
-      it->second.children = std::move(now);
+      if (it->second.children != now) {
+        it->second.children = std::move(now);
+        cache.state->Changed();
+      }
     }
   }
 }
@@ -1391,6 +1397,7 @@ void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
       if (it == c->nodes.end() && (full == c->root || parent != c->nodes.end())) {
         events.push_back({TreeEvent::Type::kAdded, full, *value});
         c->nodes.emplace(full, CachedNode{*value, {}});
+        c->state->Changed();
         if (full != c->root) parent->second.children.insert(full.substr(full.rfind('/') + 1));
         // Arm its watches (the parent's child event will not load it: it is known now),
         // unless it needs none: then its value is all there is to know, and we wrote it.
@@ -1404,6 +1411,7 @@ void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
       } else if (it != c->nodes.end() && it->second.value != *value) {
         events.push_back({TreeEvent::Type::kUpdated, full, *value});
         it->second.value = *value;
+        c->state->Changed();
       }
     }
     Deliver(*c, std::move(events));
@@ -1420,6 +1428,7 @@ Result<std::unique_ptr<Subscription>> ZooKeeperRegistryCenter::Watch(
   cache->executor = &executor;
   cache->callback = std::move(callback);
   cache->state = std::make_shared<SubscriptionState>();
+  cache->state->counted = true;
   {
     std::lock_guard<std::mutex> refresh(refresh_mu_);
     EventsByCache events;

@@ -523,6 +523,91 @@ TEST_P(RegistryConformanceTest, NamedChildrenKeepOthersOutOfTheCache) {
   other->Close();
 }
 
+// Holds every task posted to it until released, so a test can look between a change and
+// its event's delivery.
+class HeldExecutor final : public Executor {
+ public:
+  void Post(std::function<void()> task) override {
+    std::lock_guard<std::mutex> l(mu_);
+    tasks_.push_back(std::move(task));
+    cv_.notify_all();
+  }
+  bool WaitQueued(size_t n) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, 20s, [&] { return tasks_.size() >= n; });
+  }
+  size_t queued() {
+    std::lock_guard<std::mutex> l(mu_);
+    return tasks_.size();
+  }
+  void RunAll() {
+    std::vector<std::function<void()>> tasks;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      tasks.swap(tasks_);
+    }
+    for (auto& t : tasks) t();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::function<void()>> tasks_;
+};
+
+TEST_P(RegistryConformanceTest, AWatchCountsChangesBeforeTheirEventsAreDelivered) {
+  static constexpr std::string_view kKept[] = {"owner"};
+  ASSERT_TRUE(reg_->Persist("/c/item/owner", "a").ok());
+  WatchPolicy policy = [](std::string_view key) {
+    if (key == "/c/item") return NodeWatches{false, false, kKept};
+    if (key.starts_with("/c/item/")) return NodeWatches{true, false};
+    return NodeWatches{};
+  };
+  HeldExecutor held;
+  std::vector<TreeEvent> seen;
+  auto sub = reg_->Watch(
+      "/c", held, [&](const TreeEvent& e) { seen.push_back(e); }, policy);
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  auto count = [&] { return (*sub)->changes(); };
+  ASSERT_TRUE(count().has_value()) << "a Watch counts its changes";
+  // Connection listeners have nothing to count.
+  ThreadPool pool(1);
+  EXPECT_FALSE(reg_->AddConnectionStateListener(pool, [](ConnectionState) {})->changes());
+
+  // Our own write: in the cache at once, so counted at once, while its event is still held.
+  held.RunAll();
+  const size_t delivered = seen.size();
+  uint64_t before = *count();
+  ASSERT_TRUE(reg_->Persist("/c/config", "1").ok());
+  EXPECT_GT(*count(), before);
+  EXPECT_EQ(seen.size(), delivered);
+  // Another client's write: counted by the time its event is queued, before it is run.
+  before = *count();
+  size_t queued = held.queued();
+  auto other = Client();
+  ASSERT_TRUE(other->Persist("/c/item/owner", "b").ok());
+  ASSERT_TRUE(held.WaitQueued(queued + 1));
+  EXPECT_GT(*count(), before);
+  EXPECT_EQ(*reg_->Get("/c/item/owner"), "b");
+  EXPECT_EQ(seen.size(), delivered);
+  // Writes outside the watched subtree are not its changes.
+  before = *count();
+  ASSERT_TRUE(reg_->Persist("/elsewhere", "x").ok());
+  ASSERT_TRUE(other->Persist("/elsewhere", "y").ok());
+  EXPECT_EQ(*count(), before);
+  if (dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg_.get()) != nullptr) {
+    // Nor are children the policy keeps out of the cache (a run's running mark).
+    ASSERT_TRUE(reg_->Persist("/c/item/running", "me").ok());
+    ASSERT_TRUE(reg_->Remove("/c/item/running").ok());
+    EXPECT_EQ(*count(), before);
+  }
+  held.RunAll();
+  EXPECT_GT(seen.size(), delivered);
+  sub->reset();
+  held.RunAll();  // deliveries after the end of the subscription run nothing
+  other->Close();
+}
+
 // The server deletes an empty latch container on its own, and a cache covering the latch
 // learns of it only later: the next contender must make the container again, not fail.
 TEST_P(RegistryConformanceTest, LeaderLatchOutlivesItsContainerBeingDeleted) {
