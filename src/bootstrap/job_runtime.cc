@@ -145,7 +145,7 @@ Status JobRuntime::Start(bool scheduled) {
         report(ItemRunReport{r.job_name, r.item, r.instance_id, r.success, r.error, r.duration,
                              r.misfire_rerun, r.failover, r.started, r.fire_time});
       },
-      job_listeners_);
+      job_listeners_, [this] { return RegistryChanges(); });
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},
@@ -158,7 +158,10 @@ Status JobRuntime::Start(bool scheduled) {
       storage_.path().FullPath(), *strand_, [this](const TreeEvent& e) { OnJobEvent(e); },
       storage_.path().CachePolicy());
   if (!w.ok()) return context(w.status());
-  watch_ = std::move(w).value();
+  {
+    std::lock_guard<std::mutex> lock(watch_mu_);
+    watch_ = std::move(w).value();
+  }
   strand_->Post([this] { listeners_->EndOfReplay(); });  // Watch delivered its replay first
   connection_ = registry_.AddConnectionStateListener(
       *strand_, [this](ConnectionState s) { listeners_->OnConnectionState(s); });
@@ -203,8 +206,9 @@ void JobRuntime::ArmNextLocked(Clock::WallTime after) {
   if (!next) return;  // the expression never fires again
   Clock::WallTime fire = *next;
   ++outstanding_;
+  const uint64_t arming = ++arming_;
   next_task_ = shared_->timer.ScheduleAt(
-      fire, [self = shared_from_this(), fire] { self->OnCronFire(fire); });
+      fire, [self = shared_from_this(), fire, arming] { self->OnCronFire(fire, arming); });
 }
 
 void JobRuntime::ArmReconcile() {
@@ -229,7 +233,7 @@ void JobRuntime::ArmReconcile() {
       });
 }
 
-void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
+void JobRuntime::OnCronFire(Clock::WallTime fire_time, uint64_t arming) {
   bool paused;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -238,15 +242,24 @@ void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
       idle_cv_.notify_all();
       return;
     }
-    ArmNextLocked(fire_time);
     paused = paused_;
+    if (paused && arming == arming_) ArmNextLocked(fire_time);
   }
   if (paused) {
     // Quartz's "do nothing" misfire policy: a fire time that passes while paused is skipped.
     EndTask();
     return;
   }
+  // The items first; the next fire time after (a thousand jobs firing at once would
+  // otherwise each wait for the others' cron arithmetic before starting).
   executor_->Trigger(MakeDone(Source::kCron, fire_time), fire_time);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (arming == arming_) ArmNextLocked(fire_time);  // else rescheduled meanwhile: armed anew
+}
+
+std::optional<uint64_t> JobRuntime::RegistryChanges() {
+  std::lock_guard<std::mutex> lock(watch_mu_);
+  return watch_ != nullptr ? watch_->changes() : std::nullopt;
 }
 
 executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime scheduled) {
@@ -270,9 +283,23 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
     }
     if (self->options_.on_trigger) self->options_.on_trigger(report);
     // As ElasticJob ends every execution: claim what crashed instances left, if anything.
+    // Nothing to claim at the same change count as the last look found nothing.
     if (outcome.ok() && *outcome == Outcome::kRan && source != Source::kFailover) {
-      auto need = self->failover_->NeedFailover();
-      if (need.ok() && *need) self->FailoverIfNecessary();
+      const std::optional<uint64_t> changes = self->RegistryChanges();
+      bool look = true;
+      {
+        std::lock_guard<std::mutex> lock(self->mu_);
+        look = !changes.has_value() || self->no_failover_at_ != changes;
+      }
+      if (look) {
+        auto need = self->failover_->NeedFailover();
+        if (need.ok() && *need) {
+          self->FailoverIfNecessary();
+        } else if (need.ok()) {
+          std::lock_guard<std::mutex> lock(self->mu_);
+          self->no_failover_at_ = changes;
+        }
+      }
     }
     self->EndTask();
   };
@@ -470,8 +497,14 @@ void JobRuntime::Shutdown() {
   }
   Stop(/*wait=*/true);
   if (!started) return;
-  // No more events; then this instance leaves (instance node, then leadership).
-  watch_.reset();
+  // No more events; then this instance leaves (instance node, then leadership). The watch
+  // ends outside watch_mu_: ending it waits for a delivery in progress.
+  std::unique_ptr<Subscription> watch;
+  {
+    std::lock_guard<std::mutex> lock(watch_mu_);
+    watch = std::move(watch_);
+  }
+  watch.reset();
   connection_.reset();
   {
     std::lock_guard<std::mutex> lock(marks_mu_);

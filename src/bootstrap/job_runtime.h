@@ -85,7 +85,9 @@ class JobRuntime final : public listener::JobController,
   void Stop(bool wait);
   void ArmNextLocked(Clock::WallTime after);
   void ArmReconcile();
-  void OnCronFire(Clock::WallTime fire_time);
+  // `arming`: the ArmNextLocked call that armed it; a later one (a reschedule) has armed
+  // the next fire already.
+  void OnCronFire(Clock::WallTime fire_time, uint64_t arming);
   // The completion callback of one run: reports it and releases its count.
   executor::JobExecutor::Done MakeDone(Source source, Clock::WallTime scheduled);
   // Counts a task about to be posted; false once stopped.
@@ -93,6 +95,8 @@ class JobRuntime final : public listener::JobController,
   void EndTask();
   // Every event of the job's subtree (and of the running marks watched for the leader).
   void OnJobEvent(const TreeEvent& event);
+  // The job's Watch's change count (JobExecutor's run plan), nullopt once it has ended.
+  std::optional<uint64_t> RegistryChanges();
 
   RegistryCenter& registry_;
   std::shared_ptr<SimpleJob> job_;
@@ -117,7 +121,8 @@ class JobRuntime final : public listener::JobController,
   std::unique_ptr<executor::JobExecutor> executor_;
   std::unique_ptr<listener::ListenerManager> listeners_;
   std::unique_ptr<SerialExecutor> strand_;  // the job's event strand
-  std::unique_ptr<Subscription> watch_;
+  std::mutex watch_mu_;
+  std::unique_ptr<Subscription> watch_;  // GUARDED_BY(watch_mu_)
   std::unique_ptr<Subscription> connection_;
   std::mutex marks_mu_;
   std::map<int, std::unique_ptr<Subscription>> mark_watches_;  // GUARDED_BY(marks_mu_)
@@ -134,7 +139,10 @@ class JobRuntime final : public listener::JobController,
   std::string cron_text_;               // GUARDED_BY(mu_)
   std::optional<TimeZone> zone_;        // GUARDED_BY(mu_)
   std::string zone_text_;               // GUARDED_BY(mu_)
-  trigger::TimerScheduler::TaskId next_task_ = 0;       // GUARDED_BY(mu_)
+  trigger::TimerScheduler::TaskId next_task_ = 0;  // GUARDED_BY(mu_)
+  uint64_t arming_ = 0;                            // GUARDED_BY(mu_): ArmNextLocked calls
+  // GUARDED_BY(mu_): the registry change count at which NeedFailover last found nothing.
+  std::optional<uint64_t> no_failover_at_;
   trigger::TimerScheduler::TaskId reconcile_task_ = 0;  // GUARDED_BY(mu_)
 };
 

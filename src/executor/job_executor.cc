@@ -14,13 +14,14 @@
 namespace elasticjob::executor {
 
 struct JobExecutor::Run {
-  JobConfiguration config;
+  std::shared_ptr<const JobConfiguration> config;
+  std::shared_ptr<const Plan> plan;  // the plan it was started from, if any
   std::vector<int> items;
   bool normal = true;           // the normal lane's run (else a failover run)
   bool failover_items = false;  // the items are failover items
   bool misfire = false;         // this pass is a misfire re-run
   bool holding = false;         // `items` are in running_items_ (ours to release)
-  std::map<int, std::string> params;
+  std::shared_ptr<const std::map<int, std::string>> params;
   std::string task_id;
   std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
   Done done;
@@ -40,8 +41,19 @@ std::vector<int> Minus(std::vector<int> items, const std::vector<int>& drop) {
 }  // namespace
 
 void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time) {
-  auto config = config_.LoadLastGood();
-  if (!config.ok()) return done(config.status());
+  // The count first: a change after it, even one made while the registry is read below,
+  // leaves the plan kept from those reads out of date.
+  const std::optional<uint64_t> changes =
+      registry_changes_ ? registry_changes_() : std::optional<uint64_t>();
+  std::shared_ptr<const Plan> plan = CurrentPlan(changes);
+  std::shared_ptr<const JobConfiguration> config;
+  if (plan != nullptr) {
+    config = plan->config;
+  } else {
+    auto loaded = config_.LoadLastGood();
+    if (!loaded.ok()) return done(loaded.status());
+    config = std::make_shared<const JobConfiguration>(*std::move(loaded));
+  }
   if (Status s = config_.CheckMaxTimeDiffSecondsTolerable(config->max_time_diff_seconds); !s.ok())
     return done(s);
   {
@@ -76,11 +88,20 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
     normal_running_ = true;
   }
   auto run = std::make_shared<Run>();
-  run->config = *config;
+  run->config = std::move(config);
   run->fire_time = fire_time;
   run->done = std::move(done);
+  if (plan != nullptr) {
+    // Nothing the plan was worked out from has changed: no claimed failover items, no
+    // resharding pending, the same items.
+    run->plan = plan;
+    run->items = plan->items;
+    run->params = plan->params;
+    run->task_id = plan->task_id;
+    return Proceed(run);
+  }
   // Failover items first (LiteJobFacade.getShardingContexts).
-  if (config->failover) {
+  if (run->config->failover) {
     auto claimed = failover_.GetLocalFailoverItems();
     if (!claimed.ok()) return End(run, claimed.status());
     std::lock_guard<std::mutex> lock(mu_);
@@ -91,12 +112,12 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
   }
   if (run->failover_items) return Proceed(run);
   // Waiting for the leader's sharding holds no thread: the rest runs when it is done.
-  sharding_.ShardingIfNecessaryAsync([this, run](Status s) {
+  sharding_.ShardingIfNecessaryAsync([this, run, changes](Status s) {
     if (!s.ok()) return End(run, s);
-    auto local = sharding_.GetLocalShardingItems(run->config.sharding_total_count);
+    auto local = sharding_.GetLocalShardingItems(run->config->sharding_total_count);
     if (!local.ok()) return End(run, local.status());
     std::vector<int> items = *local;
-    if (run->config.failover) {
+    if (run->config->failover) {
       auto taken = failover_.GetLocalTakeOffItems(items);
       if (!taken.ok()) return End(run, taken.status());
       items = Minus(std::move(items), *taken);
@@ -104,8 +125,43 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
     auto disabled = execution_.GetDisabledItems(items);
     if (!disabled.ok()) return End(run, disabled.status());
     run->items = Minus(std::move(items), *disabled);
+    KeepPlan(changes, *run);
     Proceed(run);
   });
+}
+
+std::shared_ptr<const JobExecutor::Plan> JobExecutor::CurrentPlan(std::optional<uint64_t> changes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (plan_ == nullptr || !changes.has_value() || plan_->changes != *changes) return nullptr;
+  return plan_;
+}
+
+bool JobExecutor::plan_current() {
+  return CurrentPlan(registry_changes_ ? registry_changes_() : std::nullopt) != nullptr;
+}
+
+void JobExecutor::KeepPlan(std::optional<uint64_t> changes, const Run& run) {
+  if (!changes.has_value()) return;
+  auto plan = std::make_shared<Plan>();
+  plan->changes = *changes;
+  plan->config = run.config;
+  plan->items = run.items;
+  const JobConfiguration& config = *run.config;
+  auto params =
+      ParseShardingItemParameters(config.sharding_item_parameters, config.sharding_total_count);
+  if (!params.ok()) return;  // Prepare reports it
+  plan->params = std::make_shared<const std::map<int, std::string>>(*std::move(params));
+  plan->task_id = BuildTaskId(config.job_name, run.items, instance_id_);
+  // What Completed reads after the run, read now: while the plan holds, it is the same.
+  if (config.misfire) {
+    auto misfired = execution_.GetMisfiredJobItems(run.items);
+    auto need = sharding_.IsNeedSharding();
+    if (!misfired.ok() || !need.ok()) return;
+    plan->misfired = *misfired;
+    plan->need_sharding = *need;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  plan_ = std::move(plan);
 }
 
 void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
@@ -147,7 +203,7 @@ void JobExecutor::RunFailover(Done done) {
   auto claimed = failover_.GetLocalFailoverItems();
   if (!claimed.ok()) return done(claimed.status());
   auto run = std::make_shared<Run>();
-  run->config = *config;
+  run->config = std::make_shared<const JobConfiguration>(*std::move(config));
   run->normal = false;
   run->failover_items = true;
   {
@@ -163,7 +219,7 @@ void JobExecutor::RunFailover(Done done) {
   }
   run->done = std::move(done);
   if (run->items.empty()) return End(run, Outcome::kNoItems);
-  if (config->monitor_execution) {
+  if (run->config->monitor_execution) {
     // An item already running elsewhere was picked up by its new owner (a resharding gave it
     // away): nothing is left to take over.
     std::vector<int> moot;
@@ -187,24 +243,26 @@ void JobExecutor::RunFailover(Done done) {
 }
 
 Status JobExecutor::Prepare(Run& run) {
-  const JobConfiguration& config = run.config;
-  auto params =
-      ParseShardingItemParameters(config.sharding_item_parameters, config.sharding_total_count);
-  if (!params.ok()) return params.status();
-  run.params = *std::move(params);
-  run.task_id = BuildTaskId(config.job_name, run.items, instance_id_);
+  const JobConfiguration& config = *run.config;
+  if (run.params == nullptr) {
+    auto params =
+        ParseShardingItemParameters(config.sharding_item_parameters, config.sharding_total_count);
+    if (!params.ok()) return params.status();
+    run.params = std::make_shared<const std::map<int, std::string>>(*std::move(params));
+  }
+  if (run.task_id.empty()) run.task_id = BuildTaskId(config.job_name, run.items, instance_id_);
   return Status::Ok();
 }
 
 ShardingContexts JobExecutor::ContextsOf(const Run& run) {
   ShardingContexts c{run.task_id,
-                     run.config.job_name,
-                     run.config.sharding_total_count,
-                     run.config.job_parameter,
+                     run.config->job_name,
+                     run.config->sharding_total_count,
+                     run.config->job_parameter,
                      {}};
   for (int item : run.items) {
-    auto it = run.params.find(item);
-    c.sharding_item_parameters[item] = it != run.params.end() ? it->second : "";
+    auto it = run.params->find(item);
+    c.sharding_item_parameters[item] = it != run.params->end() ? it->second : "";
   }
   return c;
 }
@@ -224,11 +282,11 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
   // registry. The clearing waits for both the items and the marks' confirmation, so it is
   // never applied before them (a mark left behind would block the item for good).
   run->remaining = run->items.size() + 1;
-  execution_.RegisterJobBeginAsync(run->config, run->items, control_, [this, run](Status s) {
+  execution_.RegisterJobBeginAsync(*run->config, run->items, control_, [this, run](Status s) {
     if (!s.ok() && s.code() != StatusCode::kCancelled) {  // not the registry closing
       infra::LogLine("WARN", fmt::format("job={} instance={} items={}: running marks not "
                                          "written, the items run unmarked: {}",
-                                         run->config.job_name, instance_id_,
+                                         run->config->job_name, instance_id_,
                                          fmt::join(run->items, ","), s.ToString()));
     }
     if (run->remaining.fetch_sub(1) == 1) Finish(run);
@@ -237,17 +295,17 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
 }
 
 void JobExecutor::RunItems(const std::shared_ptr<Run>& run) {
-  const JobConfiguration& config = run->config;
+  const JobConfiguration& config = *run->config;
   for (int item : run->items) {
     ShardingContext ctx{config.job_name,      run->task_id, config.sharding_total_count,
                         config.job_parameter, item,         std::nullopt};
-    if (auto it = run->params.find(item); it != run->params.end()) {
+    if (auto it = run->params->find(item); it != run->params->end()) {
       ctx.sharding_parameter = it->second;
     }
     item_pool_.Post([this, run, ctx = std::move(ctx)] {
       ItemRun report{
-          run->config.job_name, ctx.sharding_item,   instance_id_,     true,          "", {},
-          run->misfire,         run->failover_items, clock_.WallNow(), run->fire_time};
+          run->config->job_name, ctx.sharding_item,   instance_id_,     true,          "", {},
+          run->misfire,          run->failover_items, clock_.WallNow(), run->fire_time};
       auto start = std::chrono::steady_clock::now();
       try {
         job_->Execute(ctx);  // user code is fenced here
@@ -267,14 +325,14 @@ void JobExecutor::RunItems(const std::shared_ptr<Run>& run) {
 }
 
 void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
-  execution_.RegisterJobCompletedAsync(run->config, run->items, control_, [this, run](Status s) {
+  execution_.RegisterJobCompletedAsync(*run->config, run->items, control_, [this, run](Status s) {
     if (!s.ok()) return End(run, s);
     Completed(run);
   });
 }
 
 void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
-  const JobConfiguration& config = run->config;
+  const JobConfiguration& config = *run->config;
   if (run->failover_items) {
     if (Status s = failover_.UpdateFailoverComplete(run->items); !s.ok()) return End(run, s);
   }
@@ -286,7 +344,12 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   // lane happen under one lock, so a trigger arriving now either is seen or runs itself.
   std::vector<int> marked;
   bool resharding = false;
-  if (config.misfire) {
+  if (config.misfire && run->plan != nullptr && !run->misfire &&
+      CurrentPlan(registry_changes_()) == run->plan) {
+    // Nothing has changed since the plan read them.
+    marked = run->plan->misfired;
+    resharding = run->plan->need_sharding;
+  } else if (config.misfire) {
     auto m = execution_.GetMisfiredJobItems(run->items);
     if (!m.ok()) return End(run, m.status());
     marked = *m;

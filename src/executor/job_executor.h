@@ -32,13 +32,25 @@
 //               run (ElasticJob waits for that run to end).
 // Every item run reports one ItemRun (job, item, instance, outcome).
 //
+// The run plan: what a normal run works out from the registry in steps 1 and 2 (the config,
+// this instance's items, their parameters, and what step 5 will read) is kept with the
+// registry's change count it was read at (`registry_changes`: the job's Watch,
+// Subscription::changes). While that count stays the same every read would answer the
+// same, so the next trigger takes the plan and reads nothing: a trigger is a few
+// microseconds of work before its items start (a thousand jobs firing in one second all
+// start within a few milliseconds). Any change to the job's view (a resharding, a disabled
+// item, a misfire mark, a config update, a failover) moves the count, and the trigger after
+// it reads everything again.
+//
 // Thread safety: safe for concurrent use. `done` must keep this executor (and the services
 // it uses) alive until it has been called.
 #ifndef ELASTICJOB_EXECUTOR_JOB_EXECUTOR_H_
 #define ELASTICJOB_EXECUTOR_JOB_EXECUTOR_H_
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -83,12 +95,17 @@ class JobExecutor {
   };
   using Done = std::function<void(Result<Outcome>)>;
 
-  // REQUIRES: every reference outlives this object. `listeners` may be null (none).
+  // The registry's change count for the job's subtree, or nullopt (no plan is kept).
+  using ChangeCount = std::function<std::optional<uint64_t>()>;
+
+  // REQUIRES: every reference outlives this object. `listeners` may be null (none);
+  // `registry_changes` may be null (every trigger reads the registry).
   JobExecutor(config::ConfigService& config, sharding::ShardingService& sharding,
               execution::ExecutionService& execution, failover::FailoverService& failover,
               std::string instance_id, std::shared_ptr<SimpleJob> job, Executor& item_pool,
               Executor& control, Clock& clock, std::function<void(const ItemRun&)> on_item_run,
-              std::shared_ptr<JobListeners> listeners = nullptr)
+              std::shared_ptr<JobListeners> listeners = nullptr,
+              ChangeCount registry_changes = nullptr)
       : config_(config),
         sharding_(sharding),
         execution_(execution),
@@ -99,7 +116,8 @@ class JobExecutor {
         control_(control),
         clock_(clock),
         on_item_run_(std::move(on_item_run)),
-        listeners_(std::move(listeners)) {}
+        listeners_(std::move(listeners)),
+        registry_changes_(std::move(registry_changes)) {}
 
   // See above. `done` gets the outcome or the first coordination error (item failures are
   // reported through ItemRun, not here).
@@ -122,9 +140,25 @@ class JobExecutor {
     std::lock_guard<std::mutex> lock(mu_);
     return normal_running_;
   }
+  // Whether the next normal trigger would take the kept plan (reading nothing). For tests.
+  bool plan_current();
 
  private:
   struct Run;
+  struct Plan {
+    uint64_t changes = 0;  // the registry's change count it was read at
+    std::shared_ptr<const JobConfiguration> config;
+    std::shared_ptr<const std::map<int, std::string>> params;
+    std::vector<int> items;  // this instance's items (none claimed for failover)
+    std::string task_id;
+    std::vector<int> misfired;  // of `items`, those with a misfire mark
+    bool need_sharding = false;
+  };
+  // The kept plan if the registry has not changed since it was read, else null.
+  std::shared_ptr<const Plan> CurrentPlan(std::optional<uint64_t> changes);
+  // Keeps what `run` (a normal run that read the registry from change count `changes`) has
+  // worked out as the plan.
+  void KeepPlan(std::optional<uint64_t> changes, const Run& run);
   void Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time);
   // A normal run whose items are known: misfire checks, marks, listeners, then Begin.
   void Proceed(const std::shared_ptr<Run>& run);
@@ -160,6 +194,7 @@ class JobExecutor {
   Clock& clock_;
   const std::function<void(const ItemRun&)> on_item_run_;
   const std::shared_ptr<JobListeners> listeners_;
+  const ChangeCount registry_changes_;
 
   std::mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
@@ -169,6 +204,7 @@ class JobExecutor {
   bool misfire_pending_ ELASTICJOB_GUARDED_BY(mu_) = false;   // a cron trigger found it taken
   Done queued_ ELASTICJOB_GUARDED_BY(mu_);                    // a trigger waiting to run
   std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);    // every lane's items
+  std::shared_ptr<const Plan> plan_ ELASTICJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace elasticjob::executor

@@ -48,6 +48,26 @@ std::string ParentKey(std::string_view key) {
   return std::string(key.substr(0, slash));
 }
 
+bool PolicyCovers(const WatchPolicy& policy, std::string_view root, std::string_view full,
+                  size_t prefix) {
+  if (!policy) return true;
+  auto relative = [prefix](std::string_view p) {
+    return p.size() <= prefix ? std::string_view("/") : p.substr(prefix);
+  };
+  for (std::string_view p = full; p.size() > root.size();) {
+    size_t slash = p.rfind('/');
+    std::string_view parent = p.substr(0, slash == 0 ? 1 : slash);
+    const NodeWatches w = policy(relative(parent));
+    if (!w.children && !w.named_children.empty() &&
+        std::find(w.named_children.begin(), w.named_children.end(), p.substr(slash + 1)) ==
+            w.named_children.end()) {
+      return false;
+    }
+    p = parent;
+  }
+  return true;
+}
+
 void SubscriptionState::Cancel() {
   {
     std::lock_guard<std::mutex> lock(post_mu);

@@ -24,6 +24,13 @@ Status ValidateKey(std::string_view key);
 // The parent of "/a/b" is "/a"; of "/a" is "/".
 std::string ParentKey(std::string_view key);
 
+// Whether `full` (at or below `root`; both full paths, whose first `prefix` characters are
+// the namespace) is inside the view of `root` that `policy` keeps: neither it nor an
+// ancestor below `root` is a child that its parent's policy leaves out by naming the others
+// (NodeWatches::named_children). A null policy keeps everything.
+bool PolicyCovers(const WatchPolicy& policy, std::string_view root, std::string_view full,
+                  size_t prefix);
+
 // Shared state of one subscription. Posting and running use separate locks, so a delivery
 // that calls back into the registry never blocks the thread posting the next event (which
 // may hold the registry's own locks).

@@ -24,8 +24,11 @@ TimerScheduler::TaskId TimerScheduler::ScheduleAt(Clock::WallTime due, std::func
   std::lock_guard<std::mutex> lock(mu_);
   TaskId id = next_id_++;
   tasks_.emplace(id, std::move(task));
+  // The thread sleeps until the earliest task: wake it only when this one comes first (a
+  // thousand jobs re-arming after a fire would otherwise wake it a thousand times).
+  const bool earliest = heap_.empty() || due < heap_.top().due;
   heap_.push(Entry{due, id});
-  cv_.notify_all();
+  if (earliest) cv_.notify_all();
   return id;
 }
 

@@ -92,8 +92,10 @@ struct NodeWatches {
   bool children = true;
   std::span<const std::string_view> named_children = {};
 };
-// Maps a key of the watched subtree to the watches its node needs. A hint: a backend without
-// watches (memory://) reports every change anyway.
+// Maps a key of the watched subtree to the watches its node needs. The watches are a hint
+// (memory:// has none to spare, and reports updates in place whatever they say), but the
+// children a policy leaves out by naming the others are out of every backend's view: their
+// changes are neither reported nor counted.
 using WatchPolicy = std::function<NodeWatches(std::string_view key)>;
 
 enum class ConnectionState {

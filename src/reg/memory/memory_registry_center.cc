@@ -46,7 +46,7 @@ void MemoryStore::Publish(const std::vector<Change>& changes,
                           std::vector<std::function<void()>>* fired) {
   for (const Change& c : changes) {
     for (const TreeListener& l : tree_listeners) {
-      if (!Under(c.path, l.root)) continue;
+      if (!Under(c.path, l.root) || !PolicyCovers(l.policy, l.root, c.path, l.prefix)) continue;
       l.state->Changed();  // under the store's lock, as the change itself
       auto state = l.state;
       auto cb = l.callback;
@@ -457,7 +457,7 @@ Result<int64_t> MemoryRegistryCenter::GetRegistryCenterTime(std::string_view key
 
 Result<std::unique_ptr<Subscription>> MemoryRegistryCenter::Watch(
     std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
-    WatchPolicy /*policy*/) {  // every change is seen here: nothing to save
+    WatchPolicy policy) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::lock_guard<std::mutex> lock(store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
@@ -472,10 +472,12 @@ Result<std::unique_ptr<Subscription>> MemoryRegistryCenter::Watch(
   for (auto it = store_->nodes.lower_bound(root);
        it != store_->nodes.end() && it->first.compare(0, root.size(), root) == 0; ++it) {
     if (!Under(it->first, root)) continue;  // "/a-b" sorts between "/a" and "/a/b"
+    if (!PolicyCovers(policy, root, it->first, prefix_.size())) continue;
     TreeEvent e{TreeEvent::Type::kAdded, it->first, it->second.value};
     executor.Post([state, relative_cb, e] { state->Run([&] { relative_cb(e); }); });
   }
-  store_->tree_listeners.push_back({session_, root, &executor, relative_cb, state});
+  store_->tree_listeners.push_back(
+      {session_, root, &executor, relative_cb, state, std::move(policy), prefix_.size()});
   std::weak_ptr<MemoryStore> weak = store_;
   return std::unique_ptr<Subscription>(std::make_unique<SubscriptionHandle>(state, [weak, state] {
     if (auto store = weak.lock()) {

@@ -48,6 +48,10 @@ class MemoryStore {
     Executor* executor;
     std::function<void(const TreeEvent&)> callback;
     std::shared_ptr<SubscriptionState> state;
+    // What the watcher keeps (as a ZooKeeper cache would): children its parent's policy
+    // leaves out by naming the others are not reported, nor counted as changes.
+    WatchPolicy policy;
+    size_t prefix = 0;  // the namespace's length in `root`
   };
 
   Clock& clock;

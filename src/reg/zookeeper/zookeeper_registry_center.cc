@@ -1023,15 +1023,7 @@ bool NamesChildren(const NodeWatches& w) { return !w.children && !w.named_childr
 }  // namespace
 
 bool ZooKeeperRegistryCenter::Covers(const TreeCache& cache, const std::string& full) const {
-  if (!cache.policy) return true;
-  for (std::string p = full; p.size() > cache.root.size(); p = ParentOf(p)) {
-    const std::string parent = ParentOf(p);
-    const NodeWatches w = WatchesOf(cache, parent);
-    if (NamesChildren(w) && !IsNamed(w, std::string_view(p).substr(p.rfind('/') + 1))) {
-      return false;
-    }
-  }
-  return true;
+  return PolicyCovers(cache.policy, cache.root, full, prefix_.size());
 }
 
 bool ZooKeeperRegistryCenter::IsNamedChild(const TreeCache& cache, const std::string& full) const {

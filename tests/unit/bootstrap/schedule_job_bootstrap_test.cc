@@ -66,6 +66,76 @@ class CountingJob final : public SimpleJob {
   std::vector<ShardingContext> contexts;
 };
 
+// Counts the reads made through it (cache and server), and forwards everything.
+class CountingRegistry final : public RegistryCenter {
+ public:
+  explicit CountingRegistry(RegistryCenter& inner) : inner_(inner) {}
+  int reads() const { return reads_.load(); }
+
+  Status Init() override { return inner_.Init(); }
+  void Close() override { inner_.Close(); }
+  Result<std::string> Get(std::string_view key) override { return Read(), inner_.Get(key); }
+  Result<std::string> GetDirectly(std::string_view key) override {
+    return Read(), inner_.GetDirectly(key);
+  }
+  Result<bool> IsExisted(std::string_view key) override { return Read(), inner_.IsExisted(key); }
+  Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) override {
+    return Read(), inner_.GetChildrenKeys(key);
+  }
+  Result<int> GetNumChildren(std::string_view key) override {
+    return Read(), inner_.GetNumChildren(key);
+  }
+  Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view key) override {
+    return Read(), inner_.GetChildrenKeysDirectly(key);
+  }
+  Status Persist(std::string_view key, std::string_view value) override {
+    return inner_.Persist(key, value);
+  }
+  Status Update(std::string_view key, std::string_view value) override {
+    return inner_.Update(key, value);
+  }
+  Status PersistEphemeral(std::string_view key, std::string_view value) override {
+    return inner_.PersistEphemeral(key, value);
+  }
+  Result<std::string> PersistSequential(std::string_view key, std::string_view value) override {
+    return inner_.PersistSequential(key, value);
+  }
+  Result<std::string> PersistEphemeralSequential(std::string_view key,
+                                                 std::string_view value) override {
+    return inner_.PersistEphemeralSequential(key, value);
+  }
+  Status CreateContainer(std::string_view key) override { return inner_.CreateContainer(key); }
+  Status Remove(std::string_view key) override { return inner_.Remove(key); }
+  Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override {
+    return inner_.ExecuteInTransaction(ops);
+  }
+  void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                 std::function<void(Status)> done) override {
+    inner_.ExecuteInTransactionAsync(std::move(ops), executor, std::move(done));
+  }
+  Result<int64_t> GetRegistryCenterTime(std::string_view key) override {
+    return inner_.GetRegistryCenterTime(key);
+  }
+  using RegistryCenter::Watch;
+  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
+                                              std::function<void(const TreeEvent&)> callback,
+                                              WatchPolicy policy) override {
+    return inner_.Watch(key, executor, std::move(callback), std::move(policy));
+  }
+  std::unique_ptr<Subscription> AddConnectionStateListener(
+      Executor& executor, std::function<void(ConnectionState)> callback) override {
+    return inner_.AddConnectionStateListener(executor, std::move(callback));
+  }
+  Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override {
+    return inner_.ExecuteInLeader(key, callback);
+  }
+
+ private:
+  void Read() { ++reads_; }
+  RegistryCenter& inner_;
+  std::atomic<int> reads_{0};
+};
+
 class ScheduleJobBootstrapTest : public test_support::RuntimeTest {
  protected:
   BootstrapOptions Options(const std::string& ip) {
@@ -183,6 +253,47 @@ TEST_F(ScheduleJobBootstrapTest, DisabledItemsAndServersDoNotRun) {
   clock_.Advance(1s);
   ASSERT_TRUE(reports_.WaitFor(2));
   for (const auto& r : reports_.runs()) EXPECT_NE(r.item, 1);
+}
+
+// The run plan: while nothing of the job changes in the registry, a trigger reads nothing
+// from it; the first change makes the next trigger read it all again.
+TEST_F(ScheduleJobBootstrapTest, ATriggerReadsNothingWhileTheJobsRegistryViewIsUnchanged) {
+  auto reg = Session();
+  CountingRegistry counting(*reg);
+  auto job = std::make_shared<CountingJob>();
+  ScheduleJobBootstrap boot(counting, job, Config(3), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  auto run_once = [&](size_t runs_after) {
+    int triggers;
+    {
+      std::lock_guard<std::mutex> g(trigger_mu_);
+      triggers = triggers_;
+    }
+    clock_.Advance(1s);
+    EXPECT_TRUE(reports_.WaitFor(runs_after));
+    std::unique_lock<std::mutex> g(trigger_mu_);  // the trigger's end is reported after its runs
+    EXPECT_TRUE(trigger_cv_.wait_for(g, 20s, [&] { return triggers_ > triggers; }));
+  };
+  run_once(3);  // shards, and runs
+  run_once(6);  // reads again: the sharding changed the job's view; keeps the plan
+  const int before = counting.reads();
+  run_once(9);
+  run_once(12);
+  EXPECT_EQ(counting.reads(), before) << "triggers with nothing changed read the registry";
+  // A change: item 1 disabled. The next trigger reads, and leaves it out.
+  ASSERT_TRUE(reg->Persist("/job/sharding/1/disabled", "").ok());
+  run_once(14);
+  EXPECT_GT(counting.reads(), before);
+  auto runs = reports_.runs();
+  std::set<int> last({runs[runs.size() - 2].item, runs[runs.size() - 1].item});
+  EXPECT_EQ(last, (std::set<int>{0, 2}));
+  // And it is taken back: item 1 runs again.
+  ASSERT_TRUE(reg->Remove("/job/sharding/1/disabled").ok());
+  run_once(17);
+  runs = reports_.runs();
+  std::set<int> again;
+  for (size_t i = 14; i < runs.size(); ++i) again.insert(runs[i].item);
+  EXPECT_EQ(again, (std::set<int>{0, 1, 2}));
 }
 
 TEST_F(ScheduleJobBootstrapTest, ScriptJobsGetTheShardingContextAsTheirLastArgument) {
