@@ -3,7 +3,7 @@
 //
 //   ThreadPool    up to N worker threads, started as work needs them (a task posted
 //                 while every worker is busy gets a new one, up to N); tasks run
-//                 concurrently.
+//                 concurrently, urgent ones (PostUrgent) before the others.
 //   SerialExecutor  runs tasks one at a time, in post order, on a borrowed executor (a
 //                   "strand"): many serial executors can share one small pool, so a
 //                   thousand jobs need no thousand threads.
@@ -29,6 +29,9 @@ class Executor {
   virtual ~Executor() = default;
   // Queues `task`. Tasks must not throw.
   virtual void Post(std::function<void()> task) = 0;
+  // Queues `task` ahead of every task queued with Post that has not started yet (urgent
+  // tasks keep their own order). An executor without priorities queues it as Post does.
+  virtual void PostUrgent(std::function<void()> task) { Post(std::move(task)); }
 };
 
 class ThreadPool final : public Executor {
@@ -40,6 +43,7 @@ class ThreadPool final : public Executor {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   void Post(std::function<void()> task) override;
+  void PostUrgent(std::function<void()> task) override;
   void Stop();       // no new tasks; queued tasks still run
   void Join();       // waits for the workers to finish
   size_t threads();  // workers started so far
@@ -49,7 +53,10 @@ class ThreadPool final : public Executor {
 
   std::mutex mu_;
   std::condition_variable cv_;
+  void Queue(std::function<void()> task, bool urgent);
+
   std::deque<std::function<void()>> tasks_ ELASTICJOB_GUARDED_BY(mu_);
+  std::deque<std::function<void()>> urgent_ ELASTICJOB_GUARDED_BY(mu_);
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
   const size_t max_threads_;
   size_t waiting_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // workers waiting for a task

@@ -250,11 +250,14 @@ void JobRuntime::OnCronFire(Clock::WallTime fire_time, uint64_t arming) {
     EndTask();
     return;
   }
-  // The items first; the next fire time after (a thousand jobs firing at once would
-  // otherwise each wait for the others' cron arithmetic before starting).
+  // The items first; the next fire time after, behind the fires now due (a thousand jobs
+  // firing at once would otherwise each wait for the others' cron arithmetic).
   executor_->Trigger(MakeDone(Source::kCron, fire_time), fire_time);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (arming == arming_) ArmNextLocked(fire_time);  // else rescheduled meanwhile: armed anew
+  shared_->triggers.Post([self = shared_from_this(), fire_time, arming] {
+    std::lock_guard<std::mutex> lock(self->mu_);
+    // Else rescheduled meanwhile (armed anew), or stopped.
+    if (arming == self->arming_) self->ArmNextLocked(fire_time);
+  });
 }
 
 std::optional<uint64_t> JobRuntime::RegistryChanges() {

@@ -278,20 +278,23 @@ void JobExecutor::After(const std::shared_ptr<Run>& run, std::function<void()> n
 }
 
 void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
-  // The marks are sent first and the items start at once: a job's code never waits for the
-  // registry. The clearing waits for both the items and the marks' confirmation, so it is
-  // never applied before them (a mark left behind would block the item for good).
+  // The items start at once and their marks are sent right after, behind any other
+  // triggers due now (a job's code never waits for the registry, nor for other jobs'
+  // registry work). The clearing waits for both the items and the marks' confirmation, so
+  // it is never applied before them (a mark left behind would block the item for good).
   run->remaining = run->items.size() + 1;
-  execution_.RegisterJobBeginAsync(*run->config, run->items, control_, [this, run](Status s) {
-    if (!s.ok() && s.code() != StatusCode::kCancelled) {  // not the registry closing
-      infra::LogLine("WARN", fmt::format("job={} instance={} items={}: running marks not "
-                                         "written, the items run unmarked: {}",
-                                         run->config->job_name, instance_id_,
-                                         fmt::join(run->items, ","), s.ToString()));
-    }
-    if (run->remaining.fetch_sub(1) == 1) Finish(run);
-  });
   RunItems(run);
+  control_.Post([this, run] {
+    execution_.RegisterJobBeginAsync(*run->config, run->items, control_, [this, run](Status s) {
+      if (!s.ok() && s.code() != StatusCode::kCancelled) {  // not the registry closing
+        infra::LogLine("WARN", fmt::format("job={} instance={} items={}: running marks not "
+                                           "written, the items run unmarked: {}",
+                                           run->config->job_name, instance_id_,
+                                           fmt::join(run->items, ","), s.ToString()));
+      }
+      if (run->remaining.fetch_sub(1) == 1) Finish(run);
+    });
+  });
 }
 
 void JobExecutor::RunItems(const std::shared_ptr<Run>& run) {
@@ -319,7 +322,9 @@ void JobExecutor::RunItems(const std::shared_ptr<Run>& run) {
       report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::steady_clock::now() - start);
       if (on_item_run_) on_item_run_(report);
-      if (run->remaining.fetch_sub(1) == 1) Finish(run);  // the last one ends the pass
+      // The last one ends the pass; the registry work goes to the control executor, so
+      // that item threads start the items still queued first.
+      if (run->remaining.fetch_sub(1) == 1) control_.Post([this, run] { Finish(run); });
     });
   }
 }

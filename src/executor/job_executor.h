@@ -7,20 +7,23 @@
 //      instance's items minus those taken over by others and minus disabled ones;
 //   3. if the previous run is still going here, or (monitorExecution) the items are marked
 //      running in the registry, they are marked misfire and this trigger is skipped;
-//   4. mark them running (one multi-op, sent but not waited for: the items start on the
-//      item pool at once), run them in parallel, clear the marks (one more multi-op, sent
-//      once the items are done and the marks confirmed) and, for failover items, the
+//   4. run them in parallel on the item pool, at once, and mark them running (one
+//      multi-op, sent right after and not waited for); clear the marks (one more multi-op,
+//      sent once the items are done and the marks confirmed) and, for failover items, the
 //      failover nodes;
 //   5. while misfire marks remain (and misfire is on), clear them and run again.
 // The job's listeners (JobListeners) run before step 4 and after step 5, also when this
 // instance has no items; a distribute-once listener's wait holds no thread.
 //
-// Runs are asynchronous: the caller's thread does steps 1 to 3, sends the marks and hands
-// the items to the item pool; after the last item (and the marks' confirmation) the clearing
-// is sent, and its confirmation does step 5 and calls `done`. No thread waits for the
-// registry or for user code, and the timer keeps firing for every other job. Unlike
-// ElasticJob, an item does not wait for its mark to be written (a round trip and a disk
-// sync on the server): a mark that fails is logged, and the item runs unmarked.
+// Runs are asynchronous: the caller's thread does steps 1 to 3 and hands the items to the
+// item pool; the marks are sent from the control executor (queued behind the triggers due
+// at the same moment, which it runs first: Executor::PostUrgent); after the last item (and
+// the marks' confirmation) the clearing is sent, and its confirmation does step 5 and calls
+// `done`. No thread waits for the registry or for user code, and the timer keeps firing for
+// every other job. Unlike ElasticJob, an item does not wait for its mark to be written (a
+// round trip and a disk sync on the server): the mark follows the item's start by
+// microseconds, or by the few milliseconds a burst of simultaneous triggers takes; a mark
+// that fails is logged, and the item runs unmarked.
 //
 // Three entry points share one "normal lane" (at most one normal run per job at a time) and
 // the set of items running here:

@@ -13,10 +13,14 @@ ThreadPool::~ThreadPool() {
   Join();
 }
 
-void ThreadPool::Post(std::function<void()> task) {
+void ThreadPool::Post(std::function<void()> task) { Queue(std::move(task), /*urgent=*/false); }
+
+void ThreadPool::PostUrgent(std::function<void()> task) { Queue(std::move(task), /*urgent=*/true); }
+
+void ThreadPool::Queue(std::function<void()> task, bool urgent) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return;
-  tasks_.push_back(std::move(task));
+  (urgent ? urgent_ : tasks_).push_back(std::move(task));
   if (waiting_ > wakeups_) {
     ++wakeups_;  // this waiting worker is spoken for
     cv_.notify_one();
@@ -57,9 +61,10 @@ size_t ThreadPool::threads() {
 void ThreadPool::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    if (!tasks_.empty()) {
-      std::function<void()> task = std::move(tasks_.front());
-      tasks_.pop_front();
+    if (!urgent_.empty() || !tasks_.empty()) {
+      auto& queue = !urgent_.empty() ? urgent_ : tasks_;
+      std::function<void()> task = std::move(queue.front());
+      queue.pop_front();
       lock.unlock();
       task();
       lock.lock();
@@ -67,7 +72,7 @@ void ThreadPool::Run() {
     }
     if (stopped_) return;  // stopped and drained
     ++waiting_;
-    cv_.wait(lock, [this] { return stopped_ || !tasks_.empty(); });
+    cv_.wait(lock, [this] { return stopped_ || !tasks_.empty() || !urgent_.empty(); });
     --waiting_;
     if (wakeups_ > 0) --wakeups_;
   }

@@ -1,7 +1,8 @@
 // TimerScheduler: one timer thread for every job of the process (ElasticJob has one Quartz
 // scheduler with its own threads per job). Tasks are kept in a min-heap by wall-clock due
 // time; the thread sleeps on a condition variable until the earliest one is due, then hands
-// it to an executor, so a slow job never delays another job's trigger.
+// it to an executor (ahead of the executor's queued work: Executor::PostUrgent), so a slow
+// job never delays another job's trigger.
 //
 // Time comes from the injected Clock; with a SimulatedClock the thread wakes on every
 // Advance(), so tests move time instead of sleeping.

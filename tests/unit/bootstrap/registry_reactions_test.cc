@@ -178,9 +178,12 @@ TEST_F(RegistryReactionsTest, ACrashedInstancesRunningItemsAreTakenOverAtOnce) {
       << DumpTree(*r2, "/job");  // A runs item 0 (AVG_ALLOCATION, descending ids: B, A)
   ASSERT_TRUE(rec_.WaitRuns(1)) << rec_.Dump() << DumpTree(*r2, "/job");  // B ran its item
   int a_item = rec_.runs()[0].item == 0 ? 1 : 0;
-  // With failover on, the running mark is persistent and names A.
-  EXPECT_EQ(*r2->GetDirectly("/job/sharding/" + std::to_string(a_item) + "/running"),
-            Id("10.0.0.1"));
+  // With failover on, the running mark is persistent and names A (it follows the item's
+  // start).
+  ASSERT_TRUE(WaitRegistry(*r2, [&] {
+    return r2->GetDirectly("/job/sharding/" + std::to_string(a_item) + "/running")
+               .value_or("") == Id("10.0.0.1");
+  })) << DumpTree(*r2, "/job");
   // A's session ends as a crash ends it: its ephemeral nodes go, nothing re-registers.
   r1->Close();
   ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {

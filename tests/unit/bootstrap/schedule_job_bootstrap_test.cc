@@ -220,10 +220,16 @@ TEST_F(ScheduleJobBootstrapTest, ARunLongerThanItsIntervalGivesExactlyOneMisfire
   job->block = true;
   ScheduleJobBootstrap boot(*reg, job, Config(1), Options("10.0.0.1"));
   ASSERT_TRUE(boot.Schedule().ok());
+  // A failed assertion must not leave the item blocked (the test would hang, not fail).
+  std::unique_ptr<CountingJob, void (*)(CountingJob*)> release_at_end(
+      job.get(), [](CountingJob* j) { j->Release(); });
   clock_.Advance(1s);
   ASSERT_TRUE(job->WaitStarted(1));
-  EXPECT_EQ(*reg->GetDirectly("/job/sharding/0/running"),
-            reg->GetChildrenKeys("/job/instances")->at(0));
+  // The mark follows the item's start.
+  const std::string self = reg->GetChildrenKeys("/job/instances")->at(0);
+  EXPECT_TRUE(WaitRegistry(*reg, [&] {
+    return reg->GetDirectly("/job/sharding/0/running").value_or("") == self;
+  }));
   // Three more triggers while it runs: each finds it running and marks misfire. One second
   // at a time, each handled before the next (a jump of several seconds at once would be a
   // clock step, whose missed fire times are skipped, not queued).

@@ -6,9 +6,13 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <string>
+#include <vector>
 
 namespace elasticjob {
 namespace {
+
+using namespace std::chrono_literals;
 
 TEST(ThreadPoolTest, RunsEveryTaskAndDrainsOnStop) {
   std::atomic<int> n{0};
@@ -103,6 +107,37 @@ TEST(SerialExecutorTest, TasksMayPostMoreTasks) {
   SerialExecutor serial(pool);
   serial.Post([&] { serial.Post([&] { result.set_value(42); }); });
   EXPECT_EQ(result.get_future().get(), 42);
+}
+
+TEST(ThreadPoolTest, UrgentTasksRunBeforeQueuedOnesAndInTheirOwnOrder) {
+  ThreadPool pool(1);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::vector<std::string> order;  // guarded by mu
+  pool.Post([&] {                  // holds the only worker while the others queue
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return release; });
+  });
+  auto record = [&](std::string name) {
+    return [&, name] {
+      std::lock_guard<std::mutex> l(mu);
+      order.push_back(name);
+      cv.notify_all();
+    };
+  };
+  pool.Post(record("normal-1"));
+  pool.PostUrgent(record("urgent-1"));
+  pool.Post(record("normal-2"));
+  pool.PostUrgent(record("urgent-2"));
+  {
+    std::lock_guard<std::mutex> l(mu);
+    release = true;
+    cv.notify_all();
+  }
+  std::unique_lock<std::mutex> l(mu);
+  ASSERT_TRUE(cv.wait_for(l, 20s, [&] { return order.size() == 4; }));
+  EXPECT_EQ(order, (std::vector<std::string>{"urgent-1", "urgent-2", "normal-1", "normal-2"}));
 }
 
 }  // namespace
