@@ -32,6 +32,10 @@ class Executor {
   // Queues `task` ahead of every task queued with Post that has not started yet (urgent
   // tasks keep their own order). An executor without priorities queues it as Post does.
   virtual void PostUrgent(std::function<void()> task) { Post(std::move(task)); }
+  // PostUrgent of each of `tasks`, in order, as one hand-off (a pool takes its lock once).
+  virtual void PostUrgentAll(std::vector<std::function<void()>> tasks) {
+    for (auto& t : tasks) PostUrgent(std::move(t));
+  }
 };
 
 class ThreadPool final : public Executor {
@@ -44,6 +48,7 @@ class ThreadPool final : public Executor {
 
   void Post(std::function<void()> task) override;
   void PostUrgent(std::function<void()> task) override;
+  void PostUrgentAll(std::vector<std::function<void()>> tasks) override;
   void Stop();       // no new tasks; queued tasks still run
   void Join();       // waits for the workers to finish
   size_t threads();  // workers started so far
@@ -54,6 +59,8 @@ class ThreadPool final : public Executor {
   std::mutex mu_;
   std::condition_variable cv_;
   void Queue(std::function<void()> task, bool urgent);
+  // Wakes a waiting worker for a task just queued, or starts one. REQUIRES: mu_ held.
+  void WakeLocked() ELASTICJOB_REQUIRES(mu_);
 
   std::deque<std::function<void()>> tasks_ ELASTICJOB_GUARDED_BY(mu_);
   std::deque<std::function<void()>> urgent_ ELASTICJOB_GUARDED_BY(mu_);

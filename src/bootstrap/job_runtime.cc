@@ -284,7 +284,6 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
     } else if (*outcome == Outcome::kMisfire) {
       report.outcome = TriggerReport::Outcome::kMisfire;
     }
-    if (self->options_.on_trigger) self->options_.on_trigger(report);
     // As ElasticJob ends every execution: claim what crashed instances left, if anything.
     // Nothing to claim at the same change count as the last look found nothing.
     if (outcome.ok() && *outcome == Outcome::kRan && source != Source::kFailover) {
@@ -304,6 +303,8 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
         }
       }
     }
+    // Reported last: the trigger's work is done when it is reported.
+    if (self->options_.on_trigger) self->options_.on_trigger(report);
     self->EndTask();
   };
 }

@@ -17,10 +17,23 @@ void ThreadPool::Post(std::function<void()> task) { Queue(std::move(task), /*urg
 
 void ThreadPool::PostUrgent(std::function<void()> task) { Queue(std::move(task), /*urgent=*/true); }
 
+void ThreadPool::PostUrgentAll(std::vector<std::function<void()>> tasks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return;
+  for (auto& t : tasks) {
+    urgent_.push_back(std::move(t));
+    WakeLocked();
+  }
+}
+
 void ThreadPool::Queue(std::function<void()> task, bool urgent) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return;
   (urgent ? urgent_ : tasks_).push_back(std::move(task));
+  WakeLocked();
+}
+
+void ThreadPool::WakeLocked() {
   if (waiting_ > wakeups_) {
     ++wakeups_;  // this waiting worker is spoken for
     cv_.notify_one();

@@ -129,15 +129,16 @@ TEST(ThreadPoolTest, UrgentTasksRunBeforeQueuedOnesAndInTheirOwnOrder) {
   pool.Post(record("normal-1"));
   pool.PostUrgent(record("urgent-1"));
   pool.Post(record("normal-2"));
-  pool.PostUrgent(record("urgent-2"));
+  pool.PostUrgentAll({record("urgent-2"), record("urgent-3")});
   {
     std::lock_guard<std::mutex> l(mu);
     release = true;
     cv.notify_all();
   }
   std::unique_lock<std::mutex> l(mu);
-  ASSERT_TRUE(cv.wait_for(l, 20s, [&] { return order.size() == 4; }));
-  EXPECT_EQ(order, (std::vector<std::string>{"urgent-1", "urgent-2", "normal-1", "normal-2"}));
+  ASSERT_TRUE(cv.wait_for(l, 20s, [&] { return order.size() == 5; }));
+  EXPECT_EQ(order, (std::vector<std::string>{"urgent-1", "urgent-2", "urgent-3", "normal-1",
+                                             "normal-2"}));
 }
 
 }  // namespace
