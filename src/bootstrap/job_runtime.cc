@@ -19,12 +19,12 @@ namespace elasticjob::bootstrap {
 struct SharedRuntime {
   explicit SharedRuntime(Clock& clock)
       : triggers(2),
-        events(2),
         items(std::max(2, 2 * static_cast<int>(std::thread::hardware_concurrency()))),
         timer(clock, triggers) {}
-  ThreadPool triggers;  // coordination before a run; short registry work
-  ThreadPool events;    // the jobs' listener strands
-  ThreadPool items;     // user code, and the registry work after a run
+  // Coordination: due triggers first (PostUrgent), then the jobs' listener strands, the
+  // registry work around runs, sharding and failover. Short tasks, none waits for user code.
+  ThreadPool triggers;
+  ThreadPool items;  // user code
   trigger::TimerScheduler timer;
 
   static std::shared_ptr<SharedRuntime> For(Clock& clock) {
@@ -153,7 +153,7 @@ Status JobRuntime::Start(bool scheduled) {
 
   // Listeners first (ListenerManager.startAllListeners): one strand per job carries both
   // the subtree's events and the session's states, in the order the registry reports them.
-  strand_ = std::make_unique<SerialExecutor>(shared_->events);
+  strand_ = std::make_unique<SerialExecutor>(shared_->triggers);
   auto w = registry_.Watch(
       storage_.path().FullPath(), *strand_, [this](const TreeEvent& e) { OnJobEvent(e); },
       storage_.path().CachePolicy());

@@ -4,8 +4,8 @@
 // process's shared timer, and implements what the listeners ask of it (JobController).
 //
 // Process-wide machinery is shared by every job using the same Clock: one timer thread, a
-// trigger pool (coordination before a run), an event pool (the jobs' listener strands) and
-// an item pool (user code). None grows with the number of jobs.
+// trigger pool (due triggers first, then the jobs' listener strands and the registry work
+// around runs) and an item pool (user code). None grows with the number of jobs.
 //
 // Thread safety: Start and Shutdown must not race each other; everything else is
 // thread-safe. Tasks keep the runtime alive (shared_ptr) while they are queued or running.
