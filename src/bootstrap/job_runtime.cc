@@ -244,20 +244,23 @@ void JobRuntime::OnCronFire(Clock::WallTime fire_time, uint64_t arming) {
     }
     paused = paused_;
     if (paused && arming == arming_) ArmNextLocked(fire_time);
+    if (!paused) {
+      // The next fire time is worked out behind the fires now due (a thousand jobs firing
+      // at once would otherwise each wait for the others' cron arithmetic). Queued here,
+      // under mu_ and not stopped: Shutdown releases the pools only once stopped.
+      shared_->triggers.Post([self = shared_from_this(), fire_time, arming] {
+        std::lock_guard<std::mutex> arm_lock(self->mu_);
+        // Else rescheduled meanwhile (armed anew), or stopped.
+        if (arming == self->arming_) self->ArmNextLocked(fire_time);
+      });
+    }
   }
   if (paused) {
     // Quartz's "do nothing" misfire policy: a fire time that passes while paused is skipped.
     EndTask();
     return;
   }
-  // The items first; the next fire time after, behind the fires now due (a thousand jobs
-  // firing at once would otherwise each wait for the others' cron arithmetic).
   executor_->Trigger(MakeDone(Source::kCron, fire_time), fire_time);
-  shared_->triggers.Post([self = shared_from_this(), fire_time, arming] {
-    std::lock_guard<std::mutex> lock(self->mu_);
-    // Else rescheduled meanwhile (armed anew), or stopped.
-    if (arming == self->arming_) self->ArmNextLocked(fire_time);
-  });
 }
 
 std::optional<uint64_t> JobRuntime::RegistryChanges() {

@@ -116,6 +116,36 @@ Status ExecutionService::SetMisfire(const std::vector<int>& items) {
   return Status::Ok();
 }
 
+void ExecutionService::SetMisfireAsync(std::vector<int> items, Executor& executor) {
+  // No look in the cache first: a write of ours still on its way would not be in it yet.
+  std::vector<TransactionOp> ops;
+  for (int item : items) ops.push_back(TransactionOp::Create(MisfireNode(item), ""));
+  if (ops.empty()) return;
+  storage_.ExecuteInTransactionAsync(
+      std::move(ops), executor, [this, items = std::move(items)](Status s) {
+        if (s.code() == StatusCode::kAlreadyExists || s.code() == StatusCode::kNotFound)
+          s = SetMisfire(items);
+        if (!s.ok() && s.code() != StatusCode::kCancelled) {
+          infra::LogLine("WARN", fmt::format("job '{}': misfire marks not written: {}",
+                                             storage_.path().job_name(), s.ToString()));
+        }
+      });
+}
+
+void ExecutionService::ClearMisfireAsync(std::vector<int> items, Executor& executor) {
+  std::vector<TransactionOp> ops;
+  for (int item : items) ops.push_back(TransactionOp::Delete(MisfireNode(item)));
+  if (ops.empty()) return;
+  storage_.ExecuteInTransactionAsync(
+      std::move(ops), executor, [this, items = std::move(items)](Status s) {
+        if (s.code() == StatusCode::kNotFound) s = ClearMisfire(items);
+        if (!s.ok() && s.code() != StatusCode::kCancelled) {
+          infra::LogLine("WARN", fmt::format("job '{}': misfire marks not cleared: {}",
+                                             storage_.path().job_name(), s.ToString()));
+        }
+      });
+}
+
 Result<std::vector<int>> ExecutionService::GetMisfiredJobItems(const std::vector<int>& items) {
   std::vector<int> out;
   for (int item : items) {

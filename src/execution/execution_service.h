@@ -46,6 +46,13 @@ class ExecutionService {
   Status SetMisfire(const std::vector<int>& items);
   Result<std::vector<int>> GetMisfiredJobItems(const std::vector<int>& items);
   Status ClearMisfire(const std::vector<int>& items);
+  // As SetMisfire and ClearMisfire without waiting: the marks are created (deleted) in one
+  // multi-op, sent in order with the job's other asynchronous writes (no look in the cache
+  // first: a write of ours still on its way is not in it yet). A mark already there (gone)
+  // fails it; then each mark is set (cleared) on its own, on `executor`. A failure is
+  // logged: a trigger thread never waits for these marks.
+  void SetMisfireAsync(std::vector<int> items, Executor& executor);
+  void ClearMisfireAsync(std::vector<int> items, Executor& executor);
   // The items an operator disabled (`sharding/{i}/disabled`).
   Result<std::vector<int>> GetDisabledItems(const std::vector<int>& items);
   // Removes every running mark of the job (monitorExecution switched off).

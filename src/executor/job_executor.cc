@@ -80,10 +80,12 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
         lock.unlock();
         return done(Outcome::kMisfire);
       }
-      Status s = execution_.SetMisfire(normal_items_);
+      // The marks are sent, not waited for: a process that falls behind must not fall
+      // further behind waiting for the registry on its trigger threads.
+      execution_.SetMisfireAsync(normal_items_, control_);
       misfire_pending_ = true;
       lock.unlock();
-      return s.ok() ? done(Outcome::kMisfire) : done(s);
+      return done(Outcome::kMisfire);
     }
     normal_running_ = true;
   }
@@ -383,7 +385,9 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
       Deliver(run, Outcome::kRan, std::move(queued));
     });
   }
-  if (Status s = execution_.ClearMisfire(run->items); !s.ok()) return End(run, s);
+  // Sent before the re-run's marks, so applied before them (and before the re-run's end
+  // reads the misfire marks again).
+  execution_.ClearMisfireAsync(run->items, control_);
   run->misfire = true;
   run->fire_time.reset();
   Begin(run);

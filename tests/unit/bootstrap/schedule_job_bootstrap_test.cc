@@ -71,22 +71,29 @@ class CountingRegistry final : public RegistryCenter {
  public:
   explicit CountingRegistry(RegistryCenter& inner) : inner_(inner) {}
   int reads() const { return reads_.load(); }
+  // The keys read so far, in order (for failure messages).
+  std::string ReadsSince(int n) {
+    std::lock_guard<std::mutex> l(mu_);
+    std::string out;
+    for (size_t i = static_cast<size_t>(n); i < keys_.size(); ++i) out += keys_[i] + "\n";
+    return out;
+  }
 
   Status Init() override { return inner_.Init(); }
   void Close() override { inner_.Close(); }
-  Result<std::string> Get(std::string_view key) override { return Read(), inner_.Get(key); }
+  Result<std::string> Get(std::string_view key) override { return Read(key), inner_.Get(key); }
   Result<std::string> GetDirectly(std::string_view key) override {
-    return Read(), inner_.GetDirectly(key);
+    return Read(key), inner_.GetDirectly(key);
   }
-  Result<bool> IsExisted(std::string_view key) override { return Read(), inner_.IsExisted(key); }
+  Result<bool> IsExisted(std::string_view key) override { return Read(key), inner_.IsExisted(key); }
   Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) override {
-    return Read(), inner_.GetChildrenKeys(key);
+    return Read(key), inner_.GetChildrenKeys(key);
   }
   Result<int> GetNumChildren(std::string_view key) override {
-    return Read(), inner_.GetNumChildren(key);
+    return Read(key), inner_.GetNumChildren(key);
   }
   Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view key) override {
-    return Read(), inner_.GetChildrenKeysDirectly(key);
+    return Read(key), inner_.GetChildrenKeysDirectly(key);
   }
   Status Persist(std::string_view key, std::string_view value) override {
     return inner_.Persist(key, value);
@@ -131,9 +138,15 @@ class CountingRegistry final : public RegistryCenter {
   }
 
  private:
-  void Read() { ++reads_; }
+  void Read(std::string_view key) {
+    std::lock_guard<std::mutex> l(mu_);
+    keys_.emplace_back(key);
+    ++reads_;
+  }
   RegistryCenter& inner_;
   std::atomic<int> reads_{0};
+  std::mutex mu_;
+  std::vector<std::string> keys_;  // guarded by mu_
 };
 
 class ScheduleJobBootstrapTest : public test_support::RuntimeTest {
@@ -227,9 +240,8 @@ TEST_F(ScheduleJobBootstrapTest, ARunLongerThanItsIntervalGivesExactlyOneMisfire
   ASSERT_TRUE(job->WaitStarted(1));
   // The mark follows the item's start.
   const std::string self = reg->GetChildrenKeys("/job/instances")->at(0);
-  EXPECT_TRUE(WaitRegistry(*reg, [&] {
-    return reg->GetDirectly("/job/sharding/0/running").value_or("") == self;
-  }));
+  EXPECT_TRUE(WaitRegistry(
+      *reg, [&] { return reg->GetDirectly("/job/sharding/0/running").value_or("") == self; }));
   // Three more triggers while it runs: each finds it running and marks misfire. One second
   // at a time, each handled before the next (a jump of several seconds at once would be a
   // clock step, whose missed fire times are skipped, not queued).
@@ -280,25 +292,35 @@ TEST_F(ScheduleJobBootstrapTest, ATriggerReadsNothingWhileTheJobsRegistryViewIsU
     std::unique_lock<std::mutex> g(trigger_mu_);  // the trigger's end is reported after its runs
     EXPECT_TRUE(trigger_cv_.wait_for(g, 20s, [&] { return triggers_ > triggers; }));
   };
-  run_once(3);  // shards, and runs
-  run_once(6);  // reads again: the sharding changed the job's view; keeps the plan
+  // Start-up settles first: its sharding, and the resharding its own registration events
+  // may ask for once they are delivered. Then two triggers in a row read nothing.
+  size_t expected = 0;
+  int quiet = 0;
+  for (int i = 0; i < 10 && quiet < 2; ++i) {
+    const int reads = counting.reads();
+    run_once(expected += 3);
+    quiet = counting.reads() == reads ? quiet + 1 : 0;
+  }
+  ASSERT_EQ(quiet, 2) << "no two triggers in a row read nothing:\n" << counting.ReadsSince(0);
   const int before = counting.reads();
-  run_once(9);
-  run_once(12);
-  EXPECT_EQ(counting.reads(), before) << "triggers with nothing changed read the registry";
+  run_once(expected += 3);
+  run_once(expected += 3);
+  EXPECT_EQ(counting.reads(), before) << "triggers with nothing changed read the registry:\n"
+                                      << counting.ReadsSince(before);
   // A change: item 1 disabled. The next trigger reads, and leaves it out.
   ASSERT_TRUE(reg->Persist("/job/sharding/1/disabled", "").ok());
-  run_once(14);
+  run_once(expected += 2);
   EXPECT_GT(counting.reads(), before);
   auto runs = reports_.runs();
   std::set<int> last({runs[runs.size() - 2].item, runs[runs.size() - 1].item});
   EXPECT_EQ(last, (std::set<int>{0, 2}));
   // And it is taken back: item 1 runs again.
   ASSERT_TRUE(reg->Remove("/job/sharding/1/disabled").ok());
-  run_once(17);
+  const size_t from = expected;
+  run_once(expected += 3);
   runs = reports_.runs();
   std::set<int> again;
-  for (size_t i = 14; i < runs.size(); ++i) again.insert(runs[i].item);
+  for (size_t i = from; i < runs.size(); ++i) again.insert(runs[i].item);
   EXPECT_EQ(again, (std::set<int>{0, 1, 2}));
 }
 
