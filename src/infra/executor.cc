@@ -1,6 +1,7 @@
 #include "elasticjob/executor.h"
 
 #include <cassert>
+#include <chrono>
 
 namespace elasticjob {
 
@@ -22,6 +23,7 @@ void ThreadPool::PostUrgentAll(std::vector<std::function<void()>> tasks) {
   if (stopped_) return;
   for (auto& t : tasks) {
     urgent_.push_back(std::move(t));
+    queued_.fetch_add(1, std::memory_order_relaxed);
     WakeLocked();
   }
 }
@@ -30,10 +32,13 @@ void ThreadPool::Queue(std::function<void()> task, bool urgent) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return;
   (urgent ? urgent_ : tasks_).push_back(std::move(task));
+  queued_.fetch_add(1, std::memory_order_relaxed);
   WakeLocked();
 }
 
 void ThreadPool::WakeLocked() {
+  // Lingering workers (Run) take queued tasks without being woken.
+  if (queued_.load(std::memory_order_relaxed) <= lingering_) return;
   if (waiting_ > wakeups_) {
     ++wakeups_;  // this waiting worker is spoken for
     cv_.notify_one();
@@ -78,12 +83,27 @@ void ThreadPool::Run() {
       auto& queue = !urgent_.empty() ? urgent_ : tasks_;
       std::function<void()> task = std::move(queue.front());
       queue.pop_front();
+      queued_.fetch_sub(1, std::memory_order_relaxed);
       lock.unlock();
       task();
       lock.lock();
       continue;
     }
     if (stopped_) return;  // stopped and drained
+    // Before sleeping, yield the CPU for a short while, watching for a task: in a burst (a
+    // thousand triggers in one millisecond, and their items) the next task comes within
+    // microseconds, and a sleeping worker costs its poster a futex wake and itself a
+    // scheduler round trip. Bounded (kLinger); then it waits on the condition variable.
+    ++lingering_;
+    lock.unlock();
+    const auto until = std::chrono::steady_clock::now() + kLinger;
+    while (queued_.load(std::memory_order_relaxed) == 0 &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::yield();
+    }
+    lock.lock();
+    --lingering_;
+    if (!urgent_.empty() || !tasks_.empty() || stopped_) continue;
     ++waiting_;
     cv_.wait(lock, [this] { return stopped_ || !tasks_.empty() || !urgent_.empty(); });
     --waiting_;
