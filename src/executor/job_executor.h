@@ -5,8 +5,9 @@
 //      else sharding if necessary (the leader shards; the others wait for it, holding no
 //      thread: ShardingService::ShardingIfNecessaryAsync) and this
 //      instance's items minus those taken over by others and minus disabled ones;
-//   3. if the previous run is still going here, or (monitorExecution) the items are marked
-//      running in the registry, they are marked misfire and this trigger is skipped;
+//   3. if the previous run is still going here, its items are marked misfire (the marks
+//      sent, not waited for) and this trigger is skipped (ElasticJob also reads the items'
+//      running marks here: docs/runtime.md);
 //   4. run them in parallel on the item pool, at once, and mark them running (one
 //      multi-op, sent right after and not waited for); clear the marks (one more multi-op,
 //      sent once the items are done and the marks confirmed) and, for failover items, the
@@ -40,8 +41,7 @@
 // registry's change count it was read at (`registry_changes`: the job's Watch,
 // Subscription::changes). While that count stays the same every read would answer the
 // same, so the next trigger takes the plan and reads nothing: a trigger is a few
-// microseconds of work before its items start (a thousand jobs firing in one second all
-// start within a few milliseconds). Any change to the job's view (a resharding, a disabled
+// microseconds of work before its items start. Any change to the job's view (a resharding, a disabled
 // item, a misfire mark, a config update, a failover) moves the count, and the trigger after
 // it reads everything again.
 //
