@@ -5,7 +5,8 @@
 namespace elasticjob::instance {
 
 Status InstanceService::PersistOnline() {
-  return storage_.FillEphemeralJobNode("instances/" + self_.instance_id, self_.ToYaml());
+  storage::NodeFill fill = OnlineNode();
+  return storage_.FillEphemeralJobNode(fill.node, fill.value);
 }
 
 Status InstanceService::RemoveInstance() {

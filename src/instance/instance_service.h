@@ -23,6 +23,10 @@ class InstanceService {
 
   // Registers this instance (ephemeral, owned by the session).
   Status PersistOnline();
+  // What PersistOnline writes, for a transaction of several registrations.
+  storage::NodeFill OnlineNode() const {
+    return {"instances/" + self_.instance_id, self_.ToYaml(), /*ephemeral=*/true};
+  }
   // Deregisters this instance (graceful shutdown).
   Status RemoveInstance();
   // The live instances whose server is ENABLED, in the leader's order (descending ids).

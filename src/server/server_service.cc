@@ -5,7 +5,8 @@
 namespace elasticjob::server {
 
 Status ServerService::PersistOnline(bool enabled) {
-  return storage_.FillJobNode("servers/" + ip_, enabled ? kEnabled : kDisabled);
+  storage::NodeFill fill = OnlineNode(enabled);
+  return storage_.FillJobNode(fill.node, fill.value);
 }
 
 Result<bool> ServerService::IsEnableServer(std::string_view ip) {

@@ -22,6 +22,10 @@ class ServerService {
 
   // Writes this server's state: exactly ENABLED or DISABLED.
   Status PersistOnline(bool enabled);
+  // What PersistOnline writes, for a transaction of several registrations.
+  storage::NodeFill OnlineNode(bool enabled) const {
+    return {"servers/" + ip_, std::string(enabled ? kEnabled : kDisabled)};
+  }
   // Whether `ip`'s server node says ENABLED (an absent node is not enabled).
   Result<bool> IsEnableServer(std::string_view ip);
   // Whether `ip` is enabled and has at least one live instance.

@@ -1,5 +1,7 @@
 #include "storage/job_node_storage.h"
 
+#include <set>
+
 namespace elasticjob::storage {
 
 Result<std::vector<std::string>> JobNodeStorage::GetJobNodeChildrenKeys(std::string_view node) {
@@ -17,6 +19,38 @@ Status JobNodeStorage::CreateJobNodeIfNeeded(std::string_view node) {
   auto exists = IsJobNodeExisted(node);
   if (!exists.ok() || *exists) return exists.status();
   return registry_.Persist(path_.FullPath(node), "");
+}
+
+Status JobNodeStorage::FillJobNodes(const std::vector<NodeFill>& fills) {
+  std::vector<TransactionOp> ops;
+  std::set<std::string> creating;  // parents this transaction creates
+  for (const NodeFill& f : fills) {
+    auto exists = IsJobNodeExisted(f.node);
+    if (!exists.ok()) return exists.status();
+    if (*exists && !f.ephemeral) {
+      ops.push_back(TransactionOp::SetData(f.node, f.value));
+      continue;
+    }
+    if (*exists) ops.push_back(TransactionOp::Delete(f.node));
+    // The missing parents, outermost first (the job's root exists: the caller set it up).
+    std::vector<std::string> parents;
+    for (size_t slash = f.node.rfind('/'); slash != std::string::npos && slash > 0;
+         slash = f.node.rfind('/', slash - 1)) {
+      std::string parent = f.node.substr(0, slash);
+      if (creating.count(parent) != 0) break;
+      auto there = IsJobNodeExisted(parent);
+      if (!there.ok()) return there.status();
+      if (*there) break;
+      parents.push_back(std::move(parent));
+    }
+    for (auto it = parents.rbegin(); it != parents.rend(); ++it) {
+      ops.push_back(TransactionOp::Create(*it, ""));
+      creating.insert(*it);
+    }
+    ops.push_back(TransactionOp::Create(
+        f.node, f.value, f.ephemeral ? CreateMode::kEphemeral : CreateMode::kPersistent));
+  }
+  return ExecuteInTransaction(std::move(ops));
 }
 
 Status JobNodeStorage::ExecuteInTransaction(std::vector<TransactionOp> ops) {

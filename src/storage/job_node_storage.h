@@ -16,6 +16,13 @@
 
 namespace elasticjob::storage {
 
+// One node for FillJobNodes.
+struct NodeFill {
+  std::string node;  // relative to the job
+  std::string value;
+  bool ephemeral = false;
+};
+
 class JobNodeStorage {
  public:
   // REQUIRES: `registry` outlives this object.
@@ -59,6 +66,12 @@ class JobNodeStorage {
   Status ReplaceJobRootNode(std::string_view value) {
     return registry_.Persist(path_.FullPath(), value);
   }
+  // FillJobNode (FillEphemeralJobNode for `ephemeral` ones) of every node, in one
+  // transaction: a node the cache has is set (an ephemeral one deleted and created again,
+  // as PersistEphemeral does), one it lacks is created after the persistent parents it also
+  // lacks. A node made or removed meanwhile by someone else fails the whole transaction,
+  // which then changes nothing: the caller may fill them one by one instead.
+  Status FillJobNodes(const std::vector<NodeFill>& fills);
   // Runs `ops` (keys relative to the job) as one transaction.
   Status ExecuteInTransaction(std::vector<TransactionOp> ops);
   // As ExecuteInTransaction, without waiting: `done` runs on `executor`.

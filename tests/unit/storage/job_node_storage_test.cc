@@ -1,0 +1,55 @@
+#include "storage/job_node_storage.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "reg/memory/memory_registry_center.h"
+
+namespace elasticjob::storage {
+namespace {
+
+class JobNodeStorageFillTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(reg_.Init().ok());
+    ASSERT_TRUE(reg_.Persist("/job", "CPP_SIMPLE").ok());
+  }
+  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>();
+  reg::MemoryRegistryCenter reg_{store_, "ns"};
+  JobNodeStorage storage_{reg_, "job"};
+};
+
+TEST_F(JobNodeStorageFillTest, FillJobNodesCreatesMissingNodesWithTheirParentsInOneGo) {
+  ASSERT_TRUE(storage_
+                  .FillJobNodes({{"servers/10.0.0.1", "ENABLED"},
+                                 {"instances/10.0.0.1@-@7", "jobInstanceId: x", true},
+                                 {"leader/sharding/necessary", ""}})
+                  .ok());
+  EXPECT_EQ(*reg_.GetDirectly("/job/servers/10.0.0.1"), "ENABLED");
+  EXPECT_EQ(*reg_.GetDirectly("/job/instances/10.0.0.1@-@7"), "jobInstanceId: x");
+  EXPECT_TRUE(*reg_.IsExisted("/job/leader/sharding/necessary"));
+  // The instance is ephemeral: it goes with the session; the others stay.
+  reg::MemoryRegistryCenter other(store_, "ns");
+  ASSERT_TRUE(other.Init().ok());
+  reg_.Close();
+  EXPECT_FALSE(*other.IsExisted("/job/instances/10.0.0.1@-@7"));
+  EXPECT_TRUE(*other.IsExisted("/job/servers/10.0.0.1"));
+  EXPECT_TRUE(*other.IsExisted("/job/leader/sharding/necessary"));
+}
+
+TEST_F(JobNodeStorageFillTest, FillJobNodesSetsNodesThatExistAndReplacesEphemeralOnes) {
+  ASSERT_TRUE(reg_.Persist("/job/servers/10.0.0.1", "DISABLED").ok());
+  ASSERT_TRUE(reg_.PersistEphemeral("/job/instances/10.0.0.1@-@7", "old").ok());
+  ASSERT_TRUE(storage_
+                  .FillJobNodes({{"servers/10.0.0.1", "ENABLED"},
+                                 {"instances/10.0.0.1@-@7", "new", true},
+                                 {"servers/10.0.0.2", "ENABLED"}})
+                  .ok());
+  EXPECT_EQ(*reg_.GetDirectly("/job/servers/10.0.0.1"), "ENABLED");
+  EXPECT_EQ(*reg_.GetDirectly("/job/instances/10.0.0.1@-@7"), "new");
+  EXPECT_EQ(*reg_.GetDirectly("/job/servers/10.0.0.2"), "ENABLED");
+}
+
+}  // namespace
+}  // namespace elasticjob::storage
