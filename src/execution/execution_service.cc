@@ -120,28 +120,28 @@ void ExecutionService::SetMisfireAsync(std::vector<int> items, Executor& executo
   // No look in the cache first: a write of ours still on its way would not be in it yet.
   std::vector<TransactionOp> ops;
   for (int item : items) ops.push_back(TransactionOp::Create(MisfireNode(item), ""));
-  if (ops.empty()) return;
-  storage_.ExecuteInTransactionAsync(
-      std::move(ops), executor, [this, items = std::move(items)](Status s) {
-        if (s.code() == StatusCode::kAlreadyExists || s.code() == StatusCode::kNotFound)
-          s = SetMisfire(items);
-        if (!s.ok() && s.code() != StatusCode::kCancelled) {
-          infra::LogLine("WARN", fmt::format("job '{}': misfire marks not written: {}",
-                                             storage_.path().job_name(), s.ToString()));
-        }
-      });
+  MisfireMarksAsync(std::move(ops), executor, "written",
+                    [this, items = std::move(items)] { return SetMisfire(items); });
 }
 
 void ExecutionService::ClearMisfireAsync(std::vector<int> items, Executor& executor) {
   std::vector<TransactionOp> ops;
   for (int item : items) ops.push_back(TransactionOp::Delete(MisfireNode(item)));
+  MisfireMarksAsync(std::move(ops), executor, "cleared",
+                    [this, items = std::move(items)] { return ClearMisfire(items); });
+}
+
+void ExecutionService::MisfireMarksAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                         const char* what, std::function<Status()> one_by_one) {
   if (ops.empty()) return;
   storage_.ExecuteInTransactionAsync(
-      std::move(ops), executor, [this, items = std::move(items)](Status s) {
-        if (s.code() == StatusCode::kNotFound) s = ClearMisfire(items);
+      std::move(ops), executor, [this, what, one_by_one = std::move(one_by_one)](Status s) {
+        // A mark already there (for a create) or gone (for a delete): each on its own.
+        if (s.code() == StatusCode::kAlreadyExists || s.code() == StatusCode::kNotFound)
+          s = one_by_one();
         if (!s.ok() && s.code() != StatusCode::kCancelled) {
-          infra::LogLine("WARN", fmt::format("job '{}': misfire marks not cleared: {}",
-                                             storage_.path().job_name(), s.ToString()));
+          infra::LogLine("WARN", fmt::format("job '{}': misfire marks not {}: {}",
+                                             storage_.path().job_name(), what, s.ToString()));
         }
       });
 }

@@ -63,6 +63,10 @@ class ExecutionService {
   Result<std::map<int, std::string>> GetAllRunningItems(int sharding_total_count);
 
  private:
+  // Sends `ops` (misfire marks) without waiting; if a mark is already there or gone, runs
+  // `one_by_one` on `executor`; logs a failure as "misfire marks not {what}".
+  void MisfireMarksAsync(std::vector<TransactionOp> ops, Executor& executor, const char* what,
+                         std::function<Status()> one_by_one);
   // The multi-op that marks `items` running.
   std::vector<TransactionOp> BeginOps(CreateMode mode, const std::vector<int>& items) const;
   // The marks could not be written (`failed`): an item node is missing (a job not sharded

@@ -127,6 +127,9 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
     auto disabled = execution_.GetDisabledItems(items);
     if (!disabled.ok()) return End(run, disabled.status());
     run->items = Minus(std::move(items), *disabled);
+    // Parameters and task id now, so the plan keeps the run's own (Proceed then has none
+    // to compute).
+    if (Status p = Prepare(*run); !p.ok()) return End(run, p);
     KeepPlan(changes, *run);
     Proceed(run);
   });
@@ -138,24 +141,16 @@ std::shared_ptr<const JobExecutor::Plan> JobExecutor::CurrentPlan(std::optional<
   return plan_;
 }
 
-bool JobExecutor::plan_current() {
-  return CurrentPlan(registry_changes_ ? registry_changes_() : std::nullopt) != nullptr;
-}
-
 void JobExecutor::KeepPlan(std::optional<uint64_t> changes, const Run& run) {
   if (!changes.has_value()) return;
   auto plan = std::make_shared<Plan>();
   plan->changes = *changes;
   plan->config = run.config;
   plan->items = run.items;
-  const JobConfiguration& config = *run.config;
-  auto params =
-      ParseShardingItemParameters(config.sharding_item_parameters, config.sharding_total_count);
-  if (!params.ok()) return;  // Prepare reports it
-  plan->params = std::make_shared<const std::map<int, std::string>>(*std::move(params));
-  plan->task_id = BuildTaskId(config.job_name, run.items, instance_id_);
+  plan->params = run.params;  // REQUIRES: Prepare(run) done
+  plan->task_id = run.task_id;
   // What Completed reads after the run, read now: while the plan holds, it is the same.
-  if (config.misfire) {
+  if (run.config->misfire) {
     auto misfired = execution_.GetMisfiredJobItems(run.items);
     auto need = sharding_.IsNeedSharding();
     if (!misfired.ok() || !need.ok()) return;

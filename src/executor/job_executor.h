@@ -41,9 +41,9 @@
 // registry's change count it was read at (`registry_changes`: the job's Watch,
 // Subscription::changes). While that count stays the same every read would answer the
 // same, so the next trigger takes the plan and reads nothing: a trigger is a few
-// microseconds of work before its items start. Any change to the job's view (a resharding, a disabled
-// item, a misfire mark, a config update, a failover) moves the count, and the trigger after
-// it reads everything again.
+// microseconds of work before its items start. Any change to the job's view (a resharding, a
+// disabled item, a misfire mark, a config update, a failover) moves the count, and the trigger
+// after it reads everything again.
 //
 // Thread safety: safe for concurrent use. `done` must keep this executor (and the services
 // it uses) alive until it has been called.
@@ -143,8 +143,6 @@ class JobExecutor {
     std::lock_guard<std::mutex> lock(mu_);
     return normal_running_;
   }
-  // Whether the next normal trigger would take the kept plan (reading nothing). For tests.
-  bool plan_current();
 
  private:
   struct Run;
@@ -159,8 +157,8 @@ class JobExecutor {
   };
   // The kept plan if the registry has not changed since it was read, else null.
   std::shared_ptr<const Plan> CurrentPlan(std::optional<uint64_t> changes);
-  // Keeps what `run` (a normal run that read the registry from change count `changes`) has
-  // worked out as the plan.
+  // Keeps what `run` (a normal run that read the registry from change count `changes`, and
+  // is prepared) has worked out as the plan.
   void KeepPlan(std::optional<uint64_t> changes, const Run& run);
   void Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time);
   // A normal run whose items are known: misfire checks, marks, listeners, then Begin.

@@ -48,6 +48,13 @@ std::string ParentKey(std::string_view key) {
   return std::string(key.substr(0, slash));
 }
 
+bool NamesChildren(const NodeWatches& w) { return !w.children && !w.named_children.empty(); }
+
+bool IsNamed(const NodeWatches& w, std::string_view leaf) {
+  return std::find(w.named_children.begin(), w.named_children.end(), leaf) !=
+         w.named_children.end();
+}
+
 bool PolicyCovers(const WatchPolicy& policy, std::string_view root, std::string_view full,
                   size_t prefix) {
   if (!policy) return true;
@@ -58,11 +65,7 @@ bool PolicyCovers(const WatchPolicy& policy, std::string_view root, std::string_
     size_t slash = p.rfind('/');
     std::string_view parent = p.substr(0, slash == 0 ? 1 : slash);
     const NodeWatches w = policy(relative(parent));
-    if (!w.children && !w.named_children.empty() &&
-        std::find(w.named_children.begin(), w.named_children.end(), p.substr(slash + 1)) ==
-            w.named_children.end()) {
-      return false;
-    }
+    if (NamesChildren(w) && !IsNamed(w, p.substr(slash + 1))) return false;
     p = parent;
   }
   return true;

@@ -24,6 +24,11 @@ Status ValidateKey(std::string_view key);
 // The parent of "/a/b" is "/a"; of "/a" is "/".
 std::string ParentKey(std::string_view key);
 
+// Whether `w` names the children a cache keeps (NodeWatches::named_children, with the
+// children watch off), and whether `leaf` is one of them.
+bool NamesChildren(const NodeWatches& w);
+bool IsNamed(const NodeWatches& w, std::string_view leaf);
+
 // Whether `full` (at or below `root`; both full paths, whose first `prefix` characters are
 // the namespace) is inside the view of `root` that `policy` keeps: neither it nor an
 // ancestor below `root` is a child that its parent's policy leaves out by naming the others

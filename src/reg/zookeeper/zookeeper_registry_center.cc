@@ -1011,17 +1011,6 @@ NodeWatches ZooKeeperRegistryCenter::WatchesOf(const TreeCache& cache,
   return cache.policy(Relative(full));
 }
 
-namespace {
-
-bool IsNamed(const NodeWatches& parent, std::string_view leaf) {
-  return std::find(parent.named_children.begin(), parent.named_children.end(), leaf) !=
-         parent.named_children.end();
-}
-
-bool NamesChildren(const NodeWatches& w) { return !w.children && !w.named_children.empty(); }
-
-}  // namespace
-
 bool ZooKeeperRegistryCenter::Covers(const TreeCache& cache, const std::string& full) const {
   return PolicyCovers(cache.policy, cache.root, full, prefix_.size());
 }

@@ -181,8 +181,8 @@ TEST_F(RegistryReactionsTest, ACrashedInstancesRunningItemsAreTakenOverAtOnce) {
   // With failover on, the running mark is persistent and names A (it follows the item's
   // start).
   ASSERT_TRUE(WaitRegistry(*r2, [&] {
-    return r2->GetDirectly("/job/sharding/" + std::to_string(a_item) + "/running")
-               .value_or("") == Id("10.0.0.1");
+    return r2->GetDirectly("/job/sharding/" + std::to_string(a_item) + "/running").value_or("") ==
+           Id("10.0.0.1");
   })) << DumpTree(*r2, "/job");
   // A's session ends as a crash ends it: its ephemeral nodes go, nothing re-registers.
   r1->Close();

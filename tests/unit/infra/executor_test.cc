@@ -137,8 +137,8 @@ TEST(ThreadPoolTest, UrgentTasksRunBeforeQueuedOnesAndInTheirOwnOrder) {
   }
   std::unique_lock<std::mutex> l(mu);
   ASSERT_TRUE(cv.wait_for(l, 20s, [&] { return order.size() == 5; }));
-  EXPECT_EQ(order, (std::vector<std::string>{"urgent-1", "urgent-2", "urgent-3", "normal-1",
-                                             "normal-2"}));
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"urgent-1", "urgent-2", "urgent-3", "normal-1", "normal-2"}));
 }
 
 }  // namespace
