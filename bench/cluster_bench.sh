@@ -3,7 +3,8 @@
 # runs `runtime_bench` processes against it, and reports a table plus JSON
 # ($OUT/results.json, one object per scenario).
 #   footprint & lateness  one process of J jobs (every-second cron, 1 item): start-up to
-#                         Schedule() returned and to the first run, trigger lateness
+#                         ScheduleAll() returned, to the first run and to steady state
+#                         (settled: a fire time every job answered on time), trigger lateness
 #                         p50/p99/max, threads and RSS idle and under load, CPU per item;
 #   packets               zk_packets_received (mntr) per item execution, 1 and 2 instances,
 #                         1/4/16 items, failover off and on, a 2-second cron;
@@ -160,8 +161,9 @@ table() { awk -F'\t' '{ for (i = 1; i <= NF; i++) printf "%-12s", $i; print "" }
 { echo "["; sed '$!s/$/,/' "$results.lines"; echo "]"; } > "$results"
 echo "results: $results"
 echo
-printf 'jobs\tstartup_ms\tfirst_run\tlate_p50\tlate_p99\tlate_max\tthreads\trss_kb\tcpu_us/item\n' | table
+printf 'jobs\tstartup_ms\tfirst_run\tsettled\tlate_p50\tlate_p99\tlate_max\tthreads\trss_kb\tcpu_us/item\n' | table
 grep '"scenario":"footprint"' "$results.lines" | jq -r '.result | [.jobs, (.startup_ms|round), (.first_run_ms|round),
+  (if .settle_ms >= 0 then (.settle_ms|round) else "-" end),
   (if .lateness_ms then (.lateness_ms.p50*100|round/100) else "-" end), (if .lateness_ms then (.lateness_ms.p99*100|round/100) else "-" end), (if .lateness_ms then (.lateness_ms.max*100|round/100) else "-" end),
   "\(.idle.threads)/\(.load.threads)", "\(.idle.rss_kb)/\(.load.rss_kb)", (.cpu_us_per_item|round)] | @tsv' |
   table

@@ -1,7 +1,8 @@
 // One process of the runtime benchmarks: M no-op SimpleJobs of N items each on a registry
 // (the embedded one, or a ZooKeeper the harness started), measured over a window. Prints
 // one JSON object:
-//   startup_ms           from the first Schedule() call to the last one returned
+//   startup_ms           from main() to the last Schedule() returned (ScheduleAll,
+//                        --parallel registrations in flight at once)
 //   first_run_ms         from the first Schedule() call to the first item run
 //   lateness_ms          p50 / p99 / max of (item's user code began - cron fire time) over
 //                        the window's item runs answering a cron fire, all jobs together
@@ -11,7 +12,9 @@
 //   startup_requests     (ZooKeeper) requests sent until the last Schedule() returned
 //   triggers, item_runs  counted in the window
 //   cpu_us_per_item      process CPU time (user + system) in the window / item runs
-// Without --control the window opens once every job has run once (steady state).
+// Without --control the window opens at steady state: once every item of every job has
+// answered one fire time within 100 ms.
+//   settle_ms            from the last Schedule() returned to that steady state
 //   idle, load           threads and RSS after scheduling and at the end of the window
 //   reshard_ms           (--reshard-watch) from Schedule() returned to the first
 //                        `sharding/{i}/instance` naming this instance, seen by a watch
@@ -20,6 +23,7 @@
 // server's counters around the same window in every process.
 // Usage: runtime_bench [--registry URL] [--jobs M] [--items N] [--cron EXPR] [--failover]
 //                      [--seconds S | --control] [--ip IP] [--prefix NAME] [--reshard-watch]
+//                      [--parallel P]
 // The harness (bench/cluster_bench.sh) runs several of these against one ZooKeeper.
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -34,7 +38,6 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -91,6 +94,7 @@ int main(int argc, char** argv) {
   int jobs = 1, items = 1, seconds = 5;
   std::string cron = "* * * * * ?", ip = "10.9.0.1", prefix = "bench";
   bool failover = false, control = false, reshard_watch = false;
+  int parallel = elasticjob::ScheduleJobBootstrap::kDefaultParallelism;
   app.add_option("--registry", url, "registry URL");
   app.add_option("--jobs", jobs, "jobs in this process")->check(CLI::Range(1, 100000));
   app.add_option("--items", items, "sharding items per job")->check(CLI::Range(1, 1000));
@@ -99,6 +103,8 @@ int main(int argc, char** argv) {
   app.add_option("--ip", ip, "this instance's server IP");
   app.add_option("--prefix", prefix, "job name prefix");
   app.add_flag("--failover", failover, "failover on");
+  app.add_option("--parallel", parallel, "Schedule() calls in flight at once (ScheduleAll)")
+      ->check(CLI::Range(1, 1024));
   app.add_flag("--control", control, "window opened and closed by start/stop lines on stdin");
   app.add_flag("--reshard-watch", reshard_watch, "measure the resharding that takes us in");
   CLI11_PARSE(app, argc, argv);
@@ -120,15 +126,24 @@ int main(int argc, char** argv) {
   std::vector<double> lateness_ms;  // guarded by mu
   long triggers = 0;                // guarded by mu
   std::vector<double> pickup_ms;    // guarded by mu
-  std::set<std::string> warm;       // guarded by mu: jobs that have run since start-up
+  // Guarded by mu: per cron fire time (epoch seconds), the item runs that answered it
+  // within 100 ms. Steady state is a fire time that every item of every job answered so.
+  std::map<int64_t, long> on_time;
+  bool settled = false;  // guarded by mu
   elasticjob::BootstrapOptions options;
   options.server_ip = ip;
   options.on_item_run = [&](const elasticjob::ItemRunReport& r) {
     long expected = 0;
     first_run_ns.compare_exchange_strong(expected, (Clock::now() - t0).count());
     if (!measuring) {
+      if (!r.fire_time || r.started - *r.fire_time > std::chrono::milliseconds(100)) return;
       std::lock_guard<std::mutex> lock(mu);
-      if (warm.insert(r.job_name).second) warm_cv.notify_all();
+      const int64_t second =
+          std::chrono::duration_cast<std::chrono::seconds>(r.fire_time->time_since_epoch()).count();
+      if (++on_time[second] >= static_cast<long>(jobs) * items && !settled) {
+        settled = true;
+        warm_cv.notify_all();
+      }
       return;
     }
     ++item_runs;
@@ -158,7 +173,11 @@ int main(int argc, char** argv) {
     }
     all.push_back(std::make_unique<elasticjob::ScheduleJobBootstrap>(
         **reg, std::make_shared<NoopJob>(), *config, options));
-    if (auto s = all.back()->Schedule(); !s.ok()) {
+  }
+  std::vector<elasticjob::ScheduleJobBootstrap*> boots;
+  for (auto& b : all) boots.push_back(b.get());
+  for (const auto& s : elasticjob::ScheduleJobBootstrap::ScheduleAll(boots, parallel)) {
+    if (!s.ok()) {
       std::cerr << s << "\n";
       return 1;
     }
@@ -194,13 +213,16 @@ int main(int argc, char** argv) {
       reshard_ms = std::chrono::duration<double, std::milli>(Clock::now() - scheduled).count();
     }
   }
-  // Steady state only: the window opens once every job has run (the first run of each
-  // includes the start-up sharding), or after a minute. An instance that owns no item never
-  // runs, so with --control (or --reshard-watch) the harness decides instead.
+  // Steady state only: the window opens once one fire time has been answered on time (within
+  // 100 ms) by every item of every job, or after a minute. Until then start-up work (each
+  // job's first sharding, fires that waited behind it) is still going. An instance that owns
+  // no item never runs, so with --control (or --reshard-watch) the harness decides instead.
+  double settle_ms = -1;
   if (!control && !reshard_watch) {
     std::unique_lock<std::mutex> lock(mu);
-    warm_cv.wait_for(lock, std::chrono::seconds(60),
-                     [&] { return warm.size() >= static_cast<size_t>(jobs); });
+    if (warm_cv.wait_for(lock, std::chrono::seconds(60), [&] { return settled; })) {
+      settle_ms = std::chrono::duration<double, std::milli>(Clock::now() - scheduled).count();
+    }
   }
   // The window: a benchmark's measuring sleep, or the harness's start/stop lines.
   std::string line;
@@ -238,6 +260,7 @@ int main(int argc, char** argv) {
       {"seconds", seconds},
       {"startup_ms", startup_ms},
       {"first_run_ms", first_run_ns.load() / 1e6},
+      {"settle_ms", settle_ms},
       {"triggers", triggers},
       {"item_runs", runs},
       // null when no run of the window answered its own fire time (all misfire re-runs).

@@ -1,10 +1,33 @@
 // The public bootstraps: thin handles over a JobRuntime (bootstrap/job_runtime.h).
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 #include "bootstrap/job_runtime.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 
 namespace elasticjob {
+
+namespace {
+
+// Calls fn(i) for every i in [0, n), up to `parallelism` at a time: the caller's thread and
+// helpers that end with the call. Not a pool: the calls block on registry round trips, not
+// on the CPU, and start-up is the only user.
+template <typename Fn>
+void ForEachOverlapping(size_t n, int parallelism, Fn fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
+  };
+  const size_t width = std::min(n, static_cast<size_t>(std::max(1, parallelism)));
+  std::vector<std::jthread> helpers;
+  for (size_t t = 1; t < width; ++t) helpers.emplace_back(work);
+  work();
+}
+
+}  // namespace
 
 struct ScheduleJobBootstrap::Impl {
   std::shared_ptr<bootstrap::JobRuntime> runtime;
@@ -25,6 +48,19 @@ ScheduleJobBootstrap::~ScheduleJobBootstrap() { Shutdown(); }
 Status ScheduleJobBootstrap::Schedule() { return impl_->runtime->Start(/*scheduled=*/true); }
 
 void ScheduleJobBootstrap::Shutdown() { impl_->runtime->Shutdown(); }
+
+std::vector<Status> ScheduleJobBootstrap::ScheduleAll(std::span<ScheduleJobBootstrap* const> jobs,
+                                                      int parallelism) {
+  std::vector<Status> statuses(jobs.size());
+  ForEachOverlapping(jobs.size(), parallelism,
+                     [&](size_t i) { statuses[i] = jobs[i]->Schedule(); });
+  return statuses;
+}
+
+void ScheduleJobBootstrap::ShutdownAll(std::span<ScheduleJobBootstrap* const> jobs,
+                                       int parallelism) {
+  ForEachOverlapping(jobs.size(), parallelism, [&](size_t i) { jobs[i]->Shutdown(); });
+}
 
 struct OneOffJobBootstrap::Impl {
   std::shared_ptr<bootstrap::JobRuntime> runtime;

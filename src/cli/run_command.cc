@@ -173,25 +173,36 @@ int RunJobs(const RunOptions& o) {
     std::cerr << "elasticjob: registry " << *url << ": " << s.message() << "\n";
     return 1;
   }
+  // Registered together: a file of many jobs starts in the time of a few (ScheduleAll).
   std::vector<std::unique_ptr<ScheduleJobBootstrap>> running;
+  std::vector<ScheduleJobBootstrap*> boots;
   for (auto& spec : *jobs) {
-    auto boot = std::make_unique<ScheduleJobBootstrap>(**registry, spec.type, spec.config);
-    if (Status s = boot->Schedule(); !s.ok()) {
-      std::cerr << "elasticjob: " << s.message() << "\n";
-      for (auto& b : running) b->Shutdown();
-      return kExitBadInput;
+    running.push_back(std::make_unique<ScheduleJobBootstrap>(**registry, spec.type, spec.config));
+    boots.push_back(running.back().get());
+  }
+  const std::vector<Status> statuses = ScheduleJobBootstrap::ScheduleAll(boots);
+  bool failed = false;
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    const auto& spec = (*jobs)[i];
+    if (!statuses[i].ok()) {
+      std::cerr << "elasticjob: " << statuses[i].message() << "\n";
+      failed = true;
+      continue;
     }
     std::cout << fmt::format("elasticjob: job '{}' scheduled ({}, cron '{}') on {}\n",
-                             spec.config.job_name, spec.type, spec.config.cron.value_or(""), *url)
-              << std::flush;
-    running.push_back(std::move(boot));
+                             spec.config.job_name, spec.type, spec.config.cron.value_or(""), *url);
+  }
+  std::cout << std::flush;
+  if (failed) {
+    ScheduleJobBootstrap::ShutdownAll(boots);
+    return kExitBadInput;
   }
   int sig = 0;
   sigwait(&signals, &sig);
   std::cout << fmt::format("elasticjob: {} received, shutting down\n",
                            sig == SIGINT ? "SIGINT" : "SIGTERM")
             << std::flush;
-  for (auto& b : running) b->Shutdown();
+  ScheduleJobBootstrap::ShutdownAll(boots);
   running.clear();
   (*registry)->Close();
   return kExitOk;

@@ -383,5 +383,52 @@ TEST_F(ScheduleJobBootstrapTest, ShutdownRemovesInstanceAndLeadership) {
   EXPECT_EQ(*reg->GetDirectly("/job/servers/10.0.0.1"), "ENABLED");  // servers stay
 }
 
+TEST_F(ScheduleJobBootstrapTest, ScheduleAllRegistersEveryJobAndReportsEachFailureInPlace) {
+  auto reg = Session();
+  std::vector<std::unique_ptr<ScheduleJobBootstrap>> boots;
+  constexpr int kJobs = 40;
+  for (int i = 0; i < kJobs; ++i) {
+    auto config =
+        JobConfiguration::Builder("job" + std::to_string(i), 1).Cron("* * * * * ?").Build();
+    ASSERT_TRUE(config.ok()) << config.status();
+    if (i == 7) {  // a script job without its command: Schedule() fails
+      boots.push_back(
+          std::make_unique<ScheduleJobBootstrap>(*reg, "SCRIPT", *config, Options("10.0.0.1")));
+    } else {
+      boots.push_back(std::make_unique<ScheduleJobBootstrap>(*reg, std::make_shared<CountingJob>(),
+                                                             *config, Options("10.0.0.1")));
+    }
+  }
+  std::vector<ScheduleJobBootstrap*> ptrs;
+  for (auto& b : boots) ptrs.push_back(b.get());
+  const std::vector<Status> statuses = ScheduleJobBootstrap::ScheduleAll(ptrs, 8);
+  ASSERT_EQ(statuses.size(), static_cast<size_t>(kJobs));
+  for (int i = 0; i < kJobs; ++i) {
+    const std::string job = "/job" + std::to_string(i);
+    if (i == 7) {
+      EXPECT_EQ(statuses[i].message(), "job 'job7': props.script.command.line: missing");
+      continue;
+    }
+    EXPECT_TRUE(statuses[i].ok()) << i << ": " << statuses[i];
+    EXPECT_EQ(reg->GetChildrenKeys(job + "/instances")->size(), 1u) << job;
+    EXPECT_TRUE(*reg->IsExisted(job + "/leader/election/instance")) << job;
+  }
+  // Every scheduled job runs on the next fire.
+  clock_.Advance(1s);
+  ASSERT_TRUE(reports_.WaitFor(kJobs - 1));
+  std::set<std::string> ran;
+  for (const auto& r : reports_.runs()) ran.insert(r.job_name);
+  EXPECT_EQ(ran.size(), static_cast<size_t>(kJobs - 1));
+  EXPECT_EQ(ran.count("job7"), 0u);
+
+  ScheduleJobBootstrap::ShutdownAll(ptrs, 8);
+  for (int i = 0; i < kJobs; ++i) {
+    if (i == 7) continue;
+    const std::string job = "/job" + std::to_string(i);
+    EXPECT_TRUE(reg->GetChildrenKeys(job + "/instances")->empty()) << job;
+    EXPECT_FALSE(*reg->IsExisted(job + "/leader/election/instance")) << job;
+  }
+}
+
 }  // namespace
 }  // namespace elasticjob
