@@ -125,6 +125,7 @@ int main(int argc, char** argv) {
   std::condition_variable warm_cv;
   std::vector<double> lateness_ms;  // guarded by mu
   long triggers = 0;                // guarded by mu
+  std::map<int, long> outcomes;      // guarded by mu: the window's cron triggers, by outcome
   std::vector<double> pickup_ms;    // guarded by mu
   // Guarded by mu: per cron fire time (epoch seconds), the item runs that answered it
   // within 100 ms. Steady state is a fire time that every item of every job answered so.
@@ -157,6 +158,7 @@ int main(int argc, char** argv) {
     if (!measuring || t.source != elasticjob::TriggerReport::Source::kCron) return;
     std::lock_guard<std::mutex> lock(mu);
     ++triggers;
+    ++outcomes[static_cast<int>(t.outcome)];
     pickup_ms.push_back(std::chrono::duration<double, std::milli>(t.started - t.scheduled).count());
   };
   auto* zk = dynamic_cast<elasticjob::reg::ZooKeeperRegistryCenter*>(reg->get());
@@ -262,6 +264,9 @@ int main(int argc, char** argv) {
       {"first_run_ms", first_run_ns.load() / 1e6},
       {"settle_ms", settle_ms},
       {"triggers", triggers},
+      {"trigger_outcomes",
+       {{"ran", outcomes[0]}, {"no_items", outcomes[1]}, {"misfire", outcomes[2]},
+        {"failed", outcomes[3]}}},
       {"item_runs", runs},
       // null when no run of the window answered its own fire time (all misfire re-runs).
       {"lateness_ms",

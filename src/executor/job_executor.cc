@@ -81,8 +81,10 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
         return done(Outcome::kMisfire);
       }
       // The marks are sent, not waited for: a process that falls behind must not fall
-      // further behind waiting for the registry on its trigger threads.
-      execution_.SetMisfireAsync(normal_items_, control_);
+      // further behind waiting for the registry on its trigger threads. Once per run: the
+      // marks are there already for every later trigger that finds it going (each would
+      // fail as a create of an existing node, a write for nothing the server must reject).
+      if (!misfire_pending_) execution_.SetMisfireAsync(normal_items_, control_);
       misfire_pending_ = true;
       lock.unlock();
       return done(Outcome::kMisfire);

@@ -104,10 +104,16 @@ void ThreadPool::Run() {
     lock.lock();
     --lingering_;
     if (!urgent_.empty() || !tasks_.empty() || stopped_) continue;
+    // Every wake-up uses up one notification, also when another worker took the task
+    // first: a worker woken for nothing is idle again, not still "spoken for" (counted as
+    // on its way, it would never be woken again, and once every sleeping worker was so
+    // counted a task posted then would wait for good).
     ++waiting_;
-    cv_.wait(lock, [this] { return stopped_ || !tasks_.empty() || !urgent_.empty(); });
+    do {
+      cv_.wait(lock);
+      if (wakeups_ > 0) --wakeups_;
+    } while (!stopped_ && tasks_.empty() && urgent_.empty());
     --waiting_;
-    if (wakeups_ > 0) --wakeups_;
   }
 }
 

@@ -788,6 +788,7 @@ struct ZooKeeperRegistryCenter::PendingMulti {
 struct ZooKeeperRegistryCenter::WriteBatch {
   ZooKeeperRegistryCenter* self;
   std::vector<PendingMulti*> members;
+  bool ends_batch;  // it is the batch in flight: its reply sends the next one
   std::vector<zoo_op_t> zops;
   std::vector<zoo_op_result_t> results;
 
@@ -819,7 +820,7 @@ void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionO
     }
     batch_in_flight_ = true;
   }
-  SendBatch({p});
+  SendBatch({p}, /*ends_batch=*/true);
 }
 
 int ZooKeeperRegistryCenter::SendMulti(std::vector<zoo_op_t>& ops,
@@ -846,9 +847,9 @@ void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
   if (sent != ZOK && Settle(p)) PendingMulti::Replied(p, sent);  // not sent: no completion
 }
 
-void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members) {
-  if (members.size() == 1) return SendSingle(members.front(), /*ends_batch=*/true);
-  auto* batch = new WriteBatch{this, std::move(members), {}, {}};
+void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members, bool ends_batch) {
+  if (members.size() == 1) return SendSingle(members.front(), ends_batch);
+  auto* batch = new WriteBatch{this, std::move(members), ends_batch, {}, {}};
   for (auto* m : batch->members) {
     batch->zops.insert(batch->zops.end(), m->multi->zops.begin(), m->multi->zops.end());
   }
@@ -897,11 +898,16 @@ void ZooKeeperRegistryCenter::BatchReplied(WriteBatch& batch, int rc) {
       m->rc = rc;
       PendingMulti::Complete(m);
     }
-    return NextBatch();
+    if (batch.ends_batch) NextBatch();
+    return;
   }
   // One member failed and took the others down with it. Those before it go again together,
-  // then it alone (for its own outcome), and those after it lead the next batch: the order
-  // on the wire is still the order sent.
+  // then it alone (for its own outcome), then each of those after it alone (any of them may
+  // fail too: alone, it takes no other down), then the next batch, all at once: the order
+  // on the wire is still the order sent, and a batch with many failing members costs one
+  // round trip, not one per failure. (A misfire mark already set, written again by every
+  // trigger of a job that fell behind, once made the queue grow faster than failures
+  // drained it.)
   size_t failing = batch.members.size();
   for (size_t k = 0, op = 0; k < batch.members.size() && failing == batch.members.size(); ++k) {
     for (size_t n = batch.members[k]->multi->zops.size(); n > 0; --n, ++op) {
@@ -912,22 +918,18 @@ void ZooKeeperRegistryCenter::BatchReplied(WriteBatch& batch, int rc) {
       }
     }
   }
-  if (failing == batch.members.size()) {  // no step to blame: each alone
-    for (auto* m : batch.members) SendSingle(m, /*ends_batch=*/false);
-    return NextBatch();
-  }
-  PendingMulti* culprit = batch.members[failing];
-  std::vector<PendingMulti*> before;
-  {
-    std::lock_guard<std::mutex> lock(batch_mu_);
-    for (size_t k = batch.members.size(); k-- > 0;) {
-      if (k > failing) queued_writes_.push_front(batch.members[k]);
-      if (k < failing) before.insert(before.begin(), batch.members[k]);
+  size_t alone_from = 0;  // no step to blame: each alone
+  if (failing < batch.members.size()) {
+    if (failing > 0) {
+      SendBatch({batch.members.begin(), batch.members.begin() + static_cast<long>(failing)},
+                /*ends_batch=*/false);
     }
+    alone_from = failing;
   }
-  if (before.empty()) return SendSingle(culprit, /*ends_batch=*/true);
-  SendBatch(std::move(before));  // its reply sends the next batch
-  SendSingle(culprit, /*ends_batch=*/false);
+  for (size_t k = alone_from; k < batch.members.size(); ++k) {
+    SendSingle(batch.members[k], /*ends_batch=*/false);
+  }
+  if (batch.ends_batch) NextBatch();
 }
 
 void ZooKeeperRegistryCenter::NextBatch() {
@@ -946,7 +948,7 @@ void ZooKeeperRegistryCenter::NextBatch() {
       return;
     }
   }
-  SendBatch(std::move(next));
+  SendBatch(std::move(next), /*ends_batch=*/true);
 }
 
 Result<int64_t> ZooKeeperRegistryCenter::GetRegistryCenterTime(std::string_view key) {

@@ -156,7 +156,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   int SendMulti(std::vector<zoo_op>& ops, std::vector<zoo_op_result>& results,
                 void (*done)(int rc, const void* data), const void* data);
   void SendSingle(PendingMulti* p, bool ends_batch);
-  void SendBatch(std::vector<PendingMulti*> members);
+  // `ends_batch`: it is the batch in flight, whose reply sends the next one.
+  void SendBatch(std::vector<PendingMulti*> members, bool ends_batch);
   void BatchReplied(WriteBatch& batch, int rc);
   void NextBatch();
   static constexpr size_t kMaxBatchOps = 1000;  // well under the server's 1 MB request limit

@@ -329,6 +329,45 @@ TEST_P(RegistryConformanceTest, AsyncTransactionsSentTogetherLeaveInFewWritesAnd
   }
 }
 
+// A job that fell behind writes marks that are there already: many members of one batch
+// fail. Each still gets its own outcome, the others are applied, and all report in order.
+TEST_P(RegistryConformanceTest, AsyncTransactionsWithManyFailuresEachGetTheirOwnOutcome) {
+  ASSERT_TRUE(reg_->Persist("/af", "").ok());
+  constexpr int kCount = 300;
+  for (int i = 0; i < kCount; i += 3) {  // every third create finds its node there
+    ASSERT_TRUE(reg_->Persist("/af/n" + std::to_string(i), "old").ok());
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::pair<int, Status>> outcomes;  // guarded by mu
+  SerialExecutor serial(pool_);
+  for (int i = 0; i < kCount; ++i) {
+    reg_->ExecuteInTransactionAsync({TransactionOp::Create("/af/n" + std::to_string(i), "new")},
+                                    serial, [&, i](Status st) {
+                                      std::lock_guard<std::mutex> lock(mu);
+                                      outcomes.emplace_back(i, std::move(st));
+                                      cv.notify_all();
+                                    });
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(
+      cv.wait_for(lock, std::chrono::seconds(30), [&] { return outcomes.size() == kCount; }))
+      << outcomes.size() << " of " << kCount << " reported";
+  for (int i = 0; i < kCount; ++i) {
+    const auto& [n, st] = outcomes[static_cast<size_t>(i)];
+    ASSERT_EQ(n, i);
+    if (i % 3 == 0) {
+      EXPECT_EQ(st.code(), StatusCode::kAlreadyExists) << i << ": " << st;
+    } else {
+      EXPECT_TRUE(st.ok()) << i << ": " << st;
+    }
+  }
+  lock.unlock();
+  for (int i = 0; i < kCount; ++i) {
+    EXPECT_EQ(*reg_->GetDirectly("/af/n" + std::to_string(i)), i % 3 == 0 ? "old" : "new") << i;
+  }
+}
+
 TEST_P(RegistryConformanceTest, AWatchPolicyStillSeesMarksComeAndGo) {
   ASSERT_TRUE(reg_->Persist("/p/item", "").ok());
   Recorder rec;
