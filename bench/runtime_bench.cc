@@ -4,9 +4,10 @@
 //   startup_ms           from main() to the last Schedule() returned (ScheduleAll,
 //                        --parallel registrations in flight at once)
 //   first_run_ms         from the first Schedule() call to the first item run
-//   lateness_ms          p50 / p99 / max of (item's user code began - cron fire time) over
+//   lateness_ms          min / p10 / p50 / p90 / p99 / max of (item's user code began - cron
+//                        fire time) over
 //                        the window's item runs answering a cron fire, all jobs together
-//   pickup_ms            p50 / p99 of (trigger's handling began - cron fire time): the
+//   pickup_ms            min / p50 / p99 of (trigger's handling began - cron fire time): the
 //                        part of the lateness spent waiting for a trigger thread
 //   requests             (ZooKeeper) requests this process sent in the window, by kind
 //   startup_requests     (ZooKeeper) requests sent until the last Schedule() returned
@@ -121,11 +122,12 @@ int main(int argc, char** argv) {
   std::atomic<long> item_runs{0};
   std::atomic<bool> measuring{false};
   std::atomic<long> first_run_ns{0};
+  std::atomic<elasticjob::Clock::WallTime::rep> window_start{0};  // wall clock
   std::mutex mu;
   std::condition_variable warm_cv;
   std::vector<double> lateness_ms;  // guarded by mu
   long triggers = 0;                // guarded by mu
-  std::map<int, long> outcomes;      // guarded by mu: the window's cron triggers, by outcome
+  std::map<int, long> outcomes;     // guarded by mu: the window's cron triggers, by outcome
   std::vector<double> pickup_ms;    // guarded by mu
   // Guarded by mu: per cron fire time (epoch seconds), the item runs that answered it
   // within 100 ms. Steady state is a fire time that every item of every job answered so.
@@ -155,7 +157,10 @@ int main(int argc, char** argv) {
     lateness_ms.push_back(late);
   };
   options.on_trigger = [&](const elasticjob::TriggerReport& t) {
-    if (!measuring || t.source != elasticjob::TriggerReport::Source::kCron) return;
+    // Reported when the run ends: only the fire times of the window, like the item runs.
+    if (!measuring || t.source != elasticjob::TriggerReport::Source::kCron ||
+        t.scheduled.time_since_epoch().count() < window_start.load())
+      return;
     std::lock_guard<std::mutex> lock(mu);
     ++triggers;
     ++outcomes[static_cast<int>(t.outcome)];
@@ -235,6 +240,7 @@ int main(int argc, char** argv) {
   }
   const auto requests_before = zk != nullptr ? zk->request_counts() : RequestCounts{};
   const double cpu_before = CpuMs();
+  window_start = elasticjob::Clock::System().WallNow().time_since_epoch().count();
   measuring = true;
   if (control) {
     while (std::getline(std::cin, line) && line != "stop") {
@@ -265,20 +271,26 @@ int main(int argc, char** argv) {
       {"settle_ms", settle_ms},
       {"triggers", triggers},
       {"trigger_outcomes",
-       {{"ran", outcomes[0]}, {"no_items", outcomes[1]}, {"misfire", outcomes[2]},
+       {{"ran", outcomes[0]},
+        {"no_items", outcomes[1]},
+        {"misfire", outcomes[2]},
         {"failed", outcomes[3]}}},
       {"item_runs", runs},
       // null when no run of the window answered its own fire time (all misfire re-runs).
       {"lateness_ms",
        lateness_ms.empty()
            ? nlohmann::json(nullptr)
-           : nlohmann::json{{"p50", Percentile(lateness_ms, 0.50)},
+           : nlohmann::json{{"min", Percentile(lateness_ms, 0.0)},
+                            {"p10", Percentile(lateness_ms, 0.10)},
+                            {"p50", Percentile(lateness_ms, 0.50)},
+                            {"p90", Percentile(lateness_ms, 0.90)},
                             {"p99", Percentile(lateness_ms, 0.99)},
                             {"max", *std::max_element(lateness_ms.begin(), lateness_ms.end())}}},
       {"cpu_ms", cpu_ms},
       // The part of the lateness spent before the trigger was picked up (TriggerReport::started).
       {"pickup_ms", pickup_ms.empty() ? nlohmann::json(nullptr)
-                                      : nlohmann::json{{"p50", Percentile(pickup_ms, 0.50)},
+                                      : nlohmann::json{{"min", Percentile(pickup_ms, 0.0)},
+                                                       {"p50", Percentile(pickup_ms, 0.50)},
                                                        {"p99", Percentile(pickup_ms, 0.99)}}},
       {"reshard_ms", reshard_ms},
       {"cpu_us_per_item", runs > 0 ? cpu_ms * 1000.0 / static_cast<double>(runs) : 0.0},

@@ -8,6 +8,8 @@ PACKAGES=(
   g++ cmake ninja-build pkg-config clang-format clang-tidy
   # libraries
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libcctz-dev
+  # the allocator the executables link (CMakeLists.txt: ELASTICJOB_MALLOC)
+  libjemalloc-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # reference implementations the differential tests run beside ours (docs/testing.md)
