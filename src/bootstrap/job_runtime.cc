@@ -20,7 +20,7 @@ struct SharedRuntime {
   explicit SharedRuntime(Clock& clock)
       : triggers(2),
         items(std::max(2, 2 * static_cast<int>(std::thread::hardware_concurrency()))),
-        timer(clock, triggers) {}
+        timer(clock, triggers, /*standby=*/2) {}
   // Coordination: due triggers first (PostUrgent), then the jobs' listener strands, the
   // registry work around runs, sharding and failover. Short tasks, none waits for user code.
   ThreadPool triggers;

@@ -2,8 +2,9 @@
 
 namespace elasticjob::trigger {
 
-TimerScheduler::TimerScheduler(Clock& clock, Executor& executor)
-    : clock_(clock), executor_(executor) {
+TimerScheduler::TimerScheduler(Clock& clock, Executor& executor, int standby,
+                               std::chrono::microseconds early)
+    : clock_(clock), executor_(executor), standby_(standby), early_(early) {
   if (auto* sim = dynamic_cast<SimulatedClock*>(&clock_)) {
     listener_ = sim->OnAdvance([this] {
       std::lock_guard<std::mutex> lock(mu_);
@@ -55,6 +56,7 @@ size_t TimerScheduler::pending() {
 
 void TimerScheduler::Run() {
   std::unique_lock<std::mutex> lock(mu_);
+  bool slept = false;  // the last wait was a sleep ending early_ before the earliest task
   while (!stopped_) {
     while (!heap_.empty() && tasks_.count(heap_.top().id) == 0) heap_.pop();  // cancelled
     if (heap_.empty()) {
@@ -67,6 +69,7 @@ void TimerScheduler::Run() {
       // Every task due now, handed over together (a thousand jobs firing in the same
       // second), ahead of the executor's queued work: a due trigger must not wait behind
       // the completions of the runs it follows. (Posting never blocks.)
+      // In hand-offs of kHandOff: the first triggers start while the rest are collected.
       std::vector<std::function<void()>> due;
       while (!heap_.empty() && heap_.top().due <= now) {
         auto it = tasks_.find(heap_.top().id);
@@ -74,13 +77,44 @@ void TimerScheduler::Run() {
         if (it == tasks_.end()) continue;  // cancelled
         due.push_back(std::move(it->second));
         tasks_.erase(it);
+        if (due.size() == kHandOff) {
+          executor_.PostUrgentAll(std::move(due));
+          due.clear();
+        }
       }
-      executor_.PostUrgentAll(std::move(due));
+      if (!due.empty()) executor_.PostUrgentAll(std::move(due));
+      slept = false;
       continue;
     }
-    // Real clock: sleep until due (or an earlier task arrives). Simulated clock: also woken
-    // by every Advance().
-    cv_.wait_for(lock, next.due - now);
+    // Simulated clock: sleep until due, woken by every Advance() too.
+    if (listener_ != 0) {
+      cv_.wait_for(lock, next.due - now);
+      continue;
+    }
+    // Real clock: sleep until `early_` before due (or an earlier task arrives), then wait the
+    // rest on the CPU, with `standby_` executor threads awake and waiting too (urgent tasks:
+    // ahead of queued work, behind triggers already due). Only after a sleep: tasks due
+    // one after another with no gap to sleep in get no spinning.
+    if (next.due - now > early_) {
+      cv_.wait_for(lock, next.due - now - early_);
+      slept = true;
+      continue;
+    }
+    if (!slept) {
+      cv_.wait_for(lock, next.due - now);
+      continue;
+    }
+    slept = false;
+    const Clock::WallTime due = next.due;
+    lock.unlock();
+    for (int i = 0; i < standby_; ++i) {
+      // The clock, not this timer: the task may run after the timer is gone.
+      executor_.PostUrgent([&clock = clock_, due] {
+        while (clock.WallNow() < due) std::this_thread::yield();
+      });
+    }
+    while (clock_.WallNow() < due) std::this_thread::yield();
+    lock.lock();
   }
 }
 

@@ -5,7 +5,10 @@
 // job never delays another job's trigger.
 //
 // Time comes from the injected Clock; with a SimulatedClock the thread wakes on every
-// Advance(), so tests move time instead of sleeping.
+// Advance(), so tests move time instead of sleeping. With the real clock the thread wakes
+// 200 µs before a due time it slept for and waits the rest on the CPU, and has `standby`
+// executor threads do the same, so the first trigger starts within microseconds of its
+// time instead of after two wake-ups (about 0.2 ms).
 //
 // Thread safety: safe for concurrent use. Stop() then destroy.
 #ifndef ELASTICJOB_TRIGGER_TIMER_SCHEDULER_H_
@@ -30,9 +33,16 @@ namespace elasticjob::trigger {
 class TimerScheduler {
  public:
   using TaskId = uint64_t;
+  // With the real clock, a sleep ends this long before the due time, and the rest is
+  // waited on the CPU: a sleeping thread wakes tens of microseconds late (timer slack, the
+  // scheduler), and so does a pool worker woken by a post. See Run.
+  static constexpr std::chrono::microseconds kEarly{200};
 
-  // REQUIRES: `clock` and `executor` outlive this object.
-  TimerScheduler(Clock& clock, Executor& executor);
+  // REQUIRES: `clock` and `executor` outlive this object. `standby`: how many of the
+  // executor's threads to have awake at a fire time the timer slept before; `early`: how
+  // long before it the timer wakes (see Run).
+  TimerScheduler(Clock& clock, Executor& executor, int standby = 0,
+                 std::chrono::microseconds early = kEarly);
   ~TimerScheduler();
   TimerScheduler(const TimerScheduler&) = delete;
   TimerScheduler& operator=(const TimerScheduler&) = delete;
@@ -54,8 +64,14 @@ class TimerScheduler {
     bool operator>(const Entry& o) const { return due != o.due ? due > o.due : id > o.id; }
   };
 
+  // Tasks due together are handed over this many at a time (collecting a thousand takes
+  // the timer about 0.2 ms).
+  static constexpr size_t kHandOff = 32;
+
   Clock& clock_;
   Executor& executor_;
+  const int standby_;
+  const std::chrono::microseconds early_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_ ELASTICJOB_GUARDED_BY(mu_);

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <future>
+#include <mutex>
+#include <vector>
 
 namespace elasticjob::trigger {
 namespace {
@@ -85,6 +88,55 @@ TEST(TimerSchedulerTest, RealClockFiresSoon) {
   timer.ScheduleAt(Clock::System().WallNow() + std::chrono::milliseconds(20),
                    [&] { fired.set_value(); });
   EXPECT_EQ(fired.get_future().wait_for(seconds(10)), std::future_status::ready);
+}
+
+// Forwards to a pool, and notes what was posted when.
+class SpyExecutor final : public Executor {
+ public:
+  explicit SpyExecutor(Executor& target) : target_(target) {}
+  void Post(std::function<void()> task) override { target_.Post(std::move(task)); }
+  void PostUrgent(std::function<void()> task) override {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      ++standby_posts;
+    }
+    target_.PostUrgent(std::move(task));
+  }
+  void PostUrgentAll(std::vector<std::function<void()>> tasks) override {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      handed_over.emplace_back(standby_posts, Clock::System().WallNow());
+      cv.notify_all();
+    }
+    target_.PostUrgentAll(std::move(tasks));
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  int standby_posts = 0;
+  // For each hand-off of due tasks: the standby posts made before it, and when it came.
+  std::vector<std::pair<int, Clock::WallTime>> handed_over;
+
+ private:
+  Executor& target_;
+};
+
+// After a sleep the timer wakes early and has `standby` executor threads waiting with it:
+// they are posted before the due tasks, which are never handed over early.
+TEST(TimerSchedulerTest, RealClockHasStandbyThreadsWaitingAtTheDueTime) {
+  ThreadPool pool(3);
+  SpyExecutor spy(pool);
+  // Woken 20 ms early (200 µs in production): a loaded machine may wake a thread late.
+  TimerScheduler timer(Clock::System(), spy, /*standby=*/2, std::chrono::milliseconds(20));
+  for (int round = 1; round <= 3; ++round) {
+    const Clock::WallTime due = Clock::System().WallNow() + std::chrono::milliseconds(40);
+    std::promise<void> ran;
+    timer.ScheduleAt(due, [&] { ran.set_value(); });
+    ASSERT_EQ(ran.get_future().wait_for(seconds(10)), std::future_status::ready);
+    std::lock_guard<std::mutex> l(spy.mu);
+    ASSERT_EQ(spy.handed_over.size(), static_cast<size_t>(round));
+    EXPECT_EQ(spy.handed_over.back().first, 2 * round);  // two standby threads each time
+    EXPECT_GE(spy.handed_over.back().second, due);
+  }
 }
 
 }  // namespace
