@@ -38,8 +38,8 @@ cleanup() {
 trap cleanup EXIT
 # The server as a production one runs: empty containers reaped at the default interval (the
 # tests' 200 ms makes the server scan every node five times a second, a burst of its CPU
-# that lands on the jobs' triggers).
-read -r port _ < <(ZK_CONTAINER_CHECK_MS=60000 bash "$ZK" start "$work/zk") ||
+# that lands on the jobs' triggers), and a heap for 10,000 jobs' nodes and watches.
+read -r port _ < <(ZK_CONTAINER_CHECK_MS=60000 ZK_HEAP=2g bash "$ZK" start "$work/zk") ||
   { echo "cluster_bench: cannot start ZooKeeper"; exit 1; }
 results="$out/results.json"
 : > "$results.lines"

@@ -81,10 +81,14 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
         return done(Outcome::kMisfire);
       }
       // The marks are sent, not waited for: a process that falls behind must not fall
-      // further behind waiting for the registry on its trigger threads. Once per run: the
-      // marks are there already for every later trigger that finds it going (each would
-      // fail as a create of an existing node, a write for nothing the server must reject).
-      if (!misfire_pending_) execution_.SetMisfireAsync(normal_items_, control_);
+      // further behind waiting for the registry on its trigger threads. Once: they stay
+      // until the last re-run ends (Completed), so a job that keeps falling behind writes
+      // them once, not at every trigger (each write a create the server rejects, or a
+      // change of the job's view that sends every later trigger back to the registry).
+      if (!misfire_marked_ && !normal_items_.empty()) {
+        execution_.SetMisfireAsync(normal_items_, control_);
+        misfire_marked_ = true;
+      }
       misfire_pending_ = true;
       lock.unlock();
       return done(Outcome::kMisfire);
@@ -362,17 +366,24 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
     resharding = *need;  // a resharding is pending: the next trigger handles it
   }
   bool again = false;
+  bool ours = false;  // the marks in the registry are this run's own (Start set them)
   {
     std::lock_guard<std::mutex> lock(mu_);
-    again = config.misfire && !resharding && !stopped_ && (misfire_pending_ || !marked.empty());
+    ours = misfire_marked_;
+    again = config.misfire && !resharding && !stopped_ &&
+            (misfire_pending_ || (!ours && !marked.empty()));
     misfire_pending_ = false;
     if (!again) {
       // The lane stays taken while the after-listeners run; a trigger meanwhile is queued
       // and runs after them.
       normal_after_ = true;
+      misfire_marked_ = false;  // cleared below
     }
   }
   if (!again) {
+    // Our marks go once no re-run follows (ElasticJob clears them as each re-run starts;
+    // kept, a job that keeps falling behind does not write them again at every trigger).
+    if (ours) execution_.ClearMisfireAsync(run->items, control_);
     return After(run, [this, run] {
       Done queued;
       {
@@ -382,9 +393,10 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
       Deliver(run, Outcome::kRan, std::move(queued));
     });
   }
-  // Sent before the re-run's marks, so applied before them (and before the re-run's end
-  // reads the misfire marks again).
-  execution_.ClearMisfireAsync(run->items, control_);
+  // Marks someone else left (another instance, a run cut short) are cleared before the
+  // re-run, sent before its running marks, so applied before them and before its end reads
+  // the marks again. Our own stay until the last re-run ends.
+  if (!ours && !marked.empty()) execution_.ClearMisfireAsync(marked, control_);
   run->misfire = true;
   run->fire_time.reset();
   Begin(run);
@@ -408,6 +420,7 @@ JobExecutor::Done JobExecutor::ReleaseLocked(const Run& run) {
   normal_after_ = false;
   normal_items_.clear();
   misfire_pending_ = false;
+  misfire_marked_ = false;  // any left are cleared by a later run, as someone else's
   return std::move(queued_);
 }
 

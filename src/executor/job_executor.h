@@ -12,7 +12,8 @@
 //      multi-op, sent right after and not waited for); clear the marks (one more multi-op,
 //      sent once the items are done and the marks confirmed) and, for failover items, the
 //      failover nodes;
-//   5. while misfire marks remain (and misfire is on), clear them and run again.
+//   5. while misfire marks remain (and misfire is on), run again; the marks this instance set
+//      are cleared after the last re-run (someone else's before the re-run).
 // The job's listeners (JobListeners) run before step 4 and after step 5, also when this
 // instance has no items; a distribute-once listener's wait holds no thread.
 //
@@ -203,8 +204,11 @@ class JobExecutor {
   bool normal_after_ ELASTICJOB_GUARDED_BY(mu_) = false;      // ... by its after-listeners
   std::vector<int> normal_items_ ELASTICJOB_GUARDED_BY(mu_);  // its items, once known
   bool misfire_pending_ ELASTICJOB_GUARDED_BY(mu_) = false;   // a cron trigger found it taken
-  Done queued_ ELASTICJOB_GUARDED_BY(mu_);                    // a trigger waiting to run
-  std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);    // every lane's items
+  // The normal run's misfire marks are set in the registry by us (sent), until the run's last
+  // re-run ends.
+  bool misfire_marked_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  Done queued_ ELASTICJOB_GUARDED_BY(mu_);                  // a trigger waiting to run
+  std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);  // every lane's items
   std::shared_ptr<const Plan> plan_ ELASTICJOB_GUARDED_BY(mu_);
 };
 

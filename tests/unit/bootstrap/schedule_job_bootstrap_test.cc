@@ -71,6 +71,8 @@ class CountingRegistry final : public RegistryCenter {
  public:
   explicit CountingRegistry(RegistryCenter& inner) : inner_(inner) {}
   int reads() const { return reads_.load(); }
+  // Writes of misfire marks (each step of a transaction, or a single write).
+  int misfire_writes() const { return misfire_writes_.load(); }
   // The keys read so far, in order (for failure messages).
   std::string ReadsSince(int n) {
     std::lock_guard<std::mutex> l(mu_);
@@ -96,6 +98,7 @@ class CountingRegistry final : public RegistryCenter {
     return Read(key), inner_.GetChildrenKeysDirectly(key);
   }
   Status Persist(std::string_view key, std::string_view value) override {
+    CountWrite(key);
     return inner_.Persist(key, value);
   }
   Status Update(std::string_view key, std::string_view value) override {
@@ -112,12 +115,17 @@ class CountingRegistry final : public RegistryCenter {
     return inner_.PersistEphemeralSequential(key, value);
   }
   Status CreateContainer(std::string_view key) override { return inner_.CreateContainer(key); }
-  Status Remove(std::string_view key) override { return inner_.Remove(key); }
+  Status Remove(std::string_view key) override {
+    CountWrite(key);
+    return inner_.Remove(key);
+  }
   Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override {
+    for (const auto& op : ops) CountWrite(op.key);
     return inner_.ExecuteInTransaction(ops);
   }
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                  std::function<void(Status)> done) override {
+    for (const auto& op : ops) CountWrite(op.key);
     inner_.ExecuteInTransactionAsync(std::move(ops), executor, std::move(done));
   }
   Result<int64_t> GetRegistryCenterTime(std::string_view key) override {
@@ -143,8 +151,12 @@ class CountingRegistry final : public RegistryCenter {
     keys_.emplace_back(key);
     ++reads_;
   }
+  void CountWrite(std::string_view key) {
+    if (key.ends_with("/misfire")) ++misfire_writes_;
+  }
   RegistryCenter& inner_;
   std::atomic<int> reads_{0};
+  std::atomic<int> misfire_writes_{0};
   std::mutex mu_;
   std::vector<std::string> keys_;  // guarded by mu_
 };
@@ -256,10 +268,80 @@ TEST_F(ScheduleJobBootstrapTest, ARunLongerThanItsIntervalGivesExactlyOneMisfire
   auto runs = reports_.runs();
   EXPECT_FALSE(runs[0].misfire_rerun);
   EXPECT_TRUE(runs[1].misfire_rerun);
-  EXPECT_FALSE(*reg->IsExisted("/job/sharding/0/misfire"));
+  // Our mark stays through the re-run and goes once no other re-run follows.
+  EXPECT_TRUE(WaitRegistry(*reg, [&] { return !*reg->IsExisted("/job/sharding/0/misfire"); }));
   std::lock_guard<std::mutex> l(job->mu);
   EXPECT_EQ(job->max_active_per_item[0], 1);  // never concurrently
   EXPECT_EQ(job->contexts.size(), 2u);        // the run, then one re-run
+}
+
+// Each run waits for its own gate: run k ends once Open(k + 1) has been called.
+class GatedJob final : public SimpleJob {
+ public:
+  void Execute(const ShardingContext&) override {
+    std::unique_lock<std::mutex> l(mu_);
+    const int k = started_++;
+    cv_.notify_all();
+    cv_.wait(l, [&] { return opened_ > k; });
+  }
+  void Open(int n) {
+    std::lock_guard<std::mutex> l(mu_);
+    opened_ = n;
+    cv_.notify_all();
+  }
+  bool WaitStarted(int n) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, 20s, [&] { return started_ >= n; });
+  }
+  int started() {
+    std::lock_guard<std::mutex> l(mu_);
+    return started_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int started_ = 0;  // guarded by mu_
+  int opened_ = 0;   // guarded by mu_
+};
+
+// A job that keeps falling behind (its misfire re-run is found running too) writes its
+// misfire mark once and clears it once, after its last re-run: not a write per trigger,
+// each a change of the job's view that would send the next trigger back to the registry.
+TEST_F(ScheduleJobBootstrapTest, AJobThatKeepsFallingBehindWritesItsMisfireMarkOnce) {
+  auto base = Session();
+  CountingRegistry reg(*base);
+  auto job = std::make_shared<GatedJob>();
+  std::unique_ptr<GatedJob, void (*)(GatedJob*)> open_at_end(job.get(),
+                                                             [](GatedJob* j) { j->Open(1000); });
+  ScheduleJobBootstrap boot(reg, job, Config(1), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(job->WaitStarted(1));
+  auto misfire_triggers = [&](int total) {
+    clock_.Advance(1s);
+    std::unique_lock<std::mutex> g(trigger_mu_);
+    return trigger_cv_.wait_for(g, 20s, [&] { return misfires_ == total; });
+  };
+  for (int i = 1; i <= 3; ++i) ASSERT_TRUE(misfire_triggers(i));
+  EXPECT_TRUE(WaitRegistry(*base, [&] { return *base->IsExisted("/job/sharding/0/misfire"); }));
+  EXPECT_EQ(reg.misfire_writes(), 1);
+  job->Open(1);  // the run ends: its re-run starts, and falls behind too
+  ASSERT_TRUE(job->WaitStarted(2));
+  for (int i = 4; i <= 5; ++i) ASSERT_TRUE(misfire_triggers(i));
+  EXPECT_EQ(reg.misfire_writes(), 1);  // still the one mark
+  EXPECT_TRUE(*base->IsExisted("/job/sharding/0/misfire"));
+  job->Open(2);  // the re-run ends: one more, for the triggers it missed
+  ASSERT_TRUE(job->WaitStarted(3));
+  job->Open(3);  // nothing missed this time: the mark goes
+  EXPECT_TRUE(WaitRegistry(*base, [&] { return !*base->IsExisted("/job/sharding/0/misfire"); }));
+  ASSERT_TRUE(reports_.WaitFor(3));
+  EXPECT_EQ(reg.misfire_writes(), 2);  // set once, cleared once
+  EXPECT_EQ(job->started(), 3);        // the run and two re-runs
+  auto runs = reports_.runs();
+  EXPECT_FALSE(runs[0].misfire_rerun);
+  EXPECT_TRUE(runs[1].misfire_rerun);
+  EXPECT_TRUE(runs[2].misfire_rerun);
 }
 
 TEST_F(ScheduleJobBootstrapTest, DisabledItemsAndServersDoNotRun) {
