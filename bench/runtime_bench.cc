@@ -7,6 +7,7 @@
 //   lateness_ms          min / p10 / p50 / p90 / p99 / max of (item's user code began - cron
 //                        fire time) over
 //                        the window's item runs answering a cron fire, all jobs together
+//   per_fire_ms          runs / p50 / p99 / max of the lateness of each fire time of the window
 //   pickup_ms            min / p50 / p99 of (trigger's handling began - cron fire time): the
 //                        part of the lateness spent waiting for a trigger thread
 //   requests             (ZooKeeper) requests this process sent in the window, by kind
@@ -125,10 +126,11 @@ int main(int argc, char** argv) {
   std::atomic<elasticjob::Clock::WallTime::rep> window_start{0};  // wall clock
   std::mutex mu;
   std::condition_variable warm_cv;
-  std::vector<double> lateness_ms;  // guarded by mu
-  long triggers = 0;                // guarded by mu
-  std::map<int, long> outcomes;     // guarded by mu: the window's cron triggers, by outcome
-  std::vector<double> pickup_ms;    // guarded by mu
+  std::vector<double> lateness_ms;                      // guarded by mu
+  std::map<int64_t, std::vector<double>> late_by_fire;  // guarded by mu: the same, by fire time
+  long triggers = 0;                                    // guarded by mu
+  std::map<int, long> outcomes;   // guarded by mu: the window's cron triggers, by outcome
+  std::vector<double> pickup_ms;  // guarded by mu
   // Guarded by mu: per cron fire time (epoch seconds), the item runs that answered it
   // within 100 ms. Steady state is a fire time that every item of every job answered so.
   std::map<int64_t, long> on_time;
@@ -155,6 +157,7 @@ int main(int argc, char** argv) {
     double late = std::chrono::duration<double, std::milli>(r.started - *r.fire_time).count();
     std::lock_guard<std::mutex> lock(mu);
     lateness_ms.push_back(late);
+    late_by_fire[r.fire_time->time_since_epoch().count()].push_back(late);
   };
   options.on_trigger = [&](const elasticjob::TriggerReport& t) {
     // Reported when the run ends: only the fire times of the window, like the item runs.
@@ -287,6 +290,18 @@ int main(int argc, char** argv) {
                             {"p99", Percentile(lateness_ms, 0.99)},
                             {"max", *std::max_element(lateness_ms.begin(), lateness_ms.end())}}},
       {"cpu_ms", cpu_ms},
+      // The lateness of each fire time of the window, in order: where a tail comes from.
+      {"per_fire_ms",
+       [&] {
+         auto fires = nlohmann::json::array();
+         for (const auto& [fire, late] : late_by_fire) {
+           fires.push_back({{"runs", late.size()},
+                          {"p50", Percentile(late, 0.50)},
+                          {"p99", Percentile(late, 0.99)},
+                          {"max", *std::max_element(late.begin(), late.end())}});
+         }
+         return fires;
+       }()},
       // The part of the lateness spent before the trigger was picked up (TriggerReport::started).
       {"pickup_ms", pickup_ms.empty() ? nlohmann::json(nullptr)
                                       : nlohmann::json{{"min", Percentile(pickup_ms, 0.0)},

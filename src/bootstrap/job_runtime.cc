@@ -19,13 +19,21 @@ namespace elasticjob::bootstrap {
 struct SharedRuntime {
   explicit SharedRuntime(Clock& clock)
       : triggers(2),
-        items(std::max(2, 2 * static_cast<int>(std::thread::hardware_concurrency()))),
-        timer(clock, triggers, /*standby=*/2) {}
+        items(ItemThreads()),
+        timer(clock, triggers, /*standby=*/2),
+        board(timer, items, kLaunchDrains, ItemThreads(), triggers) {}
+  // Workers that start a fire time's prepared items together (LaunchBoard): one per core;
+  // as many as the item pool has when user code is slow.
+  static constexpr int kLaunchDrains = 2;
+  static int ItemThreads() {
+    return std::max(kLaunchDrains, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+  }
   // Coordination: due triggers first (PostUrgent), then the jobs' listener strands, the
   // registry work around runs, sharding and failover. Short tasks, none waits for user code.
   ThreadPool triggers;
   ThreadPool items;  // user code
   trigger::TimerScheduler timer;
+  trigger::LaunchBoard board;  // prepared cron triggers' item starts
 
   static std::shared_ptr<SharedRuntime> For(Clock& clock) {
     static std::mutex mu;
@@ -216,8 +224,10 @@ void JobRuntime::ArmNextLocked(Clock::WallTime after) {
   Clock::WallTime fire = *next;
   ++outstanding_;
   const uint64_t arming = ++arming_;
+  // Worked out kPrepareLead ahead (OnPrepare), started at the fire time.
   next_task_ = shared_->timer.ScheduleAt(
-      fire, [self = shared_from_this(), fire, arming] { self->OnCronFire(fire, arming); });
+      fire - kPrepareLead,
+      [self = shared_from_this(), fire, arming] { self->OnPrepare(fire, arming); });
 }
 
 void JobRuntime::ArmReconcile() {
@@ -242,7 +252,46 @@ void JobRuntime::ArmReconcile() {
       });
 }
 
-void JobRuntime::OnCronFire(Clock::WallTime fire_time, uint64_t arming) {
+void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) {
+      --outstanding_;
+      idle_cv_.notify_all();
+      return;
+    }
+    // The next fire time, prepared in its turn (unless rescheduled meanwhile: armed anew).
+    if (arming == arming_) ArmNextLocked(fire_time);
+  }
+  auto prepared = executor_->PrepareTrigger(
+      fire_time, MakeDone(Source::kCron, fire_time, std::max(fire_time, clock_.WallNow())),
+      [self = shared_from_this()] {
+        // Quartz's "do nothing" misfire policy: a fire time that passes while paused is
+        // skipped.
+        std::lock_guard<std::mutex> lock(self->mu_);
+        return !self->stopped_ && !self->paused_;
+      },
+      [self = shared_from_this()] { self->EndTask(); });
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopped_) {
+    lock.unlock();
+    if (prepared == nullptr || executor_->Abandon(prepared)) EndTask();
+    return;
+  }
+  if (prepared == nullptr) {
+    // Nothing prepared (the first trigger, a change since the last, a run going on, a
+    // listener): the trigger does it all at the fire time.
+    fire_task_ = shared_->timer.ScheduleAt(
+        fire_time, [self = shared_from_this(), fire_time] { self->OnCronFire(fire_time); });
+    return;
+  }
+  prepared_ = prepared;
+  auto units = executor_->LaunchUnits(prepared);
+  lock.unlock();
+  shared_->board.Add(fire_time, std::move(units));
+}
+
+void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
   bool paused;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -252,24 +301,26 @@ void JobRuntime::OnCronFire(Clock::WallTime fire_time, uint64_t arming) {
       return;
     }
     paused = paused_;
-    if (paused && arming == arming_) ArmNextLocked(fire_time);
-    if (!paused) {
-      // The next fire time is worked out behind the fires now due (a thousand jobs firing
-      // at once would otherwise each wait for the others' cron arithmetic). Queued here,
-      // under mu_ and not stopped: Shutdown releases the pools only once stopped.
-      shared_->triggers.Post([self = shared_from_this(), fire_time, arming] {
-        std::lock_guard<std::mutex> arm_lock(self->mu_);
-        // Else rescheduled meanwhile (armed anew), or stopped.
-        if (arming == self->arming_) self->ArmNextLocked(fire_time);
-      });
-    }
   }
   if (paused) {
     // Quartz's "do nothing" misfire policy: a fire time that passes while paused is skipped.
     EndTask();
     return;
   }
-  executor_->Trigger(MakeDone(Source::kCron, fire_time), fire_time);
+  executor_->Trigger(MakeDone(Source::kCron, fire_time, clock_.WallNow()), fire_time);
+}
+
+bool JobRuntime::CancelArmedLocked() {
+  int released = 0;
+  if (shared_->timer.Cancel(next_task_)) ++released;  // never handed to the pool
+  if (shared_->timer.Cancel(fire_task_)) ++released;
+  if (auto prepared = prepared_.lock(); prepared != nullptr && executor_->Abandon(prepared)) {
+    ++released;
+  }
+  prepared_.reset();
+  outstanding_ -= released;
+  if (released > 0) idle_cv_.notify_all();
+  return released > 0;
 }
 
 std::optional<uint64_t> JobRuntime::RegistryChanges() {
@@ -277,9 +328,10 @@ std::optional<uint64_t> JobRuntime::RegistryChanges() {
   return watch_ != nullptr ? watch_->changes() : std::nullopt;
 }
 
-executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime scheduled) {
+executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime scheduled,
+                                                 Clock::WallTime started) {
   return [self = shared_from_this(), source, scheduled,
-          started = clock_.WallNow()](Result<executor::JobExecutor::Outcome> outcome) {
+          started](Result<executor::JobExecutor::Outcome> outcome) {
     using Outcome = executor::JobExecutor::Outcome;
     TriggerReport report{self->config_.job_name,       scheduled, started,
                          TriggerReport::Outcome::kRan, "",        source};
@@ -371,10 +423,7 @@ void JobRuntime::Reschedule(const JobConfiguration& config) {
     cron = *c;
     zone = *z;
   }
-  if (shared_->timer.Cancel(next_task_)) {
-    --outstanding_;
-    idle_cv_.notify_all();
-  }
+  CancelArmedLocked();  // the fire armed, prepared or not
   cron_ = std::move(cron);
   zone_ = std::move(zone);
   cron_text_ = cron_text;
@@ -388,7 +437,7 @@ void JobRuntime::TriggerNow() {
   if (!BeginTask()) return;
   auto now = clock_.WallNow();
   shared_->triggers.Post([self = shared_from_this(), now] {
-    self->executor_->TriggerNow(self->MakeDone(Source::kOperator, now));
+    self->executor_->TriggerNow(self->MakeDone(Source::kOperator, now, now));
   });
 }
 
@@ -402,7 +451,8 @@ void JobRuntime::FailoverIfNecessary() {
               "INFO", fmt::format("job '{}' instance {}: took over item {}", self->config_.job_name,
                                   self->instances_->self().instance_id, item));
           if (!self->BeginTask()) return;
-          self->executor_->RunFailover(self->MakeDone(Source::kFailover, self->clock_.WallNow()));
+          const auto now = self->clock_.WallNow();
+          self->executor_->RunFailover(self->MakeDone(Source::kFailover, now, now));
         });
     if (!s.ok() && s.code() != StatusCode::kCancelled) {
       infra::LogLine("WARN",
@@ -491,7 +541,7 @@ void JobRuntime::Stop(bool wait) {
       return;
     }
     stopped_ = true;
-    if (shared_->timer.Cancel(next_task_)) --outstanding_;  // never handed to the pool
+    CancelArmedLocked();
     shared_->timer.Cancel(reconcile_task_);
   }
   notifier_->Cancel();       // waits inside a trigger give up

@@ -85,11 +85,19 @@ class JobRuntime final : public listener::JobController,
   void Stop(bool wait);
   void ArmNextLocked(Clock::WallTime after);
   void ArmReconcile();
+  // kPrepareLead before a fire time: arms the next one, and prepares this one's run
+  // (JobExecutor::PrepareTrigger) on the LaunchBoard, or arms OnCronFire when it cannot be.
   // `arming`: the ArmNextLocked call that armed it; a later one (a reschedule) has armed
   // the next fire already.
-  void OnCronFire(Clock::WallTime fire_time, uint64_t arming);
+  void OnPrepare(Clock::WallTime fire_time, uint64_t arming);
+  // At a fire time nothing was prepared for: the trigger.
+  void OnCronFire(Clock::WallTime fire_time);
+  // Cancels the armed fire (timer tasks, a prepared run not started); returns whether
+  // anything was.
+  bool CancelArmedLocked();
   // The completion callback of one run: reports it and releases its count.
-  executor::JobExecutor::Done MakeDone(Source source, Clock::WallTime scheduled);
+  executor::JobExecutor::Done MakeDone(Source source, Clock::WallTime scheduled,
+                                       Clock::WallTime started);
   // Counts a task about to be posted; false once stopped.
   bool BeginTask();
   void EndTask();
@@ -139,8 +147,14 @@ class JobRuntime final : public listener::JobController,
   std::string cron_text_;               // GUARDED_BY(mu_)
   std::optional<TimeZone> zone_;        // GUARDED_BY(mu_)
   std::string zone_text_;               // GUARDED_BY(mu_)
-  trigger::TimerScheduler::TaskId next_task_ = 0;  // GUARDED_BY(mu_)
-  uint64_t arming_ = 0;                            // GUARDED_BY(mu_): ArmNextLocked calls
+  // How long before its fire time a cron trigger is worked out (OnPrepare): the time a
+  // thousand jobs' preparations take, with room to spare, and short beside a cron's second.
+  static constexpr std::chrono::milliseconds kPrepareLead{50};
+  trigger::TimerScheduler::TaskId next_task_ = 0;  // GUARDED_BY(mu_): the next OnPrepare
+  trigger::TimerScheduler::TaskId fire_task_ = 0;  // GUARDED_BY(mu_): an OnCronFire
+  // GUARDED_BY(mu_): the run prepared for the next fire time, until it starts.
+  std::weak_ptr<executor::JobExecutor::Prepared> prepared_;
+  uint64_t arming_ = 0;  // GUARDED_BY(mu_): ArmNextLocked calls
   // GUARDED_BY(mu_): the registry change count at which NeedFailover last found nothing.
   std::optional<uint64_t> no_failover_at_;
   trigger::TimerScheduler::TaskId reconcile_task_ = 0;  // GUARDED_BY(mu_)

@@ -108,6 +108,10 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
     run->task_id = plan->task_id;
     return Proceed(run);
   }
+  ReadItems(run, changes);
+}
+
+void JobExecutor::ReadItems(const std::shared_ptr<Run>& run, std::optional<uint64_t> changes) {
   // Failover items first (LiteJobFacade.getShardingContexts).
   if (run->config->failover) {
     auto claimed = failover_.GetLocalFailoverItems();
@@ -139,6 +143,145 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
     KeepPlan(changes, *run);
     Proceed(run);
   });
+}
+
+struct JobExecutor::Prepared {
+  enum State { kPending, kAdmitted, kLetGo };
+  std::shared_ptr<Run> run;
+  std::function<bool()> admit;
+  std::function<void()> skipped;
+  std::atomic<int> state{kPending};
+};
+
+std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(Clock::WallTime fire_time,
+                                                                   Done done,
+                                                                   std::function<bool()> admit,
+                                                                   std::function<void()> skipped) {
+  // Listeners run around the items at the fire time, as ElasticJob's do: no preparing.
+  if (listeners_ != nullptr && !listeners_->empty()) return nullptr;
+  const std::optional<uint64_t> changes =
+      registry_changes_ ? registry_changes_() : std::optional<uint64_t>();
+  std::shared_ptr<const Plan> plan = CurrentPlan(changes);
+  if (plan == nullptr || plan->items.empty()) return nullptr;
+  // A time-skew failure is reported by the trigger at the fire time.
+  if (!config_.CheckMaxTimeDiffSecondsTolerable(plan->config->max_time_diff_seconds).ok()) {
+    return nullptr;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A run going on now: the trigger at the fire time decides (it may be over by then).
+    if (stopped_ || normal_running_) return nullptr;
+    if (std::any_of(plan->items.begin(), plan->items.end(),
+                    [&](int i) { return running_items_.count(i) != 0; })) {
+      return nullptr;  // a failover run of ours holds one of them
+    }
+    normal_running_ = true;
+    normal_items_ = plan->items;
+    running_items_.insert(plan->items.begin(), plan->items.end());
+  }
+  auto run = std::make_shared<Run>();
+  run->config = plan->config;
+  run->plan = plan;
+  run->items = plan->items;
+  run->params = plan->params;
+  run->task_id = plan->task_id;
+  run->fire_time = fire_time;
+  run->done = std::move(done);
+  run->holding = true;
+  run->remaining = run->items.size() + 1;  // the items and the marks' confirmation
+  auto prepared = std::make_shared<Prepared>();
+  prepared->run = std::move(run);
+  prepared->admit = std::move(admit);
+  prepared->skipped = std::move(skipped);
+  return prepared;
+}
+
+std::vector<trigger::LaunchBoard::Unit> JobExecutor::LaunchUnits(
+    const std::shared_ptr<Prepared>& prepared) {
+  std::vector<trigger::LaunchBoard::Unit> units;
+  const std::shared_ptr<Run>& run = prepared->run;
+  units.reserve(run->items.size());
+  for (int item : run->items) {
+    units.push_back(trigger::LaunchBoard::Unit{
+        [this, prepared](trigger::LaunchBoard::Batch& batch) { return Admit(prepared, batch); },
+        [this, run, ctx = ContextOf(*run, item)] { RunItem(run, ctx); }});
+  }
+  return units;
+}
+
+bool JobExecutor::Admit(const std::shared_ptr<Prepared>& prepared,
+                        trigger::LaunchBoard::Batch& batch) {
+  int state = prepared->state.load(std::memory_order_acquire);
+  if (state != Prepared::kPending) return state == Prepared::kAdmitted;
+  const std::shared_ptr<Run>& run = prepared->run;
+  const bool admitted = !prepared->admit || prepared->admit();
+  const std::optional<uint64_t> changes =
+      registry_changes_ ? registry_changes_() : std::optional<uint64_t>();
+  const bool fresh = changes.has_value() && *changes == run->plan->changes;
+  const int decision = admitted && fresh ? Prepared::kAdmitted : Prepared::kLetGo;
+  if (!prepared->state.compare_exchange_strong(state, decision, std::memory_order_acq_rel)) {
+    return state == Prepared::kAdmitted;  // another item start (or Abandon) decided
+  }
+  if (decision == Prepared::kAdmitted) {
+    // The marks follow every start of the batch (LaunchBoard::Batch::After).
+    batch.After([this, run] { SendBeginMarks(run); });
+    return true;
+  }
+  if (!admitted) {
+    Drop(run);
+    if (prepared->skipped) prepared->skipped();
+    return false;
+  }
+  // The registry changed since the plan was read: read it again, as the trigger after a
+  // change does, on the control executor (ahead of queued work, as a due trigger).
+  control_.PostUrgent([this, run] { Reread(run); });
+  return false;
+}
+
+bool JobExecutor::Abandon(const std::shared_ptr<Prepared>& prepared) {
+  int state = Prepared::kPending;
+  if (!prepared->state.compare_exchange_strong(state, Prepared::kLetGo,
+                                               std::memory_order_acq_rel)) {
+    return false;
+  }
+  Drop(prepared->run);
+  return true;
+}
+
+void JobExecutor::Drop(const std::shared_ptr<Run>& run) {
+  Done queued;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queued = ReleaseLocked(*run);
+  }
+  run->done = nullptr;  // never called: what it holds goes now
+  if (queued) {
+    control_.Post([this, queued = std::move(queued)]() mutable { TriggerNow(std::move(queued)); });
+  }
+}
+
+void JobExecutor::Reread(const std::shared_ptr<Run>& run) {
+  // The lane stays ours; what the plan gave is worked out again.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i : run->items) running_items_.erase(i);
+    normal_items_.clear();
+  }
+  run->holding = false;
+  run->plan = nullptr;
+  run->items.clear();
+  run->params = nullptr;
+  run->task_id.clear();
+  const std::optional<uint64_t> changes =
+      registry_changes_ ? registry_changes_() : std::optional<uint64_t>();
+  auto loaded = config_.LoadLastGood();
+  if (!loaded.ok()) return End(run, loaded.status());
+  run->config = std::make_shared<const JobConfiguration>(*std::move(loaded));
+  if (Status s = config_.CheckMaxTimeDiffSecondsTolerable(run->config->max_time_diff_seconds);
+      !s.ok()) {
+    return End(run, s);
+  }
+  ReadItems(run, changes);
 }
 
 std::shared_ptr<const JobExecutor::Plan> JobExecutor::CurrentPlan(std::optional<uint64_t> changes) {
@@ -287,49 +430,56 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
   // it is never applied before them (a mark left behind would block the item for good).
   run->remaining = run->items.size() + 1;
   RunItems(run);
-  control_.Post([this, run] {
-    execution_.RegisterJobBeginAsync(*run->config, run->items, control_, [this, run](Status s) {
-      if (!s.ok() && s.code() != StatusCode::kCancelled) {  // not the registry closing
-        infra::LogLine("WARN", fmt::format("job={} instance={} items={}: running marks not "
-                                           "written, the items run unmarked: {}",
-                                           run->config->job_name, instance_id_,
-                                           fmt::join(run->items, ","), s.ToString()));
-      }
-      if (run->remaining.fetch_sub(1) == 1) Finish(run);
-    });
+  control_.Post([this, run] { SendBeginMarks(run); });
+}
+
+void JobExecutor::SendBeginMarks(const std::shared_ptr<Run>& run) {
+  execution_.RegisterJobBeginAsync(*run->config, run->items, control_, [this, run](Status s) {
+    if (!s.ok() && s.code() != StatusCode::kCancelled) {  // not the registry closing
+      infra::LogLine("WARN", fmt::format("job={} instance={} items={}: running marks not "
+                                         "written, the items run unmarked: {}",
+                                         run->config->job_name, instance_id_,
+                                         fmt::join(run->items, ","), s.ToString()));
+    }
+    if (run->remaining.fetch_sub(1) == 1) Finish(run);
   });
 }
 
+ShardingContext JobExecutor::ContextOf(const Run& run, int item) {
+  const JobConfiguration& config = *run.config;
+  ShardingContext ctx{config.job_name,      run.task_id, config.sharding_total_count,
+                      config.job_parameter, item,        std::nullopt};
+  if (auto it = run.params->find(item); it != run.params->end())
+    ctx.sharding_parameter = it->second;
+  return ctx;
+}
+
 void JobExecutor::RunItems(const std::shared_ptr<Run>& run) {
-  const JobConfiguration& config = *run->config;
   for (int item : run->items) {
-    ShardingContext ctx{config.job_name,      run->task_id, config.sharding_total_count,
-                        config.job_parameter, item,         std::nullopt};
-    if (auto it = run->params->find(item); it != run->params->end()) {
-      ctx.sharding_parameter = it->second;
-    }
-    item_pool_.Post([this, run, ctx = std::move(ctx)] {
-      ItemRun report{
-          run->config->job_name, ctx.sharding_item,   instance_id_,     true,          "", {},
-          run->misfire,          run->failover_items, clock_.WallNow(), run->fire_time};
-      auto start = std::chrono::steady_clock::now();
-      try {
-        job_->Execute(ctx);  // user code is fenced here
-      } catch (const std::exception& e) {
-        report.success = false;
-        report.error = e.what();
-      } catch (...) {
-        report.success = false;
-        report.error = "unknown exception";
-      }
-      report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::chrono::steady_clock::now() - start);
-      if (on_item_run_) on_item_run_(report);
-      // The last one ends the pass; the registry work goes to the control executor, so
-      // that item threads start the items still queued first.
-      if (run->remaining.fetch_sub(1) == 1) control_.Post([this, run] { Finish(run); });
-    });
+    item_pool_.Post([this, run, ctx = ContextOf(*run, item)] { RunItem(run, ctx); });
   }
+}
+
+void JobExecutor::RunItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx) {
+  ItemRun report{
+      run->config->job_name, ctx.sharding_item,   instance_id_,     true,          "", {},
+      run->misfire,          run->failover_items, clock_.WallNow(), run->fire_time};
+  auto start = std::chrono::steady_clock::now();
+  try {
+    job_->Execute(ctx);  // user code is fenced here
+  } catch (const std::exception& e) {
+    report.success = false;
+    report.error = e.what();
+  } catch (...) {
+    report.success = false;
+    report.error = "unknown exception";
+  }
+  report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
+  if (on_item_run_) on_item_run_(report);
+  // The last one ends the pass; the registry work goes to the control executor, so that
+  // item threads start the items still queued first.
+  if (run->remaining.fetch_sub(1) == 1) control_.Post([this, run] { Finish(run); });
 }
 
 void JobExecutor::Finish(const std::shared_ptr<Run>& run) {

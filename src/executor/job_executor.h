@@ -46,6 +46,16 @@
 // disabled item, a misfire mark, a config update, a failover) moves the count, and the trigger
 // after it reads everything again.
 //
+// Prepared triggers: a cron trigger can also be worked out before its fire time
+// (PrepareTrigger, when the run plan holds, the job has no listeners and the lane is free):
+// the lane is taken then, the run and its items' contexts are built, and at the fire time
+// the items start from a LaunchBoard (LaunchUnits) with nothing left to do but call the
+// job: no registry read, no lock of this executor, no allocation. The first of its items
+// to start admits the run: the owner's `admit` (paused? stopped?) and the plan's change
+// count once more; a change since the preparation sends the run back to the registry (it
+// reads everything again, as a trigger after a change does, still holding the lane). The
+// running marks of a launch are sent once every item of the board's batch has started.
+//
 // Thread safety: safe for concurrent use. `done` must keep this executor (and the services
 // it uses) alive until it has been called.
 #ifndef ELASTICJOB_EXECUTOR_JOB_EXECUTOR_H_
@@ -71,6 +81,7 @@
 #include "executor/job_listeners.h"
 #include "failover/failover_service.h"
 #include "sharding/sharding_service.h"
+#include "trigger/launch_board.h"
 
 namespace elasticjob::executor {
 
@@ -130,6 +141,22 @@ class JobExecutor {
     Start(std::move(done), /*queue_if_busy=*/false, fire_time);
   }
   void TriggerNow(Done done) { Start(std::move(done), /*queue_if_busy=*/true, std::nullopt); }
+
+  // A cron trigger prepared before its fire time (see "Prepared triggers" above).
+  struct Prepared;
+  // Takes the lane and works out the run for the cron fire at `fire_time`, when the run plan
+  // holds, this instance has items, the job has no listeners and the lane is free; else
+  // returns null and takes nothing (Trigger at the fire time). At the fire time `admit` is
+  // called once, before any item starts: false skips the run (the lane is released, `done`
+  // is never called, `skipped` is).
+  std::shared_ptr<Prepared> PrepareTrigger(Clock::WallTime fire_time, Done done,
+                                           std::function<bool()> admit,
+                                           std::function<void()> skipped);
+  // The item starts of `prepared`, to run together at its fire time (LaunchBoard).
+  std::vector<trigger::LaunchBoard::Unit> LaunchUnits(const std::shared_ptr<Prepared>& prepared);
+  // Lets go of `prepared` (the lane, its `done` uncalled) unless it has been admitted or
+  // skipped already; returns whether it did.
+  bool Abandon(const std::shared_ptr<Prepared>& prepared);
   void RunFailover(Done done);
   // No more queued runs: a queued operator trigger gets CANCELLED.
   void Stop();
@@ -162,6 +189,15 @@ class JobExecutor {
   // is prepared) has worked out as the plan.
   void KeepPlan(std::optional<uint64_t> changes, const Run& run);
   void Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time);
+  // A normal run holding the lane, with nothing known yet: failover items, else sharding and
+  // this instance's items (read from the registry at change count `changes`), then Proceed.
+  void ReadItems(const std::shared_ptr<Run>& run, std::optional<uint64_t> changes);
+  // A prepared run whose plan changed before its fire time: reads everything again.
+  void Reread(const std::shared_ptr<Run>& run);
+  // The first item start of a prepared run decides for all of them: true to run.
+  bool Admit(const std::shared_ptr<Prepared>& prepared, trigger::LaunchBoard::Batch& batch);
+  // Releases a prepared run that will not run (its lane and items), dropping its `done`.
+  void Drop(const std::shared_ptr<Run>& run);
   // A normal run whose items are known: misfire checks, marks, listeners, then Begin.
   void Proceed(const std::shared_ptr<Run>& run);
   // Computes the run's item parameters and task id.
@@ -172,7 +208,12 @@ class JobExecutor {
   void After(const std::shared_ptr<Run>& run, std::function<void()> next);
   // Sends the run's running marks and runs its items at once.
   void Begin(const std::shared_ptr<Run>& run);
+  // Sends the run's running marks (on the control executor).
+  void SendBeginMarks(const std::shared_ptr<Run>& run);
   void RunItems(const std::shared_ptr<Run>& run);
+  // One item of `run`: the job's code, the report, and the end of the pass after the last.
+  void RunItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx);
+  ShardingContext ContextOf(const Run& run, int item);
   // After the last item and the marks' confirmation: clears the marks, then Completed
   // (misfire re-runs, listeners).
   void Finish(const std::shared_ptr<Run>& run);

@@ -37,15 +37,41 @@ void ThreadPool::Queue(std::function<void()> task, bool urgent) {
 }
 
 void ThreadPool::WakeLocked() {
-  // Lingering workers (Run) take queued tasks without being woken.
-  if (queued_.load(std::memory_order_relaxed) <= lingering_) return;
-  if (waiting_ > wakeups_) {
+  // Lingering workers (Run) take queued tasks without being woken, and so do workers that
+  // KeepAwake has woken (they linger next). A waiting worker is notified at most once, for a
+  // task or to stand by: it uses up one count when it wakes, so the counts never exceed
+  // the workers waiting (a count left behind would stand for a sleeping worker "on its
+  // way", and a task posted to it at the pool's bound would wait for good).
+  if (queued_.load(std::memory_order_relaxed) <= lingering_ + roused_) return;
+  if (waiting_ > wakeups_ + roused_) {
     ++wakeups_;  // this waiting worker is spoken for
     cv_.notify_one();
   } else if (workers_.size() < max_threads_) {
     workers_.emplace_back([this] { Run(); });  // every worker is busy: one more
   }
   // Else every worker is busy and the pool is at its bound: the task waits its turn.
+}
+
+void ThreadPool::KeepAwake(int threads, std::chrono::steady_clock::time_point until) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) return;
+  const auto ticks = (until + kLinger).time_since_epoch().count();
+  if (ticks > awake_until_.load(std::memory_order_relaxed)) {
+    awake_until_.store(ticks, std::memory_order_relaxed);
+  }
+  // Workers not asleep (lingering, or busy: they linger after their task) stay on; sleeping
+  // ones are woken, and missing ones started.
+  size_t awake = workers_.size() - waiting_ + roused_;
+  const size_t want = std::min(static_cast<size_t>(std::max(threads, 0)), max_threads_);
+  while (awake < want && waiting_ > wakeups_ + roused_) {
+    ++roused_;
+    ++awake;
+    cv_.notify_one();
+  }
+  while (awake < want && workers_.size() < max_threads_) {
+    workers_.emplace_back([this] { Run(); });  // it lingers first, having no task
+    ++awake;
+  }
 }
 
 void ThreadPool::Stop() {
@@ -96,7 +122,10 @@ void ThreadPool::Run() {
     // scheduler round trip. Bounded (kLinger); then it waits on the condition variable.
     ++lingering_;
     lock.unlock();
-    const auto until = std::chrono::steady_clock::now() + kLinger;
+    const auto until = std::max(
+        std::chrono::steady_clock::now() + kLinger,
+        std::chrono::steady_clock::time_point(
+            std::chrono::steady_clock::duration(awake_until_.load(std::memory_order_relaxed))));
     while (queued_.load(std::memory_order_relaxed) == 0 &&
            std::chrono::steady_clock::now() < until) {
       std::this_thread::yield();
@@ -109,10 +138,16 @@ void ThreadPool::Run() {
     // on its way, it would never be woken again, and once every sleeping worker was so
     // counted a task posted then would wait for good).
     ++waiting_;
+    bool roused = false;
     do {
       cv_.wait(lock);
-      if (wakeups_ > 0) --wakeups_;
-    } while (!stopped_ && tasks_.empty() && urgent_.empty());
+      if (roused_ > 0) {
+        --roused_;  // woken to stand by (KeepAwake): linger again
+        roused = true;
+      } else if (wakeups_ > 0) {
+        --wakeups_;
+      }
+    } while (!roused && !stopped_ && tasks_.empty() && urgent_.empty());
     --waiting_;
   }
 }

@@ -1,5 +1,7 @@
 #include "trigger/timer_scheduler.h"
 
+#include <algorithm>
+
 namespace elasticjob::trigger {
 
 TimerScheduler::TimerScheduler(Clock& clock, Executor& executor, int standby,
@@ -21,10 +23,11 @@ TimerScheduler::~TimerScheduler() {
   }
 }
 
-TimerScheduler::TaskId TimerScheduler::ScheduleAt(Clock::WallTime due, std::function<void()> task) {
+TimerScheduler::TaskId TimerScheduler::ScheduleAt(Clock::WallTime due, std::function<void()> task,
+                                                  Executor* on) {
   std::lock_guard<std::mutex> lock(mu_);
   TaskId id = next_id_++;
-  tasks_.emplace(id, std::move(task));
+  tasks_.emplace(id, Task{std::move(task), on != nullptr ? on : &executor_});
   // The thread sleeps until the earliest task: wake it only when this one comes first (a
   // thousand jobs re-arming after a fire would otherwise wake it a thousand times).
   const bool earliest = heap_.empty() || due < heap_.top().due;
@@ -70,19 +73,27 @@ void TimerScheduler::Run() {
       // second), ahead of the executor's queued work: a due trigger must not wait behind
       // the completions of the runs it follows. (Posting never blocks.)
       // In hand-offs of kHandOff: the first triggers start while the rest are collected.
-      std::vector<std::function<void()>> due;
+      // Each executor gets its own (tasks for other executors are rare: a LaunchBoard has
+      // one task per fire time).
+      std::vector<std::pair<Executor*, std::vector<std::function<void()>>>> due;
       while (!heap_.empty() && heap_.top().due <= now) {
         auto it = tasks_.find(heap_.top().id);
         heap_.pop();
         if (it == tasks_.end()) continue;  // cancelled
-        due.push_back(std::move(it->second));
+        Executor* on = it->second.on;
+        auto group = std::find_if(due.begin(), due.end(), [&](auto& g) { return g.first == on; });
+        if (group == due.end())
+          group = due.emplace(due.end(), on, std::vector<std::function<void()>>{});
+        group->second.push_back(std::move(it->second.fn));
         tasks_.erase(it);
-        if (due.size() == kHandOff) {
-          executor_.PostUrgentAll(std::move(due));
-          due.clear();
+        if (group->second.size() == kHandOff) {
+          on->PostUrgentAll(std::move(group->second));
+          group->second.clear();
         }
       }
-      if (!due.empty()) executor_.PostUrgentAll(std::move(due));
+      for (auto& [on, tasks] : due) {
+        if (!tasks.empty()) on->PostUrgentAll(std::move(tasks));
+      }
       slept = false;
       continue;
     }
@@ -106,12 +117,13 @@ void TimerScheduler::Run() {
     }
     slept = false;
     const Clock::WallTime due = next.due;
+    auto task = tasks_.find(next.id);
+    Executor& on = task != tasks_.end() ? *task->second.on : executor_;
     lock.unlock();
-    for (int i = 0; i < standby_; ++i) {
-      // The clock, not this timer: the task may run after the timer is gone.
-      executor_.PostUrgent([&clock = clock_, due] {
-        while (clock.WallNow() < due) std::this_thread::yield();
-      });
+    if (standby_ > 0) {
+      on.KeepAwake(standby_, std::chrono::steady_clock::now() +
+                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     due - clock_.WallNow()));
     }
     while (clock_.WallNow() < due) std::this_thread::yield();
     lock.lock();

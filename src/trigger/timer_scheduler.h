@@ -2,13 +2,14 @@
 // scheduler with its own threads per job). Tasks are kept in a min-heap by wall-clock due
 // time; the thread sleeps on a condition variable until the earliest one is due, then hands
 // it to an executor (ahead of the executor's queued work: Executor::PostUrgent), so a slow
-// job never delays another job's trigger.
+// job never delays another job's trigger. A task may name its own executor (the item
+// starts of a LaunchBoard go straight to the item pool).
 //
 // Time comes from the injected Clock; with a SimulatedClock the thread wakes on every
 // Advance(), so tests move time instead of sleeping. With the real clock the thread wakes
 // 200 µs before a due time it slept for and waits the rest on the CPU, and has `standby`
-// executor threads do the same, so the first trigger starts within microseconds of its
-// time instead of after two wake-ups (about 0.2 ms).
+// threads of the executor of the task due then do the same, so the first trigger starts within
+// microseconds of its time instead of after two wake-ups (about 0.2 ms).
 //
 // Thread safety: safe for concurrent use. Stop() then destroy.
 #ifndef ELASTICJOB_TRIGGER_TIMER_SCHEDULER_H_
@@ -38,17 +39,18 @@ class TimerScheduler {
   // scheduler), and so does a pool worker woken by a post. See Run.
   static constexpr std::chrono::microseconds kEarly{200};
 
-  // REQUIRES: `clock` and `executor` outlive this object. `standby`: how many of the
-  // executor's threads to have awake at a fire time the timer slept before; `early`: how
-  // long before it the timer wakes (see Run).
+  // REQUIRES: `clock` and `executor` outlive this object. `standby`: how many threads of
+  // the executor of the task due next to have awake at a fire time the timer slept before;
+  // `early`: how long before it the timer wakes (see Run).
   TimerScheduler(Clock& clock, Executor& executor, int standby = 0,
                  std::chrono::microseconds early = kEarly);
   ~TimerScheduler();
   TimerScheduler(const TimerScheduler&) = delete;
   TimerScheduler& operator=(const TimerScheduler&) = delete;
 
-  // Runs `task` on the executor once the wall clock reaches `due`. Returns an id for Cancel.
-  TaskId ScheduleAt(Clock::WallTime due, std::function<void()> task);
+  // Runs `task` on the executor (or on `on`, which must outlive this object, when given)
+  // once the wall clock reaches `due`. Returns an id for Cancel.
+  TaskId ScheduleAt(Clock::WallTime due, std::function<void()> task, Executor* on = nullptr);
   // Forgets a task that has not been handed to the executor yet. Returns whether it was.
   bool Cancel(TaskId id);
   // Stops the thread; pending tasks are dropped.
@@ -75,7 +77,11 @@ class TimerScheduler {
   std::mutex mu_;
   std::condition_variable cv_;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_ ELASTICJOB_GUARDED_BY(mu_);
-  std::map<TaskId, std::function<void()>> tasks_ ELASTICJOB_GUARDED_BY(mu_);
+  struct Task {
+    std::function<void()> fn;
+    Executor* on;  // never null
+  };
+  std::map<TaskId, Task> tasks_ ELASTICJOB_GUARDED_BY(mu_);
   TaskId next_id_ ELASTICJOB_GUARDED_BY(mu_) = 1;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
   uint64_t listener_ = 0;  // SimulatedClock listener, when the clock is simulated

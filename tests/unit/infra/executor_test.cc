@@ -101,6 +101,31 @@ TEST(ThreadPoolTest, StartsWorkersOnlyAsConcurrentWorkNeedsThemUpToItsBound) {
   EXPECT_EQ(pool.threads(), 3u);
 }
 
+// KeepAwake has idle workers stand by (lingering or woken) before it starts new ones, up to
+// the bound; they take tasks posted meanwhile as any worker does.
+TEST(ThreadPoolTest, KeepAwakeUsesIdleWorkersFirstThenStartsMoreUpToTheBound) {
+  ThreadPool pool(3);
+  {
+    std::promise<void> ran;
+    pool.Post([&] { ran.set_value(); });
+    ran.get_future().wait();
+  }
+  ASSERT_EQ(pool.threads(), 1u);
+  const auto soon = std::chrono::steady_clock::now() + 5ms;
+  pool.KeepAwake(1, soon);  // the idle worker will do
+  EXPECT_EQ(pool.threads(), 1u);
+  pool.KeepAwake(2, soon);  // one more
+  EXPECT_EQ(pool.threads(), 2u);
+  pool.KeepAwake(10, soon);  // never beyond the bound
+  EXPECT_EQ(pool.threads(), 3u);
+  for (int i = 0; i < 10; ++i) {
+    std::promise<void> done;
+    pool.PostUrgent([&] { done.set_value(); });
+    ASSERT_EQ(done.get_future().wait_for(20s), std::future_status::ready);
+  }
+  EXPECT_EQ(pool.threads(), 3u);
+}
+
 TEST(SerialExecutorTest, TasksMayPostMoreTasks) {
   ThreadPool pool(1);
   std::promise<int> result;

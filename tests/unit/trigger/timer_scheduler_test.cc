@@ -95,25 +95,26 @@ class SpyExecutor final : public Executor {
  public:
   explicit SpyExecutor(Executor& target) : target_(target) {}
   void Post(std::function<void()> task) override { target_.Post(std::move(task)); }
-  void PostUrgent(std::function<void()> task) override {
+  void PostUrgent(std::function<void()> task) override { target_.PostUrgent(std::move(task)); }
+  void KeepAwake(int threads, std::chrono::steady_clock::time_point until) override {
     {
       std::lock_guard<std::mutex> l(mu);
-      ++standby_posts;
+      standby_threads += threads;
     }
-    target_.PostUrgent(std::move(task));
+    target_.KeepAwake(threads, until);
   }
   void PostUrgentAll(std::vector<std::function<void()>> tasks) override {
     {
       std::lock_guard<std::mutex> l(mu);
-      handed_over.emplace_back(standby_posts, Clock::System().WallNow());
+      handed_over.emplace_back(standby_threads, Clock::System().WallNow());
       cv.notify_all();
     }
     target_.PostUrgentAll(std::move(tasks));
   }
   std::mutex mu;
   std::condition_variable cv;
-  int standby_posts = 0;
-  // For each hand-off of due tasks: the standby posts made before it, and when it came.
+  int standby_threads = 0;
+  // For each hand-off of due tasks: the standby threads asked for before it, and when it came.
   std::vector<std::pair<int, Clock::WallTime>> handed_over;
 
  private:
@@ -121,7 +122,7 @@ class SpyExecutor final : public Executor {
 };
 
 // After a sleep the timer wakes early and has `standby` executor threads waiting with it:
-// they are posted before the due tasks, which are never handed over early.
+// they are asked for before the due tasks, which are never handed over early.
 TEST(TimerSchedulerTest, RealClockHasStandbyThreadsWaitingAtTheDueTime) {
   ThreadPool pool(3);
   SpyExecutor spy(pool);

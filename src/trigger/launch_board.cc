@@ -1,0 +1,114 @@
+#include "trigger/launch_board.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace elasticjob::trigger {
+
+LaunchBoard::LaunchBoard(TimerScheduler& timer, Executor& workers, int drains, int most,
+                         Executor& control)
+    : timer_(timer), workers_(workers), drains_(drains), most_(most), control_(control) {
+  assert(drains >= 1 && most >= drains);
+}
+
+void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
+  if (units.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& batch = open_[due];
+  if (batch != nullptr && batch->Add(units)) return;
+  // No batch for that time yet, or it has been handed over: a new one (sealed batches are
+  // forgotten as they are met; the map holds at most a few).
+  batch = std::make_shared<Batch>(workers_, drains_, most_, control_);
+  batch->Add(units);
+  timer_.ScheduleAt(
+      due, [batch] { batch->Launch(); }, &workers_);
+  for (auto it = open_.begin(); it != open_.end() && it->first < due;) {
+    std::lock_guard<std::mutex> batch_lock(it->second->mu_);
+    it = it->second->sealed_ ? open_.erase(it) : std::next(it);
+  }
+}
+
+bool LaunchBoard::Batch::Add(std::vector<Unit>& units) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sealed_) return false;
+  units_.insert(units_.end(), std::make_move_iterator(units.begin()),
+                std::make_move_iterator(units.end()));
+  return true;
+}
+
+void LaunchBoard::Batch::After(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hooks_.push_back(std::move(hook));
+}
+
+void LaunchBoard::Batch::Launch() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sealed_ = true;  // units_ is read-only from here on
+  }
+  const size_t helpers = std::min(units_.size(), static_cast<size_t>(drains_)) - 1;
+  drainers_.store(static_cast<int>(helpers) + 1, std::memory_order_relaxed);
+  taking_.store(static_cast<int>(helpers) + 1, std::memory_order_relaxed);
+  if (helpers > 0) {
+    std::vector<std::function<void()>> drains;
+    for (size_t i = 0; i < helpers; ++i) {
+      drains.push_back([self = shared_from_this()] { self->Drain(); });
+    }
+    workers_.PostUrgentAll(std::move(drains));
+  }
+  Drain();
+}
+
+void LaunchBoard::Batch::Drain() {
+  const size_t n = units_.size();
+  for (size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < n;
+       i = next_.fetch_add(1, std::memory_order_relaxed)) {
+    Unit& unit = units_[i];
+    const bool go = unit.begin(*this);
+    Begun();
+    if (go) {
+      // Into user code, which may be slow: the last drainer still taking units, with units
+      // left, has another one join first.
+      if (taking_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+          next_.load(std::memory_order_relaxed) < n) {
+        Grow();
+      }
+      unit.run();
+      taking_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    // The unit's state (captures, a job's run) goes as soon as it is done, not with the
+    // batch: a unit may hold what its owner waits to see released.
+    unit = Unit{};
+  }
+  taking_.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void LaunchBoard::Batch::Grow() {
+  int started = drainers_.load(std::memory_order_relaxed);
+  do {
+    if (started >= most_) return;  // as many as the workers' bound: the rest wait their turn
+  } while (!drainers_.compare_exchange_weak(started, started + 1, std::memory_order_relaxed));
+  taking_.fetch_add(1, std::memory_order_acq_rel);
+  workers_.PostUrgent([self = shared_from_this()] { self->Drain(); });
+}
+
+void LaunchBoard::Batch::Begun() {
+  if (begun_.fetch_add(1, std::memory_order_acq_rel) + 1 != units_.size()) return;
+  // Every unit has begun: their hooks go to the control executor, kHooksPerTask at a time.
+  std::vector<std::function<void()>> hooks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    hooks.swap(hooks_);
+  }
+  for (size_t first = 0; first < hooks.size(); first += kHooksPerTask) {
+    const size_t last = std::min(hooks.size(), first + kHooksPerTask);
+    auto chunk = std::make_shared<std::vector<std::function<void()>>>(
+        std::make_move_iterator(hooks.begin() + static_cast<std::ptrdiff_t>(first)),
+        std::make_move_iterator(hooks.begin() + static_cast<std::ptrdiff_t>(last)));
+    control_.Post([chunk] {
+      for (auto& hook : *chunk) hook();
+    });
+  }
+}
+
+}  // namespace elasticjob::trigger

@@ -1,0 +1,110 @@
+// LaunchBoard: item starts worked out before their fire time, started at it by the item
+// pool's workers, which take them off one shared list (an atomic index) instead of one post
+// per item. A thousand jobs due on the same millisecond cost the timer one hand-off, and
+// their items start as fast as the workers can call them: no lock, no thread wake-up and no
+// allocation per item at the fire time (all of that is done when the units are added).
+//
+// Units due at the same wall time form a batch. At its time the timer hands one task to the
+// workers' executor (ahead of its queued work), which has up to `drains` - 1 more workers
+// join it when there is more than one unit; each takes units until none is left. A
+// unit has two parts: `begin`, cheap and never blocking (admission; it may queue work with
+// Batch::After), then `run` (user code) when `begin` said so. User code may be slow: a
+// drainer about to run it while every other drainer is running user code too, with units
+// left, has one more worker join first (up to `most` drainers, the executor's bound), so
+// slow jobs hold up the rest of the batch only as far as they would hold up a pool of
+// that size. Once every unit of a batch has
+// begun, the work queued with After goes to the control executor, in chunks: a job's registry
+// work follows its items' starts and never delays another job's start.
+//
+// Units added for a time whose batch has been handed over already form a new batch, started
+// at once. A unit's owner cancels it through its own state (the board has no Cancel): a
+// unit whose `begin` finds it cancelled returns false.
+//
+// Thread safety: safe for concurrent use. The batches handed over hold the control executor,
+// not the board: the board may go before the timer and the pools.
+#ifndef ELASTICJOB_TRIGGER_LAUNCH_BOARD_H_
+#define ELASTICJOB_TRIGGER_LAUNCH_BOARD_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "elasticjob/clock.h"
+#include "elasticjob/executor.h"
+#include "elasticjob/thread_annotations.h"
+#include "trigger/timer_scheduler.h"
+
+namespace elasticjob::trigger {
+
+class LaunchBoard {
+ public:
+  class Batch;
+  struct Unit {
+    std::function<bool(Batch&)> begin;  // whether to run; must not block
+    std::function<void()> run;          // user code
+  };
+
+  class Batch : public std::enable_shared_from_this<Batch> {
+   public:
+    Batch(Executor& workers, int drains, int most, Executor& control)
+        : workers_(workers), drains_(drains), most_(most), control_(control) {}
+    // Queues `hook` for the control executor, after every unit of this batch has begun.
+    // Only from a unit's `begin`.
+    void After(std::function<void()> hook);
+
+   private:
+    friend class LaunchBoard;
+    // Adds `units`; false once the batch has been handed over.
+    bool Add(std::vector<Unit>& units);
+    // At the due time: seals the batch, has more workers join, and drains.
+    void Launch();
+    // One worker's share of the batch: units until none is left.
+    void Drain();
+    void Begun();
+    // Has one more worker drain, when fewer than most_ have.
+    void Grow();
+
+    Executor& workers_;
+    const int drains_;
+    const int most_;
+    Executor& control_;
+    std::mutex mu_;
+    bool sealed_ ELASTICJOB_GUARDED_BY(mu_) = false;
+    std::vector<Unit> units_;  // written under mu_ until sealed_, then read-only
+    std::vector<std::function<void()>> hooks_ ELASTICJOB_GUARDED_BY(mu_);
+    std::atomic<size_t> next_{0};   // the next unit to take
+    std::atomic<size_t> begun_{0};  // units whose `begin` has returned
+    std::atomic<int> drainers_{0};  // drainers started (posted) so far
+    std::atomic<int> taking_{0};    // of those, the ones not in user code
+  };
+
+  // Hooks are posted to `control` this many to a task.
+  static constexpr size_t kHooksPerTask = 64;
+
+  // REQUIRES: `timer`, `workers` and `control` outlive this object and the batches it hands
+  // over. `drains`: how many of the workers start a batch's units (at least 1); `most`: how
+  // many may, when user code is slow (at least `drains`; the workers' bound).
+  LaunchBoard(TimerScheduler& timer, Executor& workers, int drains, int most, Executor& control);
+  LaunchBoard(const LaunchBoard&) = delete;
+  LaunchBoard& operator=(const LaunchBoard&) = delete;
+
+  // Starts `units` once the wall clock reaches `due` (at once if their batch has gone).
+  void Add(Clock::WallTime due, std::vector<Unit> units);
+
+ private:
+  TimerScheduler& timer_;
+  Executor& workers_;
+  const int drains_;
+  const int most_;
+  Executor& control_;
+  std::mutex mu_;
+  // Batches not handed over yet, by due time (and those handed over, until the next Add).
+  std::map<Clock::WallTime, std::shared_ptr<Batch>> open_ ELASTICJOB_GUARDED_BY(mu_);
+};
+
+}  // namespace elasticjob::trigger
+
+#endif  // ELASTICJOB_TRIGGER_LAUNCH_BOARD_H_

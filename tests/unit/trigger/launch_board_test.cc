@@ -1,0 +1,209 @@
+#include "trigger/launch_board.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "elasticjob/simulated_clock.h"
+
+namespace elasticjob::trigger {
+namespace {
+
+using std::chrono::seconds;
+
+// What the units did, in order, and a way to wait for it.
+class Log {
+ public:
+  void Add(std::string what) {
+    std::lock_guard<std::mutex> l(mu_);
+    entries_.push_back(std::move(what));
+    cv_.notify_all();
+  }
+  bool WaitFor(size_t n) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, seconds(10), [&] { return entries_.size() >= n; });
+  }
+  std::vector<std::string> entries() {
+    std::lock_guard<std::mutex> l(mu_);
+    return entries_;
+  }
+  bool Has(const std::string& what) {
+    std::lock_guard<std::mutex> l(mu_);
+    return std::find(entries_.begin(), entries_.end(), what) != entries_.end();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> entries_;
+};
+
+// Holds tasks until the test runs them.
+class ManualExecutor final : public Executor {
+ public:
+  void Post(std::function<void()> task) override {
+    std::lock_guard<std::mutex> l(mu_);
+    tasks_.push_back(std::move(task));
+    cv_.notify_all();
+  }
+  bool WaitFor(size_t n) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, seconds(10), [&] { return tasks_.size() >= n; });
+  }
+  size_t RunAll() {
+    std::vector<std::function<void()>> tasks;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      tasks.swap(tasks_);
+    }
+    for (auto& t : tasks) t();
+    return tasks.size();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::function<void()>> tasks_;
+};
+
+class LaunchBoardTest : public ::testing::Test {
+ protected:
+  Clock::WallTime At(int s) { return Clock::WallTime{} + seconds(s); }
+  LaunchBoard::Unit Unit(const std::string& name, bool go = true) {
+    return LaunchBoard::Unit{[this, name, go](LaunchBoard::Batch& batch) {
+                               log.Add("begin " + name);
+                               batch.After([this, name] { log.Add("after " + name); });
+                               return go;
+                             },
+                             [this, name] { log.Add("run " + name); }};
+  }
+
+  SimulatedClock clock{At(100)};
+  ManualExecutor control;
+  Log log;
+  ThreadPool workers{4};
+  ThreadPool timer_pool{1};
+  TimerScheduler timer{clock, timer_pool};  // first to go: nothing is handed over after
+};
+
+TEST_F(LaunchBoardTest, UnitsStartAtTheirTimeAndRunOnlyWhenBegunSaysSo) {
+  LaunchBoard board(timer, workers, /*drains=*/1, /*most=*/1, control);
+  std::vector<LaunchBoard::Unit> first;
+  first.push_back(Unit("a"));
+  first.push_back(Unit("b", /*go=*/false));
+  board.Add(At(101), std::move(first));
+  std::vector<LaunchBoard::Unit> second;
+  second.push_back(Unit("c"));
+  board.Add(At(101), std::move(second));  // the same batch
+
+  clock.Advance(std::chrono::milliseconds(999));
+  EXPECT_EQ(timer.pending(), 1u);  // one task for the batch, not one per unit
+  EXPECT_TRUE(log.entries().empty());
+  clock.Advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(log.WaitFor(5));
+  // One drainer: in the order added; "b" was begun, not run.
+  EXPECT_EQ(log.entries(),
+            (std::vector<std::string>{"begin a", "run a", "begin b", "begin c", "run c"}));
+}
+
+TEST_F(LaunchBoardTest, WorkQueuedWithAfterGoesToControlOnceEveryUnitHasBegun) {
+  LaunchBoard board(timer, workers, /*drains=*/2, /*most=*/2, control);
+  std::vector<LaunchBoard::Unit> units;
+  for (int i = 0; i < 70; ++i) units.push_back(Unit(std::to_string(i)));
+  board.Add(At(101), std::move(units));
+  clock.Advance(seconds(1));
+  ASSERT_TRUE(log.WaitFor(140));  // every begin and run
+  // Two tasks (64 hooks and 6), posted once the last unit had begun.
+  ASSERT_TRUE(control.WaitFor(2));
+  EXPECT_FALSE(log.Has("after 0"));
+  EXPECT_EQ(control.RunAll(), 2u);
+  EXPECT_TRUE(log.Has("after 0"));
+  EXPECT_TRUE(log.Has("after 69"));
+  EXPECT_EQ(log.entries().size(), 210u);
+}
+
+TEST_F(LaunchBoardTest, UnitsAddedAfterTheirBatchWasHandedOverStartAtOnce) {
+  LaunchBoard board(timer, workers, /*drains=*/1, /*most=*/1, control);
+  std::vector<LaunchBoard::Unit> first;
+  first.push_back(Unit("a"));
+  board.Add(At(101), std::move(first));
+  clock.Advance(seconds(1));
+  ASSERT_TRUE(log.WaitFor(2));
+  std::vector<LaunchBoard::Unit> late;
+  late.push_back(Unit("late"));
+  board.Add(At(101), std::move(late));  // its time has come already
+  ASSERT_TRUE(log.WaitFor(4));
+  EXPECT_TRUE(log.Has("run late"));
+}
+
+// User code may be slow: the rest of the batch must not wait behind it while the pool has
+// threads to spare. Here the first unit to run waits until the second has run: with one
+// drainer and no growth it would wait for good.
+TEST_F(LaunchBoardTest, SlowUserCodeHasAnotherWorkerTakeTheRestOfTheBatch) {
+  LaunchBoard board(timer, workers, /*drains=*/1, /*most=*/4, control);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool second_ran = false;
+  bool first_gave_up = false;
+  std::vector<LaunchBoard::Unit> units;
+  units.push_back(LaunchBoard::Unit{[](LaunchBoard::Batch&) { return true; },
+                                    [&] {
+                                      std::unique_lock<std::mutex> l(mu);
+                                      if (!cv.wait_for(l, seconds(10), [&] { return second_ran; }))
+                                        first_gave_up = true;
+                                      log.Add("first");
+                                    }});
+  units.push_back(LaunchBoard::Unit{[](LaunchBoard::Batch&) { return true; },
+                                    [&] {
+                                      std::lock_guard<std::mutex> l(mu);
+                                      second_ran = true;
+                                      cv.notify_all();
+                                    }});
+  board.Add(At(101), std::move(units));
+  clock.Advance(seconds(1));
+  ASSERT_TRUE(log.WaitFor(1));
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_TRUE(second_ran);
+  EXPECT_FALSE(first_gave_up);
+}
+
+// ... but only up to `most` drainers, the workers' bound: the third unit waits until one of
+// the two running ones is done.
+TEST_F(LaunchBoardTest, NoMoreThanMostDrainersRunUserCodeAtOnce) {
+  LaunchBoard board(timer, workers, /*drains=*/1, /*most=*/2, control);
+  std::mutex mu;
+  std::condition_variable cv;
+  int running = 0;
+  int most_running = 0;
+  bool release = false;
+  auto slow = [&] {
+    std::unique_lock<std::mutex> l(mu);
+    most_running = std::max(most_running, ++running);
+    cv.notify_all();
+    cv.wait_for(l, seconds(10), [&] { return release; });
+    --running;
+    log.Add("done");
+  };
+  std::vector<LaunchBoard::Unit> units;
+  for (int i = 0; i < 3; ++i) {
+    units.push_back(LaunchBoard::Unit{[](LaunchBoard::Batch&) { return true; }, slow});
+  }
+  board.Add(At(101), std::move(units));
+  clock.Advance(seconds(1));
+  {
+    std::unique_lock<std::mutex> l(mu);
+    ASSERT_TRUE(cv.wait_for(l, seconds(10), [&] { return running == 2; }));
+    release = true;
+    cv.notify_all();
+  }
+  ASSERT_TRUE(log.WaitFor(3));
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_EQ(most_running, 2);
+}
+
+}  // namespace
+}  // namespace elasticjob::trigger
