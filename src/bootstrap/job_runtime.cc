@@ -148,12 +148,8 @@ Status JobRuntime::Start(bool scheduled) {
   auto report = options_.on_item_run ? options_.on_item_run : PrintItemRun;
   executor_ = std::make_unique<executor::JobExecutor>(
       *config_service_, *sharding_, *execution_, *failover_, self, job_, shared_->items,
-      shared_->triggers, clock_,
-      [report](const executor::ItemRun& r) {
-        report(ItemRunReport{r.job_name, r.item, r.instance_id, r.success, r.error, r.duration,
-                             r.misfire_rerun, r.failover, r.started, r.fire_time});
-      },
-      job_listeners_, [this] { return RegistryChanges(); });
+      shared_->triggers, clock_, std::move(report), job_listeners_,
+      [this] { return RegistryChanges(); });
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},
@@ -169,6 +165,10 @@ Status JobRuntime::Start(bool scheduled) {
   {
     std::lock_guard<std::mutex> lock(watch_mu_);
     watch_ = std::move(w).value();
+    // Kept once set: a restart's watch (none today) would leave the first one's counter
+    // still read, never freed under a reader.
+    if (counter_owner_ == nullptr) counter_owner_ = watch_->change_counter();
+    counter_.store(counter_owner_.get(), std::memory_order_release);
   }
   strand_->Post([this] { listeners_->EndOfReplay(); });  // Watch delivered its replay first
   connection_ = registry_.AddConnectionStateListener(
@@ -268,8 +268,7 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
       [self = shared_from_this()] {
         // Quartz's "do nothing" misfire policy: a fire time that passes while paused is
         // skipped.
-        std::lock_guard<std::mutex> lock(self->mu_);
-        return !self->stopped_ && !self->paused_;
+        return self->admissible_.load();
       },
       [self = shared_from_this()] { self->EndTask(); });
   std::unique_lock<std::mutex> lock(mu_);
@@ -324,6 +323,9 @@ bool JobRuntime::CancelArmedLocked() {
 }
 
 std::optional<uint64_t> JobRuntime::RegistryChanges() {
+  if (const auto* counter = counter_.load(std::memory_order_acquire); counter != nullptr) {
+    return counter->load(std::memory_order_acquire);
+  }
   std::lock_guard<std::mutex> lock(watch_mu_);
   return watch_ != nullptr ? watch_->changes() : std::nullopt;
 }
@@ -399,11 +401,13 @@ bool JobRuntime::IsPaused() {
 void JobRuntime::Pause() {
   std::lock_guard<std::mutex> lock(mu_);
   paused_ = true;
+  admissible_.store(false);
 }
 
 void JobRuntime::Resume() {
   std::lock_guard<std::mutex> lock(mu_);
   paused_ = false;
+  admissible_.store(!stopped_);
 }
 
 void JobRuntime::Reschedule(const JobConfiguration& config) {
@@ -538,9 +542,11 @@ void JobRuntime::Stop(bool wait) {
     std::unique_lock<std::mutex> lock(mu_);
     if (stopped_ || !started_) {
       stopped_ = true;
+      admissible_.store(false);
       return;
     }
     stopped_ = true;
+    admissible_.store(false);
     CancelArmedLocked();
     shared_->timer.Cancel(reconcile_task_);
   }
@@ -568,6 +574,7 @@ void JobRuntime::Shutdown() {
   std::unique_ptr<Subscription> watch;
   {
     std::lock_guard<std::mutex> lock(watch_mu_);
+    counter_.store(nullptr, std::memory_order_release);  // no longer moves
     watch = std::move(watch_);
   }
   watch.reset();

@@ -131,16 +131,24 @@ class JobRuntime final : public listener::JobController,
   std::unique_ptr<SerialExecutor> strand_;  // the job's event strand
   std::mutex watch_mu_;
   std::unique_ptr<Subscription> watch_;  // GUARDED_BY(watch_mu_)
+  // The watch's change counter (Subscription::change_counter), read at every fire time
+  // without watch_mu_ (RegistryChanges): set after the watch starts, null once it ends.
+  // counter_owner_ keeps it alive for a reader that loaded it just before.
+  std::atomic<const std::atomic<uint64_t>*> counter_{nullptr};
+  std::shared_ptr<const std::atomic<uint64_t>> counter_owner_;  // GUARDED_BY(watch_mu_)
   std::unique_ptr<Subscription> connection_;
   std::mutex marks_mu_;
   std::map<int, std::unique_ptr<Subscription>> mark_watches_;  // GUARDED_BY(marks_mu_)
 
   std::mutex mu_;
   std::condition_variable idle_cv_;
-  bool scheduled_ = false;              // a cron job (set once in Start), not a one-off one
-  bool started_ = false;                // GUARDED_BY(mu_)
-  bool stopped_ = false;                // GUARDED_BY(mu_)
-  bool paused_ = false;                 // GUARDED_BY(mu_)
+  bool scheduled_ = false;  // a cron job (set once in Start), not a one-off one
+  bool started_ = false;    // GUARDED_BY(mu_)
+  bool stopped_ = false;    // GUARDED_BY(mu_)
+  bool paused_ = false;     // GUARDED_BY(mu_)
+  // !stopped_ && !paused_, written with them: what a prepared trigger's admission reads at
+  // its fire time, without mu_.
+  std::atomic<bool> admissible_{true};
   int outstanding_ = 0;                 // GUARDED_BY(mu_): triggers armed, queued or running
   bool shard_posted_ = false;           // GUARDED_BY(mu_): a ShardIfNecessary task is queued
   std::optional<CronExpression> cron_;  // GUARDED_BY(mu_)

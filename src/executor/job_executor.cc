@@ -203,14 +203,13 @@ std::vector<trigger::LaunchBoard::Unit> JobExecutor::LaunchUnits(
   units.reserve(run->items.size());
   for (int item : run->items) {
     units.push_back(trigger::LaunchBoard::Unit{
-        [this, prepared](trigger::LaunchBoard::Batch& batch) { return Admit(prepared, batch); },
+        [this, prepared](std::function<void()>& after) { return Admit(prepared, after); },
         [this, run, ctx = ContextOf(*run, item)] { RunItem(run, ctx); }});
   }
   return units;
 }
 
-bool JobExecutor::Admit(const std::shared_ptr<Prepared>& prepared,
-                        trigger::LaunchBoard::Batch& batch) {
+bool JobExecutor::Admit(const std::shared_ptr<Prepared>& prepared, std::function<void()>& after) {
   int state = prepared->state.load(std::memory_order_acquire);
   if (state != Prepared::kPending) return state == Prepared::kAdmitted;
   const std::shared_ptr<Run>& run = prepared->run;
@@ -223,8 +222,8 @@ bool JobExecutor::Admit(const std::shared_ptr<Prepared>& prepared,
     return state == Prepared::kAdmitted;  // another item start (or Abandon) decided
   }
   if (decision == Prepared::kAdmitted) {
-    // The marks follow every start of the batch (LaunchBoard::Batch::After).
-    batch.After([this, run] { SendBeginMarks(run); });
+    // The marks follow every start of the batch (the unit's `after`).
+    after = [this, run] { SendBeginMarks(run); };
     return true;
   }
   if (!admitted) {

@@ -76,6 +76,7 @@
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/clock.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/run_reports.h"
 #include "elasticjob/thread_annotations.h"
 #include "execution/execution_service.h"
 #include "executor/job_listeners.h"
@@ -85,20 +86,8 @@
 
 namespace elasticjob::executor {
 
-struct ItemRun {
-  std::string job_name;
-  int item = 0;
-  std::string instance_id;
-  bool success = false;
-  std::string error;  // when !success
-  std::chrono::milliseconds duration{0};
-  bool misfire_rerun = false;
-  bool failover = false;      // the item was taken over from a crashed instance
-  Clock::WallTime started{};  // when the user code began
-  // The cron fire time the run answers (not for operator triggers, failover runs, misfire
-  // re-runs, or a cron trigger that waited for the previous run's after-listeners).
-  std::optional<Clock::WallTime> fire_time;
-};
+// The report of one item run (the public ItemRunReport, built once and handed on).
+using ItemRun = ItemRunReport;
 
 class JobExecutor {
  public:
@@ -194,8 +183,9 @@ class JobExecutor {
   void ReadItems(const std::shared_ptr<Run>& run, std::optional<uint64_t> changes);
   // A prepared run whose plan changed before its fire time: reads everything again.
   void Reread(const std::shared_ptr<Run>& run);
-  // The first item start of a prepared run decides for all of them: true to run.
-  bool Admit(const std::shared_ptr<Prepared>& prepared, trigger::LaunchBoard::Batch& batch);
+  // The first item start of a prepared run decides for all of them: true to run. Sets
+  // `after` to send the running marks once the batch's items have all started.
+  bool Admit(const std::shared_ptr<Prepared>& prepared, std::function<void()>& after);
   // Releases a prepared run that will not run (its lane and items), dropping its `done`.
   void Drop(const std::shared_ptr<Run>& run);
   // A normal run whose items are known: misfire checks, marks, listeners, then Begin.

@@ -72,6 +72,10 @@ class SubscriptionHandle final : public Subscription {
     if (!state_->counted) return std::nullopt;
     return state_->changes.load(std::memory_order_acquire);
   }
+  std::shared_ptr<const std::atomic<uint64_t>> change_counter() const override {
+    if (!state_->counted) return nullptr;
+    return std::shared_ptr<const std::atomic<uint64_t>>(state_, &state_->changes);
+  }
 
  private:
   std::shared_ptr<SubscriptionState> state_;

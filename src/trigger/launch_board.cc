@@ -36,16 +36,12 @@ bool LaunchBoard::Batch::Add(std::vector<Unit>& units) {
   return true;
 }
 
-void LaunchBoard::Batch::After(std::function<void()> hook) {
-  std::lock_guard<std::mutex> lock(mu_);
-  hooks_.push_back(std::move(hook));
-}
-
 void LaunchBoard::Batch::Launch() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     sealed_ = true;  // units_ is read-only from here on
   }
+  afters_.resize(units_.size());
   const size_t helpers = std::min(units_.size(), static_cast<size_t>(drains_)) - 1;
   drainers_.store(static_cast<int>(helpers) + 1, std::memory_order_relaxed);
   taking_.store(static_cast<int>(helpers) + 1, std::memory_order_relaxed);
@@ -64,8 +60,8 @@ void LaunchBoard::Batch::Drain() {
   for (size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < n;
        i = next_.fetch_add(1, std::memory_order_relaxed)) {
     Unit& unit = units_[i];
-    const bool go = unit.begin(*this);
-    Begun();
+    const bool go = unit.begin(afters_[i]);
+    if (begun_.fetch_add(1, std::memory_order_acq_rel) + 1 == n) PostAfters();
     if (go) {
       // Into user code, which may be slow: the last drainer still taking units, with units
       // left, has another one join first.
@@ -92,21 +88,20 @@ void LaunchBoard::Batch::Grow() {
   workers_.PostUrgent([self = shared_from_this()] { self->Drain(); });
 }
 
-void LaunchBoard::Batch::Begun() {
-  if (begun_.fetch_add(1, std::memory_order_acq_rel) + 1 != units_.size()) return;
-  // Every unit has begun: their hooks go to the control executor, kHooksPerTask at a time.
-  std::vector<std::function<void()>> hooks;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    hooks.swap(hooks_);
+void LaunchBoard::Batch::PostAfters() {
+  // Every unit has begun (the acq_rel count orders their `after` writes before this).
+  std::vector<std::function<void()>> afters;
+  for (auto& after : afters_) {
+    if (after) afters.push_back(std::move(after));
   }
-  for (size_t first = 0; first < hooks.size(); first += kHooksPerTask) {
-    const size_t last = std::min(hooks.size(), first + kHooksPerTask);
+  afters_.clear();
+  for (size_t first = 0; first < afters.size(); first += kAftersPerTask) {
+    const size_t last = std::min(afters.size(), first + kAftersPerTask);
     auto chunk = std::make_shared<std::vector<std::function<void()>>>(
-        std::make_move_iterator(hooks.begin() + static_cast<std::ptrdiff_t>(first)),
-        std::make_move_iterator(hooks.begin() + static_cast<std::ptrdiff_t>(last)));
+        std::make_move_iterator(afters.begin() + static_cast<std::ptrdiff_t>(first)),
+        std::make_move_iterator(afters.begin() + static_cast<std::ptrdiff_t>(last)));
     control_.Post([chunk] {
-      for (auto& hook : *chunk) hook();
+      for (auto& after : *chunk) after();
     });
   }
 }

@@ -6,15 +6,16 @@
 //
 // Units due at the same wall time form a batch. At its time the timer hands one task to the
 // workers' executor (ahead of its queued work), which has up to `drains` - 1 more workers
-// join it when there is more than one unit; each takes units until none is left. A
-// unit has two parts: `begin`, cheap and never blocking (admission; it may queue work with
-// Batch::After), then `run` (user code) when `begin` said so. User code may be slow: a
-// drainer about to run it while every other drainer is running user code too, with units
-// left, has one more worker join first (up to `most` drainers, the executor's bound), so
-// slow jobs hold up the rest of the batch only as far as they would hold up a pool of
-// that size. Once every unit of a batch has
-// begun, the work queued with After goes to the control executor, in chunks: a job's registry
-// work follows its items' starts and never delays another job's start.
+// join it when there is more than one unit; each takes units until none is left. A unit has
+// two parts: `begin`, cheap and never blocking (admission; it may set work to follow, its
+// `after`), then `run` (user code) when `begin` said so. Once every unit of the batch has
+// begun, the `after` work goes to the control executor, in chunks: a job's registry work
+// follows its items' starts and never delays another job's start.
+//
+// User code may be slow: a drainer about to run it while every other drainer is running user
+// code too, with units left, has one more worker join first (up to `most` drainers, the
+// executor's bound), so slow jobs hold up the rest of the batch only as far as they would
+// hold up a pool of that size.
 //
 // Units added for a time whose batch has been handed over already form a new batch, started
 // at once. A unit's owner cancels it through its own state (the board has no Cancel): a
@@ -41,19 +42,16 @@ namespace elasticjob::trigger {
 
 class LaunchBoard {
  public:
-  class Batch;
   struct Unit {
-    std::function<bool(Batch&)> begin;  // whether to run; must not block
-    std::function<void()> run;          // user code
+    // Whether to run; may set `after`. Must not block.
+    std::function<bool(std::function<void()>& after)> begin;
+    std::function<void()> run;  // user code
   };
 
   class Batch : public std::enable_shared_from_this<Batch> {
    public:
     Batch(Executor& workers, int drains, int most, Executor& control)
         : workers_(workers), drains_(drains), most_(most), control_(control) {}
-    // Queues `hook` for the control executor, after every unit of this batch has begun.
-    // Only from a unit's `begin`.
-    void After(std::function<void()> hook);
 
    private:
     friend class LaunchBoard;
@@ -63,9 +61,10 @@ class LaunchBoard {
     void Launch();
     // One worker's share of the batch: units until none is left.
     void Drain();
-    void Begun();
     // Has one more worker drain, when fewer than most_ have.
     void Grow();
+    // Once every unit has begun: their `after` work to the control executor.
+    void PostAfters();
 
     Executor& workers_;
     const int drains_;
@@ -73,16 +72,18 @@ class LaunchBoard {
     Executor& control_;
     std::mutex mu_;
     bool sealed_ ELASTICJOB_GUARDED_BY(mu_) = false;
-    std::vector<Unit> units_;  // written under mu_ until sealed_, then read-only
-    std::vector<std::function<void()>> hooks_ ELASTICJOB_GUARDED_BY(mu_);
+    // Written under mu_ until sealed_, then sized once and each element written by the
+    // drainer that took its unit (no lock): read by PostAfters after every unit has begun.
+    std::vector<Unit> units_;
+    std::vector<std::function<void()>> afters_;
     std::atomic<size_t> next_{0};   // the next unit to take
     std::atomic<size_t> begun_{0};  // units whose `begin` has returned
     std::atomic<int> drainers_{0};  // drainers started (posted) so far
     std::atomic<int> taking_{0};    // of those, the ones not in user code
   };
 
-  // Hooks are posted to `control` this many to a task.
-  static constexpr size_t kHooksPerTask = 64;
+  // `after` work is posted to `control` this many to a task.
+  static constexpr size_t kAftersPerTask = 64;
 
   // REQUIRES: `timer`, `workers` and `control` outlive this object and the batches it hands
   // over. `drains`: how many of the workers start a batch's units (at least 1); `most`: how

@@ -25,6 +25,7 @@
 #ifndef ELASTICJOB_REG_REGISTRY_CENTER_H_
 #define ELASTICJOB_REG_REGISTRY_CENTER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -117,6 +118,10 @@ class Subscription {
   // out from them may be kept instead of read again. nullopt: not counted (a connection
   // listener, or a backend that does not count); read every time.
   virtual std::optional<uint64_t> changes() const { return std::nullopt; }
+  // The counter changes() reads, for a reader that checks it often (each fire time of a
+  // job) without going through the subscription: shared, so it stays readable for whoever
+  // holds it after the subscription ends (it stops moving then). Null when not counted.
+  virtual std::shared_ptr<const std::atomic<uint64_t>> change_counter() const { return nullptr; }
 };
 
 class RegistryCenter {

@@ -74,9 +74,9 @@ class LaunchBoardTest : public ::testing::Test {
  protected:
   Clock::WallTime At(int s) { return Clock::WallTime{} + seconds(s); }
   LaunchBoard::Unit Unit(const std::string& name, bool go = true) {
-    return LaunchBoard::Unit{[this, name, go](LaunchBoard::Batch& batch) {
+    return LaunchBoard::Unit{[this, name, go](std::function<void()>& after) {
                                log.Add("begin " + name);
-                               batch.After([this, name] { log.Add("after " + name); });
+                               after = [this, name] { log.Add("after " + name); };
                                return go;
                              },
                              [this, name] { log.Add("run " + name); }};
@@ -110,7 +110,7 @@ TEST_F(LaunchBoardTest, UnitsStartAtTheirTimeAndRunOnlyWhenBegunSaysSo) {
             (std::vector<std::string>{"begin a", "run a", "begin b", "begin c", "run c"}));
 }
 
-TEST_F(LaunchBoardTest, WorkQueuedWithAfterGoesToControlOnceEveryUnitHasBegun) {
+TEST_F(LaunchBoardTest, AfterWorkGoesToControlOnceEveryUnitHasBegun) {
   LaunchBoard board(timer, workers, /*drains=*/2, /*most=*/2, control);
   std::vector<LaunchBoard::Unit> units;
   for (int i = 0; i < 70; ++i) units.push_back(Unit(std::to_string(i)));
@@ -150,14 +150,14 @@ TEST_F(LaunchBoardTest, SlowUserCodeHasAnotherWorkerTakeTheRestOfTheBatch) {
   bool second_ran = false;
   bool first_gave_up = false;
   std::vector<LaunchBoard::Unit> units;
-  units.push_back(LaunchBoard::Unit{[](LaunchBoard::Batch&) { return true; },
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
                                     [&] {
                                       std::unique_lock<std::mutex> l(mu);
                                       if (!cv.wait_for(l, seconds(10), [&] { return second_ran; }))
                                         first_gave_up = true;
                                       log.Add("first");
                                     }});
-  units.push_back(LaunchBoard::Unit{[](LaunchBoard::Batch&) { return true; },
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
                                     [&] {
                                       std::lock_guard<std::mutex> l(mu);
                                       second_ran = true;
@@ -190,7 +190,7 @@ TEST_F(LaunchBoardTest, NoMoreThanMostDrainersRunUserCodeAtOnce) {
   };
   std::vector<LaunchBoard::Unit> units;
   for (int i = 0; i < 3; ++i) {
-    units.push_back(LaunchBoard::Unit{[](LaunchBoard::Batch&) { return true; }, slow});
+    units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; }, slow});
   }
   board.Add(At(101), std::move(units));
   clock.Advance(seconds(1));
