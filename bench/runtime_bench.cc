@@ -120,7 +120,6 @@ int main(int argc, char** argv) {
     std::cerr << s << "\n";
     return 1;
   }
-  std::atomic<long> item_runs{0};
   std::atomic<bool> measuring{false};
   std::atomic<long> first_run_ns{0};
   std::atomic<elasticjob::Clock::WallTime::rep> window_start{0};  // wall clock
@@ -135,8 +134,28 @@ int main(int argc, char** argv) {
     std::atomic<int64_t> fire{0};
     double late_ms = 0;
   };
-  std::vector<Sample> samples(static_cast<size_t>(jobs) * items * (seconds + 2));
-  std::atomic<size_t> sample_count{0};
+  // Per reporting thread: its runs and its block of slots, so that the threads that start
+  // the items share no counter either (one shared count per kSlotBlock samples).
+  constexpr size_t kSlotBlock = 256;
+  std::vector<Sample> samples(static_cast<size_t>(jobs) * items * (seconds + 2) +
+                              64 * kSlotBlock);  // + the blocks threads leave part-used
+  std::atomic<size_t> sample_count{0};           // slots handed out, kSlotBlock at a time
+  struct alignas(64) Tally {
+    std::atomic<long> runs{0};
+    std::atomic<long> dropped{0};
+    size_t next = 0;
+    size_t end = 0;
+  };
+  std::mutex tallies_mu;
+  std::vector<std::unique_ptr<Tally>> tallies;  // guarded by tallies_mu
+  auto tally = [&]() -> Tally& {
+    thread_local Tally* mine = nullptr;
+    if (mine == nullptr) {
+      std::lock_guard<std::mutex> lock(tallies_mu);
+      mine = tallies.emplace_back(std::make_unique<Tally>()).get();
+    }
+    return *mine;
+  };
   long triggers = 0;              // guarded by mu
   std::map<int, long> outcomes;   // guarded by mu: the window's cron triggers, by outcome
   std::vector<double> pickup_ms;  // guarded by mu
@@ -161,11 +180,19 @@ int main(int argc, char** argv) {
       }
       return;
     }
-    ++item_runs;
+    Tally& mine = tally();
+    mine.runs.fetch_add(1, std::memory_order_relaxed);
     if (!r.fire_time) return;  // not a cron fire's own run
     // Lateness as the job sees it: its code began this long after the fire time.
-    const size_t slot = sample_count.fetch_add(1, std::memory_order_relaxed);
-    if (slot >= samples.size()) return;
+    if (mine.next == mine.end) {
+      mine.next = sample_count.fetch_add(kSlotBlock, std::memory_order_relaxed);
+      mine.end = mine.next + kSlotBlock;
+    }
+    const size_t slot = mine.next++;
+    if (slot >= samples.size()) {
+      mine.dropped.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     samples[slot].late_ms =
         std::chrono::duration<double, std::milli>(r.started - *r.fire_time).count();
     samples[slot].fire.store(r.fire_time->time_since_epoch().count(), std::memory_order_release);
@@ -272,11 +299,18 @@ int main(int argc, char** argv) {
   nlohmann::json load = Footprint();
 
   std::unique_lock<std::mutex> lock(mu);
-  const long runs = item_runs.load();
+  long runs = 0;
+  long dropped = 0;
+  {
+    std::lock_guard<std::mutex> tallies_lock(tallies_mu);
+    for (const auto& t : tallies) {
+      runs += t->runs.load();
+      dropped += t->dropped.load();
+    }
+  }
   std::vector<double> lateness_ms;
   std::map<int64_t, std::vector<double>> late_by_fire;  // the same, by fire time
-  const size_t taken = sample_count.load();
-  for (size_t i = 0; i < std::min(taken, samples.size()); ++i) {
+  for (size_t i = 0; i < std::min(sample_count.load(), samples.size()); ++i) {
     const int64_t fire = samples[i].fire.load(std::memory_order_acquire);
     if (fire == 0) continue;  // a run still reporting as the window closed
     lateness_ms.push_back(samples[i].late_ms);
@@ -301,7 +335,7 @@ int main(int argc, char** argv) {
       {"item_runs", runs},
       // Lateness samples past the harness's room (none unless the cron fires more than once
       // a second per item).
-      {"samples_dropped", taken > samples.size() ? taken - samples.size() : 0},
+      {"samples_dropped", dropped},
       // null when no run of the window answered its own fire time (all misfire re-runs).
       {"lateness_ms",
        lateness_ms.empty()

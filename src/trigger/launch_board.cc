@@ -57,26 +57,53 @@ void LaunchBoard::Batch::Launch() {
 
 void LaunchBoard::Batch::Drain() {
   const size_t n = units_.size();
-  for (size_t i = next_.fetch_add(1, std::memory_order_relaxed); i < n;
-       i = next_.fetch_add(1, std::memory_order_relaxed)) {
-    Unit& unit = units_[i];
-    const bool go = unit.begin(afters_[i]);
-    if (begun_.fetch_add(1, std::memory_order_acq_rel) + 1 == n) PostAfters();
-    if (go) {
-      // Into user code, which may be slow: the last drainer still taking units, with units
-      // left, has another one join first.
-      if (taking_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
-          next_.load(std::memory_order_relaxed) < n) {
-        Grow();
-      }
-      unit.run();
-      taking_.fetch_add(1, std::memory_order_acq_rel);
+  // The units this drainer took, released once it has no more to take (see the header).
+  std::vector<std::pair<size_t, size_t>> taken;
+  while (true) {
+    // A run of units at a time while many are left (one shared count per run, not per
+    // unit: the count's cache line moves between cores at each update), single units near
+    // the end, so that the drainers finish together.
+    const size_t claimed = next_.load(std::memory_order_relaxed);
+    if (claimed >= n) break;
+    const size_t size =
+        std::clamp<size_t>((n - claimed) / (static_cast<size_t>(most_) * 8), 1, kMaxRun);
+    const size_t first = next_.fetch_add(size, std::memory_order_relaxed);
+    if (first >= n) break;
+    const size_t last = std::min(n, first + size);
+    taken.emplace_back(first, last);
+    // Admission first, for the whole run (cheap, never blocking), then the user code.
+    bool go[kMaxRun];
+    bool any = false;
+    for (size_t i = first; i < last; ++i) {
+      go[i - first] = units_[i].begin(afters_[i]);
+      any = any || go[i - first];
     }
-    // The unit's state (captures, a job's run) goes as soon as it is done, not with the
-    // batch: a unit may hold what its owner waits to see released.
-    unit = Unit{};
+    if (begun_.fetch_add(last - first, std::memory_order_acq_rel) + (last - first) == n) {
+      PostAfters();
+    }
+    if (!any) continue;
+    // Into user code, which may be slow: the last drainer still taking units, with units
+    // left, has another one join first.
+    if (taking_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+        next_.load(std::memory_order_relaxed) < n) {
+      Grow();
+    }
+    for (size_t i = first; i < last; ++i) {
+      if (go[i - first]) units_[i].run();
+    }
+    taking_.fetch_add(1, std::memory_order_acq_rel);
   }
   taking_.fetch_sub(1, std::memory_order_acq_rel);
+  // Every unit has been taken: what this drainer's units held (captures, a job's run) goes
+  // now, on the control executor, off the way of the units other drainers still start, and
+  // not with the batch (a unit of another drainer may be slow, and the owner of one of these
+  // may wait to see its own released).
+  if (taken.empty()) return;
+  control_.Post([self = shared_from_this(), taken = std::move(taken)] {
+    for (const auto& [first, last] : taken) {
+      for (size_t i = first; i < last; ++i) self->units_[i] = Unit{};
+    }
+  });
 }
 
 void LaunchBoard::Batch::Grow() {

@@ -12,10 +12,14 @@
 // begun, the `after` work goes to the control executor, in chunks: a job's registry work
 // follows its items' starts and never delays another job's start.
 //
-// User code may be slow: a drainer about to run it while every other drainer is running user
-// code too, with units left, has one more worker join first (up to `most` drainers, the
-// executor's bound), so slow jobs hold up the rest of the batch only as far as they would
-// hold up a pool of that size.
+// A drainer takes a run of units at once while many are left (up to kMaxRun; one unit at a
+// time once fewer than `most` x 8 are left, as in any batch of that size or less), admits
+// them all, then runs their user code. User code may be slow: a drainer about to run it
+// while every other drainer is running user code too, with units left, has one more worker
+// join first (up to `most` drainers, the executor's bound). So slow jobs hold up the rest of
+// the batch only as far as they would hold up a pool of that size, plus, in a large batch,
+// the other units of their run (at most kMaxRun - 1). A drainer releases what its units hold
+// once every unit of the batch has been taken.
 //
 // Units added for a time whose batch has been handed over already form a new batch, started
 // at once. A unit's owner cancels it through its own state (the board has no Cancel): a
@@ -82,6 +86,8 @@ class LaunchBoard {
     std::atomic<int> taking_{0};    // of those, the ones not in user code
   };
 
+  // The most units a drainer takes at once.
+  static constexpr size_t kMaxRun = 8;
   // `after` work is posted to `control` this many to a task.
   static constexpr size_t kAftersPerTask = 64;
 

@@ -3,6 +3,9 @@
 // wait on registry events and reported runs (condition variables), never on sleeps.
 #include <gtest/gtest.h>
 
+#include <future>
+#include <set>
+
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 #include "unit/bootstrap/runtime_test_support.h"
 
@@ -39,6 +42,103 @@ TEST_F(RegistryReactionsTest, AnOperatorTriggerRunsNowAndOneArrivingDuringARunIs
     }
     return ran == 2;
   }));
+}
+
+// A cron trigger is worked out kPrepareLead (50 ms) before its fire time; what happens
+// between then and the fire time must count as it would without the preparation. These tests
+// act 10 ms before a fire time: whether the preparation has run by then or not, the outcome
+// they assert is the same.
+class PreparedTriggerTest : public test_support::RuntimeTest {
+ protected:
+  // The next fire time (the clock sits on whole seconds between these tests' steps).
+  Clock::WallTime Next() { return clock_.WallNow() + 1s; }
+  // Advances to `fire` and waits for the cron trigger of that fire time to be reported.
+  bool FireAt(Clock::WallTime fire) {
+    clock_.Advance(fire - clock_.WallNow());
+    return rec_.Wait([fire](const auto&, const auto& triggers) {
+      for (const auto& t : triggers) {
+        if (t.source == TriggerReport::Source::kCron && t.scheduled == fire) return true;
+      }
+      return false;
+    });
+  }
+  // The items run for the cron fire time `fire`.
+  std::set<int> ItemsAt(Clock::WallTime fire) {
+    std::set<int> items;
+    for (const auto& r : rec_.runs()) {
+      if (r.fire_time == fire) items.insert(r.item);
+    }
+    return items;
+  }
+  // Start-up's sharding done, and two fires answered (the later ones are prepared).
+  bool Settle(RegistryCenter& reg, int items) {
+    return WaitSettled(reg, items, 1) && FireAt(Next()) && FireAt(Next());
+  }
+};
+
+TEST_F(PreparedTriggerTest, AnItemDisabledBeforeTheFireTimeDoesNotRunAtIt) {
+  auto reg = Session();
+  ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(3), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(Settle(*reg, 3)) << rec_.Dump();
+  const auto fire = Next();
+  clock_.Advance(fire - 10ms - clock_.WallNow());
+  ASSERT_TRUE(reg->Persist("/job/sharding/1/disabled", "").ok());
+  ASSERT_TRUE(FireAt(fire)) << rec_.Dump();
+  EXPECT_EQ(ItemsAt(fire), (std::set<int>{0, 2})) << rec_.Dump();
+  // And back at the next one.
+  ASSERT_TRUE(reg->Remove("/job/sharding/1/disabled").ok());
+  const auto after = Next();
+  ASSERT_TRUE(FireAt(after)) << rec_.Dump();
+  EXPECT_EQ(ItemsAt(after), (std::set<int>{0, 1, 2})) << rec_.Dump();
+}
+
+TEST_F(PreparedTriggerTest, AnOperatorTriggerBeforeTheFireTimeRunsAndSoDoesTheFire) {
+  auto reg = Session();
+  ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(1), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(Settle(*reg, 1)) << rec_.Dump();
+  const size_t operator_runs = OperatorTriggers();
+  const size_t runs = rec_.runs().size();
+  const auto fire = Next();
+  clock_.Advance(fire - 10ms - clock_.WallNow());
+  // If the preparation came first, its run holds the job's lane and the operator's waits
+  // for it; else the operator's runs first, and the fire finds it running (a misfire: run
+  // again once it ends, as ElasticJob does). Either way both run; neither is lost.
+  ASSERT_TRUE(reg->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
+  ASSERT_TRUE(FireAt(fire)) << rec_.Dump();
+  ASSERT_TRUE(rec_.Wait([&](const auto& all_runs, const auto& triggers) {
+    size_t ran = 0;
+    for (const auto& t : triggers) {
+      ran +=
+          t.source == TriggerReport::Source::kOperator && t.outcome == TriggerReport::Outcome::kRan;
+    }
+    return ran > operator_runs && all_runs.size() >= runs + 2;
+  })) << rec_.Dump();
+  ASSERT_TRUE(rec_.Wait([&](const auto&, const auto& triggers) {
+    for (const auto& t : triggers) {
+      if (t.source == TriggerReport::Source::kCron && t.scheduled == fire) {
+        return t.outcome == TriggerReport::Outcome::kRan ||
+               t.outcome == TriggerReport::Outcome::kMisfire;
+      }
+    }
+    return false;
+  })) << rec_.Dump();
+}
+
+TEST_F(PreparedTriggerTest, ShutdownBeforeTheFireTimeDropsThePreparedRunWithoutWaitingForIt) {
+  auto reg = Session();
+  auto options = Options("10.0.0.1");
+  options.shutdown_timeout = 1h;  // a prepared run counted as running would hold Shutdown
+  ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(2), options);
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(Settle(*reg, 2)) << rec_.Dump();
+  const auto fire = Next();
+  clock_.Advance(fire - 10ms - clock_.WallNow());
+  auto shutdown = std::async(std::launch::async, [&] { boot.Shutdown(); });
+  ASSERT_EQ(shutdown.wait_for(20s), std::future_status::ready) << "Shutdown waits for the fire";
+  clock_.Advance(1s);
+  EXPECT_TRUE(ItemsAt(fire).empty()) << rec_.Dump();  // (a late run would show up only later)
 }
 
 TEST_F(RegistryReactionsTest, ACronChangeInTheRegistryReschedulesWithoutARestart) {
