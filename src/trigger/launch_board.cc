@@ -20,11 +20,18 @@ void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
   // forgotten as they are met; the map holds at most a few).
   batch = std::make_shared<Batch>(workers_, drains_, most_, control_);
   batch->Add(units);
+  // One worker standing by: it takes the launch, and the helpers it posts (larger batches)
+  // join as they wake; more standing by would spin for a one-unit batch (one job).
   timer_.ScheduleAt(
-      due, [batch] { batch->Launch(); }, &workers_);
+      due, [batch] { batch->Launch(); }, &workers_, /*standby=*/1);
   for (auto it = open_.begin(); it != open_.end() && it->first < due;) {
-    std::lock_guard<std::mutex> batch_lock(it->second->mu_);
-    it = it->second->sealed_ ? open_.erase(it) : std::next(it);
+    bool sealed;
+    {
+      std::lock_guard<std::mutex> batch_lock(it->second->mu_);
+      sealed = it->second->sealed_;
+    }
+    // Outside the batch's lock: erasing may destroy the batch (and its mutex).
+    it = sealed ? open_.erase(it) : std::next(it);
   }
 }
 

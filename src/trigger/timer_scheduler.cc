@@ -24,10 +24,11 @@ TimerScheduler::~TimerScheduler() {
 }
 
 TimerScheduler::TaskId TimerScheduler::ScheduleAt(Clock::WallTime due, std::function<void()> task,
-                                                  Executor* on) {
+                                                  Executor* on, int standby) {
   std::lock_guard<std::mutex> lock(mu_);
   TaskId id = next_id_++;
-  tasks_.emplace(id, Task{std::move(task), on != nullptr ? on : &executor_});
+  tasks_.emplace(id, Task{std::move(task), on != nullptr ? on : &executor_,
+                          standby == kDefaultStandby ? standby_ : standby});
   // The thread sleeps until the earliest task: wake it only when this one comes first (a
   // thousand jobs re-arming after a fire would otherwise wake it a thousand times).
   const bool earliest = heap_.empty() || due < heap_.top().due;
@@ -103,9 +104,9 @@ void TimerScheduler::Run() {
       continue;
     }
     // Real clock: sleep until `early_` before due (or an earlier task arrives), then wait the
-    // rest on the CPU, with `standby_` executor threads awake and waiting too (urgent tasks:
-    // ahead of queued work, behind triggers already due). Only after a sleep: tasks due
-    // one after another with no gap to sleep in get no spinning.
+    // rest on the CPU, with the task's `standby` executor threads awake and waiting too (urgent
+    // tasks: ahead of queued work, behind triggers already due). Only after a sleep: tasks due one
+    // after another with no gap to sleep in get no spinning.
     if (next.due - now > early_) {
       cv_.wait_for(lock, next.due - now - early_);
       slept = true;
@@ -119,11 +120,12 @@ void TimerScheduler::Run() {
     const Clock::WallTime due = next.due;
     auto task = tasks_.find(next.id);
     Executor& on = task != tasks_.end() ? *task->second.on : executor_;
+    const int standby = task != tasks_.end() ? task->second.standby : standby_;
     lock.unlock();
-    if (standby_ > 0) {
-      on.KeepAwake(standby_, std::chrono::steady_clock::now() +
-                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                     due - clock_.WallNow()));
+    if (standby > 0) {
+      on.KeepAwake(standby, std::chrono::steady_clock::now() +
+                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    due - clock_.WallNow()));
     }
     while (clock_.WallNow() < due) std::this_thread::yield();
     lock.lock();

@@ -49,8 +49,12 @@ class TimerScheduler {
   TimerScheduler& operator=(const TimerScheduler&) = delete;
 
   // Runs `task` on the executor (or on `on`, which must outlive this object, when given)
-  // once the wall clock reaches `due`. Returns an id for Cancel.
-  TaskId ScheduleAt(Clock::WallTime due, std::function<void()> task, Executor* on = nullptr);
+  // once the wall clock reaches `due`. `standby`: the threads to have awake for it, when
+  // not the scheduler's (a task that starts all its work itself needs one). Returns an id
+  // for Cancel.
+  static constexpr int kDefaultStandby = -1;
+  TaskId ScheduleAt(Clock::WallTime due, std::function<void()> task, Executor* on = nullptr,
+                    int standby = kDefaultStandby);
   // Forgets a task that has not been handed to the executor yet. Returns whether it was.
   bool Cancel(TaskId id);
   // Stops the thread; pending tasks are dropped.
@@ -80,6 +84,7 @@ class TimerScheduler {
   struct Task {
     std::function<void()> fn;
     Executor* on;  // never null
+    int standby;   // resolved: never kDefaultStandby
   };
   std::map<TaskId, Task> tasks_ ELASTICJOB_GUARDED_BY(mu_);
   TaskId next_id_ ELASTICJOB_GUARDED_BY(mu_) = 1;

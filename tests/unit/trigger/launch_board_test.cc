@@ -141,6 +141,13 @@ TEST_F(LaunchBoardTest, UnitsAddedAfterTheirBatchWasHandedOverStartAtOnce) {
   board.Add(At(101), std::move(late));  // its time has come already
   ASSERT_TRUE(log.WaitFor(4));
   EXPECT_TRUE(log.Has("run late"));
+  // The next fire time's batch (the board forgets the batches handed over before it).
+  std::vector<LaunchBoard::Unit> next;
+  next.push_back(Unit("next"));
+  board.Add(At(102), std::move(next));
+  clock.Advance(seconds(1));
+  ASSERT_TRUE(log.WaitFor(6));
+  EXPECT_TRUE(log.Has("run next"));
 }
 
 // User code may be slow: the rest of the batch must not wait behind it while the pool has

@@ -138,6 +138,14 @@ TEST(TimerSchedulerTest, RealClockHasStandbyThreadsWaitingAtTheDueTime) {
     EXPECT_EQ(spy.handed_over.back().first, 2 * round);  // two standby threads each time
     EXPECT_GE(spy.handed_over.back().second, due);
   }
+  // A task may ask for its own number (a LaunchBoard's launch: one).
+  const Clock::WallTime due = Clock::System().WallNow() + std::chrono::milliseconds(40);
+  std::promise<void> ran;
+  timer.ScheduleAt(due, [&] { ran.set_value(); }, nullptr, /*standby=*/1);
+  ASSERT_EQ(ran.get_future().wait_for(seconds(10)), std::future_status::ready);
+  std::lock_guard<std::mutex> l(spy.mu);
+  ASSERT_EQ(spy.handed_over.size(), 4u);
+  EXPECT_EQ(spy.handed_over.back().first, 2 * 3 + 1);
 }
 
 }  // namespace
