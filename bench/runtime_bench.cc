@@ -9,7 +9,10 @@
 //                        the window's item runs answering a cron fire, all jobs together
 //   per_fire_ms          runs / p50 / p99 / max of the lateness of each fire time of the window
 //   pickup_ms            min / p50 / p99 of (trigger's handling began - cron fire time): the
-//                        part of the lateness spent waiting for a trigger thread
+//                        part of the lateness spent waiting for a trigger thread (0 for a
+//                        trigger prepared before its fire time: TriggerReport::started)
+//   samples_dropped      lateness samples past the harness's room (0 unless the cron fires
+//                        more than once a second)
 //   requests             (ZooKeeper) requests this process sent in the window, by kind
 //   startup_requests     (ZooKeeper) requests sent until the last Schedule() returned
 //   triggers, item_runs  counted in the window
