@@ -155,9 +155,11 @@ class JobRuntime final : public listener::JobController,
   std::string cron_text_;               // GUARDED_BY(mu_)
   std::optional<TimeZone> zone_;        // GUARDED_BY(mu_)
   std::string zone_text_;               // GUARDED_BY(mu_)
-  // How long before its fire time a cron trigger is worked out (OnPrepare): the time a
-  // thousand jobs' preparations take, with room to spare, and short beside a cron's second.
-  static constexpr std::chrono::milliseconds kPrepareLead{50};
+  // How long before its fire time a cron trigger is worked out (OnPrepare): ten thousand
+  // jobs' preparations take tens of milliseconds on two cores the registry server may share
+  // (a preparation done after the fire time starts late), and the lead is short beside a
+  // cron's second (a run still going then is not prepared: its trigger does it all).
+  static constexpr std::chrono::milliseconds kPrepareLead{200};
   trigger::TimerScheduler::TaskId next_task_ = 0;  // GUARDED_BY(mu_): the next OnPrepare
   trigger::TimerScheduler::TaskId fire_task_ = 0;  // GUARDED_BY(mu_): an OnCronFire
   // GUARDED_BY(mu_): the run prepared for the next fire time, until it starts.

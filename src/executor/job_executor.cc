@@ -147,10 +147,16 @@ void JobExecutor::ReadItems(const std::shared_ptr<Run>& run, std::optional<uint6
 
 struct JobExecutor::Prepared {
   enum State { kPending, kAdmitted, kLetGo };
+  JobExecutor* executor = nullptr;
   std::shared_ptr<Run> run;
+  uint64_t changes = 0;  // the plan's change count, copied: one object to read at the fire
   std::function<bool()> admit;
   std::function<void()> skipped;
   std::atomic<int> state{kPending};
+  // Per item, worked out ahead: its context and its report (strings and all), so that the
+  // start at the fire time reads this object and the job's, and allocates nothing.
+  std::vector<ShardingContext> contexts;
+  std::vector<ItemRun> reports;
 };
 
 std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(Clock::WallTime fire_time,
@@ -190,6 +196,14 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(Clock::WallTi
   run->holding = true;
   run->remaining = run->items.size() + 1;  // the items and the marks' confirmation
   auto prepared = std::make_shared<Prepared>();
+  prepared->executor = this;
+  prepared->changes = plan->changes;
+  prepared->contexts.reserve(run->items.size());
+  prepared->reports.reserve(run->items.size());
+  for (int item : run->items) {
+    prepared->contexts.push_back(ContextOf(*run, item));
+    prepared->reports.push_back(ReportOf(*run, item));
+  }
   prepared->run = std::move(run);
   prepared->admit = std::move(admit);
   prepared->skipped = std::move(skipped);
@@ -199,26 +213,28 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(Clock::WallTi
 std::vector<trigger::LaunchBoard::Unit> JobExecutor::LaunchUnits(
     const std::shared_ptr<Prepared>& prepared) {
   std::vector<trigger::LaunchBoard::Unit> units;
-  const std::shared_ptr<Run>& run = prepared->run;
-  units.reserve(run->items.size());
-  for (int item : run->items) {
+  units.reserve(prepared->contexts.size());
+  // The closures hold a plain pointer (small enough to live inside the unit, no allocation
+  // to chase at the fire time); the unit's `keep` holds the object.
+  Prepared* p = prepared.get();
+  for (size_t i = 0; i < prepared->contexts.size(); ++i) {
     units.push_back(trigger::LaunchBoard::Unit{
-        [this, prepared](std::function<void()>& after) { return Admit(prepared, after); },
-        [this, run, ctx = ContextOf(*run, item)] { RunItem(run, ctx); }});
+        [p](std::function<void()>& after) { return p->executor->Admit(*p, after); },
+        [p, i] { p->executor->RunPrepared(*p, i); }, prepared});
   }
   return units;
 }
 
-bool JobExecutor::Admit(const std::shared_ptr<Prepared>& prepared, std::function<void()>& after) {
-  int state = prepared->state.load(std::memory_order_acquire);
+bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
+  int state = prepared.state.load(std::memory_order_acquire);
   if (state != Prepared::kPending) return state == Prepared::kAdmitted;
-  const std::shared_ptr<Run>& run = prepared->run;
-  const bool admitted = !prepared->admit || prepared->admit();
+  const std::shared_ptr<Run>& run = prepared.run;
+  const bool admitted = !prepared.admit || prepared.admit();
   const std::optional<uint64_t> changes =
       registry_changes_ ? registry_changes_() : std::optional<uint64_t>();
-  const bool fresh = changes.has_value() && *changes == run->plan->changes;
+  const bool fresh = changes.has_value() && *changes == prepared.changes;
   const int decision = admitted && fresh ? Prepared::kAdmitted : Prepared::kLetGo;
-  if (!prepared->state.compare_exchange_strong(state, decision, std::memory_order_acq_rel)) {
+  if (!prepared.state.compare_exchange_strong(state, decision, std::memory_order_acq_rel)) {
     return state == Prepared::kAdmitted;  // another item start (or Abandon) decided
   }
   if (decision == Prepared::kAdmitted) {
@@ -228,7 +244,7 @@ bool JobExecutor::Admit(const std::shared_ptr<Prepared>& prepared, std::function
   }
   if (!admitted) {
     Drop(run);
-    if (prepared->skipped) prepared->skipped();
+    if (prepared.skipped) prepared.skipped();
     return false;
   }
   // The registry changed since the plan was read: read it again, as the trigger after a
@@ -459,10 +475,31 @@ void JobExecutor::RunItems(const std::shared_ptr<Run>& run) {
   }
 }
 
+ItemRun JobExecutor::ReportOf(const Run& run, int item) {
+  return ItemRun{run.config->job_name,
+                 item,
+                 instance_id_,
+                 true,
+                 "",
+                 {},
+                 run.misfire,
+                 run.failover_items,
+                 Clock::WallTime{},
+                 run.fire_time};
+}
+
 void JobExecutor::RunItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx) {
-  ItemRun report{
-      run->config->job_name, ctx.sharding_item,   instance_id_,     true,          "", {},
-      run->misfire,          run->failover_items, clock_.WallNow(), run->fire_time};
+  ItemRun report = ReportOf(*run, ctx.sharding_item);
+  RunUserCode(run, ctx, report);
+}
+
+void JobExecutor::RunPrepared(Prepared& prepared, size_t i) {
+  RunUserCode(prepared.run, prepared.contexts[i], prepared.reports[i]);
+}
+
+void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingContext& ctx,
+                              ItemRun& report) {
+  report.started = clock_.WallNow();
   auto start = std::chrono::steady_clock::now();
   try {
     job_->Execute(ctx);  // user code is fenced here

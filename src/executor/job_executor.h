@@ -48,9 +48,10 @@
 //
 // Prepared triggers: a cron trigger can also be worked out before its fire time
 // (PrepareTrigger, when the run plan holds, the job has no listeners and the lane is free):
-// the lane is taken then, the run and its items' contexts are built, and at the fire time
-// the items start from a LaunchBoard (LaunchUnits) with nothing left to do but call the
-// job: no registry read, no lock of this executor, no allocation. The first of its items
+// the lane is taken then, the run and its items' contexts and reports are built, and at
+// the fire time the items start from a LaunchBoard (LaunchUnits) with nothing left to do
+// but call the job: no registry read, no lock of this executor, one small allocation per
+// job (the running marks' follow-up). The first of its items
 // to start admits the run: the owner's `admit` (paused? stopped?) and the plan's change
 // count once more; a change since the preparation sends the run back to the registry (it
 // reads everything again, as a trigger after a change does, still holding the lane). The
@@ -185,7 +186,7 @@ class JobExecutor {
   void Reread(const std::shared_ptr<Run>& run);
   // The first item start of a prepared run decides for all of them: true to run. Sets
   // `after` to send the running marks once the batch's items have all started.
-  bool Admit(const std::shared_ptr<Prepared>& prepared, std::function<void()>& after);
+  bool Admit(Prepared& prepared, std::function<void()>& after);
   // Releases a prepared run that will not run (its lane and items), dropping its `done`.
   void Drop(const std::shared_ptr<Run>& run);
   // A normal run whose items are known: misfire checks, marks, listeners, then Begin.
@@ -203,7 +204,13 @@ class JobExecutor {
   void RunItems(const std::shared_ptr<Run>& run);
   // One item of `run`: the job's code, the report, and the end of the pass after the last.
   void RunItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx);
+  // Item `i` of a prepared run, with its context and report worked out ahead.
+  void RunPrepared(Prepared& prepared, size_t i);
+  // Runs the user code for `ctx` and reports it in `report` (its `started` set here).
+  void RunUserCode(const std::shared_ptr<Run>& run, const ShardingContext& ctx, ItemRun& report);
   ShardingContext ContextOf(const Run& run, int item);
+  // The report of `item`'s run, but for its start, end and outcome.
+  ItemRun ReportOf(const Run& run, int item);
   // After the last item and the marks' confirmation: clears the marks, then Completed
   // (misfire re-runs, listeners).
   void Finish(const std::shared_ptr<Run>& run);

@@ -49,7 +49,8 @@ class LaunchBoard {
   struct Unit {
     // Whether to run; may set `after`. Must not block.
     std::function<bool(std::function<void()>& after)> begin;
-    std::function<void()> run;  // user code
+    std::function<void()> run;         // user code
+    std::shared_ptr<const void> keep;  // what the two point to, held for them
   };
 
   class Batch : public std::enable_shared_from_this<Batch> {

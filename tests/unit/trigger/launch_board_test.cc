@@ -79,7 +79,7 @@ class LaunchBoardTest : public ::testing::Test {
                                after = [this, name] { log.Add("after " + name); };
                                return go;
                              },
-                             [this, name] { log.Add("run " + name); }};
+                             [this, name] { log.Add("run " + name); }, nullptr};
   }
 
   SimulatedClock clock{At(100)};
@@ -166,13 +166,15 @@ TEST_F(LaunchBoardTest, SlowUserCodeHasAnotherWorkerTakeTheRestOfTheBatch) {
                                       if (!cv.wait_for(l, seconds(10), [&] { return second_ran; }))
                                         first_gave_up = true;
                                       log.Add("first");
-                                    }});
+                                    },
+                                    nullptr});
   units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
                                     [&] {
                                       std::lock_guard<std::mutex> l(mu);
                                       second_ran = true;
                                       cv.notify_all();
-                                    }});
+                                    },
+                                    nullptr});
   board.Add(At(101), std::move(units));
   clock.Advance(seconds(1));
   ASSERT_TRUE(log.WaitFor(1));
@@ -200,7 +202,7 @@ TEST_F(LaunchBoardTest, NoMoreThanMostDrainersRunUserCodeAtOnce) {
   };
   std::vector<LaunchBoard::Unit> units;
   for (int i = 0; i < 3; ++i) {
-    units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; }, slow});
+    units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; }, slow, nullptr});
   }
   board.Add(At(101), std::move(units));
   clock.Advance(seconds(1));
