@@ -263,13 +263,11 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
     // The next fire time, prepared in its turn (unless rescheduled meanwhile: armed anew).
     if (arming == arming_) ArmNextLocked(fire_time);
   }
+  // The flag and the counter are this runtime's, which `skipped` keeps alive (the counter's
+  // owner is kept for the runtime's life: counter_owner_).
   auto prepared = executor_->PrepareTrigger(
       fire_time, MakeDone(Source::kCron, fire_time, std::max(fire_time, clock_.WallNow())),
-      [self = shared_from_this()] {
-        // Quartz's "do nothing" misfire policy: a fire time that passes while paused is
-        // skipped.
-        return self->admissible_.load();
-      },
+      &admissible_, counter_.load(std::memory_order_acquire),
       [self = shared_from_this()] { self->EndTask(); });
   std::unique_lock<std::mutex> lock(mu_);
   if (stopped_) {

@@ -150,7 +150,8 @@ struct JobExecutor::Prepared {
   JobExecutor* executor = nullptr;
   std::shared_ptr<Run> run;
   uint64_t changes = 0;  // the plan's change count, copied: one object to read at the fire
-  std::function<bool()> admit;
+  const std::atomic<bool>* admissible = nullptr;
+  const std::atomic<uint64_t>* change_counter = nullptr;  // null: registry_changes_
   std::function<void()> skipped;
   std::atomic<int> state{kPending};
   // Per item, worked out ahead: its context and its report (strings and all), so that the
@@ -159,10 +160,9 @@ struct JobExecutor::Prepared {
   std::vector<ItemRun> reports;
 };
 
-std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(Clock::WallTime fire_time,
-                                                                   Done done,
-                                                                   std::function<bool()> admit,
-                                                                   std::function<void()> skipped) {
+std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
+    Clock::WallTime fire_time, Done done, const std::atomic<bool>* admissible,
+    const std::atomic<uint64_t>* change_counter, std::function<void()> skipped) {
   // Listeners run around the items at the fire time, as ElasticJob's do: no preparing.
   if (listeners_ != nullptr && !listeners_->empty()) return nullptr;
   const std::optional<uint64_t> changes =
@@ -205,7 +205,8 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(Clock::WallTi
     prepared->reports.push_back(ReportOf(*run, item));
   }
   prepared->run = std::move(run);
-  prepared->admit = std::move(admit);
+  prepared->admissible = admissible;
+  prepared->change_counter = change_counter;
   prepared->skipped = std::move(skipped);
   return prepared;
 }
@@ -229,9 +230,14 @@ bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
   int state = prepared.state.load(std::memory_order_acquire);
   if (state != Prepared::kPending) return state == Prepared::kAdmitted;
   const std::shared_ptr<Run>& run = prepared.run;
-  const bool admitted = !prepared.admit || prepared.admit();
+  // Quartz's "do nothing" misfire policy: a fire time that passes while paused is skipped.
+  const bool admitted =
+      prepared.admissible == nullptr || prepared.admissible->load(std::memory_order_acquire);
   const std::optional<uint64_t> changes =
-      registry_changes_ ? registry_changes_() : std::optional<uint64_t>();
+      prepared.change_counter != nullptr
+          ? std::optional<uint64_t>(prepared.change_counter->load(std::memory_order_acquire))
+      : registry_changes_ ? registry_changes_()
+                          : std::optional<uint64_t>();
   const bool fresh = changes.has_value() && *changes == prepared.changes;
   const int decision = admitted && fresh ? Prepared::kAdmitted : Prepared::kLetGo;
   if (!prepared.state.compare_exchange_strong(state, decision, std::memory_order_acq_rel)) {

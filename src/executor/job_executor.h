@@ -52,7 +52,7 @@
 // the fire time the items start from a LaunchBoard (LaunchUnits) with nothing left to do
 // but call the job: no registry read, no lock of this executor, one small allocation per
 // job (the running marks' follow-up). The first of its items
-// to start admits the run: the owner's `admit` (paused? stopped?) and the plan's change
+// to start admits the run: the owner's `admissible` (paused? stopped?) and the plan's change
 // count once more; a change since the preparation sends the run back to the registry (it
 // reads everything again, as a trigger after a change does, still holding the lane). The
 // running marks of a launch are sent once every item of the board's batch has started.
@@ -62,6 +62,7 @@
 #ifndef ELASTICJOB_EXECUTOR_JOB_EXECUTOR_H_
 #define ELASTICJOB_EXECUTOR_JOB_EXECUTOR_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -136,11 +137,14 @@ class JobExecutor {
   struct Prepared;
   // Takes the lane and works out the run for the cron fire at `fire_time`, when the run plan
   // holds, this instance has items, the job has no listeners and the lane is free; else
-  // returns null and takes nothing (Trigger at the fire time). At the fire time `admit` is
-  // called once, before any item starts: false skips the run (the lane is released, `done`
-  // is never called, `skipped` is).
+  // returns null and takes nothing (Trigger at the fire time). At the fire time
+  // `*admissible` is read once, before any item starts: false skips the run (the lane is
+  // released, `done` is never called, `skipped` is). `change_counter`, when given, is the
+  // counter behind the registry change count (Subscription::change_counter), read directly
+  // then. REQUIRES: both outlive the prepared run (what `skipped` holds may keep them).
   std::shared_ptr<Prepared> PrepareTrigger(Clock::WallTime fire_time, Done done,
-                                           std::function<bool()> admit,
+                                           const std::atomic<bool>* admissible,
+                                           const std::atomic<uint64_t>* change_counter,
                                            std::function<void()> skipped);
   // The item starts of `prepared`, to run together at its fire time (LaunchBoard).
   std::vector<trigger::LaunchBoard::Unit> LaunchUnits(const std::shared_ptr<Prepared>& prepared);
