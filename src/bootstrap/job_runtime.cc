@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "executor/script/script_job.h"
+#include "infra/change_epoch.h"
 #include "infra/log.h"
 #include "sharding/sharding_node.h"
 
@@ -284,7 +285,8 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
   }
   prepared_ = prepared;
   auto units = executor_->LaunchUnits(prepared);
-  lock.unlock();
+  // Under mu_ and not stopped, as every use of the shared runtime: Shutdown releases it (and
+  // may destroy the board) only once stopped. (The board calls nothing of ours back.)
   shared_->board.Add(fire_time, std::move(units));
 }
 
@@ -400,12 +402,14 @@ void JobRuntime::Pause() {
   std::lock_guard<std::mutex> lock(mu_);
   paused_ = true;
   admissible_.store(false);
+  infra::BumpChangeEpoch();
 }
 
 void JobRuntime::Resume() {
   std::lock_guard<std::mutex> lock(mu_);
   paused_ = false;
   admissible_.store(!stopped_);
+  infra::BumpChangeEpoch();
 }
 
 void JobRuntime::Reschedule(const JobConfiguration& config) {
@@ -541,10 +545,12 @@ void JobRuntime::Stop(bool wait) {
     if (stopped_ || !started_) {
       stopped_ = true;
       admissible_.store(false);
+      infra::BumpChangeEpoch();
       return;
     }
     stopped_ = true;
     admissible_.store(false);
+    infra::BumpChangeEpoch();
     CancelArmedLocked();
     shared_->timer.Cancel(reconcile_task_);
   }

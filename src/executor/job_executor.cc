@@ -9,6 +9,7 @@
 #include <map>
 
 #include "elasticjob/config/job_configuration.h"
+#include "infra/change_epoch.h"
 #include "infra/log.h"
 
 namespace elasticjob::executor {
@@ -150,6 +151,9 @@ struct JobExecutor::Prepared {
   JobExecutor* executor = nullptr;
   std::shared_ptr<Run> run;
   uint64_t changes = 0;  // the plan's change count, copied: one object to read at the fire
+  // infra::ChangeEpoch() before the preparation read the flag and the count (0: the flag
+  // was down then, or there is no flag: no shortcut).
+  uint64_t epoch = 0;
   const std::atomic<bool>* admissible = nullptr;
   const std::atomic<uint64_t>* change_counter = nullptr;  // null: registry_changes_
   std::function<void()> skipped;
@@ -165,6 +169,9 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
     const std::atomic<uint64_t>* change_counter, std::function<void()> skipped) {
   // Listeners run around the items at the fire time, as ElasticJob's do: no preparing.
   if (listeners_ != nullptr && !listeners_->empty()) return nullptr;
+  // The epoch first, then what it guards (infra/change_epoch.h).
+  const uint64_t epoch = infra::ChangeEpoch().load();
+  const bool admissible_now = admissible != nullptr && admissible->load();
   const std::optional<uint64_t> changes =
       registry_changes_ ? registry_changes_() : std::optional<uint64_t>();
   std::shared_ptr<const Plan> plan = CurrentPlan(changes);
@@ -207,6 +214,7 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   prepared->run = std::move(run);
   prepared->admissible = admissible;
   prepared->change_counter = change_counter;
+  prepared->epoch = admissible_now ? epoch : 0;
   prepared->skipped = std::move(skipped);
   return prepared;
 }
@@ -230,15 +238,21 @@ bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
   int state = prepared.state.load(std::memory_order_acquire);
   if (state != Prepared::kPending) return state == Prepared::kAdmitted;
   const std::shared_ptr<Run>& run = prepared.run;
+  // Nothing moved in the process since the preparation (infra/change_epoch.h): admitted, and
+  // the plan still holds, without this job's own reads.
+  const bool unmoved = prepared.epoch != 0 && infra::ChangeEpoch().load() == prepared.epoch;
   // Quartz's "do nothing" misfire policy: a fire time that passes while paused is skipped.
-  const bool admitted =
-      prepared.admissible == nullptr || prepared.admissible->load(std::memory_order_acquire);
-  const std::optional<uint64_t> changes =
-      prepared.change_counter != nullptr
-          ? std::optional<uint64_t>(prepared.change_counter->load(std::memory_order_acquire))
-      : registry_changes_ ? registry_changes_()
-                          : std::optional<uint64_t>();
-  const bool fresh = changes.has_value() && *changes == prepared.changes;
+  const bool admitted = unmoved || prepared.admissible == nullptr ||
+                        prepared.admissible->load(std::memory_order_acquire);
+  bool fresh = unmoved;
+  if (!fresh) {
+    const std::optional<uint64_t> changes =
+        prepared.change_counter != nullptr
+            ? std::optional<uint64_t>(prepared.change_counter->load(std::memory_order_acquire))
+        : registry_changes_ ? registry_changes_()
+                            : std::optional<uint64_t>();
+    fresh = changes.has_value() && *changes == prepared.changes;
+  }
   const int decision = admitted && fresh ? Prepared::kAdmitted : Prepared::kLetGo;
   if (!prepared.state.compare_exchange_strong(state, decision, std::memory_order_acq_rel)) {
     return state == Prepared::kAdmitted;  // another item start (or Abandon) decided

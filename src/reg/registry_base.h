@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "elasticjob/reg/registry_center.h"
+#include "infra/change_epoch.h"
 
 namespace elasticjob::reg {
 
@@ -49,7 +50,10 @@ struct SubscriptionState {
   // holding the backend's lock never sees the change without the count having moved.
   bool counted = false;
   std::atomic<uint64_t> changes{0};
-  void Changed() { changes.fetch_add(1, std::memory_order_acq_rel); }
+  void Changed() {
+    changes.fetch_add(1);
+    infra::BumpChangeEpoch();  // after the count: see infra/change_epoch.h
+  }
   // Stops deliveries; waits for one in progress unless called from inside it.
   void Cancel();
   // Runs `fn` unless cancelled.
