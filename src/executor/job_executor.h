@@ -48,14 +48,15 @@
 //
 // Prepared triggers: a cron trigger can also be worked out before its fire time
 // (PrepareTrigger, when the run plan holds, the job has no listeners and the lane is free):
-// the lane is taken then, the run and its items' contexts and reports are built, and at
-// the fire time the items start from a LaunchBoard (LaunchUnits) with nothing left to do
-// but call the job: no registry read, no lock of this executor, one small allocation per
-// job (the running marks' follow-up). The first of its items
-// to start admits the run: the owner's `admissible` (paused? stopped?) and the plan's change
-// count once more; a change since the preparation sends the run back to the registry (it
-// reads everything again, as a trigger after a change does, still holding the lane). The
-// running marks of a launch are sent once every item of the board's batch has started.
+// the lane is taken then, the run and its items' contexts and reports are built, and at the
+// fire time the items start from a LaunchBoard (LaunchUnits) with nothing left to do but
+// call the job: no registry read, no lock of this executor, one small allocation per job
+// (the running marks' follow-up). The first of its items to start admits the run: the
+// owner's `admissible` (paused? stopped?) and the plan's change count once more, or only the
+// process's change epoch when it has not moved since the preparation
+// (infra/change_epoch.h); a change since the preparation sends the run back to the registry
+// (it reads everything again, as a trigger after a change does, still holding the lane).
+// The running marks of a launch are sent once every item of the board's batch has started.
 //
 // Thread safety: safe for concurrent use. `done` must keep this executor (and the services
 // it uses) alive until it has been called.
