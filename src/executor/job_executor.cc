@@ -44,8 +44,7 @@ std::vector<int> Minus(std::vector<int> items, const std::vector<int>& drop) {
 void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time) {
   // The count first: a change after it, even one made while the registry is read below,
   // leaves the plan kept from those reads out of date.
-  const std::optional<uint64_t> changes =
-      registry_changes_ ? registry_changes_() : std::optional<uint64_t>();
+  const std::optional<uint64_t> changes = RegistryChanges();
   std::shared_ptr<const Plan> plan = CurrentPlan(changes);
   std::shared_ptr<const JobConfiguration> config;
   if (plan != nullptr) {
@@ -103,10 +102,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
   if (plan != nullptr) {
     // Nothing the plan was worked out from has changed: no claimed failover items, no
     // resharding pending, the same items.
-    run->plan = plan;
-    run->items = plan->items;
-    run->params = plan->params;
-    run->task_id = plan->task_id;
+    TakePlan(*run, plan);
     return Proceed(run);
   }
   ReadItems(run, changes);
@@ -172,8 +168,7 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   // The epoch first, then what it guards (infra/change_epoch.h).
   const uint64_t epoch = infra::ChangeEpoch().load();
   const bool admissible_now = admissible != nullptr && admissible->load();
-  const std::optional<uint64_t> changes =
-      registry_changes_ ? registry_changes_() : std::optional<uint64_t>();
+  const std::optional<uint64_t> changes = RegistryChanges();
   std::shared_ptr<const Plan> plan = CurrentPlan(changes);
   if (plan == nullptr || plan->items.empty()) return nullptr;
   // A time-skew failure is reported by the trigger at the fire time.
@@ -194,10 +189,7 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   }
   auto run = std::make_shared<Run>();
   run->config = plan->config;
-  run->plan = plan;
-  run->items = plan->items;
-  run->params = plan->params;
-  run->task_id = plan->task_id;
+  TakePlan(*run, plan);
   run->fire_time = fire_time;
   run->done = std::move(done);
   run->holding = true;
@@ -255,8 +247,7 @@ bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
     const std::optional<uint64_t> changes =
         prepared.change_counter != nullptr
             ? std::optional<uint64_t>(prepared.change_counter->load(std::memory_order_acquire))
-        : registry_changes_ ? registry_changes_()
-                            : std::optional<uint64_t>();
+            : RegistryChanges();
     fresh = changes.has_value() && *changes == prepared.changes;
   }
   const int decision = admitted && fresh ? Prepared::kAdmitted : Prepared::kLetGo;
@@ -313,8 +304,7 @@ void JobExecutor::Reread(const std::shared_ptr<Run>& run) {
   run->items.clear();
   run->params = nullptr;
   run->task_id.clear();
-  const std::optional<uint64_t> changes =
-      registry_changes_ ? registry_changes_() : std::optional<uint64_t>();
+  const std::optional<uint64_t> changes = RegistryChanges();
   auto loaded = config_.LoadLastGood();
   if (!loaded.ok()) return End(run, loaded.status());
   run->config = std::make_shared<const JobConfiguration>(*std::move(loaded));
@@ -323,6 +313,17 @@ void JobExecutor::Reread(const std::shared_ptr<Run>& run) {
     return End(run, s);
   }
   ReadItems(run, changes);
+}
+
+std::optional<uint64_t> JobExecutor::RegistryChanges() {
+  return registry_changes_ ? registry_changes_() : std::nullopt;
+}
+
+void JobExecutor::TakePlan(Run& run, const std::shared_ptr<const Plan>& plan) {
+  run.plan = plan;
+  run.items = plan->items;
+  run.params = plan->params;
+  run.task_id = plan->task_id;
 }
 
 std::shared_ptr<const JobExecutor::Plan> JobExecutor::CurrentPlan(std::optional<uint64_t> changes) {
@@ -565,7 +566,7 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   std::vector<int> marked;
   bool resharding = false;
   if (config.misfire && run->plan != nullptr && !run->misfire &&
-      CurrentPlan(registry_changes_()) == run->plan) {
+      CurrentPlan(RegistryChanges()) == run->plan) {
     // Nothing has changed since the plan read them.
     marked = run->plan->misfired;
     resharding = run->plan->need_sharding;

@@ -178,6 +178,10 @@ class JobExecutor {
     std::vector<int> misfired;  // of `items`, those with a misfire mark
     bool need_sharding = false;
   };
+  // The registry's change count for this job (nullopt: not counted).
+  std::optional<uint64_t> RegistryChanges();
+  // Gives `run` what `plan` worked out (its items, their parameters, the task id).
+  void TakePlan(Run& run, const std::shared_ptr<const Plan>& plan);
   // The kept plan if the registry has not changed since it was read, else null.
   std::shared_ptr<const Plan> CurrentPlan(std::optional<uint64_t> changes);
   // Keeps what `run` (a normal run that read the registry from change count `changes`, and

@@ -70,6 +70,13 @@ class PreparedTriggerTest : public test_support::RuntimeTest {
     }
     return items;
   }
+  // Moves the clock to 10 ms before the next fire time (its preparation due or done), and
+  // returns that fire time.
+  Clock::WallTime JustBeforeNextFire() {
+    const auto fire = Next();
+    clock_.Advance(fire - 10ms - clock_.WallNow());
+    return fire;
+  }
   // Start-up's sharding done, and two fires answered (the later ones are prepared).
   bool Settle(RegistryCenter& reg, int items) {
     return WaitSettled(reg, items, 1) && FireAt(Next()) && FireAt(Next());
@@ -81,8 +88,7 @@ TEST_F(PreparedTriggerTest, AnItemDisabledBeforeTheFireTimeDoesNotRunAtIt) {
   ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(3), Options("10.0.0.1"));
   ASSERT_TRUE(boot.Schedule().ok());
   ASSERT_TRUE(Settle(*reg, 3)) << rec_.Dump();
-  const auto fire = Next();
-  clock_.Advance(fire - 10ms - clock_.WallNow());
+  const auto fire = JustBeforeNextFire();
   ASSERT_TRUE(reg->Persist("/job/sharding/1/disabled", "").ok());
   ASSERT_TRUE(FireAt(fire)) << rec_.Dump();
   EXPECT_EQ(ItemsAt(fire), (std::set<int>{0, 2})) << rec_.Dump();
@@ -100,8 +106,7 @@ TEST_F(PreparedTriggerTest, AnOperatorTriggerBeforeTheFireTimeRunsAndSoDoesTheFi
   ASSERT_TRUE(Settle(*reg, 1)) << rec_.Dump();
   const size_t operator_runs = OperatorTriggers();
   const size_t runs = rec_.runs().size();
-  const auto fire = Next();
-  clock_.Advance(fire - 10ms - clock_.WallNow());
+  const auto fire = JustBeforeNextFire();
   // If the preparation came first, its run holds the job's lane and the operator's waits
   // for it; else the operator's runs first, and the fire finds it running (a misfire: run
   // again once it ends, as ElasticJob does). Either way both run; neither is lost.
@@ -133,8 +138,7 @@ TEST_F(PreparedTriggerTest, ShutdownBeforeTheFireTimeDropsThePreparedRunWithoutW
   ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(2), options);
   ASSERT_TRUE(boot.Schedule().ok());
   ASSERT_TRUE(Settle(*reg, 2)) << rec_.Dump();
-  const auto fire = Next();
-  clock_.Advance(fire - 10ms - clock_.WallNow());
+  const auto fire = JustBeforeNextFire();
   auto shutdown = std::async(std::launch::async, [&] { boot.Shutdown(); });
   ASSERT_EQ(shutdown.wait_for(20s), std::future_status::ready) << "Shutdown waits for the fire";
   clock_.Advance(1s);

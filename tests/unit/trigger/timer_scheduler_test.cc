@@ -141,7 +141,8 @@ TEST(TimerSchedulerTest, RealClockHasStandbyThreadsWaitingAtTheDueTime) {
   // A task may ask for its own number (a LaunchBoard's launch: one).
   const Clock::WallTime due = Clock::System().WallNow() + std::chrono::milliseconds(40);
   std::promise<void> ran;
-  timer.ScheduleAt(due, [&] { ran.set_value(); }, nullptr, /*standby=*/1);
+  timer.ScheduleAt(
+      due, [&] { ran.set_value(); }, nullptr, /*standby=*/1);
   ASSERT_EQ(ran.get_future().wait_for(seconds(10)), std::future_status::ready);
   std::lock_guard<std::mutex> l(spy.mu);
   ASSERT_EQ(spy.handed_over.size(), 4u);
