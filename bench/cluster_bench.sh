@@ -5,7 +5,10 @@
 #   footprint & lateness  one process of J jobs (every-second cron, 1 item): start-up to
 #                         ScheduleAll() returned, to the first run and to steady state
 #                         (settled: a fire time every job answered on time), trigger lateness
-#                         p50/p99/max, threads and RSS idle and under load, CPU per item;
+#                         p50/p99/max once the server has reaped the latch containers the
+#                         start-up's elections emptied (reaped: ms after settling; p99_start:
+#                         the p99 of a window right after settling, while it may be reaping),
+#                         threads and RSS idle and under load, CPU per item;
 #   packets               zk_packets_received (mntr) per item execution, 1 and 2 instances,
 #                         1/4/16 items, failover off and on, a 2-second cron;
 #   resharding            from a joining instance's Schedule() returned to its first item
@@ -46,10 +49,10 @@ results="$out/results.json"
 
 if ((quick)); then
   job_counts=(1 100); window=2; packet_items=(4); packet_instances=(1 2); failover_modes=(off on)
-  packet_window=4; trials=1
+  packet_window=4; trials=1; reap_wait=5
 else
   read -r -a job_counts <<< "${BENCH_JOB_COUNTS:-1 10 100 1000 10000}"; window=10; packet_items=(1 4 16); packet_instances=(1 2)
-  failover_modes=(off on); packet_window=20; trials=10
+  failover_modes=(off on); packet_window=20; trials=10; reap_wait=300
 fi
 
 packets() {  # the server's zk_packets_received
@@ -80,7 +83,8 @@ if ((${#job_counts[@]} > 0)); then
 fi
 for jobs in "${job_counts[@]}"; do
   next_url
-  json=$("$BENCH" --registry "$url" --jobs "$jobs" --seconds "$window" 2>"$work/err") ||
+  json=$("$BENCH" --registry "$url" --jobs "$jobs" --seconds "$window" --reap-wait "$reap_wait" \
+    2>"$work/err") ||
     { echo "cluster_bench: $jobs jobs failed: $(tail -3 "$work/err")"; exit 1; }
   record "{\"scenario\":\"footprint\",\"result\":$json}"
 done
@@ -161,9 +165,11 @@ table() { awk -F'\t' '{ for (i = 1; i <= NF; i++) printf "%-12s", $i; print "" }
 { echo "["; sed '$!s/$/,/' "$results.lines"; echo "]"; } > "$results"
 echo "results: $results"
 echo
-printf 'jobs\tstartup_ms\tfirst_run\tsettled\tlate_p50\tlate_p99\tlate_max\tthreads\trss_kb\tcpu_us/item\n' | table
+printf 'jobs\tstartup_ms\tfirst_run\tsettled\treaped\tp99_start\tlate_p50\tlate_p99\tlate_max\tthreads\trss_kb\tcpu_us/item\n' | table
 grep '"scenario":"footprint"' "$results.lines" | jq -r '.result | [.jobs, (.startup_ms|round), (.first_run_ms|round),
   (if .settle_ms >= 0 then (.settle_ms|round) else "-" end),
+  (if .reaped_ms >= 0 then (.reaped_ms|round) else "-" end),
+  (if .lateness_after_start_ms then (.lateness_after_start_ms.p99*100|round/100) else "-" end),
   (if .lateness_ms then (.lateness_ms.p50*100|round/100) else "-" end), (if .lateness_ms then (.lateness_ms.p99*100|round/100) else "-" end), (if .lateness_ms then (.lateness_ms.max*100|round/100) else "-" end),
   "\(.idle.threads)/\(.load.threads)", "\(.idle.rss_kb)/\(.load.rss_kb)", (.cpu_us_per_item|round)] | @tsv' |
   table

@@ -142,22 +142,27 @@ void JobExecutor::ReadItems(const std::shared_ptr<Run>& run, std::optional<uint6
   });
 }
 
-struct JobExecutor::Prepared {
+// A cache line of its own for what admission reads (the first of a job's item starts at the
+// fire time), then what the starts read.
+struct alignas(64) JobExecutor::Prepared {
   enum State { kPending, kAdmitted, kLetGo };
   JobExecutor* executor = nullptr;
-  std::shared_ptr<Run> run;
-  uint64_t changes = 0;  // the plan's change count, copied: one object to read at the fire
+  std::atomic<int> state{kPending};
   // infra::ChangeEpoch() before the preparation read the flag and the count (0: the flag
   // was down then, or there is no flag: no shortcut).
   uint64_t epoch = 0;
+  uint64_t changes = 0;  // the plan's change count, copied: one object to read at the fire
   const std::atomic<bool>* admissible = nullptr;
   const std::atomic<uint64_t>* change_counter = nullptr;  // null: registry_changes_
-  std::function<void()> skipped;
-  std::atomic<int> state{kPending};
+  std::shared_ptr<Run> run;
+  // The run's running marks, sent once the batch's items have started (the admitted run's
+  // `after`): made here, so that admission allocates nothing and copies no pointer.
+  std::function<void()> begin_marks;
   // Per item, worked out ahead: its context and its report (strings and all), so that the
   // start at the fire time reads this object and the job's, and allocates nothing.
   std::vector<ShardingContext> contexts;
   std::vector<ItemRun> reports;
+  std::function<void()> skipped;
 };
 
 std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
@@ -203,6 +208,7 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
     prepared->contexts.push_back(ContextOf(*run, item));
     prepared->reports.push_back(ReportOf(*run, item));
   }
+  prepared->begin_marks = [this, run] { SendBeginMarks(run); };
   prepared->run = std::move(run);
   prepared->admissible = admissible;
   prepared->change_counter = change_counter;
@@ -221,7 +227,13 @@ std::vector<trigger::LaunchBoard::Unit> JobExecutor::LaunchUnits(
   for (size_t i = 0; i < prepared->contexts.size(); ++i) {
     units.push_back(trigger::LaunchBoard::Unit{
         [p](std::function<void()>& after) { return p->executor->Admit(*p, after); },
-        [p, i] { p->executor->RunPrepared(*p, i); }, prepared});
+        [p, i] { p->executor->RunPrepared(*p, i); },
+        prepared,
+        // What admission and the start read besides the prepared run's first line (`keep`):
+        // its second, the run's count, the item's context and report, this executor's
+        // start-path members and the user's job.
+        {reinterpret_cast<const char*>(p) + 64, &p->run->remaining, &p->contexts[i],
+         &p->reports[i].duration, &p->reports[i].started, &job_, job_.get()}});
   }
   return units;
 }
@@ -229,12 +241,6 @@ std::vector<trigger::LaunchBoard::Unit> JobExecutor::LaunchUnits(
 bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
   int state = prepared.state.load(std::memory_order_acquire);
   if (state != Prepared::kPending) return state == Prepared::kAdmitted;
-  // What the item starts will read, asked for now: the board admits a run of units before it
-  // runs them, so these misses overlap with the other units' instead of following them.
-  __builtin_prefetch(prepared.run.get());
-  __builtin_prefetch(prepared.contexts.data());
-  __builtin_prefetch(prepared.reports.data());
-  __builtin_prefetch(job_.get());
   const std::shared_ptr<Run>& run = prepared.run;
   // Nothing moved in the process since the preparation (infra/change_epoch.h): admitted, and
   // the plan still holds, without this job's own reads.
@@ -256,7 +262,7 @@ bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
   }
   if (decision == Prepared::kAdmitted) {
     // The marks follow every start of the batch (the unit's `after`).
-    after = [this, run] { SendBeginMarks(run); };
+    after = std::move(prepared.begin_marks);
     return true;
   }
   if (!admitted) {

@@ -78,10 +78,12 @@ void LaunchBoard::Batch::Drain() {
     if (first >= n) break;
     const size_t last = std::min(n, first + size);
     taken.emplace_back(first, last);
-    // What the run's units point to, fetched together: a second after they were added, each
-    // is a cache miss, and asked for one by one they would be waited for one by one.
+    // What the run's units read, fetched together (Unit::touch).
     for (size_t i = first; i < last; ++i) {
       if (const void* held = units_[i].keep.get()) __builtin_prefetch(held);
+      for (const void* address : units_[i].touch) {
+        if (address != nullptr) __builtin_prefetch(address);
+      }
     }
     // Admission first, for the whole run (cheap, never blocking), then the user code.
     bool go[kMaxRun];

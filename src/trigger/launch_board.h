@@ -30,6 +30,7 @@
 #ifndef ELASTICJOB_TRIGGER_LAUNCH_BOARD_H_
 #define ELASTICJOB_TRIGGER_LAUNCH_BOARD_H_
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -46,11 +47,17 @@ namespace elasticjob::trigger {
 
 class LaunchBoard {
  public:
+  // The most addresses a unit names for prefetching.
+  static constexpr size_t kTouches = 8;
   struct Unit {
     // Whether to run; may set `after`. Must not block.
     std::function<bool(std::function<void()>& after)> begin;
     std::function<void()> run;         // user code
     std::shared_ptr<const void> keep;  // what the two point to, held for them
+    // Memory the two read (null: none), fetched for a run of units before the first of them
+    // begins: a second after they were added each is a cache miss, and asked for one by
+    // one, as the code reaches them, they would be waited for one by one.
+    std::array<const void*, kTouches> touch{};
   };
 
   class Batch : public std::enable_shared_from_this<Batch> {

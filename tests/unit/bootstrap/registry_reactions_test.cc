@@ -83,6 +83,29 @@ class PreparedTriggerTest : public test_support::RuntimeTest {
   }
 };
 
+TEST_F(PreparedTriggerTest, ItsItemsAreMarkedRunningWhileTheyRunAndUnmarkedAfter) {
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>();
+  ScheduleJobBootstrap boot(*reg, job, Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(Settle(*reg, 2)) << rec_.Dump();
+  job->Close();
+  const int started = job->started();
+  const auto fire = Next();
+  clock_.Advance(fire - clock_.WallNow());
+  ASSERT_TRUE(job->WaitStarted(started + 2));
+  auto marks = [&] {
+    return static_cast<int>(reg->IsExisted("/job/sharding/0/running").value_or(false)) +
+           static_cast<int>(reg->IsExisted("/job/sharding/1/running").value_or(false));
+  };
+  // Sent once the items have started (monitorExecution is on by default).
+  ASSERT_TRUE(WaitRegistry(*reg, [&] { return marks() == 2; })) << rec_.Dump();
+  job->Release();
+  ASSERT_TRUE(FireAt(fire)) << rec_.Dump();
+  EXPECT_EQ(marks(), 0);  // cleared before the trigger's end is reported
+  EXPECT_EQ(ItemsAt(fire), (std::set<int>{0, 1})) << rec_.Dump();
+}
+
 TEST_F(PreparedTriggerTest, AnItemDisabledBeforeTheFireTimeDoesNotRunAtIt) {
   auto reg = Session();
   ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(3), Options("10.0.0.1"));

@@ -85,6 +85,15 @@ class GateJob final : public SimpleJob {
     block_ = false;
     cv_.notify_all();
   }
+  // Item runs from now on block until Release.
+  void Close() {
+    std::lock_guard<std::mutex> l(mu_);
+    block_ = true;
+  }
+  int started() {
+    std::lock_guard<std::mutex> l(mu_);
+    return started_;
+  }
   bool WaitStarted(int n) {
     std::unique_lock<std::mutex> l(mu_);
     return cv_.wait_for(l, 20s, [&] { return started_ >= n; });
