@@ -161,7 +161,7 @@ for t in $(seq 1 "$trials"); do
 done
 
 # The JSON array and the table.
-table() { awk -F'\t' '{ for (i = 1; i <= NF; i++) printf "%-12s", $i; print "" }'; }
+table() { awk -F'\t' '{ for (i = 1; i <= NF; i++) printf "%-12s ", $i; print "" }'; }
 { echo "["; sed '$!s/$/,/' "$results.lines"; echo "]"; } > "$results"
 echo "results: $results"
 echo

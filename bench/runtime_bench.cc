@@ -46,6 +46,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -149,7 +150,10 @@ int main(int argc, char** argv) {
     std::atomic<bool> ran{false};  // the first item run has been seen
   } hot;
   alignas(64) std::atomic<long> first_run_ns{0};
-  std::atomic<elasticjob::Clock::WallTime::rep> window_start{0};  // wall clock
+  // Wall clock; no fire time is in the window until it opens (the first window's triggers
+  // are not the window's).
+  std::atomic<elasticjob::Clock::WallTime::rep> window_start{
+      std::numeric_limits<elasticjob::Clock::WallTime::rep>::max()};
   alignas(64) std::mutex mu;  // off the lines the item runs read
   std::condition_variable warm_cv;
   // The window's lateness samples, written without a lock (a lock here would make the jobs'

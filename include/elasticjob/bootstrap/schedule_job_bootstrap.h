@@ -56,9 +56,12 @@ struct BootstrapOptions {
   std::string server_ip;
   // Time source; default: the system clock. Borrowed.
   Clock* clock = nullptr;
-  // Called after every item run (default: one line on stdout).
+  // Called after every item run (default: one line on stdout), on the item's thread.
+  // The options are copied into every job scheduled with them, so with many jobs a
+  // listener that captures much should capture one pointer to it instead: a small closure
+  // lives inside the std::function, and every job's runs then call the one object.
   std::function<void(const ItemRunReport&)> on_item_run;
-  // Called after every trigger is handled (default: none).
+  // Called after every trigger is handled (default: none). Copied like on_item_run.
   std::function<void(const TriggerReport&)> on_trigger;
   // Listeners of this job, besides those named by the config's jobListenerTypes.
   std::vector<JobListener> listeners;
