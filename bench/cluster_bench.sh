@@ -9,8 +9,10 @@
 #                         start-up's elections emptied (reaped: ms after settling; p99_start:
 #                         the p99 of a window right after settling, while it may be reaping),
 #                         threads and RSS idle and under load, CPU per item;
-#   packets               zk_packets_received (mntr) per item execution, 1 and 2 instances,
-#                         1/4/16 items, failover off and on, a 2-second cron;
+#   packets               zk_packets_received (mntr) per item execution, one job of a
+#                         2-second cron, failover off and on: 1 instance with 1/4/16 items,
+#                         2 instances with 1/4/16 items each (a job of 2/8/32) and with the
+#                         4-item job of the targets (2 each);
 #   resharding            from a joining instance's Schedule() returned to its first item
 #                         assignment, seen by its watch;
 #   failover              kill -9 to the victim's items running on a survivor
@@ -48,10 +50,12 @@ results="$out/results.json"
 : > "$results.lines"
 
 if ((quick)); then
-  job_counts=(1 100); window=2; packet_items=(4); packet_instances=(1 2); failover_modes=(off on)
+  job_counts=(1 100); window=2; packet_shapes=(1:4 2:4); failover_modes=(off on)
   packet_window=4; trials=1; reap_wait=5
 else
-  read -r -a job_counts <<< "${BENCH_JOB_COUNTS:-1 10 100 1000 10000}"; window=10; packet_items=(1 4 16); packet_instances=(1 2)
+  read -r -a job_counts <<< "${BENCH_JOB_COUNTS:-1 10 100 1000 10000}"; window=10
+  # instances:items of the job (AVG_ALLOCATION splits them evenly)
+  packet_shapes=(1:1 1:4 1:16 2:2 2:4 2:8 2:32)
   failover_modes=(off on); packet_window=20; trials=10; reap_wait=300
 fi
 
@@ -86,51 +90,55 @@ for jobs in "${job_counts[@]}"; do
   json=$("$BENCH" --registry "$url" --jobs "$jobs" --seconds "$window" --reap-wait "$reap_wait" \
     2>"$work/err") ||
     { echo "cluster_bench: $jobs jobs failed: $(tail -3 "$work/err")"; exit 1; }
+  # A figure or a failure: a window without its runs measured nothing.
+  jq -e '.item_runs >= .jobs and .lateness_ms != null and .startup_ms > 0' <<< "$json" > /dev/null ||
+    { echo "cluster_bench: $jobs jobs gave no figure: $json"; exit 1; }
   record "{\"scenario\":\"footprint\",\"result\":$json}"
 done
 
 # 2. Packets per item execution: K processes of one job, N items, a 2-second cron; the
 # window is opened and closed in every process at once, and mntr is read around it.
-want packets || packet_instances=()
-for instances in "${packet_instances[@]}"; do
-  for items in "${packet_items[@]}"; do
-    for fo in "${failover_modes[@]}"; do
-      next_url
-      flags=()
-      [[ "$fo" == on ]] && flags+=(--failover)
-      PIDS=()
-      for k in $(seq 1 "$instances"); do
-        mkfifo "$work/ctl$k"
-        "$BENCH" --registry "$url" --items "$items" --cron "0/2 * * * * ?" --control \
-          --ip "10.9.1.$k" "${flags[@]}" < "$work/ctl$k" > "$work/out$k" 2> "$work/err$k" &
-        PIDS+=($!)
-        exec {fd}> "$work/ctl$k"
-        CTL[$k]=$fd
-      done
-      for k in $(seq 1 "$instances"); do
-        wait_for_lines "$work/err$k" ready 1 60 || { echo "cluster_bench: instance $k not ready"; exit 1; }
-      done
-      # Let the start-up resharding settle: one execution before the window.
-      sleep 3
-      before=$(packets)
-      for k in $(seq 1 "$instances"); do echo start >&"${CTL[$k]}"; done
-      sleep "$packet_window"
-      for k in $(seq 1 "$instances"); do echo stop >&"${CTL[$k]}"; done
-      after=$(packets)
-      runs=0
-      for k in $(seq 1 "$instances"); do
-        eval "exec ${CTL[$k]}>&-"
-        wait "${PIDS[$((k - 1))]}"
-        rc=$?
-        ((rc == 0)) || { echo "cluster_bench: instance $k exited $rc: $(tail -3 "$work/err$k") $(cat "$work/out$k")"; exit 1; }
-        n=$(grep -o '"item_runs":[0-9]*' "$work/out$k" | cut -d: -f2)
-        runs=$((runs + n))
-        rm -f "$work/ctl$k"
-      done
-      PIDS=()
-      per=$(awk -v p=$((after - before)) -v r="$runs" 'BEGIN { printf "%.2f", (r > 0 ? p / r : -1) }')
-      record "{\"scenario\":\"packets\",\"instances\":$instances,\"items\":$items,\"failover\":\"$fo\",\"packets\":$((after - before)),\"item_runs\":$runs,\"packets_per_item_run\":$per}"
+want packets || packet_shapes=()
+for shape in "${packet_shapes[@]}"; do
+  instances=${shape%%:*}
+  items=${shape##*:}
+  for fo in "${failover_modes[@]}"; do
+    next_url
+    flags=()
+    [[ "$fo" == on ]] && flags+=(--failover)
+    PIDS=()
+    for k in $(seq 1 "$instances"); do
+      mkfifo "$work/ctl$k"
+      "$BENCH" --registry "$url" --items "$items" --cron "0/2 * * * * ?" --control \
+        --ip "10.9.1.$k" "${flags[@]}" < "$work/ctl$k" > "$work/out$k" 2> "$work/err$k" &
+      PIDS+=($!)
+      exec {fd}> "$work/ctl$k"
+      CTL[$k]=$fd
     done
+    for k in $(seq 1 "$instances"); do
+      wait_for_lines "$work/err$k" ready 1 60 || { echo "cluster_bench: instance $k not ready"; exit 1; }
+    done
+    # Let the start-up resharding settle: one execution before the window.
+    sleep 3
+    before=$(packets)
+    for k in $(seq 1 "$instances"); do echo start >&"${CTL[$k]}"; done
+    sleep "$packet_window"
+    for k in $(seq 1 "$instances"); do echo stop >&"${CTL[$k]}"; done
+    after=$(packets)
+    runs=0
+    for k in $(seq 1 "$instances"); do
+      eval "exec ${CTL[$k]}>&-"
+      wait "${PIDS[$((k - 1))]}"
+      rc=$?
+      ((rc == 0)) || { echo "cluster_bench: instance $k exited $rc: $(tail -3 "$work/err$k") $(cat "$work/out$k")"; exit 1; }
+      n=$(grep -o '"item_runs":[0-9]*' "$work/out$k" | cut -d: -f2)
+      runs=$((runs + n))
+      rm -f "$work/ctl$k"
+    done
+    PIDS=()
+    ((runs > 0)) || { echo "cluster_bench: no item ran in the packets window ($shape, failover $fo)"; exit 1; }
+    per=$(awk -v p=$((after - before)) -v r="$runs" 'BEGIN { printf "%.2f", (r > 0 ? p / r : -1) }')
+    record "{\"scenario\":\"packets\",\"instances\":$instances,\"items\":$items,\"items_per_instance\":$((items / instances)),\"failover\":\"$fo\",\"packets\":$((after - before)),\"item_runs\":$runs,\"packets_per_item_run\":$per}"
   done
 done
 
@@ -145,6 +153,8 @@ done
 sleep 2
 json=$("$BENCH" --registry "$url" --items 6 --seconds 1 --ip 10.9.2.3 --reshard-watch 2>"$work/err") ||
   { echo "cluster_bench: resharding run failed: $(tail -3 "$work/err")"; exit 1; }
+jq -e '.reshard_ms >= 0' <<< "$json" > /dev/null ||
+  { echo "cluster_bench: the joiner saw no assignment: $json"; exit 1; }
 record "{\"scenario\":\"resharding\",\"result\":$json}"
 for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 PIDS=()
@@ -174,8 +184,8 @@ grep '"scenario":"footprint"' "$results.lines" | jq -r '.result | [.jobs, (.star
   "\(.idle.threads)/\(.load.threads)", "\(.idle.rss_kb)/\(.load.rss_kb)", (.cpu_us_per_item|round)] | @tsv' |
   table
 echo
-printf 'instances\titems\tfailover\tpackets\titem_runs\tper_item_run\n' | table
-grep '"scenario":"packets"' "$results.lines" | jq -r '[.instances, .items, .failover, .packets, .item_runs, .packets_per_item_run] | @tsv' | table
+printf 'instances\titems\tper_instance\tfailover\tpackets\titem_runs\tper_item_run\n' | table
+grep '"scenario":"packets"' "$results.lines" | jq -r '[.instances, .items, .items_per_instance, .failover, .packets, .item_runs, .packets_per_item_run] | @tsv' | table
 echo
 if grep -q '"scenario":"resharding"' "$results.lines"; then
   grep '"scenario":"resharding"' "$results.lines" | jq -r '"resharding: \(.result.reshard_ms|round) ms from the joiner'"'"'s Schedule() to its first item"'
