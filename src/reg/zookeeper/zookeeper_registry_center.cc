@@ -44,13 +44,17 @@ bool Retryable(int rc) {
 }
 
 // The C client logs every failed connection attempt to stderr; we report through Status
-// and connection states instead. ELASTICJOB_ZK_CLIENT_LOG=1 turns its log back on.
+// and connection states instead. ELASTICJOB_ZK_CLIENT_LOG=1 turns its log back on (its
+// warnings and errors); ELASTICJOB_ZK_CLIENT_LOG=debug logs every request with its path too.
 void QuietClientLog() {
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* v = std::getenv("ELASTICJOB_ZK_CLIENT_LOG");
-    zoo_set_debug_level(v != nullptr && *v == '1' ? ZOO_LOG_LEVEL_WARN
-                                                  : static_cast<ZooLogLevel>(0));
+    const std::string_view v = std::getenv("ELASTICJOB_ZK_CLIENT_LOG") != nullptr
+                                   ? std::getenv("ELASTICJOB_ZK_CLIENT_LOG")
+                                   : "";
+    zoo_set_debug_level(v == "debug" ? ZOO_LOG_LEVEL_DEBUG
+                        : v == "1"   ? ZOO_LOG_LEVEL_WARN
+                                     : static_cast<ZooLogLevel>(0));
   });
 }
 
