@@ -779,9 +779,11 @@ struct ZooKeeperRegistryCenter::PendingMulti {
   static void Complete(PendingMulti* p) {
     p->executor->Post([p] {
       std::unique_ptr<PendingMulti> owned(p);
-      Status s = Retryable(p->rc) && p->rc != ZCLOSING
-                     ? p->self->ExecuteInTransaction(p->multi->ops)  // waits for the connection
-                     : p->self->FinishMulti(*p->multi, p->rc);
+      // Connection trouble, including ZCLOSING from a handle a session replacement closed:
+      // again on the current session (ExecuteInTransaction waits for it, and answers
+      // ZCLOSING at once when the registry itself is closing).
+      Status s = Retryable(p->rc) ? p->self->ExecuteInTransaction(p->multi->ops)
+                                  : p->self->FinishMulti(*p->multi, p->rc);
       p->done(std::move(s));
     });
   }
@@ -827,28 +829,48 @@ void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionO
   SendBatch({p}, /*ends_batch=*/true);
 }
 
-int ZooKeeperRegistryCenter::SendMulti(std::vector<zoo_op_t>& ops,
-                                       std::vector<zoo_op_result_t>& results,
-                                       void (*done)(int rc, const void* data), const void* data) {
-  std::shared_lock<std::shared_mutex> lock(handle_mu_);
-  if (zh_ == nullptr) return ZINVALIDSTATE;
-  CountRequest(RequestKind::kMulti);
-  return zoo_amulti(zh_, static_cast<int>(ops.size()), ops.data(), results.data(), done, data);
+int ZooKeeperRegistryCenter::SendOwed(RequestKind kind, const void* key,
+                                      std::function<void(int rc)> abandon,
+                                      const std::function<int(zhandle_t*)>& send) {
+  if (before_send_for_testing_) before_send_for_testing_();
+  int rc;
+  {
+    // Owed and sent under one hold: the handle cannot be replaced in between, so only the
+    // close of the handle this request goes out on can abandon it (issue 18: owed before a
+    // replacement and sent after it, a request was answered by the replacement, freed, then
+    // sent from freed memory on the new session, and its reply written into it).
+    std::shared_lock<std::shared_mutex> lock(handle_mu_);
+    if (zh_ == nullptr) return ZINVALIDSTATE;
+    Owe(key, std::move(abandon));
+    CountRequest(kind);
+    rc = send(zh_);
+  }
+  // Not sent: no completion will come. Settle in case a replacement abandoned it meanwhile.
+  if (rc == ZOK || !Settle(key)) return ZOK;
+  return rc;
 }
 
 void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
   p->ends_batch = ends_batch;
-  Owe(p, [p](int rc) { PendingMulti::Replied(p, rc); });
   // Once sent, `p` belongs to its completion, which may run (and free it) before
-  // zoo_amulti returns here: the outcome of sending goes to a local.
-  int sent = SendMulti(
-      p->multi->zops, p->multi->results,
-      [](int rc, const void* data) {
-        auto* pending = static_cast<PendingMulti*>(const_cast<void*>(data));
-        if (pending->self->Settle(pending)) PendingMulti::Replied(pending, rc);
-      },
-      p);
-  if (sent != ZOK && Settle(p)) PendingMulti::Replied(p, sent);  // not sent: no completion
+  // zoo_amulti returns: only the outcome of sending is looked at here. The completion may
+  // read `p` before settling: a record is freed only by its completion or, once the handle
+  // it went out on is closed (no completion runs any more), by AbandonOwed.
+  int sent = SendOwed(
+      RequestKind::kMulti, p, [p](int rc) { PendingMulti::Replied(p, rc); },
+      [p](zhandle_t* zh) {
+        return zoo_amulti(
+            zh, static_cast<int>(p->multi->zops.size()), p->multi->zops.data(),
+            p->multi->results.data(),
+            [](int rc, const void* data) {
+              auto* pending = static_cast<PendingMulti*>(const_cast<void*>(data));
+              if (pending->self->Settle(pending)) {
+                PendingMulti::Replied(pending, rc);
+              }
+            },
+            p);
+      });
+  if (sent != ZOK) PendingMulti::Replied(p, sent);  // not sent: no completion
 }
 
 void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members, bool ends_batch) {
@@ -858,15 +880,18 @@ void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members, bool
     batch->zops.insert(batch->zops.end(), m->multi->zops.begin(), m->multi->zops.end());
   }
   batch->results.resize(batch->zops.size());
-  Owe(batch, [batch](int rc) { WriteBatch::Replied(batch, rc); });
-  int sent = SendMulti(
-      batch->zops, batch->results,
-      [](int rc, const void* data) {
-        auto* b = static_cast<WriteBatch*>(const_cast<void*>(data));
-        if (b->self->Settle(b)) WriteBatch::Replied(b, rc);
-      },
-      batch);
-  if (sent != ZOK && Settle(batch)) WriteBatch::Replied(batch, sent);
+  int sent = SendOwed(
+      RequestKind::kMulti, batch, [batch](int rc) { WriteBatch::Replied(batch, rc); },
+      [batch](zhandle_t* zh) {
+        return zoo_amulti(
+            zh, static_cast<int>(batch->zops.size()), batch->zops.data(), batch->results.data(),
+            [](int rc, const void* data) {
+              auto* b = static_cast<WriteBatch*>(const_cast<void*>(data));
+              if (b->self->Settle(b)) WriteBatch::Replied(b, rc);
+            },
+            batch);
+      });
+  if (sent != ZOK) WriteBatch::Replied(batch, sent);
 }
 
 void ZooKeeperRegistryCenter::Owe(const void* key, std::function<void(int rc)> abandon) {
@@ -1165,10 +1190,16 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
     // sent before the first reply is awaited.
     std::vector<std::unique_ptr<NodeRead>> reads;
     ReplyLatch latch;
-    // An unanswered read keeps its ZCONNECTIONLOSS: the reconnect resynchronises the caches.
-    Owe(&latch, [&latch](int) { latch.Abandon(); });
+    bool owed = false;
+    if (before_send_for_testing_) before_send_for_testing_();
     {
       std::shared_lock<std::shared_mutex> lock(handle_mu_);
+      // Owed under the same hold as the reads are sent (SendOwed says why). An unanswered
+      // read keeps its ZCONNECTIONLOSS: the reconnect resynchronises the caches.
+      if (zh_ != nullptr) {
+        Owe(&latch, [&latch](int) { latch.Abandon(); });
+        owed = true;
+      }
       for (auto& item : level) {
         auto r = std::make_unique<NodeRead>();
         r->cache = item.cache;
@@ -1229,7 +1260,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       }
     }
     latch.Wait();
-    Settle(&latch);  // before `latch` goes: AbandonOwed may be abandoning it right now
+    if (owed) Settle(&latch);  // before `latch` goes: AbandonOwed may be abandoning it now
     level.clear();
     for (auto& r : reads) {
       TreeCache& cache = *r->cache;

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,8 +38,6 @@
 
 struct _zhandle;
 struct ACL_vector;
-struct zoo_op;
-struct zoo_op_result;
 
 namespace elasticjob::reg {
 
@@ -82,6 +81,16 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // Requests sent to the server since construction, by kind: "get", "children", "exists",
   // "create", "set", "delete", "multi". The packets benchmark attributes its figure by them.
   std::map<std::string, uint64_t> request_counts() const;
+
+  // Test seam: runs on the sending thread each time asynchronous requests (a write batch, a
+  // level of a cache load) are about to be handed to the client. A test ends the session
+  // from it to force a session replacement into that moment. Set before any such request.
+  void set_before_send_for_testing(std::function<void()> hook) {
+    before_send_for_testing_ = std::move(hook);
+  }
+  // Test seam: replaces the session on the calling thread, as an expiry does on the worker
+  // (the old handle closed, what it owed answered, a new handle opened).
+  void ReplaceSessionForTesting() { ReplaceSession(); }
 
  protected:
   Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;
@@ -152,9 +161,12 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // The asynchronous write path: one transaction alone (`ends_batch`: it is the batch in
   // flight), several merged into one multi-op, the reply of a merged one, and the next batch
   // once the one in flight has its reply.
-  // zoo_amulti on the current handle (ZINVALIDSTATE without one), counted.
-  int SendMulti(std::vector<zoo_op>& ops, std::vector<zoo_op_result>& results,
-                void (*done)(int rc, const void* data), const void* data);
+  // Owes `key`'s reply (Owe) and sends with `send` on the current handle, counted as
+  // `kind`, under one hold of handle_mu_. ZOK: the completion (or AbandonOwed, once that
+  // handle is closed) answers it. Otherwise nothing is owed and the caller answers it with
+  // the code returned (ZINVALIDSTATE: no handle).
+  int SendOwed(RequestKind kind, const void* key, std::function<void(int rc)> abandon,
+               const std::function<int(_zhandle*)>& send);
   void SendSingle(PendingMulti* p, bool ends_batch);
   // `ends_batch`: it is the batch in flight, whose reply sends the next one.
   void SendBatch(std::vector<PendingMulti*> members, bool ends_batch);
@@ -231,9 +243,10 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // still on their way (it queues them for its completion thread after telling that thread
   // to stop), so once a handle is closed the registry answers them itself: a reply waited
   // for that never came would hang its waiter (a cache load, a write batch) for good.
-  // Owe before sending; Settle first thing in the completion (or when the send failed):
-  // false means AbandonOwed answered it. AbandonOwed(rc), after zookeeper_close returned
-  // (no completion can run any more), runs each owed entry with `rc`.
+  // Owe under the same hold of handle_mu_ as the send (SendOwed); Settle first thing in the
+  // completion (or when the send failed): false means AbandonOwed answered it. AbandonOwed(rc),
+  // after zookeeper_close returned (no completion can run any more), runs each owed entry with
+  // `rc`.
   void Owe(const void* key, std::function<void(int rc)> abandon);
   bool Settle(const void* key);
   void AbandonOwed(int rc);
@@ -246,6 +259,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   bool drain_posted_ = false;         // GUARDED_BY(dirty_mu_)
 
   std::array<std::atomic<uint64_t>, static_cast<size_t>(RequestKind::kCount)> requests_{};
+
+  std::function<void()> before_send_for_testing_;  // set before use (tests only)
 
   std::mutex once_mu_;
   std::set<OnceWatch*> once_watches_;  // GUARDED_BY(once_mu_); owned; freed on destruction

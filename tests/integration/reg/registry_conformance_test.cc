@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <future>
 #include <thread>
+#include <utility>
 
 #include "elasticjob/reg/registry_center.h"
 #include "reg/memory/memory_registry_center.h"
@@ -836,6 +837,92 @@ TEST_F(ZooKeeperRegistryTest, CloseAnswersWhatTheServerStillOwes) {
   ASSERT_EQ(write_ended, std::future_status::ready) << "the write was never answered";
   EXPECT_FALSE(write_result.get().ok());
   watcher.join();
+}
+
+// Ends `zk`'s session from another handle and waits until it runs on a new, connected one.
+// Called from the registry's before-send seam, it forces a session replacement between the
+// moment a request is owed and the moment it reaches the client.
+void ReplaceSessionNow(reg::ZooKeeperRegistryCenter& zk, int port) {
+  Recorder lost;
+  ThreadPool pool(1);
+  auto listener = zk.AddConnectionStateListener(pool, [&](ConnectionState s) { lost.Add(s); });
+  const int64_t id = zk.session_id();
+  const std::string password = zk.session_password();
+  bool expired = false;
+  for (int attempt = 0; attempt < 10 && !expired; ++attempt) {
+    Status s = testing::KillSession(port, id, password);
+    ASSERT_TRUE(s.ok()) << s;
+    expired = lost.WaitState(ConnectionState::kLost, 8s);
+  }
+  ASSERT_TRUE(expired) << "could not expire session " << id;
+  // The new handle is installed by the same task that reported LOST; its CONNECTED event may
+  // need a lock the caller holds (a cache load), so wait for the session id, not an event.
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (zk.session_id() == 0 || zk.session_id() == id) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no new session";
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+// Issue 18: a write owed before a session replacement and sent after it was answered by the
+// replacement (which retried it and freed it) and then sent from freed memory ("marshalling
+// error (transaction)", then heap corruption). It must be applied once and answered once.
+TEST_F(ZooKeeperRegistryTest, AWriteSentAcrossASessionReplacementIsAppliedAndAnsweredOnce) {
+  auto client = Client("replacewrite");
+  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  ASSERT_TRUE(zk.Init().ok());
+  ASSERT_TRUE(zk.Persist("/seq", "").ok());
+  bool replaced = false;
+  zk.set_before_send_for_testing([&] {
+    if (!std::exchange(replaced, true)) ReplaceSessionNow(zk, server_.port());
+  });
+  std::atomic<int> answers{0};
+  std::promise<Status> written;
+  zk.ExecuteInTransactionAsync(
+      {TransactionOp::Create("/seq/n-", "", CreateMode::kPersistentSequential)}, events_,
+      [&](Status s) {
+        if (answers.fetch_add(1) == 0) written.set_value(std::move(s));
+      });
+  auto result = written.get_future();
+  ASSERT_EQ(result.wait_for(30s), std::future_status::ready);
+  EXPECT_TRUE(result.get().ok());
+  EXPECT_TRUE(replaced);
+  // Whatever was sent has reached the server before this later request of the same session.
+  auto children = zk.GetChildrenKeys("/seq");
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_EQ(children->size(), 1u) << "the transaction was applied more than once";
+  EXPECT_EQ(answers.load(), 1);
+}
+
+// The same for a cache load: its reads must not be sent on the new session under a latch the
+// replacement already abandoned (their replies then wrote into freed reads). The load holds
+// the refresh lock that the worker's resynchronisation after a reconnect waits for, so the
+// session is replaced on this thread rather than by an expiry, which the worker handles.
+TEST_F(ZooKeeperRegistryTest, ACacheLoadAcrossASessionReplacementConverges) {
+  auto client = Client("replaceload");
+  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  ASSERT_TRUE(zk.Init().ok());
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(zk.Persist("/w/n" + std::to_string(i) + "/leaf", std::to_string(i)).ok());
+  }
+  bool replaced = false;
+  zk.set_before_send_for_testing([&] {
+    if (!std::exchange(replaced, true)) zk.ReplaceSessionForTesting();
+  });
+  Recorder rec;
+  auto sub = zk.Watch("/w", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  EXPECT_TRUE(replaced);
+  for (int i = 0; i < 20; ++i) {
+    const std::string leaf = "/w/n" + std::to_string(i) + "/leaf";
+    EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, leaf, std::to_string(i))) << leaf;
+    EXPECT_EQ(*zk.Get(leaf), std::to_string(i));
+  }
+  // The cache follows changes made on the new session.
+  auto other = Client("replaceload");
+  ASSERT_TRUE(other->Init().ok());
+  ASSERT_TRUE(other->Persist("/w/later", "v").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/w/later", "v"));
 }
 
 // The server stopped (SIGSTOP) past the session timeout, then resumed. Whether the session
