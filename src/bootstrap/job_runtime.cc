@@ -15,6 +15,19 @@
 
 namespace elasticjob::bootstrap {
 
+namespace {
+
+// A cron run picked up later than this after its fire time is skipped: a pause that long
+// (SIGSTOP, a debugger, a VM migration) may have outlived the session, whose items others
+// then run. A second at most (Quartz-like: late fires are skipped), a third of the session
+// timeout for short sessions (an expiry needs two thirds of it without the server).
+std::chrono::milliseconds OverdueBound(std::chrono::milliseconds session_timeout) {
+  const std::chrono::milliseconds cap = std::chrono::seconds(1);
+  return session_timeout.count() > 0 ? std::min(cap, session_timeout / 3) : cap;
+}
+
+}  // namespace
+
 // Process-wide machinery, held by every job of one Clock and released with the last one.
 // Members are destroyed in reverse order: the timer stops before the pools it posts to.
 struct SharedRuntime {
@@ -150,7 +163,7 @@ Status JobRuntime::Start(bool scheduled) {
   executor_ = std::make_unique<executor::JobExecutor>(
       *config_service_, *sharding_, *execution_, *failover_, self, job_, shared_->items,
       shared_->triggers, clock_, std::move(report), job_listeners_,
-      [this] { return RegistryChanges(); });
+      [this] { return RegistryChanges(); }, OverdueBound(registry_.session_timeout()));
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},

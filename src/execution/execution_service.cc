@@ -28,17 +28,22 @@ std::vector<TransactionOp> ExecutionService::BeginOps(CreateMode mode,
   return ops;
 }
 
+Status ExecutionService::FillItemNodes(const std::vector<int>& items) {
+  for (int item : items) {
+    auto exists = storage_.IsJobNodeExisted(sharding::ItemNode(item));
+    if (!exists.ok()) return exists.status();
+    if (!*exists) {
+      if (Status c = storage_.FillJobNode(sharding::ItemNode(item), ""); !c.ok()) return c;
+    }
+  }
+  return Status::Ok();
+}
+
 Status ExecutionService::RecoverBegin(Status failed, CreateMode mode,
                                       const std::vector<int>& items) {
   if (failed.code() == StatusCode::kNotFound) {
     // An item node is missing (a job not sharded yet): create them, then mark again.
-    for (int item : items) {
-      auto exists = storage_.IsJobNodeExisted(sharding::ItemNode(item));
-      if (!exists.ok()) return exists.status();
-      if (!*exists) {
-        if (Status c = storage_.FillJobNode(sharding::ItemNode(item), ""); !c.ok()) return c;
-      }
-    }
+    if (Status c = FillItemNodes(items); !c.ok()) return c;
     failed = storage_.ExecuteInTransaction(BeginOps(mode, items));
   }
   if (failed.code() != StatusCode::kAlreadyExists) return failed;
@@ -85,6 +90,76 @@ void ExecutionService::RegisterJobBeginAsync(const JobConfiguration& config, std
         if (!s.ok()) s = RecoverBegin(std::move(s), mode, items);
         done(std::move(s));
       });
+}
+
+void ExecutionService::ClaimAsync(const JobConfiguration& config, std::vector<int> items,
+                                  Executor& executor,
+                                  std::function<void(Result<std::vector<int>>)> done) {
+  if (!config.monitor_execution || items.empty()) return done(std::move(items));
+  const CreateMode mode = MarkMode(config);
+  const uint64_t epoch = storage_.registry().session_epoch();
+  std::vector<TransactionOp> ops = BeginOps(mode, items);  // before `items` moves below
+  storage_.ExecuteInTransactionAsync(
+      std::move(ops), executor,
+      [this, mode, epoch, items = std::move(items), done = std::move(done)](Status s) mutable {
+        Result<std::vector<int>> claimed = s.ok()
+                                               ? Result<std::vector<int>>(std::move(items))
+                                               : RecoverClaim(std::move(s), mode, std::move(items));
+        if (claimed.ok() && storage_.registry().session_epoch() != epoch) {
+          // Written, if at all, in a later session than the run was planned in (a write is
+          // retried on the new session): the plan may have given these items to others.
+          (void)ClearRunningInfo(*claimed);
+          claimed = Status(StatusCode::kUnavailable,
+                           "the registry session was lost while the running marks were written");
+        }
+        done(std::move(claimed));
+      });
+}
+
+Result<std::vector<int>> ExecutionService::RecoverClaim(Status failed, CreateMode mode,
+                                                        std::vector<int> items) {
+  // Each pass resolves every conflict it finds, so it ends within one pass per item.
+  for (size_t pass = 0; pass <= items.size() + 1; ++pass) {
+    if (failed.ok()) return items;
+    if (failed.code() == StatusCode::kNotFound) {
+      if (Status c = FillItemNodes(items); !c.ok()) return c;
+    } else if (failed.code() == StatusCode::kAlreadyExists) {
+      std::vector<int> free;
+      for (int item : items) {
+        auto owner = storage_.GetJobNodeDataDirectly(RunningNode(item));
+        if (!owner.ok() && owner.status().code() == StatusCode::kNotFound) {
+          free.push_back(item);
+          continue;
+        }
+        if (!owner.ok()) return owner.status();
+        if (*owner != instance_id_) {
+          // From the server: a cache may not have seen the owner leave (or come back).
+          auto registered = storage_.GetJobNodeDataDirectly("instances/" + *owner);
+          if (registered.ok()) {
+            infra::LogLine("WARN", fmt::format("job '{}' item {}: running on {}, which is still "
+                                               "registered: not run here",
+                                               storage_.path().job_name(), item, *owner));
+            continue;
+          }
+          if (registered.status().code() != StatusCode::kNotFound) return registered.status();
+          infra::LogLine("WARN",
+                         fmt::format("job '{}' item {}: replacing the running mark of {}, which "
+                                     "is no longer registered",
+                                     storage_.path().job_name(), item, *owner));
+        }
+        // Ours (a run a lost session cut short) or a departed instance's.
+        if (Status r = storage_.RemoveJobNodeIfExisted(RunningNode(item)); !r.ok()) return r;
+        free.push_back(item);
+      }
+      items = std::move(free);
+    } else {
+      return failed;
+    }
+    if (items.empty()) return items;
+    failed = storage_.ExecuteInTransaction(BeginOps(mode, items));
+  }
+  return failed.ok() ? Result<std::vector<int>>(std::move(items))
+                     : Result<std::vector<int>>(failed);
 }
 
 void ExecutionService::RegisterJobCompletedAsync(const JobConfiguration& config,

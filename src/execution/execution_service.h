@@ -41,6 +41,18 @@ class ExecutionService {
                              Executor& executor, std::function<void(Status)> done);
   void RegisterJobCompletedAsync(const JobConfiguration& config, std::vector<int> items,
                                  Executor& executor, std::function<void(Status)> done);
+  // Claims `items` for a run of this instance: their running marks are created (one
+  // multi-op) before any of them starts, so that no item runs on two instances at once. A
+  // mark already there is a conflict, resolved per item: ours (a run a lost session cut
+  // short: this instance claims only items it does not run) or one whose owner is no longer
+  // registered (a crashed instance's, failover on) is replaced; one whose owner is still
+  // registered is left alone and that item is not claimed (logged). `done` runs on
+  // `executor` with the items claimed (all of them without monitorExecution), or an error:
+  // then nothing is claimed. A claim whose session was lost before it was confirmed is
+  // void: the marks it wrote are removed and it fails with UNAVAILABLE (the run it was for
+  // was planned in a session whose items may have gone to others).
+  void ClaimAsync(const JobConfiguration& config, std::vector<int> items, Executor& executor,
+                  std::function<void(Result<std::vector<int>>)> done);
   // Whether any of `items` is marked running (asks the server: marks are outside the cache).
   Result<bool> HasRunningItems(const std::vector<int>& items);
   Status SetMisfire(const std::vector<int>& items);
@@ -69,6 +81,11 @@ class ExecutionService {
                          std::function<Status()> one_by_one);
   // The multi-op that marks `items` running.
   std::vector<TransactionOp> BeginOps(CreateMode mode, const std::vector<int>& items) const;
+  // The claim's multi-op failed with `failed`: resolves each conflict as ClaimAsync says and
+  // marks what is left. Returns the items claimed.
+  Result<std::vector<int>> RecoverClaim(Status failed, CreateMode mode, std::vector<int> items);
+  // Creates the item nodes of `items` that are missing (a job not sharded yet).
+  Status FillItemNodes(const std::vector<int>& items);
   // The marks could not be written (`failed`): an item node is missing (a job not sharded
   // yet), or a mark is already there (left by a cut-short run or a crashed instance). Makes
   // what is missing or replaces the leftover, then marks the items again.

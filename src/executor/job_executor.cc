@@ -56,6 +56,18 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
   }
   if (Status s = config_.CheckMaxTimeDiffSecondsTolerable(config->max_time_diff_seconds); !s.ok())
     return done(s);
+  if (fire_time.has_value() && Overdue(*fire_time)) {
+    // Picked up long after its fire time: the process was paused (a debugger, a VM
+    // migration, SIGSTOP) or starved, and its session may have expired meanwhile, its items
+    // gone to others. Skipped, as Quartz's "do nothing" misfire policy skips a late fire.
+    infra::LogLine("WARN", fmt::format("job={} instance={}: the fire time passed {} ms ago (was "
+                                       "the process paused?): skipped",
+                                       config->job_name, instance_id_,
+                                       std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           clock_.WallNow() - *fire_time)
+                                           .count()));
+    return done(Outcome::kMisfire);
+  }
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (stopped_) {
@@ -154,10 +166,18 @@ struct alignas(64) JobExecutor::Prepared {
   uint64_t changes = 0;  // the plan's change count, copied: one object to read at the fire
   const std::atomic<bool>* admissible = nullptr;
   const std::atomic<uint64_t>* change_counter = nullptr;  // null: registry_changes_
+  // Its running marks, claimed at the preparation: admission requires them confirmed.
+  enum Claim { kClaiming, kClaimedAll, kClaimedPart };
+  std::atomic<int> claim{kClaiming};
+  // The claim's end and a let-go (admission or Abandon) both count down; the second to
+  // come does what the let-go leaves to do (JobExecutor::LetGo).
+  std::atomic<int> meet{2};
+  // Why it was let go (JobExecutor::LetGoReason), written by whoever let it go, before it
+  // counts `meet` down.
+  int reason = 0;
+  std::weak_ptr<Prepared> self;
   std::shared_ptr<Run> run;
-  // The run's running marks, sent once the batch's items have started (the admitted run's
-  // `after`): made here, so that admission allocates nothing and copies no pointer.
-  std::function<void()> begin_marks;
+  Result<std::vector<int>> claimed{std::vector<int>{}};  // written before `claim` is
   // Per item, worked out ahead: its context and its report (strings and all), so that the
   // start at the fire time reads this object and the job's, and allocates nothing.
   std::vector<ShardingContext> contexts;
@@ -198,7 +218,7 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   run->fire_time = fire_time;
   run->done = std::move(done);
   run->holding = true;
-  run->remaining = run->items.size() + 1;  // the items and the marks' confirmation
+  run->remaining = run->items.size();
   auto prepared = std::make_shared<Prepared>();
   prepared->executor = this;
   prepared->changes = plan->changes;
@@ -208,12 +228,26 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
     prepared->contexts.push_back(ContextOf(*run, item));
     prepared->reports.push_back(ReportOf(*run, item));
   }
-  prepared->begin_marks = [this, run] { SendBeginMarks(run); };
   prepared->run = std::move(run);
   prepared->admissible = admissible;
   prepared->change_counter = change_counter;
   prepared->epoch = admissible_now ? epoch : 0;
   prepared->skipped = std::move(skipped);
+  prepared->self = prepared;
+  // The marks now, in the lead time, so the start at the fire time waits for nothing: no
+  // item starts unclaimed (issue 24: items that started before their marks ran beside
+  // another instance's run of the same items).
+  execution_.ClaimAsync(
+      *prepared->run->config, prepared->run->items, control_,
+      [this, prepared](Result<std::vector<int>> claimed) {
+        const bool all = claimed.ok() && claimed->size() == prepared->run->items.size();
+        prepared->claimed = std::move(claimed);
+        prepared->claim.store(all ? Prepared::kClaimedAll : Prepared::kClaimedPart,
+                              std::memory_order_release);
+        if (prepared->meet.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+          LetGo(prepared);
+        }
+      });
   return prepared;
 }
 
@@ -239,9 +273,9 @@ std::vector<trigger::LaunchBoard::Unit> JobExecutor::LaunchUnits(
 }
 
 bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
+  (void)after;  // the marks are written already (claimed at the preparation)
   int state = prepared.state.load(std::memory_order_acquire);
   if (state != Prepared::kPending) return state == Prepared::kAdmitted;
-  const std::shared_ptr<Run>& run = prepared.run;
   // Nothing moved in the process since the preparation (infra/change_epoch.h): admitted, and
   // the plan still holds, without this job's own reads.
   const bool unmoved = prepared.epoch != 0 && infra::ChangeEpoch().load() == prepared.epoch;
@@ -256,23 +290,24 @@ bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
             : RegistryChanges();
     fresh = changes.has_value() && *changes == prepared.changes;
   }
-  const int decision = admitted && fresh ? Prepared::kAdmitted : Prepared::kLetGo;
+  const bool claimed = prepared.claim.load(std::memory_order_acquire) == Prepared::kClaimedAll;
+  const bool overdue = Overdue(*prepared.run->fire_time);
+  const bool go = admitted && fresh && claimed && !overdue;
+  int reason = kAdmittedReason;
+  if (!go) {
+    reason = overdue ? kOverdue : !admitted ? kNotAdmissible : !fresh ? kChanged : kClaimPending;
+  }
+  const int decision = go ? Prepared::kAdmitted : Prepared::kLetGo;
   if (!prepared.state.compare_exchange_strong(state, decision, std::memory_order_acq_rel)) {
     return state == Prepared::kAdmitted;  // another item start (or Abandon) decided
   }
-  if (decision == Prepared::kAdmitted) {
-    // The marks follow every start of the batch (the unit's `after`).
-    after = std::move(prepared.begin_marks);
-    return true;
+  if (go) return true;
+  prepared.reason = reason;
+  // The claim's end and this let-go meet: the second does the rest.
+  if (prepared.meet.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // The unit being started holds the object now; the task holds it from here on.
+    control_.PostUrgent([this, p = prepared.self.lock()] { LetGo(p); });
   }
-  if (!admitted) {
-    Drop(run);
-    if (prepared.skipped) prepared.skipped();
-    return false;
-  }
-  // The registry changed since the plan was read: read it again, as the trigger after a
-  // change does, on the control executor (ahead of queued work, as a due trigger).
-  control_.PostUrgent([this, run] { Reread(run); });
   return false;
 }
 
@@ -282,8 +317,75 @@ bool JobExecutor::Abandon(const std::shared_ptr<Prepared>& prepared) {
                                                std::memory_order_acq_rel)) {
     return false;
   }
+  prepared->reason = kAbandoned;
+  if (prepared->meet.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+    return false;  // its claim is on its way: LetGo, at its end, releases it and skips
+  }
+  if (prepared->claimed.ok() && !prepared->claimed->empty() &&
+      prepared->run->config->monitor_execution) {
+    LetGo(prepared);  // its marks go first, then it is released and skipped
+    return false;
+  }
   Drop(prepared->run);
   return true;
+}
+
+void JobExecutor::LetGo(const std::shared_ptr<Prepared>& prepared) {
+  // Both the claim and the let-go are in: what the claim wrote and why it was let go are
+  // known. On the control executor or the claim's completion.
+  const std::shared_ptr<Run>& run = prepared->run;
+  int reason = prepared->reason;
+  Result<std::vector<int>> claimed = std::move(prepared->claimed);
+  if (reason == kClaimPending && Overdue(*run->fire_time)) reason = kOverdue;
+  if (reason == kClaimPending) {
+    // Admissible and current, but the marks were not confirmed by the fire time (or not all
+    // of them): the items claimed start now, late by the claim's round trip.
+    return Launch(run, std::move(claimed));
+  }
+  if (reason == kOverdue) {
+    infra::LogLine("WARN", fmt::format("job={} instance={}: the fire time passed {} ms ago (was "
+                                       "the process paused?): skipped",
+                                       run->config->job_name, instance_id_,
+                                       std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           clock_.WallNow() - *run->fire_time)
+                                           .count()));
+  }
+  auto after_marks = [this, prepared, run, reason] {
+    if (reason == kChanged) return Reread(run);  // it reads everything again
+    Drop(run);
+    if (prepared->skipped) prepared->skipped();
+  };
+  if (!claimed.ok() || claimed->empty() || !run->config->monitor_execution) return after_marks();
+  // Its marks go before its items are released: a later run of ours may claim them then.
+  execution_.RegisterJobCompletedAsync(*run->config, *claimed, control_,
+                                       [after_marks](Status) { after_marks(); });
+}
+
+void JobExecutor::Launch(const std::shared_ptr<Run>& run, Result<std::vector<int>> claimed) {
+  if (!claimed.ok()) {
+    if (claimed.status().code() != StatusCode::kCancelled) {  // not the registry closing
+      infra::LogLine("WARN", fmt::format("job={} instance={} items={}: running marks not "
+                                         "written, the items do not run: {}",
+                                         run->config->job_name, instance_id_,
+                                         fmt::join(run->items, ","), claimed.status().ToString()));
+    }
+    return After(run, [this, run, s = claimed.status()] { End(run, s); });
+  }
+  if (claimed->size() != run->items.size()) {
+    // Some run elsewhere (logged by the claim): this run leaves them.
+    std::vector<int> unclaimed = Minus(run->items, *claimed);
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i : unclaimed) running_items_.erase(i);
+    run->items = *claimed;
+    if (run->normal) normal_items_ = run->items;
+  }
+  if (run->items.empty()) return After(run, [this, run] { End(run, Outcome::kMisfire); });
+  run->remaining = run->items.size();
+  RunItems(run);
+}
+
+bool JobExecutor::Overdue(Clock::WallTime fire_time) {
+  return clock_.WallNow() - fire_time > overdue_bound_;
 }
 
 void JobExecutor::Drop(const std::shared_ptr<Run>& run) {
@@ -472,25 +574,12 @@ void JobExecutor::After(const std::shared_ptr<Run>& run, std::function<void()> n
 }
 
 void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
-  // The items start at once and their marks are sent right after, behind any other
-  // triggers due now (a job's code never waits for the registry, nor for other jobs'
-  // registry work). The clearing waits for both the items and the marks' confirmation, so
-  // it is never applied before them (a mark left behind would block the item for good).
-  run->remaining = run->items.size() + 1;
-  RunItems(run);
-  control_.Post([this, run] { SendBeginMarks(run); });
-}
-
-void JobExecutor::SendBeginMarks(const std::shared_ptr<Run>& run) {
-  execution_.RegisterJobBeginAsync(*run->config, run->items, control_, [this, run](Status s) {
-    if (!s.ok() && s.code() != StatusCode::kCancelled) {  // not the registry closing
-      infra::LogLine("WARN", fmt::format("job={} instance={} items={}: running marks not "
-                                         "written, the items run unmarked: {}",
-                                         run->config->job_name, instance_id_,
-                                         fmt::join(run->items, ","), s.ToString()));
-    }
-    if (run->remaining.fetch_sub(1) == 1) Finish(run);
-  });
+  // The items are claimed (their running marks created) before any starts, and only those
+  // claimed start: an item running on another instance is left to it (ElasticJob writes the
+  // marks first too, but overwrites a mark it finds).
+  execution_.ClaimAsync(
+      *run->config, run->items, control_,
+      [this, run](Result<std::vector<int>> claimed) { Launch(run, std::move(claimed)); });
 }
 
 ShardingContext JobExecutor::ContextOf(const Run& run, int item) {

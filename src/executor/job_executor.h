@@ -8,24 +8,23 @@
 //   3. if the previous run is still going here, its items are marked misfire (the marks
 //      sent, not waited for) and this trigger is skipped (ElasticJob also reads the items'
 //      running marks here: docs/runtime.md);
-//   4. run them in parallel on the item pool, at once, and mark them running (one
-//      multi-op, sent right after and not waited for); clear the marks (one more multi-op,
-//      sent once the items are done and the marks confirmed) and, for failover items, the
-//      failover nodes;
+//   4. claim them (mark them running, one multi-op) and run those claimed in parallel on
+//      the item pool once the marks are confirmed; clear the marks (one more multi-op, sent
+//      once the items are done) and, for failover items, the failover nodes;
 //   5. while misfire marks remain (and misfire is on), run again; the marks this instance set
 //      are cleared after the last re-run (someone else's before the re-run).
 // The job's listeners (JobListeners) run before step 4 and after step 5, also when this
 // instance has no items; a distribute-once listener's wait holds no thread.
 //
-// Runs are asynchronous: the caller's thread does steps 1 to 3 and hands the items to the
-// item pool; the marks are sent from the control executor (queued behind the triggers due
-// at the same moment, which it runs first: Executor::PostUrgent); after the last item (and
-// the marks' confirmation) the clearing is sent, and its confirmation does step 5 and calls
-// `done`. No thread waits for the registry or for user code, and the timer keeps firing for
-// every other job. Unlike ElasticJob, an item does not wait for its mark to be written (a
-// round trip and a disk sync on the server): the mark follows the item's start by
-// microseconds, or by the few milliseconds a burst of simultaneous triggers takes; a mark
-// that fails is logged, and the item runs unmarked.
+// Runs are asynchronous: the caller's thread does steps 1 to 3 and sends the claim of the
+// run's items (their running marks, ExecutionService::ClaimAsync); its confirmation starts
+// the items claimed on the item pool; after the last item the clearing is sent, and its
+// confirmation does step 5 and calls `done`. No thread waits for the registry or for user
+// code, and the timer keeps firing for every other job. No item starts before its mark is
+// written, and a mark of an instance still registered is a conflict (that item does not run
+// here): no item runs on two instances at once. A cron run picked up more than
+// `overdue_bound` after its fire time is skipped (a pause that long may have outlived the
+// session).
 //
 // Three entry points share one "normal lane" (at most one normal run per job at a time) and
 // the set of items running here:
@@ -48,15 +47,15 @@
 //
 // Prepared triggers: a cron trigger can also be worked out before its fire time
 // (PrepareTrigger, when the run plan holds, the job has no listeners and the lane is free):
-// the lane is taken then, the run and its items' contexts and reports are built, and at the
-// fire time the items start from a LaunchBoard (LaunchUnits) with nothing left to do but
-// call the job: no registry read, no lock of this executor, one small allocation per job
-// (the running marks' follow-up). The first of its items to start admits the run: the
-// owner's `admissible` (paused? stopped?) and the plan's change count once more, or only the
-// process's change epoch when it has not moved since the preparation
+// the lane is taken then, the run and its items' contexts and reports are built, its items
+// are claimed, and at the fire time the items start from a LaunchBoard (LaunchUnits) with
+// nothing left to do but call the job: no registry read, no lock of this executor. The first of its
+// items to start admits the run: the owner's `admissible` (paused? stopped?) and the plan's change
+// count once more, or only the process's change epoch when it has not moved since the preparation
 // (infra/change_epoch.h); a change since the preparation sends the run back to the registry
 // (it reads everything again, as a trigger after a change does, still holding the lane).
-// The running marks of a launch are sent once every item of the board's batch has started.
+// Admission also requires the claim confirmed and the fire time not overdue; a run let go
+// after its claim removes its marks first (LetGo).
 //
 // Thread safety: safe for concurrent use. `done` must keep this executor (and the services
 // it uses) alive until it has been called.
@@ -112,7 +111,8 @@ class JobExecutor {
               std::string instance_id, std::shared_ptr<SimpleJob> job, Executor& item_pool,
               Executor& control, Clock& clock, std::function<void(const ItemRun&)> on_item_run,
               std::shared_ptr<JobListeners> listeners = nullptr,
-              ChangeCount registry_changes = nullptr)
+              ChangeCount registry_changes = nullptr,
+              std::chrono::milliseconds overdue_bound = std::chrono::seconds(1))
       : job_(std::move(job)),
         clock_(clock),
         control_(control),
@@ -124,7 +124,8 @@ class JobExecutor {
         instance_id_(std::move(instance_id)),
         item_pool_(item_pool),
         listeners_(std::move(listeners)),
-        registry_changes_(std::move(registry_changes)) {}
+        registry_changes_(std::move(registry_changes)),
+        overdue_bound_(overdue_bound) {}
 
   // See above. `done` gets the outcome or the first coordination error (item failures are
   // reported through ItemRun, not here).
@@ -193,8 +194,8 @@ class JobExecutor {
   void ReadItems(const std::shared_ptr<Run>& run, std::optional<uint64_t> changes);
   // A prepared run whose plan changed before its fire time: reads everything again.
   void Reread(const std::shared_ptr<Run>& run);
-  // The first item start of a prepared run decides for all of them: true to run. Sets
-  // `after` to send the running marks once the batch's items have all started.
+  // The first item start of a prepared run decides for all of them: true to run (`after`
+  // is left empty: the marks were claimed at the preparation).
   bool Admit(Prepared& prepared, std::function<void()>& after);
   // Releases a prepared run that will not run (its lane and items), dropping its `done`.
   void Drop(const std::shared_ptr<Run>& run);
@@ -206,10 +207,25 @@ class JobExecutor {
   // The listeners before and after `run`, then `next`.
   void Before(const std::shared_ptr<Run>& run, std::function<void()> next);
   void After(const std::shared_ptr<Run>& run, std::function<void()> next);
-  // Sends the run's running marks and runs its items at once.
+  // Claims the run's items (their running marks) and starts those claimed (Launch).
   void Begin(const std::shared_ptr<Run>& run);
-  // Sends the run's running marks (on the control executor).
-  void SendBeginMarks(const std::shared_ptr<Run>& run);
+  // Starts the items of `run` that `claimed` holds (the rest run elsewhere); nothing claimed
+  // or an error ends the run (after its listeners).
+  void Launch(const std::shared_ptr<Run>& run, Result<std::vector<int>> claimed);
+  // Why a prepared run was let go.
+  enum LetGoReason {
+    kAdmittedReason,  // not let go
+    kOverdue,         // picked up too long after its fire time (Overdue)
+    kNotAdmissible,   // paused or stopped
+    kChanged,         // the registry changed since the preparation: read it again
+    kClaimPending,    // its marks were not all confirmed by the fire time
+    kAbandoned,       // the runtime let go of it (Abandon)
+  };
+  // A prepared run let go, once its claim has ended too: removes what the claim wrote
+  // unless the run goes on, then rereads, releases (and skips) or launches it.
+  void LetGo(const std::shared_ptr<Prepared>& prepared);
+  // Whether `fire_time` is more than overdue_bound_ ago.
+  bool Overdue(Clock::WallTime fire_time);
   void RunItems(const std::shared_ptr<Run>& run);
   // One item of `run`: the job's code, the report, and the end of the pass after the last.
   void RunItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx);
@@ -220,7 +236,7 @@ class JobExecutor {
   ShardingContext ContextOf(const Run& run, int item);
   // The report of `item`'s run, but for its start, end and outcome.
   ItemRun ReportOf(const Run& run, int item);
-  // After the last item and the marks' confirmation: clears the marks, then Completed
+  // After the last item: clears the marks, then Completed
   // (misfire re-runs, listeners).
   void Finish(const std::shared_ptr<Run>& run);
   void Completed(const std::shared_ptr<Run>& run);
@@ -245,6 +261,8 @@ class JobExecutor {
   Executor& item_pool_;
   const std::shared_ptr<JobListeners> listeners_;
   const ChangeCount registry_changes_;
+  // A cron run picked up later than this after its fire time is skipped (Overdue).
+  const std::chrono::milliseconds overdue_bound_;
 
   std::mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;

@@ -26,6 +26,7 @@
 #define ELASTICJOB_REG_REGISTRY_CENTER_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -184,6 +185,15 @@ class RegistryCenter {
                                               std::function<void(const TreeEvent&)> callback) {
     return Watch(key, executor, std::move(callback), nullptr);
   }
+
+  // Counts the sessions this client has held: it moves when a new session replaces an
+  // expired one. A write whose meaning depends on the session it was planned in (a run's
+  // running marks) compares it before and after: a move means the session was lost
+  // meanwhile. 0 where sessions are not counted.
+  virtual uint64_t session_epoch() { return 0; }
+  // The session timeout the server granted (0: unknown, or no sessions). Bounds how long a
+  // process may go without the server before its session may have expired.
+  virtual std::chrono::milliseconds session_timeout() { return std::chrono::milliseconds(0); }
 
   // Delivers connection-state changes on `executor` until the result is destroyed.
   virtual std::unique_ptr<Subscription> AddConnectionStateListener(

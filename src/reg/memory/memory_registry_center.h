@@ -108,6 +108,7 @@ class MemoryRegistryCenter final : public RegistryBase {
   // session starts and they see RECONNECTED.
   void ExpireSession();
   int64_t session_id();
+  uint64_t session_epoch() override { return static_cast<uint64_t>(session_id()); }
 
  protected:
   Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;

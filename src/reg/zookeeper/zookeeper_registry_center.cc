@@ -239,6 +239,12 @@ int64_t ZooKeeperRegistryCenter::session_id() {
   return id == nullptr ? 0 : id->client_id;
 }
 
+std::chrono::milliseconds ZooKeeperRegistryCenter::session_timeout() {
+  std::shared_lock<std::shared_mutex> lock(handle_mu_);
+  const int granted = zh_ == nullptr ? 0 : zoo_recv_timeout(zh_);
+  return std::chrono::milliseconds(granted > 0 ? granted : url_.session_timeout_ms);
+}
+
 std::string ZooKeeperRegistryCenter::session_password() {
   std::shared_lock<std::shared_mutex> lock(handle_mu_);
   if (zh_ == nullptr) return {};

@@ -72,6 +72,9 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
                                               std::function<void(const TreeEvent&)> callback,
                                               WatchPolicy policy) override;
 
+  uint64_t session_epoch() override { return generation_.load(); }
+  std::chrono::milliseconds session_timeout() override;
+
   // The current session id (0 when not connected). For tests and diagnostics.
   int64_t session_id();
   // The current session's 16-byte password (empty when not connected). Lets tests end the

@@ -131,6 +131,7 @@ class CountingRegistry final : public RegistryCenter {
   Result<int64_t> GetRegistryCenterTime(std::string_view key) override {
     return inner_.GetRegistryCenterTime(key);
   }
+  uint64_t session_epoch() override { return inner_.session_epoch(); }
   using RegistryCenter::Watch;
   Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
                                               std::function<void(const TreeEvent&)> callback,

@@ -1,0 +1,159 @@
+// Never one item on two instances at once (issue 24): a run claims its items (their running
+// marks) before any starts, a mark whose owner is still registered is a conflict, and a run
+// picked up long after its fire time (a pause that may have outlived the session) does not
+// start. Instances are sessions on one memory store; time is a SimulatedClock.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <string>
+
+#include "unit/bootstrap/runtime_test_support.h"
+
+namespace elasticjob {
+namespace {
+
+using namespace std::chrono_literals;
+using test_support::GateJob;
+
+class RunningMarksTest : public test_support::RuntimeTest {
+ protected:
+  // Advances to `fire` and waits until `n` cron triggers of that fire time are reported.
+  bool FireAt(Clock::WallTime fire, size_t n = 1) {
+    clock_.Advance(fire - clock_.WallNow());
+    return rec_.Wait([fire, n](const auto&, const auto& triggers) {
+      size_t seen = 0;
+      for (const auto& t : triggers) {
+        seen += t.source == TriggerReport::Source::kCron && t.scheduled == fire ? 1 : 0;
+      }
+      return seen >= n;
+    });
+  }
+  Clock::WallTime Next() { return clock_.WallNow() + 1s; }
+  // (item, instance) of the runs for the cron fire time `fire`.
+  std::set<std::pair<int, std::string>> RunsAt(Clock::WallTime fire) {
+    std::set<std::pair<int, std::string>> out;
+    for (const auto& r : rec_.runs()) {
+      if (r.fire_time == fire) out.emplace(r.item, r.instance_id);
+    }
+    return out;
+  }
+};
+
+// A job that records whether each item's running mark named this instance when it started.
+class MarkCheckingJob final : public SimpleJob {
+ public:
+  MarkCheckingJob(RegistryCenter& reg, std::string id) : reg_(reg), id_(std::move(id)) {}
+  void Execute(const ShardingContext& ctx) override {
+    auto mark = reg_.GetDirectly("/job/sharding/" + std::to_string(ctx.sharding_item) + "/running");
+    ++(mark.ok() && *mark == id_ ? marked_ : unmarked_);
+  }
+  int marked() const { return marked_.load(); }
+  int unmarked() const { return unmarked_.load(); }
+
+ private:
+  RegistryCenter& reg_;
+  const std::string id_;
+  std::atomic<int> marked_{0};
+  std::atomic<int> unmarked_{0};
+};
+
+TEST_F(RunningMarksTest, ItemsStartOnlyOnceTheirRunningMarksAreWritten) {
+  auto reg = Session();
+  auto job = std::make_shared<MarkCheckingJob>(*reg, Id("10.0.0.1"));
+  ScheduleJobBootstrap boot(*reg, job, Config(3), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 3, 1));
+  // The first fires are worked out at the fire time, the later ones prepared ahead: both.
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(FireAt(Next())) << rec_.Dump();
+  ASSERT_TRUE(rec_.WaitRuns(12)) << rec_.Dump();
+  EXPECT_EQ(job->unmarked(), 0) << "items started before their running marks were written";
+  EXPECT_EQ(job->marked(), 12);
+}
+
+TEST_F(RunningMarksTest, AMarkOfAnInstanceStillRegisteredIsAConflictNotReplaced) {
+  auto r1 = Session(), r2 = Session();
+  ScheduleJobBootstrap a(*r1, std::make_shared<GateJob>(), Config(2), Options("10.0.0.1"));
+  ScheduleJobBootstrap b(*r2, std::make_shared<GateJob>(), Config(2), Options("10.0.0.2"));
+  ASSERT_TRUE(a.Schedule().ok());
+  ASSERT_TRUE(b.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*r1, 2, 2)) << DumpTree(*r1, "/job");
+  const int a_item = *r1->Get("/job/sharding/0/instance") == Id("10.0.0.1") ? 0 : 1;
+  const std::string a_mark = "/job/sharding/" + std::to_string(a_item) + "/running";
+  // B (still registered) is running A's item: a stale view of B's, or a run from before a
+  // resharding. A must leave it, and its mark, alone.
+  auto other = Session();
+  ASSERT_TRUE(other->Persist(a_mark, Id("10.0.0.2")).ok());
+  const auto fire = Next();
+  ASSERT_TRUE(FireAt(fire, 2)) << rec_.Dump();
+  EXPECT_EQ(RunsAt(fire), (std::set<std::pair<int, std::string>>{{1 - a_item, Id("10.0.0.2")}}))
+      << rec_.Dump();
+  EXPECT_EQ(*other->GetDirectly(a_mark), Id("10.0.0.2")) << "the live owner's mark was replaced";
+  // Once that run is over, A runs its item again.
+  ASSERT_TRUE(other->Remove(a_mark).ok());
+  const auto after = Next();
+  ASSERT_TRUE(FireAt(after, 2)) << rec_.Dump();
+  EXPECT_EQ(RunsAt(after).count({a_item, Id("10.0.0.1")}), 1u) << rec_.Dump();
+}
+
+TEST_F(RunningMarksTest, AMarkOfAnInstanceNoLongerRegisteredIsReplaced) {
+  auto reg = Session();
+  ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 2, 1));
+  // Left by a crashed instance (failover on keeps marks persistent).
+  ASSERT_TRUE(reg->Persist("/job/sharding/0/running", "10.9.9.9@-@1").ok());
+  const auto fire = Next();
+  ASSERT_TRUE(FireAt(fire)) << rec_.Dump();
+  ASSERT_TRUE(rec_.WaitRuns(2)) << rec_.Dump();
+  EXPECT_EQ(RunsAt(fire),
+            (std::set<std::pair<int, std::string>>{{0, Id("10.0.0.1")}, {1, Id("10.0.0.1")}}))
+      << rec_.Dump();
+  // Ours, then cleared when the run ended.
+  EXPECT_TRUE(WaitRegistry(*reg, [&] { return !reg->GetDirectly("/job/sharding/0/running").ok(); }))
+      << DumpTree(*reg, "/job");
+}
+
+// Issue 24: a run prepared before a pause (SIGSTOP, a debugger, a VM migration) longer than
+// the session must not start after it: others have its items by then.
+TEST_F(RunningMarksTest, ARunPickedUpLongAfterItsFireTimeDoesNotStart) {
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>();
+  ScheduleJobBootstrap boot(*reg, job, Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 2, 1));
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(FireAt(Next())) << rec_.Dump();  // later ones prepared
+  const auto fire = Next();
+  clock_.Advance(fire - 10ms - clock_.WallNow());  // prepared (and claimed) by now
+  // The process stops here and resumes 5 s later: every timer due meanwhile fires at once.
+  clock_.Advance(5s + 10ms);
+  const auto resumed = clock_.WallNow();
+  ASSERT_TRUE(rec_.Wait([&](const auto&, const auto& triggers) {
+    for (const auto& t : triggers) {
+      if (t.source == TriggerReport::Source::kCron && t.scheduled > fire) return true;
+    }
+    return false;
+  })) << rec_.Dump();
+  // The marks the prepared run claimed are gone.
+  EXPECT_TRUE(WaitRegistry(*reg, [&] {
+    return !reg->GetDirectly("/job/sharding/0/running").ok() &&
+           !reg->GetDirectly("/job/sharding/1/running").ok();
+  })) << DumpTree(*reg, "/job");
+  // The next fire time runs as usual (and by the time it has, a start at the resumption
+  // would have been reported long before).
+  const auto next = Next();
+  ASSERT_TRUE(FireAt(next)) << rec_.Dump();
+  ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {
+    size_t n = 0;
+    for (const auto& r : runs) n += r.fire_time == next ? 1 : 0;
+    return n == 2;
+  })) << rec_.Dump();
+  for (const auto& r : rec_.runs()) {
+    EXPECT_FALSE(r.fire_time.has_value() && *r.fire_time >= fire && *r.fire_time < resumed)
+        << "item " << r.item << " of an overdue fire time ran\n"
+        << rec_.Dump();
+  }
+}
+
+}  // namespace
+}  // namespace elasticjob
