@@ -510,6 +510,12 @@ void JobRuntime::ShutdownInstance() {
                                      "operator; stopping the job here",
                                      config_.job_name, instances_->self().instance_id));
   shared_->triggers.Post([self = shared_from_this()] {
+    // Its items must go to the others: the flag first (an ElasticJob instance raises it on
+    // any instance change, its own removal included; the others' listeners may not be ours).
+    if (Status s = self->sharding_->SetReshardingFlag(); !s.ok()) {
+      infra::LogLine("WARN", fmt::format("job '{}': resharding flag not set at shutdown: {}",
+                                         self->config_.job_name, s.ToString()));
+    }
     self->Stop(/*wait=*/false);
     (void)self->leader_->RemoveLeader();  // ElasticJob's shutdownInstance abdicates
   });

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
+#include "infra/log.h"
 #include "sharding/sharding_node.h"
 
 namespace elasticjob::sharding {
@@ -42,10 +44,28 @@ Result<bool> ShardingService::IsNeedSharding() { return storage_.IsJobNodeExiste
 
 Result<std::vector<int>> ShardingService::RunningItems(int total) {
   std::vector<int> out;
+  std::optional<std::vector<int>> here;  // what runs here, asked at the first mark of ours
   for (int i = 0; i < total; ++i) {
-    auto running = storage_.IsJobNodeExisted(RunningNode(i));
-    if (!running.ok()) return running.status();
-    if (*running) out.push_back(i);
+    // From the server: running marks are outside the cache.
+    auto owner = storage_.GetJobNodeDataDirectly(RunningNode(i));
+    if (!owner.ok() && owner.status().code() == StatusCode::kNotFound) continue;
+    if (!owner.ok()) return owner.status();
+    if (*owner == instances_.self().instance_id && running_watcher_ != nullptr) {
+      // Ours while nothing of ours runs it: its clearing was lost (the connection went, or
+      // the retry came in a session that then ended). Waiting for it would stop the job
+      // for good (issue 24: `necessary` stayed set after a partition): it goes now. (A run
+      // of ours holds the item locally before it writes the mark, and lets go only once
+      // the mark is cleared.)
+      if (!here.has_value()) here = running_watcher_->LocallyRunningItems();
+      if (std::find(here->begin(), here->end(), i) == here->end()) {
+        infra::LogLine("WARN", fmt::format("job '{}' item {}: removing a running mark of this "
+                                           "instance that no run of it holds",
+                                           storage_.path().job_name(), i));
+        if (Status r = storage_.RemoveJobNodeIfExisted(RunningNode(i)); !r.ok()) return r;
+        continue;
+      }
+    }
+    out.push_back(i);
   }
   return out;
 }

@@ -35,6 +35,9 @@ class RunningMarkWatcher {
   // when it returns.
   virtual void WatchRunningMarks(const std::vector<int>& items) = 0;
   virtual void StopWatchingRunningMarks() = 0;
+  // The items this instance runs now (every lane): a mark of ours on any other item is
+  // stale (its clearing failed, or came in a session that then ended).
+  virtual std::vector<int> LocallyRunningItems() = 0;
 };
 
 class ShardingService {
@@ -79,7 +82,8 @@ class ShardingService {
   Result<std::vector<int>> GetLocalShardingItems(int sharding_total_count) {
     return GetShardingItems(instances_.self().instance_id, sharding_total_count);
   }
-  // The items among [0, sharding_total_count) marked running anywhere (from the server).
+  // The items among [0, sharding_total_count) marked running anywhere (from the server). A
+  // mark of this instance on an item none of its runs holds is stale: removed, not counted.
   Result<std::vector<int>> RunningItems(int sharding_total_count);
   // Whether some item among [0, total) is owned by no live instance (reconcile).
   Result<bool> HasShardingInfoInOfflineServers(int sharding_total_count);

@@ -155,5 +155,48 @@ TEST_F(RunningMarksTest, ARunPickedUpLongAfterItsFireTimeDoesNotStart) {
   }
 }
 
+// Issue 24: after a partition, a mark of the leader's own that no run of it holds (its
+// clearing lost with the connection) kept the leader waiting for "running items" for good,
+// `leader/sharding/necessary` set and no item running.
+TEST_F(RunningMarksTest, AStaleMarkOfTheLeadersOwnDoesNotHoldUpSharding) {
+  auto reg = Session();
+  ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 2, 1));
+  ASSERT_TRUE(FireAt(Next())) << rec_.Dump();
+  ASSERT_TRUE(reg->Persist("/job/sharding/0/running", Id("10.0.0.1")).ok());
+  ASSERT_TRUE(reg->Persist("/job/leader/sharding/necessary", "").ok());
+  const auto fire = Next();
+  ASSERT_TRUE(FireAt(fire)) << rec_.Dump() << DumpTree(*reg, "/job");
+  ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {
+    size_t n = 0;
+    for (const auto& r : runs) n += r.fire_time == fire ? 1 : 0;
+    return n == 2;
+  })) << rec_.Dump()
+      << DumpTree(*reg, "/job");
+  EXPECT_FALSE(*reg->IsExisted("/job/leader/sharding/necessary"));
+}
+
+// Issue 24: an operator removing the leader's instance node (ElasticJob's console "shutdown")
+// stopped it without a resharding flag, so its items stayed assigned to it, run by nobody,
+// until the reconcile ten minutes later (when the other instances are not ours to raise it).
+TEST_F(RunningMarksTest, AnOperatorShutdownOfTheLeaderRaisesTheReshardingFlag) {
+  auto reg = Session();
+  ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 2, 1));
+  // Another instance (a Java one, say) that shares the job but is not this process's.
+  auto other = Session();
+  ASSERT_TRUE(other->Persist("/job/servers/10.0.0.9", "ENABLED").ok());
+  ASSERT_TRUE(other->PersistEphemeral("/job/instances/10.0.0.9@-@1", "jobInstanceId: x").ok());
+  ASSERT_TRUE(FireAt(Next())) << rec_.Dump();
+  ASSERT_TRUE(WaitSettled(*reg, 2, 2)) << DumpTree(*reg, "/job");
+  ASSERT_TRUE(other->Remove("/job/instances/" + Id("10.0.0.1")).ok());
+  EXPECT_TRUE(WaitRegistry(*other, [&] {
+    return other->IsExisted("/job/leader/sharding/necessary").value_or(false) &&
+           !other->IsExisted("/job/leader/election/instance").value_or(true);
+  })) << DumpTree(*other, "/job");
+}
+
 }  // namespace
 }  // namespace elasticjob
