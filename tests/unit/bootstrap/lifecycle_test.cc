@@ -43,7 +43,8 @@ static_assert(!SchedulableRvalue<ScheduleJobBootstrap>,
 static_assert(!ExecutableRvalue<OneOffJobBootstrap>);
 static_assert(!StartableRvalue<OneOffJobBootstrap>);
 
-// A job that records how many of its items run at once; each item waits for a turn.
+// A job that records how many of its items run at once; each item waits for a turn (or for
+// another item running beside it).
 class TurnstileJob final : public SimpleJob {
  public:
   void Execute(const ShardingContext&) override {
@@ -52,8 +53,10 @@ class TurnstileJob final : public SimpleJob {
     ++started_;
     max_active_ = std::max(max_active_, active_);
     cv_.notify_all();
-    cv_.wait(l, [&] { return turns_ > 0; });
-    --turns_;
+    // Two items at once (a limit that does not hold) let each other go, so that the overlap
+    // shows in max_active instead of blocking the test.
+    cv_.wait(l, [&] { return turns_ > 0 || max_active_ > 1; });
+    if (turns_ > 0) --turns_;
     --active_;
     ++finished_;
     cv_.notify_all();
