@@ -27,10 +27,11 @@ std::function<void()> ItemLimiter::Wrap(std::function<void()> task) {
   };
 }
 
-bool ItemLimiter::Admit(std::function<void()>& task) {
+template <typename Make>
+bool ItemLimiter::Admit(const Make& make) {
   std::lock_guard<std::mutex> lock(mu_);
   if (active_ >= limit_) {
-    queued_.push_back(std::move(task));
+    queued_.push_back(make());
     return false;
   }
   ++active_;
@@ -38,14 +39,15 @@ bool ItemLimiter::Admit(std::function<void()>& task) {
 }
 
 void ItemLimiter::Post(std::function<void()> task) {
-  if (Admit(task)) pool_.Post(Wrap(std::move(task)));
+  if (Admit([&] { return std::move(task); })) pool_.Post(Wrap(std::move(task)));
 }
 
-void ItemLimiter::RunHereOrQueue(std::function<void()> task) {
-  if (!Admit(task)) return;
-  auto keep = shared_from_this();  // the task may end the job's last hold on this
+void ItemLimiter::RunHereOrQueue(const std::function<void()>& task,
+                                 std::shared_ptr<const void> keep) {
+  if (!Admit([&] { return std::function<void()>([task, keep] { task(); }); })) return;
+  auto self = shared_from_this();  // the task may end the job's last hold on this
   task();
-  keep->Release();
+  self->Release();
 }
 
 void ItemLimiter::Release() {

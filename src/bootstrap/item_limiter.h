@@ -33,17 +33,19 @@ class ItemLimiter final : public Executor, public std::enable_shared_from_this<I
 
   // Runs `task` on the pool now if the job is below its limit, else queues it.
   void Post(std::function<void()> task) override;
-  // Runs `task` on this thread now if the job is below its limit, else queues it (for the
-  // pool). For a thread of the pool that is already there to run it (a prepared launch).
-  void RunHereOrQueue(std::function<void()> task);
+  // Runs `task` on this thread now if the job is below its limit, else queues a copy of it
+  // holding `keep` (for the pool). For a thread of the pool that is already there to run it
+  // (a prepared launch): the start in place copies and allocates nothing.
+  void RunHereOrQueue(const std::function<void()>& task, std::shared_ptr<const void> keep);
   void SetLimit(int limit);
   int limit();
   // Items running now (for tests).
   int active();
 
  private:
-  // Takes a slot for `task` (true), or queues it (false, `task` moved from).
-  bool Admit(std::function<void()>& task);
+  // Takes a slot (true), or queues `make()` (false).
+  template <typename Make>
+  bool Admit(const Make& make);
   // After a task: hands the next queued one to the pool, or frees the slot.
   void Release();
   // Applies `change` to the count and the limit under mu_, then hands queued tasks to the pool

@@ -244,9 +244,9 @@ Status JobRuntime::Start(bool scheduled) {
                     const ItemRunReport& r) { Fenced(*gate, name, "on_item_run", fn, r); };
   limiter_ = std::make_shared<ItemLimiter>(shared_->items, *item_limit);
   executor_ = std::make_unique<executor::JobExecutor>(
-      *config_service_, *sharding_, *execution_, *failover_, self, job_, *limiter_,
-      shared_->triggers, clock_, std::move(report), job_listeners_,
-      [this] { return RegistryChanges(); });
+      *config_service_, *sharding_, *execution_, *failover_, self,
+      std::make_shared<GatedJob>(job_, gate_), *limiter_, shared_->triggers, clock_,
+      std::move(report), job_listeners_, [this] { return RegistryChanges(); });
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},
@@ -384,8 +384,9 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
   // The job's item limit holds for prepared starts too: one beyond it waits in the job's
   // queue instead of holding the launching worker.
   for (auto& unit : units) {
-    unit.run = [limiter = limiter_, run = std::move(unit.run)]() mutable {
-      limiter->RunHereOrQueue(std::move(run));
+    // A queued start outlives the board's hold on the prepared run: it holds it too.
+    unit.run = [limiter = limiter_, keep = unit.keep, run = std::move(unit.run)] {
+      limiter->RunHereOrQueue(run, keep);
     };
   }
   // Under mu_ and not stopped, as every use of the shared runtime: Shutdown releases it (and

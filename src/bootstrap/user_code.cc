@@ -21,13 +21,11 @@ void Gate::Exit() {
 void Gate::Close() {
   std::unique_lock<std::mutex> lock(mu_);
   closed_ = true;
+  closed_flag_.store(true, std::memory_order_release);
   idle_cv_.wait(lock, [&] { return inside_ == 0; });
 }
 
-bool Gate::closed() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return closed_;
-}
+bool Gate::closed() { return closed_flag_.load(std::memory_order_acquire); }
 
 void LogUserException(const std::string& job, const std::string& what) {
   std::string error = "unknown exception";

@@ -12,6 +12,7 @@
 #ifndef ELASTICJOB_BOOTSTRAP_USER_CODE_H_
 #define ELASTICJOB_BOOTSTRAP_USER_CODE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <memory>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "elasticjob/api/job_listener.h"
+#include "elasticjob/api/simple_job.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
 #include "elasticjob/thread_annotations.h"
 
@@ -55,6 +57,8 @@ class Gate {
   std::condition_variable idle_cv_;
   bool closed_ ELASTICJOB_GUARDED_BY(mu_) = false;
   int inside_ ELASTICJOB_GUARDED_BY(mu_) = 0;
+  // closed_, for closed() at every item start without mu_.
+  std::atomic<bool> closed_flag_{false};
 };
 
 // Logs that `what` of job `job` threw the current exception (call inside a catch block).
@@ -77,6 +81,22 @@ void Fenced(Gate& gate, const std::string& job, const char* what, const Fn& fn, 
 // run inside the registry's latch, which the gated registry refuses once closed).
 std::vector<JobListener> GateListeners(std::vector<JobListener> listeners,
                                        std::shared_ptr<Gate> gate);
+
+// The user's job behind `gate`: an item that starts once Join has closed it (one queued
+// behind the job's item limit, say) does not call the job. One that started before runs on.
+class GatedJob final : public SimpleJob {
+ public:
+  GatedJob(std::shared_ptr<SimpleJob> inner, std::shared_ptr<Gate> gate)
+      : inner_(std::move(inner)), gate_(std::move(gate)) {}
+  void Execute(const ShardingContext& context) override {
+    if (gate_->closed()) return;
+    inner_->Execute(context);
+  }
+
+ private:
+  const std::shared_ptr<SimpleJob> inner_;
+  const std::shared_ptr<Gate> gate_;
+};
 
 // A shared strategy, for a JobShardingStrategyRegistry that owns what it holds.
 class SharedStrategy final : public JobShardingStrategy {

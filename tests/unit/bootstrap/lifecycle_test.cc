@@ -395,10 +395,14 @@ TEST(ItemLimiterTest, HoldsTheLimitQueuesInOrderAndFollowsAChangedLimit) {
   // A start on a thread already there runs in place, unless the limit is reached.
   limiter->SetLimit(1);
   bool inner_queued = false;
-  limiter->RunHereOrQueue([&] {
-    limiter->RunHereOrQueue([&] { ran.push_back(5); });
-    inner_queued = pool.tasks.empty() && ran.size() == 4;
-  });
+  auto keep = std::make_shared<int>(7);
+  limiter->RunHereOrQueue(
+      [&] {
+        limiter->RunHereOrQueue([&] { ran.push_back(5); }, keep);
+        inner_queued = pool.tasks.empty() && ran.size() == 4;
+      },
+      nullptr);
+  EXPECT_EQ(keep.use_count(), 2);  // the queued start holds what it needs
   EXPECT_TRUE(inner_queued);
   ASSERT_EQ(pool.tasks.size(), 1u);
   pool.RunOne();
