@@ -726,9 +726,4 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
   return *joined_;
 }
 
-void JobRuntime::Shutdown() {
-  Status s = Join(std::chrono::steady_clock::now() + options_.shutdown_timeout);
-  if (!s.ok()) infra::LogLine("WARN", s.ToString());
-}
-
 }  // namespace elasticjob::bootstrap

@@ -72,8 +72,6 @@ class JobRuntime final : public listener::JobController,
   // cluster and closes the gate. OK, or TIMEOUT naming what was abandoned. Once: a later call
   // returns the first one's result.
   Status Join(std::chrono::steady_clock::time_point deadline);
-  // Stop and Join(options.shutdown_timeout from now); logs a TIMEOUT.
-  void Shutdown();
 
   const JobConfiguration& config() const { return config_; }
 

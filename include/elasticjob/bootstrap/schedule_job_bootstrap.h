@@ -129,12 +129,12 @@ class ScheduleJobBootstrap {
   // Stop(), then waits up to `timeout` for the runs in progress, then leaves the cluster
   // (removes `instances/{id}` and, if leading, `leader/election/instance`: two registry round
   // trips, bounded by the registry's own timeouts) and returns. OK when every run ended;
-  // TIMEOUT naming what was abandoned otherwise: its item code goes on to its end
-  // on the shared item pool, but no callback, listener or registry work of this job runs
-  // after Join returns, and an item not yet started does not start (the reports are dropped, its
-  // running marks are left for the next owner, as a crash leaves them). A later Join returns at
-  // once with the first one's result. REQUIRES: not called from this job's callbacks, listeners or
-  // code; a custom Clock outlives what Join abandoned.
+  // TIMEOUT naming what was abandoned otherwise: an item already in the job's code goes on to
+  // its end on the shared item pool, but no callback, listener or registry work of this job
+  // runs after Join returns, and an item not yet started does not start (their reports are
+  // dropped, their running marks left for the next owner, as a crash leaves them). A later
+  // Join returns at once with the first one's result. REQUIRES: not called from this job's
+  // callbacks, listeners or code; a custom Clock outlives what Join abandoned.
   Status Join(std::chrono::milliseconds timeout);
   // Stop() and Join(options.shutdown_timeout); the result is logged when not OK.
   void Shutdown();
