@@ -184,6 +184,13 @@ Status JobRuntime::Start(bool scheduled) {
       !strategy.ok()) {
     return context(strategy.status().WithContext("the registry's configuration"));
   }
+  if (options_.sharding_strategy != nullptr &&
+      config_.job_sharding_strategy_type != options_.sharding_strategy->type()) {
+    infra::LogLine("WARN", fmt::format("job '{}': the registry's configuration names sharding "
+                                       "strategy '{}', not the options' '{}', which is not used",
+                                       name, config_.job_sharding_strategy_type.value_or(""),
+                                       options_.sharding_strategy->type()));
+  }
   auto item_limit = ItemLimitOf(config_);
   if (!item_limit.ok())
     return context(item_limit.status().WithContext("the registry's configuration"));
