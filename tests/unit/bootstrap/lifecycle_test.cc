@@ -79,6 +79,11 @@ class TurnstileJob final : public SimpleJob {
     std::lock_guard<std::mutex> l(mu_);
     return max_active_;
   }
+  // Starts counting again. REQUIRES: no item running.
+  void Reset() {
+    std::lock_guard<std::mutex> l(mu_);
+    max_active_ = started_ = finished_ = turns_ = 0;
+  }
   // Lets the items through one at a time (each waits until the one before has finished).
   void RunOneByOne(int n) {
     for (int i = 1; i <= n; ++i) {
@@ -425,11 +430,16 @@ TEST_F(LifecycleTest, ALimitChangedInTheRegistryAppliesToTheNextRun) {
   auto job = std::make_shared<TurnstileJob>();
   ScheduleJobBootstrap boot(*reg, job, ConfigWith(3, "CPU"), Options("10.0.0.1"));
   ASSERT_TRUE(boot.Schedule().ok());
+  // A run under CPU first (the pool's workers it starts stay for the run after).
+  ASSERT_TRUE(reg->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
+  job->RunOneByOne(3);
+  ASSERT_TRUE(rec_.WaitRuns(3));
+  job->Reset();
   // The config event reaches the job before the operator trigger written after it.
   ASSERT_TRUE(reg->Update("/job/config", ConfigYaml(ConfigWith(3, "SINGLE_THREAD"))).ok());
   ASSERT_TRUE(reg->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
   job->RunOneByOne(3);
-  ASSERT_TRUE(rec_.WaitRuns(3));
+  ASSERT_TRUE(rec_.WaitRuns(6));
   EXPECT_EQ(job->max_active(), 1);
 }
 
