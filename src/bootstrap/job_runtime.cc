@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <map>
 #include <thread>
-#include <unordered_set>
 
 #include "executor/script/script_job.h"
 #include "infra/change_epoch.h"
