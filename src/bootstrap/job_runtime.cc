@@ -39,8 +39,9 @@ struct SharedRuntime {
   // Workers that start a fire time's prepared items together (LaunchBoard): one per core;
   // as many as the item pool has when user code is slow.
   static constexpr int kLaunchDrains = 2;
+  // Twice a job's own bound (ItemLimitOf: CPU x 2), so one slow job never holds every thread.
   static int ItemThreads() {
-    return std::max(kLaunchDrains, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+    return std::max(kLaunchDrains, 4 * static_cast<int>(std::thread::hardware_concurrency()));
   }
   // Coordination: due triggers first (PostUrgent), then the jobs' listener strands, the
   // registry work around runs, sharding and failover. Short tasks, none waits for user code.
@@ -76,23 +77,90 @@ void PrintItemRun(const ItemRunReport& r) {
 
 }  // namespace
 
+JobRuntime::LastHold::~LastHold() {
+  if (shared == nullptr) return;
+  // Maybe the last hold: its destruction joins the pools, perhaps from one of their threads.
+  std::thread([shared = std::move(shared)]() mutable { shared.reset(); }).detach();
+}
+
 JobRuntime::JobRuntime(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
                        std::string job_type, JobConfiguration config, BootstrapOptions options)
     : registry_(registry),
+      gated_(registry, gate_),
       job_(std::move(job)),
       job_type_(std::move(job_type)),
       config_(std::move(config)),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : Clock::System()),
-      storage_(registry, config_.job_name),
+      storage_(gated_, config_.job_name),
       strategies_(JobShardingStrategyRegistry::WithBuiltins(clock_)) {}
 
 JobRuntime::~JobRuntime() = default;
 
+Status JobRuntime::RegisterStrategies() {
+  std::vector<std::shared_ptr<const JobShardingStrategy>> given = options_.sharding_strategies;
+  if (options_.sharding_strategy != nullptr &&
+      std::find(given.begin(), given.end(), options_.sharding_strategy) == given.end()) {
+    given.push_back(options_.sharding_strategy);
+  }
+  for (size_t i = 0; i < given.size(); ++i) {
+    if (given[i] == nullptr) {
+      return InvalidArgument(fmt::format("sharding_strategies[{}]: null", i));
+    }
+    std::string type;
+    try {
+      type = given[i]->type();
+    } catch (const std::exception& e) {
+      return InvalidArgument(fmt::format("sharding strategy: type() threw: {}", e.what()));
+    } catch (...) {
+      return InvalidArgument("sharding strategy: type() threw an unknown exception");
+    }
+    if (Status s = strategies_.Register(std::make_unique<SharedStrategy>(given[i], type)); !s.ok())
+      return s;
+  }
+  if (options_.sharding_strategy != nullptr && !config_.job_sharding_strategy_type) {
+    config_.job_sharding_strategy_type = options_.sharding_strategy->type();
+  }
+  return Status::Ok();
+}
+
+void JobRuntime::ApplyConfig(const JobConfiguration& config) {
+  auto limit = ItemLimitOf(config);
+  if (!limit.ok()) {
+    infra::LogLine("WARN", fmt::format("job '{}': {} (keeping at most {} items at once)",
+                                       config_.job_name, limit.status().ToString(),
+                                       limiter_ != nullptr ? limiter_->limit() : 0));
+  } else if (limiter_ != nullptr && limiter_->limit() != *limit) {
+    limiter_->SetLimit(*limit);
+  }
+  if (auto strategy = strategies_.Find(config.job_sharding_strategy_type.value_or(""));
+      !strategy.ok()) {
+    infra::LogLine("WARN", fmt::format("job '{}': {} (sharding fails until it is fixed)",
+                                       config_.job_name, strategy.status().ToString()));
+  }
+}
+
 Status JobRuntime::Start(bool scheduled) {
   const std::string& name = config_.job_name;
   auto context = [&](const Status& s) { return s.WithContext(fmt::format("job '{}'", name)); };
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (start_called_ || stopped_) {
+      return FailedPrecondition(fmt::format(
+          "job '{}': {}", name,
+          stopped_ ? "started after it was stopped: a shut-down job is never started again"
+                   : "started twice: a job is started once"));
+    }
+    start_called_ = true;
+  }
   if (Status s = ValidateJobConfiguration(config_); !s.ok()) return context(s);
+  if (Status s = RegisterStrategies(); !s.ok()) return context(s);
+  // Both type names before anything is written: a bad one fails here, not at every trigger.
+  if (auto strategy = strategies_.Find(config_.job_sharding_strategy_type.value_or(""));
+      !strategy.ok()) {
+    return context(strategy.status());
+  }
+  if (auto limit = ItemLimitOf(config_); !limit.ok()) return context(limit.status());
   if (job_ == nullptr) {
     if (job_type_ != "SCRIPT") {
       return InvalidArgument(
@@ -123,6 +191,21 @@ Status JobRuntime::Start(bool scheduled) {
   auto effective = config_service_->SetUp(type_name, config_);
   if (!effective.ok()) return effective.status();
   config_ = *effective;
+  // The registry's config wins: its type names must be known here too.
+  if (auto strategy = strategies_.Find(config_.job_sharding_strategy_type.value_or(""));
+      !strategy.ok()) {
+    return context(strategy.status().WithContext("the registry's configuration"));
+  }
+  if (options_.sharding_strategy != nullptr &&
+      config_.job_sharding_strategy_type != options_.sharding_strategy->type()) {
+    infra::LogLine("WARN", fmt::format("job '{}': the registry's configuration names sharding "
+                                       "strategy '{}', not the options' '{}', which is not used",
+                                       name, config_.job_sharding_strategy_type.value_or(""),
+                                       options_.sharding_strategy->type()));
+  }
+  auto item_limit = ItemLimitOf(config_);
+  if (!item_limit.ok())
+    return context(item_limit.status().WithContext("the registry's configuration"));
   scheduled_ = scheduled;
   if (scheduled) {
     // The registry's config wins: it must still be a scheduled one.
@@ -153,17 +236,37 @@ Status JobRuntime::Start(bool scheduled) {
   reconcile_ =
       std::make_unique<reconcile::ReconcileService>(*config_service_, *leader_, *sharding_, clock_);
   auto types = executor::BuiltinJobListenerTypes();
-  for (const auto& [type, factory] : options_.listener_types) types[type] = factory;
+  for (const auto& [type, factory] : options_.listener_types) {
+    // A factory is user code: what it throws is its failure, not the caller's.
+    types[type] = [factory, type](const JobConfiguration& c) -> Result<JobListener> {
+      try {
+        return factory(c);
+      } catch (const std::exception& e) {
+        return InvalidArgument(
+            fmt::format("listener type '{}': factory threw: {}", type, e.what()));
+      } catch (...) {
+        return InvalidArgument(fmt::format("listener type '{}': factory threw", type));
+      }
+    };
+  }
   auto listeners = executor::ResolveJobListeners(options_.listeners, config_, types);
   if (!listeners.ok()) return context(listeners.status());
   guarantee_ = std::make_unique<guarantee::GuaranteeService>(storage_);
   job_listeners_ = std::make_shared<executor::JobListeners>(
-      *std::move(listeners), *guarantee_, shared_->timer, shared_->triggers, clock_, name);
-  auto report = options_.on_item_run ? options_.on_item_run : PrintItemRun;
+      GateListeners(*std::move(listeners), gate_), *guarantee_, shared_->timer, shared_->triggers,
+      clock_, name);
+  // User callbacks are fenced: an exception is logged, and nothing is called after Join.
+  auto report = [gate = gate_, name = std::string(name),
+                 fn = options_.on_item_run
+                          ? options_.on_item_run
+                          : std::function<void(const ItemRunReport&)>(PrintItemRun)](
+                    const ItemRunReport& r) { Fenced(*gate, name, "on_item_run", fn, r); };
+  limiter_ = std::make_shared<ItemLimiter>(shared_->items, *item_limit);
   executor_ = std::make_unique<executor::JobExecutor>(
-      *config_service_, *sharding_, *execution_, *failover_, self, job_, shared_->items,
-      shared_->triggers, clock_, std::move(report), job_listeners_,
-      [this] { return RegistryChanges(); }, OverdueBound(registry_.session_timeout()));
+      *config_service_, *sharding_, *execution_, *failover_, self,
+      std::make_shared<GatedJob>(job_, gate_), *limiter_, shared_->triggers, clock_,
+      std::move(report), job_listeners_, [this] { return RegistryChanges(); },
+      OverdueBound(registry_.session_timeout()));
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},
@@ -172,7 +275,7 @@ Status JobRuntime::Start(bool scheduled) {
   // Listeners first (ListenerManager.startAllListeners): one strand per job carries both
   // the subtree's events and the session's states, in the order the registry reports them.
   strand_ = std::make_unique<SerialExecutor>(shared_->triggers);
-  auto w = registry_.Watch(
+  auto w = gated_.Watch(
       storage_.path().FullPath(), *strand_, [this](const TreeEvent& e) { OnJobEvent(e); },
       storage_.path().CachePolicy());
   if (!w.ok()) return context(w.status());
@@ -221,7 +324,7 @@ Status JobRuntime::TriggerCluster() {
     }
   }
   // From the server: an instance that joined a moment ago must be triggered too.
-  auto ids = registry_.GetChildrenKeysDirectly(storage_.path().FullPath("instances"));
+  auto ids = gated_.GetChildrenKeysDirectly(storage_.path().FullPath("instances"));
   if (!ids.ok()) return ids.status();
   for (const auto& id : *ids) {
     if (Status s = storage_.CreateJobNodeIfNeeded("trigger/" + id); !s.ok()) return s;
@@ -298,6 +401,14 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
   }
   prepared_ = prepared;
   auto units = executor_->LaunchUnits(prepared);
+  // The job's item limit holds for prepared starts too: one beyond it waits in the job's
+  // queue instead of holding the launching worker.
+  for (auto& unit : units) {
+    // A queued start outlives the board's hold on the prepared run: it holds it too.
+    unit.run = [limiter = limiter_, keep = unit.keep, run = std::move(unit.run)] {
+      limiter->RunHereOrQueue(run, keep);
+    };
+  }
   // Under mu_ and not stopped, as every use of the shared runtime: Shutdown releases it (and
   // may destroy the board) only once stopped. (The board calls nothing of ours back.)
   shared_->board.Add(fire_time, std::move(units));
@@ -383,7 +494,9 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
       }
     }
     // Reported last: the trigger's work is done when it is reported.
-    if (self->options_.on_trigger) self->options_.on_trigger(report);
+    if (self->options_.on_trigger) {
+      Fenced(*self->gate_, self->config_.job_name, "on_trigger", self->options_.on_trigger, report);
+    }
     self->EndTask();
   };
 }
@@ -426,6 +539,7 @@ void JobRuntime::Resume() {
 }
 
 void JobRuntime::Reschedule(const JobConfiguration& config) {
+  ApplyConfig(config);
   std::string cron_text = config.cron.value_or("");
   std::string zone_text = config.time_zone.value_or("");
   std::lock_guard<std::mutex> lock(mu_);
@@ -516,7 +630,7 @@ void JobRuntime::ShutdownInstance() {
       infra::LogLine("WARN", fmt::format("job '{}': resharding flag not set at shutdown: {}",
                                          self->config_.job_name, s.ToString()));
     }
-    self->Stop(/*wait=*/false);
+    self->Stop();
     (void)self->leader_->RemoveLeader();  // ElasticJob's shutdownInstance abdicates
   });
 }
@@ -558,7 +672,7 @@ void JobRuntime::StopWatchingRunningMarks() {
 
 void JobRuntime::GuaranteeCleared(guarantee::Phase phase) { job_listeners_->OnPhaseCleared(phase); }
 
-void JobRuntime::Stop(bool wait) {
+void JobRuntime::Stop() {
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (stopped_ || !started_) {
@@ -576,48 +690,66 @@ void JobRuntime::Stop(bool wait) {
   notifier_->Cancel();       // waits inside a trigger give up
   executor_->Stop();         // a queued operator trigger is dropped
   job_listeners_->Cancel();  // distribute-once waits end
-  if (wait) {
-    // Bounded: a job still running past the timeout keeps this runtime alive (its task
-    // holds it) and finishes on its own.
-    std::unique_lock<std::mutex> lock(mu_);
-    idle_cv_.wait_for(lock, options_.shutdown_timeout, [&] { return outstanding_ == 0; });
-  }
 }
 
-void JobRuntime::Shutdown() {
+Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
+  std::lock_guard<std::mutex> join_lock(join_mu_);
+  if (joined_) return *joined_;
+  Stop();
   bool started;
+  int abandoned = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     started = started_;
+    // Bounded: what is still going then is abandoned (below).
+    idle_cv_.wait_until(lock, deadline, [&] { return outstanding_ == 0; });
+    abandoned = outstanding_;
   }
-  Stop(/*wait=*/true);
-  if (!started) return;
-  // No more events; then this instance leaves (instance node, then leadership). The watch
-  // ends outside watch_mu_: ending it waits for a delivery in progress.
-  std::unique_ptr<Subscription> watch;
-  {
-    std::lock_guard<std::mutex> lock(watch_mu_);
-    counter_.store(nullptr, std::memory_order_release);  // no longer moves
-    watch = std::move(watch_);
+  if (started) {
+    // No more events; then this instance leaves (instance node, then leadership). The watch
+    // ends outside watch_mu_: ending it waits for a delivery in progress.
+    std::unique_ptr<Subscription> watch;
+    {
+      std::lock_guard<std::mutex> lock(watch_mu_);
+      counter_.store(nullptr, std::memory_order_release);  // no longer moves
+      watch = std::move(watch_);
+    }
+    watch.reset();
+    connection_.reset();
+    {
+      std::lock_guard<std::mutex> lock(marks_mu_);
+      mark_watches_.clear();
+      strand_.reset();
+    }
+    (void)instances_->RemoveInstance();
+    (void)leader_->RemoveLeader();  // after the listeners: none of them elects us again
   }
-  watch.reset();
-  connection_.reset();
-  {
-    std::lock_guard<std::mutex> lock(marks_mu_);
-    mark_watches_.clear();
-    strand_.reset();
-  }
-  (void)instances_->RemoveInstance();
-  (void)leader_->RemoveLeader();  // after the listeners: none of them elects us again
+  // From now on an abandoned run calls nothing of the user's and no registry: it ends on its
+  // own (its registry work CANCELLED), its reports dropped. Waits for calls already inside.
+  gate_->Close();
   // Drop this job's hold on the shared timer and pools here, on the caller's thread: a task
   // still finishing may release the runtime last, and must never be the one that destroys
-  // the pools it runs on. (Once stopped, tasks no longer touch them.)
+  // the pools it runs on. (Once stopped, tasks no longer touch them.) With runs abandoned,
+  // the hold stays until the runtime goes, then ends on a thread of its own (LastHold).
   std::shared_ptr<SharedRuntime> release;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    release = std::move(shared_);
+    if (abandoned > 0) {
+      last_hold_.shared = shared_;
+    } else {
+      release = std::move(shared_);
+    }
     started_ = false;
   }
+  release.reset();
+  joined_ = abandoned == 0
+                ? Status::Ok()
+                : Status(StatusCode::kTimeout,
+                         fmt::format("job '{}': {} run(s) or trigger(s) still going at the "
+                                     "shutdown deadline were abandoned: their items end on "
+                                     "their own, unreported",
+                                     config_.job_name, abandoned));
+  return *joined_;
 }
 
 }  // namespace elasticjob::bootstrap

@@ -7,8 +7,13 @@
 // trigger pool (due triggers first, then the jobs' listener strands and the registry work
 // around runs) and an item pool (user code). None grows with the number of jobs.
 //
-// Thread safety: Start and Shutdown must not race each other; everything else is
-// thread-safe. Tasks keep the runtime alive (shared_ptr) while they are queued or running.
+// Lifecycle: Start once (a second Start, or one after Stop, fails), Stop (no new runs), Join
+// (waits up to a deadline, leaves the cluster, closes the job's Gate: a run it abandoned
+// calls no user callback and no registry after that; bootstrap/user_code.h).
+//
+// Thread safety: Start, Stop and Join must not race each other (the bootstraps serialize
+// them); everything else is thread-safe. Tasks keep the runtime alive (shared_ptr) while they
+// are queued or running.
 #ifndef ELASTICJOB_BOOTSTRAP_JOB_RUNTIME_H_
 #define ELASTICJOB_BOOTSTRAP_JOB_RUNTIME_H_
 
@@ -20,6 +25,9 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/gated_registry.h"
+#include "bootstrap/item_limiter.h"
+#include "bootstrap/user_code.h"
 #include "config/config_service.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/schedule/cron_expression.h"
@@ -53,11 +61,17 @@ class JobRuntime final : public listener::JobController,
   ~JobRuntime() override;
 
   // Registers the job and starts its listeners; `scheduled` arms the cron trigger (a one-off
-  // job has no cron and runs only when triggered).
+  // job has no cron and runs only when triggered). FAILED_PRECONDITION when called before or
+  // after Stop. On failure the caller Joins (what was registered is removed).
   Status Start(bool scheduled);
   // Writes `trigger/{id}` for every live instance of the job: each runs its items once.
   Status TriggerCluster();
-  void Shutdown();
+  // No new runs; cancels the job's waits; returns at once (idempotent).
+  void Stop();
+  // Stop, then waits until `deadline` for triggers armed, queued or running, then leaves the
+  // cluster and closes the gate. OK, or TIMEOUT naming what was abandoned. Once: a later call
+  // returns the first one's result.
+  Status Join(std::chrono::steady_clock::time_point deadline);
 
   const JobConfiguration& config() const { return config_; }
 
@@ -81,8 +95,11 @@ class JobRuntime final : public listener::JobController,
 
  private:
   using Source = TriggerReport::Source;
-  // Stops triggers and queued runs; `wait` bounds the wait for runs in progress.
-  void Stop(bool wait);
+  // What a config update changes besides the schedule: the item limit; an unknown strategy
+  // or limit type is logged (the last good limit stays).
+  void ApplyConfig(const JobConfiguration& config);
+  // Registers BootstrapOptions' sharding strategies with strategies_.
+  Status RegisterStrategies();
   void ArmNextLocked(Clock::WallTime after);
   void ArmReconcile();
   // kPrepareLead before a fire time: arms the next one, and prepares this one's run
@@ -106,7 +123,16 @@ class JobRuntime final : public listener::JobController,
   // The job's Watch's change count (JobExecutor's run plan), nullopt once it has ended.
   std::optional<uint64_t> RegistryChanges();
 
+  // Declared first, so destroyed last: the shared machinery a Join that abandoned runs left
+  // with the runtime, released on a thread of its own (never on a pool thread it would join).
+  struct LastHold {
+    std::shared_ptr<SharedRuntime> shared;
+    ~LastHold();
+  } last_hold_;
   RegistryCenter& registry_;
+  // User code and registry behind one gate, closed by Join (bootstrap/user_code.h).
+  std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
+  GatedRegistry gated_;
   std::shared_ptr<SimpleJob> job_;
   std::string job_type_;
   JobConfiguration config_;
@@ -126,6 +152,7 @@ class JobRuntime final : public listener::JobController,
   std::unique_ptr<reconcile::ReconcileService> reconcile_;
   std::unique_ptr<guarantee::GuaranteeService> guarantee_;
   std::shared_ptr<executor::JobListeners> job_listeners_;
+  std::shared_ptr<ItemLimiter> limiter_;  // this job's share of the item pool
   std::unique_ptr<executor::JobExecutor> executor_;
   std::unique_ptr<listener::ListenerManager> listeners_;
   std::unique_ptr<SerialExecutor> strand_;  // the job's event strand
@@ -142,10 +169,13 @@ class JobRuntime final : public listener::JobController,
 
   std::mutex mu_;
   std::condition_variable idle_cv_;
-  bool scheduled_ = false;  // a cron job (set once in Start), not a one-off one
-  bool started_ = false;    // GUARDED_BY(mu_)
-  bool stopped_ = false;    // GUARDED_BY(mu_)
-  bool paused_ = false;     // GUARDED_BY(mu_)
+  std::mutex join_mu_;            // one Join at a time; the first one's result stays
+  std::optional<Status> joined_;  // GUARDED_BY(join_mu_)
+  bool scheduled_ = false;        // a cron job (set once in Start), not a one-off one
+  bool started_ = false;          // GUARDED_BY(mu_)
+  bool start_called_ = false;     // GUARDED_BY(mu_)
+  bool stopped_ = false;          // GUARDED_BY(mu_)
+  bool paused_ = false;           // GUARDED_BY(mu_)
   // !stopped_ && !paused_, written with them: what a prepared trigger's admission reads at
   // its fire time, without mu_.
   std::atomic<bool> admissible_{true};

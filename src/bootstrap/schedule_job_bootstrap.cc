@@ -1,12 +1,15 @@
 // The public bootstraps: thin handles over a JobRuntime (bootstrap/job_runtime.h).
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <thread>
 
 #include "bootstrap/job_runtime.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
+#include "infra/log.h"
 
 namespace elasticjob {
 
@@ -29,25 +32,133 @@ void ForEachOverlapping(size_t n, int parallelism, Fn fn) {
 
 }  // namespace
 
+namespace bootstrap {
+
+// The lifecycle both bootstraps share (see schedule_job_bootstrap.h): one Start, then Stop
+// and Join; nothing is ever rebuilt. Thread-safe: transitions under mu_, Join outside it.
+class Lifecycle {
+ public:
+  enum class State { kNew, kScheduled, kFailed, kStopped };
+
+  explicit Lifecycle(std::shared_ptr<JobRuntime> runtime, std::chrono::milliseconds timeout)
+      : runtime_(std::move(runtime)), timeout_(timeout) {}
+
+  // Starts the runtime once. `again_ok`: a later call returns the first one's result (a
+  // one-off job's Start); else it is FAILED_PRECONDITION.
+  Status Start(bool scheduled, bool again_ok) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string& name = runtime_->config().job_name;
+    switch (state_) {
+      case State::kNew:
+        break;
+      case State::kScheduled:
+        if (again_ok) return Status::Ok();
+        return FailedPrecondition(fmt::format(
+            "job '{}': Schedule() called twice: a bootstrap schedules its job once", name));
+      case State::kFailed:
+        if (again_ok) return first_;
+        return FailedPrecondition(
+            fmt::format("job '{}': Schedule() failed before ({}); make a new bootstrap to try "
+                        "again",
+                        name, first_.ToString()));
+      case State::kStopped:
+        return FailedPrecondition(fmt::format(
+            "job '{}': {} after Stop()/Shutdown(): a bootstrap that was shut down is never "
+            "started again; make a new one",
+            name, scheduled ? "Schedule()" : "Start()"));
+    }
+    first_ = runtime_->Start(scheduled);
+    if (first_.ok()) {
+      state_ = State::kScheduled;
+      return first_;
+    }
+    // Nothing left behind: what was registered goes, what was started stops.
+    state_ = State::kFailed;
+    (void)runtime_->Join(std::chrono::steady_clock::now() + timeout_);
+    return first_;
+  }
+
+  // Whether started and not stopped.
+  bool running() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return state_ == State::kScheduled;
+  }
+
+  void Stop() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != State::kFailed) state_ = State::kStopped;
+    runtime_->Stop();
+  }
+
+  Status Join(std::chrono::steady_clock::time_point deadline) {
+    Stop();
+    return runtime_->Join(deadline);
+  }
+
+  // Join, logging a TIMEOUT once (Shutdown, the destructor's included).
+  void Shutdown(std::chrono::steady_clock::time_point deadline) {
+    Status s = Join(deadline);
+    if (!s.ok() && !logged_.exchange(true)) infra::LogLine("WARN", s.ToString());
+  }
+
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  JobRuntime& runtime() { return *runtime_; }
+
+ private:
+  const std::shared_ptr<JobRuntime> runtime_;
+  const std::chrono::milliseconds timeout_;
+  std::mutex mu_;
+  State state_ = State::kNew;        // GUARDED_BY(mu_)
+  Status first_;                     // GUARDED_BY(mu_): the Start's result
+  std::atomic<bool> logged_{false};  // a TIMEOUT was logged (set once, read by any Shutdown)
+};
+
+}  // namespace bootstrap
+
+namespace {
+
+std::shared_ptr<bootstrap::Lifecycle> NewLifecycle(RegistryCenter& registry,
+                                                   std::shared_ptr<SimpleJob> job,
+                                                   std::string job_type, JobConfiguration config,
+                                                   BootstrapOptions options) {
+  const auto timeout = options.shutdown_timeout;
+  return std::make_shared<bootstrap::Lifecycle>(
+      std::make_shared<bootstrap::JobRuntime>(registry, std::move(job), std::move(job_type),
+                                              std::move(config), std::move(options)),
+      timeout);
+}
+
+}  // namespace
+
 struct ScheduleJobBootstrap::Impl {
-  std::shared_ptr<bootstrap::JobRuntime> runtime;
+  std::shared_ptr<bootstrap::Lifecycle> life;
 };
 
 ScheduleJobBootstrap::ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
                                            JobConfiguration config, BootstrapOptions options)
-    : impl_(std::make_shared<Impl>(Impl{std::make_shared<bootstrap::JobRuntime>(
-          registry, std::move(job), "", std::move(config), std::move(options))})) {}
+    : impl_(std::make_shared<Impl>(Impl{
+          NewLifecycle(registry, std::move(job), "", std::move(config), std::move(options))})) {}
 
 ScheduleJobBootstrap::ScheduleJobBootstrap(RegistryCenter& registry, std::string job_type,
                                            JobConfiguration config, BootstrapOptions options)
-    : impl_(std::make_shared<Impl>(Impl{std::make_shared<bootstrap::JobRuntime>(
-          registry, nullptr, std::move(job_type), std::move(config), std::move(options))})) {}
+    : impl_(std::make_shared<Impl>(Impl{NewLifecycle(registry, nullptr, std::move(job_type),
+                                                     std::move(config), std::move(options))})) {}
 
 ScheduleJobBootstrap::~ScheduleJobBootstrap() { Shutdown(); }
 
-Status ScheduleJobBootstrap::Schedule() { return impl_->runtime->Start(/*scheduled=*/true); }
+Status ScheduleJobBootstrap::Schedule() & {
+  return impl_->life->Start(/*scheduled=*/true, /*again_ok=*/false);
+}
 
-void ScheduleJobBootstrap::Shutdown() { impl_->runtime->Shutdown(); }
+void ScheduleJobBootstrap::Stop() { impl_->life->Stop(); }
+
+Status ScheduleJobBootstrap::Join(std::chrono::milliseconds timeout) {
+  return impl_->life->Join(std::chrono::steady_clock::now() + timeout);
+}
+
+void ScheduleJobBootstrap::Shutdown() {
+  impl_->life->Shutdown(std::chrono::steady_clock::now() + impl_->life->timeout());
+}
 
 std::vector<Status> ScheduleJobBootstrap::ScheduleAll(std::span<ScheduleJobBootstrap* const> jobs,
                                                       int parallelism) {
@@ -59,42 +170,52 @@ std::vector<Status> ScheduleJobBootstrap::ScheduleAll(std::span<ScheduleJobBoots
 
 void ScheduleJobBootstrap::ShutdownAll(std::span<ScheduleJobBootstrap* const> jobs,
                                        int parallelism) {
-  ForEachOverlapping(jobs.size(), parallelism, [&](size_t i) { jobs[i]->Shutdown(); });
+  // Every job stops first, so that none runs on while the others are joined; each then has
+  // its own timeout from now.
+  const auto start = std::chrono::steady_clock::now();
+  for (auto* job : jobs) job->Stop();
+  ForEachOverlapping(jobs.size(), parallelism, [&](size_t i) {
+    jobs[i]->impl_->life->Shutdown(start + jobs[i]->impl_->life->timeout());
+  });
 }
 
 struct OneOffJobBootstrap::Impl {
-  std::shared_ptr<bootstrap::JobRuntime> runtime;
-  std::once_flag started;
-  Status start_status;
+  std::shared_ptr<bootstrap::Lifecycle> life;
 };
 
 OneOffJobBootstrap::OneOffJobBootstrap(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
                                        JobConfiguration config, BootstrapOptions options)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->runtime = std::make_shared<bootstrap::JobRuntime>(registry, std::move(job), "",
-                                                           std::move(config), std::move(options));
-}
+    : impl_(std::make_unique<Impl>(Impl{
+          NewLifecycle(registry, std::move(job), "", std::move(config), std::move(options))})) {}
 
 OneOffJobBootstrap::OneOffJobBootstrap(RegistryCenter& registry, std::string job_type,
                                        JobConfiguration config, BootstrapOptions options)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->runtime = std::make_shared<bootstrap::JobRuntime>(registry, nullptr, std::move(job_type),
-                                                           std::move(config), std::move(options));
-}
+    : impl_(std::make_unique<Impl>(Impl{NewLifecycle(registry, nullptr, std::move(job_type),
+                                                     std::move(config), std::move(options))})) {}
 
 OneOffJobBootstrap::~OneOffJobBootstrap() { Shutdown(); }
 
-Status OneOffJobBootstrap::Start() {
-  std::call_once(impl_->started,
-                 [&] { impl_->start_status = impl_->runtime->Start(/*scheduled=*/false); });
-  return impl_->start_status;
+Status OneOffJobBootstrap::Start() & {
+  return impl_->life->Start(/*scheduled=*/false, /*again_ok=*/true);
 }
 
-Status OneOffJobBootstrap::Execute() {
+Status OneOffJobBootstrap::Execute() & {
   if (Status s = Start(); !s.ok()) return s;
-  return impl_->runtime->TriggerCluster();
+  if (!impl_->life->running()) {
+    return FailedPrecondition(fmt::format("job '{}': Execute() after Stop()/Shutdown()",
+                                          impl_->life->runtime().config().job_name));
+  }
+  return impl_->life->runtime().TriggerCluster();
 }
 
-void OneOffJobBootstrap::Shutdown() { impl_->runtime->Shutdown(); }
+void OneOffJobBootstrap::Stop() { impl_->life->Stop(); }
+
+Status OneOffJobBootstrap::Join(std::chrono::milliseconds timeout) {
+  return impl_->life->Join(std::chrono::steady_clock::now() + timeout);
+}
+
+void OneOffJobBootstrap::Shutdown() {
+  impl_->life->Shutdown(std::chrono::steady_clock::now() + impl_->life->timeout());
+}
 
 }  // namespace elasticjob

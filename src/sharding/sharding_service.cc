@@ -8,6 +8,7 @@
 
 #include "infra/log.h"
 #include "sharding/sharding_node.h"
+#include "sharding/strategy/checked_sharding.h"
 
 namespace elasticjob::sharding {
 
@@ -212,6 +213,10 @@ Result<bool> ShardingService::TryShardAsLeader() {
   if (available->empty()) return true;
   auto strategy = strategies_.Find(config->job_sharding_strategy_type.value_or(""));
   if (!strategy.ok()) return strategy.status();
+  // The plan first, fenced and checked (a strategy is user code): a failure leaves no
+  // processing node for the others to wait on.
+  auto plan = CheckedSharding(**strategy, *available, storage_.path().job_name(), total);
+  if (!plan.ok()) return plan.status();
   Status s = storage_.FillEphemeralJobNode(kProcessing, "");
   if (!s.ok()) return s;
   // Items beyond the new total go first (they have children, which a multi-op cannot
@@ -229,8 +234,6 @@ Result<bool> ShardingService::TryShardAsLeader() {
       if (s = storage_.RemoveJobNodeIfExisted(ItemNode(item)); !s.ok()) return s;
     }
   }
-  std::vector<ShardingAssignment> plan =
-      (*strategy)->Sharding(*available, storage_.path().job_name(), total);
   // One multi-op: "/" is the namespace root (ElasticJob checks it), then the reset (missing
   // item nodes created, old owners deleted) and the new owners, so a sharding that loses a
   // race with another one changes nothing. (ElasticJob resets outside its transaction.)
@@ -248,7 +251,7 @@ Result<bool> ShardingService::TryShardAsLeader() {
     if (!owner_exists.ok()) return owner_exists.status();
     if (*owner_exists) ops.push_back(TransactionOp::Delete(full(InstanceNode(i))));
   }
-  for (const auto& a : plan) {
+  for (const auto& a : *plan) {
     for (int item : a.items) {
       ops.push_back(TransactionOp::Create(full(InstanceNode(item)), a.instance_id));
     }

@@ -8,6 +8,10 @@
 // config, server, instance, leader election, listeners. Register every instance with Start()
 // before the first Execute() so that each one takes part.
 //
+// Lifecycle: as ScheduleJobBootstrap's. Start() registers once (a later Start() returns the
+// first one's result); Start() or Execute() after Stop()/Shutdown() fails with
+// FAILED_PRECONDITION; neither compiles on a temporary.
+//
 // Thread safety: as ScheduleJobBootstrap.
 //
 //   elasticjob::OneOffJobBootstrap job(**reg, std::make_shared<ReindexJob>(),
@@ -16,6 +20,7 @@
 #ifndef ELASTICJOB_BOOTSTRAP_ONE_OFF_JOB_BOOTSTRAP_H_
 #define ELASTICJOB_BOOTSTRAP_ONE_OFF_JOB_BOOTSTRAP_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -34,11 +39,17 @@ class OneOffJobBootstrap {
   OneOffJobBootstrap(const OneOffJobBootstrap&) = delete;
   OneOffJobBootstrap& operator=(const OneOffJobBootstrap&) = delete;
 
-  // Registers this instance without running anything (idempotent; Execute calls it).
-  Status Start();
+  // Registers this instance without running anything, once (a later call returns the first
+  // one's result; Execute calls it). FAILED_PRECONDITION after Stop()/Shutdown().
+  Status Start() &;
+  Status Start() && = delete;
   // Runs the job once on every live instance (see above). Returns once the trigger nodes
-  // are written, not when the runs end.
-  Status Execute();
+  // are written, not when the runs end. FAILED_PRECONDITION after Stop()/Shutdown().
+  Status Execute() &;
+  Status Execute() && = delete;
+  // As ScheduleJobBootstrap's.
+  void Stop();
+  Status Join(std::chrono::milliseconds timeout);
   void Shutdown();
 
  private:

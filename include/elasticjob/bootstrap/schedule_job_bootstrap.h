@@ -1,7 +1,17 @@
 // ScheduleJobBootstrap: runs one job on its cron across the cluster, as ElasticJob's
 // ScheduleJobBootstrap does. Schedule() registers the job (config, server, instance,
 // resharding flag, leader election) and arms its trigger; Shutdown() stops the trigger,
-// waits (bounded) for a run in progress, removes this instance's node and leadership.
+// waits (up to a deadline) for a run in progress, removes this instance's node and leadership.
+//
+// Lifecycle: a bootstrap schedules its job once. NEW --Schedule()--> SCHEDULED (or FAILED,
+// cleaned up) --Stop()--> STOPPED --Join(timeout)--> JOINED; Shutdown() is Stop() then
+// Join(options.shutdown_timeout), and the destructor calls it. A second Schedule(), a
+// Schedule() after a failed one and a Schedule() after Stop()/Shutdown() fail with
+// FAILED_PRECONDITION and change nothing (make a new bootstrap to schedule again). Join's
+// timeout is a bound on the wait for runs in progress: a run still going then is abandoned
+// (its item code goes on to its end on the shared item pool; nothing of this job's
+// callbacks, listeners or registry work runs after Join returns; see docs/runtime.md).
+// Schedule() on a temporary does not compile (it would be shut down at once).
 //
 // While scheduled, the job follows the registry (docs/runtime.md): a config update
 // reschedules and reshards; a server set DISABLED loses its items and leadership; an
@@ -13,17 +23,25 @@
 // each execution, on every instance or once across the cluster.
 //
 // All bootstraps of a process share one timer thread and two small pools (coordination: 2
-// threads; items: CPU x 2 threads), so a thousand jobs need no thousand threads. A job is
-// a C++ SimpleJob or a type name ("SCRIPT", running `script.command.line`). ScheduleAll
-// registers many jobs at once.
+// threads; items: CPU x 4 threads), so a thousand jobs need no thousand threads. Each job runs
+// at most its `jobExecutorThreadPoolSizeProviderType` of items at once on the item pool (CPU:
+// CPU x 2, SINGLE_THREAD: 1), so one slow job cannot take the whole pool. A job is a C++
+// SimpleJob or a type name ("SCRIPT", running `script.command.line`). ScheduleAll registers
+// many jobs at once.
 //
-// Thread safety: Schedule and Shutdown must not race each other; otherwise thread-safe.
+// User code is fenced: an exception from the job, a listener, a sharding strategy,
+// on_item_run or on_trigger is caught and logged (from the job: a failed item); it never
+// terminates the process.
+//
+// Thread safety: every method may be called from any thread (a Stop() during Schedule()
+// waits for it), but not from this job's own callbacks (Join would wait for itself).
 //
 //   auto reg = elasticjob::NewRegistryCenter("zookeeper://127.0.0.1:2181/demo");
 //   (*reg)->Init();
-//   auto config = elasticjob::JobConfiguration::Builder("orderSync", 3).Cron("0/5 * * * *
-//   ?").Build(); elasticjob::ScheduleJobBootstrap job(**reg, std::make_shared<OrderSyncJob>(),
-//   *config); if (auto s = job.Schedule(); !s.ok()) { std::cerr << s << "\n"; }
+//   auto config = elasticjob::JobConfiguration::Builder("orderSync", 3)
+//                     .Cron("0/5 * * * * ?").Build();
+//   elasticjob::ScheduleJobBootstrap job(**reg, std::make_shared<OrderSyncJob>(), *config);
+//   if (auto s = job.Schedule(); !s.ok()) { std::cerr << s << "\n"; }
 //   ...
 //   job.Shutdown();
 #ifndef ELASTICJOB_BOOTSTRAP_SCHEDULE_JOB_BOOTSTRAP_H_
@@ -44,6 +62,7 @@
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/run_reports.h"
+#include "elasticjob/sharding/job_sharding_strategy.h"
 
 namespace elasticjob {
 
@@ -56,18 +75,31 @@ struct BootstrapOptions {
   std::string server_ip;
   // Time source; default: the system clock. Borrowed.
   Clock* clock = nullptr;
-  // Called after every item run (default: one line on stdout), on the item's thread.
+  // Called after every item run (default: one line on stdout), on the item's thread. An
+  // exception from it is caught and logged. Never called after Join() returned.
   // The options are copied into every job scheduled with them, so with many jobs a
   // listener that captures much should capture one pointer to it instead: a small closure
   // lives inside the std::function, and every job's runs then call the one object.
   std::function<void(const ItemRunReport&)> on_item_run;
-  // Called after every trigger is handled (default: none). Copied like on_item_run.
+  // Called after every trigger is handled (default: none). Copied like on_item_run, fenced
+  // like it.
   std::function<void(const TriggerReport&)> on_trigger;
   // Listeners of this job, besides those named by the config's jobListenerTypes.
   std::vector<JobListener> listeners;
   // More jobListenerTypes names (the built-in ones are LOG and DISTRIBUTE_ONCE_LOG).
   std::map<std::string, JobListenerFactory> listener_types;
-  // Bound on the wait for a run in progress at Shutdown().
+  // This job's sharding strategy, when its configuration names none (jobShardingStrategyType
+  // unset: the configuration given to Schedule() gets this strategy's type(), and the
+  // registry's configuration, which wins as for every field, must name it). Also
+  // registered under its type(), as sharding_strategies are. Null: none.
+  std::shared_ptr<const JobShardingStrategy> sharding_strategy;
+  // More strategies that jobShardingStrategyType may name, each under its type(), registered
+  // explicitly here (no static self-registration). The built-in ones are AVG_ALLOCATION
+  // (default), ODEVITY, ROUND_ROBIN and SINGLE_SHARDING_BALANCE. A null entry, an empty name
+  // or a name taken twice (a built-in one included) fails Schedule(), as does a
+  // configuration naming an unknown type (the error lists the known ones).
+  std::vector<std::shared_ptr<const JobShardingStrategy>> sharding_strategies;
+  // Bound on the wait for runs in progress at Shutdown() (Join's timeout).
   std::chrono::milliseconds shutdown_timeout{std::chrono::seconds(30)};
 };
 
@@ -83,10 +115,28 @@ class ScheduleJobBootstrap {
   ScheduleJobBootstrap(const ScheduleJobBootstrap&) = delete;
   ScheduleJobBootstrap& operator=(const ScheduleJobBootstrap&) = delete;
 
-  // Registers the job and arms its trigger. Fails naming the job and the problem: invalid
-  // configuration, job conflict, an unknown job type, registry errors.
-  Status Schedule();
-  // Stops the job on this instance (idempotent).
+  // Registers the job and arms its trigger, once. Fails naming the job and the problem:
+  // invalid configuration, job conflict, an unknown job type, sharding strategy or
+  // jobExecutorThreadPoolSizeProviderType, registry errors (a failure leaves nothing
+  // registered or running, and the bootstrap FAILED). FAILED_PRECONDITION when called
+  // before (whatever it returned) or after Stop()/Shutdown(): a bootstrap is never rebuilt.
+  Status Schedule() &;
+  // A temporary would be shut down by its destructor as soon as it is scheduled.
+  Status Schedule() && = delete;
+  // No new run from now on (cron, operator, failover, misfire re-run) and no waiting; runs
+  // in progress go on. Idempotent; also before Schedule() (which then fails).
+  void Stop();
+  // Stop(), then waits up to `timeout` for the runs in progress, then leaves the cluster
+  // (removes `instances/{id}` and, if leading, `leader/election/instance`: two registry round
+  // trips, bounded by the registry's own timeouts) and returns. OK when every run ended;
+  // TIMEOUT naming what was abandoned otherwise: an item already in the job's code goes on to
+  // its end on the shared item pool, but no callback, listener or registry work of this job
+  // runs after Join returns, and an item not yet started does not start (their reports are
+  // dropped, their running marks left for the next owner, as a crash leaves them). A later
+  // Join returns at once with the first one's result. REQUIRES: not called from this job's
+  // callbacks, listeners or code; a custom Clock outlives what Join abandoned.
+  Status Join(std::chrono::milliseconds timeout);
+  // Stop() and Join(options.shutdown_timeout); the result is logged when not OK.
   void Shutdown();
 
   // Schedule() of many jobs, their registrations overlapping: up to `parallelism` of them
@@ -96,8 +146,9 @@ class ScheduleJobBootstrap {
   // a failure leaves the others scheduled. REQUIRES: no null pointer.
   static std::vector<Status> ScheduleAll(std::span<ScheduleJobBootstrap* const> jobs,
                                          int parallelism = kDefaultParallelism);
-  // Shutdown() of many jobs, overlapping in the same way (each removes its instance node
-  // and leadership: two round trips a job).
+  // Shutdown() of many jobs: all are stopped first, then joined overlapping in the same way
+  // (each removes its instance node and leadership: two round trips a job), each within its
+  // own shutdown_timeout counted from the call.
   static void ShutdownAll(std::span<ScheduleJobBootstrap* const> jobs,
                           int parallelism = kDefaultParallelism);
   static constexpr int kDefaultParallelism = 32;

@@ -6,7 +6,11 @@
 // of it, the items it owns. The built-in strategies reproduce ElasticJob 3.0.5's results bit
 // for bit (docs/sharding.md):
 //   AVG_ALLOCATION (default), ODEVITY, ROUND_ROBIN, SINGLE_SHARDING_BALANCE.
-// Users add their own by implementing JobShardingStrategy and registering it by type name.
+// Users add their own by implementing JobShardingStrategy and giving it to the bootstrap
+// (BootstrapOptions::sharding_strategy, or sharding_strategies for jobShardingStrategyType to
+// name): registered explicitly, never by static self-registration. The leader checks a plan
+// before committing it: an exception or an inconsistent plan (an item out of range, given
+// twice or to nobody, an unknown instance) fails that sharding, naming the strategy.
 //
 // Thread safety: strategies must be stateless or internally synchronised; the registry is
 // safe for concurrent Find() once registration is done (register at start-up).

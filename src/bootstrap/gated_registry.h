@@ -1,0 +1,65 @@
+// GatedRegistry: the registry as one job's runtime sees it, behind the job's Gate
+// (bootstrap/user_code.h). Every call goes through to the registry while the gate is open;
+// once Join has closed it, calls return CANCELLED ("job shut down") without touching the
+// registry, so a run Join abandoned can end on its own after the user destroyed the registry.
+// Subscriptions are the registry's own (the runtime ends them before the gate closes).
+//
+// Thread safety: safe for concurrent use.
+#ifndef ELASTICJOB_BOOTSTRAP_GATED_REGISTRY_H_
+#define ELASTICJOB_BOOTSTRAP_GATED_REGISTRY_H_
+
+#include <memory>
+
+#include "bootstrap/user_code.h"
+#include "elasticjob/reg/registry_center.h"
+
+namespace elasticjob::bootstrap {
+
+class GatedRegistry final : public RegistryCenter {
+ public:
+  // REQUIRES: `inner` outlives every call that enters `gate`.
+  GatedRegistry(RegistryCenter& inner, std::shared_ptr<Gate> gate)
+      : inner_(inner), gate_(std::move(gate)) {}
+
+  Status Init() override;
+  void Close() override;
+  Result<std::string> Get(std::string_view key) override;
+  Result<std::string> GetDirectly(std::string_view key) override;
+  Result<bool> IsExisted(std::string_view key) override;
+  Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) override;
+  Result<int> GetNumChildren(std::string_view key) override;
+  Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view key) override;
+  Status Persist(std::string_view key, std::string_view value) override;
+  Status Update(std::string_view key, std::string_view value) override;
+  Status PersistEphemeral(std::string_view key, std::string_view value) override;
+  Result<std::string> PersistSequential(std::string_view key, std::string_view value) override;
+  Result<std::string> PersistEphemeralSequential(std::string_view key,
+                                                 std::string_view value) override;
+  Status CreateContainer(std::string_view key) override;
+  Status Remove(std::string_view key) override;
+  Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override;
+  void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                 std::function<void(Status)> done) override;
+  Result<int64_t> GetRegistryCenterTime(std::string_view key) override;
+  using RegistryCenter::Watch;
+  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
+                                              std::function<void(const TreeEvent&)> callback,
+                                              WatchPolicy policy) override;
+  std::unique_ptr<Subscription> AddConnectionStateListener(
+      Executor& executor, std::function<void(ConnectionState)> callback) override;
+  Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override;
+  // The registry's (0 once the gate is closed).
+  uint64_t session_epoch() override;
+  std::chrono::milliseconds session_timeout() override;
+
+ private:
+  template <typename Fn>
+  auto Call(Fn fn) -> decltype(fn());
+
+  RegistryCenter& inner_;
+  const std::shared_ptr<Gate> gate_;
+};
+
+}  // namespace elasticjob::bootstrap
+
+#endif  // ELASTICJOB_BOOTSTRAP_GATED_REGISTRY_H_

@@ -1,0 +1,65 @@
+// ItemLimiter: one job's share of the process's item pool. At most limit() of the job's
+// items run at once (jobExecutorThreadPoolSizeProviderType: CPU = CPU x 2, SINGLE_THREAD =
+// 1, as ElasticJob's per-job pools are sized); the rest wait in this job's queue, in order,
+// and take no pool thread while they wait. No thread of its own: a limit on the shared pool.
+// The limit can change at any time (a config update); a lower one takes effect as items end.
+//
+// Thread safety: safe for concurrent use. Held by shared_ptr: a task in flight keeps it.
+#ifndef ELASTICJOB_BOOTSTRAP_ITEM_LIMITER_H_
+#define ELASTICJOB_BOOTSTRAP_ITEM_LIMITER_H_
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "elasticjob/config/job_configuration.h"
+#include "elasticjob/executor.h"
+#include "elasticjob/status.h"
+#include "elasticjob/thread_annotations.h"
+
+namespace elasticjob::bootstrap {
+
+// The item limit `config` asks for: jobExecutorThreadPoolSizeProviderType (ElasticJob 3.0.4's
+// jobExecutorServiceHandlerType reads into the same field) unset or CPU: CPU x 2;
+// SINGLE_THREAD: 1. Else INVALID_ARGUMENT naming the value and the known ones.
+Result<int> ItemLimitOf(const JobConfiguration& config);
+
+class ItemLimiter final : public Executor, public std::enable_shared_from_this<ItemLimiter> {
+ public:
+  // REQUIRES: `pool` outlives every task posted here; limit >= 1.
+  ItemLimiter(Executor& pool, int limit) : pool_(pool), limit_(limit) {}
+
+  // Runs `task` on the pool now if the job is below its limit, else queues it.
+  void Post(std::function<void()> task) override;
+  // Runs `task` on this thread now if the job is below its limit, else queues a copy of it
+  // holding `keep` (for the pool). For a thread of the pool that is already there to run it
+  // (a prepared launch): the start in place copies and allocates nothing.
+  void RunHereOrQueue(const std::function<void()>& task, std::shared_ptr<const void> keep);
+  void SetLimit(int limit);
+  int limit();
+  // Items running now (for tests).
+  int active();
+
+ private:
+  // Takes a slot (true), or queues `make()` (false).
+  template <typename Make>
+  bool Admit(const Make& make);
+  // After a task: hands the next queued one to the pool, or frees the slot.
+  void Release();
+  // Applies `change` to the count and the limit under mu_, then hands queued tasks to the pool
+  // while there is room.
+  void Update(const std::function<void(int& active, int& limit)>& change);
+  std::function<void()> Wrap(std::function<void()> task);
+
+  Executor& pool_;
+  std::mutex mu_;
+  int limit_ ELASTICJOB_GUARDED_BY(mu_);
+  int active_ ELASTICJOB_GUARDED_BY(mu_) = 0;
+  std::deque<std::function<void()>> queued_ ELASTICJOB_GUARDED_BY(mu_);
+};
+
+}  // namespace elasticjob::bootstrap
+
+#endif  // ELASTICJOB_BOOTSTRAP_ITEM_LIMITER_H_

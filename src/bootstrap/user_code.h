@@ -1,0 +1,120 @@
+// The fence between one job's runtime and the code it calls but does not own: the user's
+// callbacks (on_item_run, on_trigger, listeners, listener factories, sharding strategies) and
+// the registry. Two parts:
+//   Gate     open while the job is scheduled; Join closes it, waiting for calls already
+//            inside, and from then on every gated call is refused: a run Join abandoned
+//            calls nothing of the user's and touches no registry (which the user may destroy
+//            once Join returns).
+//   Fenced   calls a user callback through the gate and turns an exception into a logged
+//            line naming the job and the callback: never std::terminate.
+//
+// Thread safety: safe for concurrent use.
+#ifndef ELASTICJOB_BOOTSTRAP_USER_CODE_H_
+#define ELASTICJOB_BOOTSTRAP_USER_CODE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "elasticjob/api/job_listener.h"
+#include "elasticjob/api/simple_job.h"
+#include "elasticjob/sharding/job_sharding_strategy.h"
+#include "elasticjob/thread_annotations.h"
+
+namespace elasticjob::bootstrap {
+
+class Gate {
+ public:
+  // Enters the gate: false once it is closed (then nothing is to be called).
+  bool Enter();
+  void Exit();
+  // Refuses every Enter from now on and waits until the calls inside have left.
+  void Close();
+  bool closed();
+
+  // Enter ... Exit for one scope.
+  class Pass {
+   public:
+    explicit Pass(Gate& gate) : gate_(gate), entered_(gate.Enter()) {}
+    ~Pass() {
+      if (entered_) gate_.Exit();
+    }
+    Pass(const Pass&) = delete;
+    Pass& operator=(const Pass&) = delete;
+    explicit operator bool() const { return entered_; }
+
+   private:
+    Gate& gate_;
+    const bool entered_;
+  };
+
+ private:
+  std::mutex mu_;
+  std::condition_variable idle_cv_;
+  bool closed_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  int inside_ ELASTICJOB_GUARDED_BY(mu_) = 0;
+  // closed_, for closed() at every item start without mu_.
+  std::atomic<bool> closed_flag_{false};
+};
+
+// Logs that `what` of job `job` threw the current exception (call inside a catch block).
+void LogUserException(const std::string& job, const std::string& what);
+
+// Calls `fn(args...)` through `gate` (nothing once it is closed), catching and logging an
+// exception as `what` of job `job`.
+template <typename Fn, typename... Args>
+void Fenced(Gate& gate, const std::string& job, const char* what, const Fn& fn, Args&&... args) {
+  Gate::Pass pass(gate);
+  if (!pass) return;
+  try {
+    fn(std::forward<Args>(args)...);
+  } catch (...) {
+    LogUserException(job, what);
+  }
+}
+
+// `listeners` with each ElasticJobListener behind `gate` (a distribute-once listener's hooks
+// run inside the registry's latch, which the gated registry refuses once closed).
+std::vector<JobListener> GateListeners(std::vector<JobListener> listeners,
+                                       std::shared_ptr<Gate> gate);
+
+// The user's job behind `gate`: an item that starts once Join has closed it (one queued
+// behind the job's item limit, say) does not call the job. One that started before runs on.
+class GatedJob final : public SimpleJob {
+ public:
+  GatedJob(std::shared_ptr<SimpleJob> inner, std::shared_ptr<Gate> gate)
+      : inner_(std::move(inner)), gate_(std::move(gate)) {}
+  void Execute(const ShardingContext& context) override {
+    if (gate_->closed()) return;
+    inner_->Execute(context);
+  }
+
+ private:
+  const std::shared_ptr<SimpleJob> inner_;
+  const std::shared_ptr<Gate> gate_;
+};
+
+// A shared strategy, for a JobShardingStrategyRegistry that owns what it holds.
+class SharedStrategy final : public JobShardingStrategy {
+ public:
+  explicit SharedStrategy(std::shared_ptr<const JobShardingStrategy> inner, std::string type)
+      : inner_(std::move(inner)), type_(std::move(type)) {}
+  std::string type() const override { return type_; }
+  std::vector<ShardingAssignment> Sharding(const std::vector<std::string>& instances,
+                                           std::string_view job_name,
+                                           int sharding_total_count) const override {
+    return inner_->Sharding(instances, job_name, sharding_total_count);
+  }
+
+ private:
+  const std::shared_ptr<const JobShardingStrategy> inner_;
+  const std::string type_;
+};
+
+}  // namespace elasticjob::bootstrap
+
+#endif  // ELASTICJOB_BOOTSTRAP_USER_CODE_H_
