@@ -1,0 +1,74 @@
+// ScriptProcesses: runs the processes of SCRIPT items so that none outlives its item or its
+// instance, and lets the owner signal every running one at shutdown.
+//
+// Each run gets a supervisor: a child forked from the instance that leads a new process
+// group, starts the command in that group and holds the read end of a pipe whose write end
+// only the instance holds. When the pipe reaches end-of-file (the item ended, or the instance
+// is gone however it died: kill -9, a crash, an exit) the supervisor sends SIGKILL to the
+// whole group, grandchildren included, and itself with them. So a script and what it
+// started die with their item, and an item's processes never run on after their instance
+// (docs/runtime.md, Script processes). A process that leaves the group (setsid, setpgid) is
+// no longer the item's.
+//
+// Thread safety: thread-safe. Run blocks its caller until the command exits; Signal,
+// StopStarting and WaitIdle may be called from any thread meanwhile.
+#ifndef ELASTICJOB_EXECUTOR_SCRIPT_SCRIPT_PROCESSES_H_
+#define ELASTICJOB_EXECUTOR_SCRIPT_SCRIPT_PROCESSES_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "elasticjob/status.h"
+
+namespace elasticjob::executor {
+
+class ScriptProcesses {
+ public:
+  ScriptProcesses() = default;
+  ScriptProcesses(const ScriptProcesses&) = delete;
+  ScriptProcesses& operator=(const ScriptProcesses&) = delete;
+
+  // Runs `argv` (argv[0] looked up in PATH, the process's environment, stdin, stdout and
+  // stderr inherited, no other descriptor; no signal blocked or ignored) in a process group
+  // of its own and waits for it. Returns its wait status (as waitpid reports it); when it
+  // exits, what it left running in its group is killed. Fails without running anything with
+  // kFailedPrecondition after StopStarting, and with kInternal when the command cannot start
+  // ("cannot run 'x': No such file or directory") or no process can be created.
+  // REQUIRES: `argv` is not empty.
+  Result<int> Run(const std::vector<std::string>& argv);
+
+  // From now on, Run starts nothing. Idempotent.
+  void StopStarting();
+
+  // Sends `signal` to the process group of every command running now (after StopStarting,
+  // also to any that Run is starting at this moment, as soon as it has started). Returns
+  // how many groups.
+  int Signal(int signal);
+
+  // Waits until no Run is going on (so no process of their groups is left), or until
+  // `deadline`. Returns true when none is.
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline);
+
+  // The number of Run calls going on.
+  int running();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable idle_cv_;
+  // Supervisors (each its group's id) whose command runs. A supervisor leaves the set
+  // before it is reaped, so a signal never reaches a group id the kernel could reuse.
+  std::set<pid_t> groups_;  // GUARDED_BY(mu_)
+  int active_ = 0;          // GUARDED_BY(mu_): Run calls going on
+  int signalled_ = 0;       // GUARDED_BY(mu_): the last signal sent by Signal, 0 if none
+  bool stopped_ = false;    // GUARDED_BY(mu_)
+};
+
+}  // namespace elasticjob::executor
+
+#endif  // ELASTICJOB_EXECUTOR_SCRIPT_SCRIPT_PROCESSES_H_
