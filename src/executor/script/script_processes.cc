@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,13 +63,24 @@ void CloseRange(int first, int last) {
   for (int fd = first; fd <= last && fd < 65536; ++fd) close(fd);
 }
 
-// The supervisor: leads the item's process group, starts the command in it, reports, and
-// when `life_fd` reaches end-of-file (the instance closed it, or died) kills the group,
-// itself included.
+// The wait status waitpid would give for what waitid reported.
+int WaitStatus(const siginfo_t& info) {
+  if (info.si_code == CLD_EXITED) return (info.si_status & 0xff) << 8;
+  return info.si_status | (info.si_code == CLD_DUMPED ? 0x80 : 0);
+}
+
+// The supervisor: starts the command as the leader of a new process group, reports, and
+// when `life_fd` reaches end-of-file (the instance closed it, or died) kills that group and
+// reaps what of it has become its own, then exits.
 [[noreturn]] void Supervise(int life_fd, int report_fd, const char* file, char* const* argv,
                             const posix_spawnattr_t* attr) {
+  // A group of its own: a signal to the instance's group (kill -9 of a whole host's
+  // processes) must leave the supervisor to do its work.
   setpgid(0, 0);
-  // Signals sent to the group are for the command; the supervisor stays to report its end.
+  // The command's orphans (a grandchild whose parent ended) come to the supervisor, which
+  // can then wait for them to be gone.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // Only SIGKILL ends the supervisor; the command is signalled through its own group.
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
@@ -99,24 +111,31 @@ void CloseRange(int first, int last) {
     _exit(127);
   }
   WriteMessage(report_fd, {kStarted, pid});
+  // The command ends as a zombie the supervisor keeps (WNOWAIT) until the group is killed:
+  // its pid, the group's id, cannot be reused meanwhile.
   bool exited = false;
   pollfd life{life_fd, POLLIN, 0};
   for (;;) {
-    int status = 0;
-    if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
+    siginfo_t info{};
+    if (!exited && waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid) {
       exited = true;
-      WriteMessage(report_fd, {kExited, status});
+      WriteMessage(report_fd, {kExited, WaitStatus(info)});
     }
     // SIGCHLD is let in only while waiting here: an exit after the check above wakes it.
     if (ppoll(&life, 1, nullptr, &all_but_child) > 0) break;
   }
-  kill(0, SIGKILL);
+  kill(-pid, SIGKILL);
+  // Every process of the group is the supervisor's child by the time its parent has been
+  // reaped, so once none is left to reap, none is left.
+  while (waitpid(-pid, nullptr, 0) >= 0 || errno == EINTR) {
+  }
   _exit(0);
 }
 
-// posix_spawnattr_t with a clean signal state: nothing blocked, every signal at its default
-// (the `elasticjob run` command blocks SIGINT and SIGTERM for sigwait, and the supervisor
-// ignores a few).
+// posix_spawnattr_t for a command in a new process group, with a clean signal state: nothing
+// blocked, every signal at its default (the `elasticjob run` command blocks SIGINT and SIGTERM for
+// sigwait, and the supervisor ignores a few).
 class CleanSignalsAttr {
  public:
   CleanSignalsAttr() {
@@ -126,7 +145,9 @@ class CleanSignalsAttr {
     sigfillset(&all);
     posix_spawnattr_setsigmask(&attr_, &none);
     posix_spawnattr_setsigdefault(&attr_, &all);
-    posix_spawnattr_setflags(&attr_, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&attr_, 0);  // the command leads a new group
+    posix_spawnattr_setflags(
+        &attr_, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   }
   ~CleanSignalsAttr() { posix_spawnattr_destroy(&attr_); }
   CleanSignalsAttr(const CleanSignalsAttr&) = delete;
@@ -190,22 +211,24 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words) {
 
   Message started{};
   const bool running = ReadMessage(report[0], &started) && started.kind == kStarted;
+  const pid_t group = running ? started.value : 0;
   if (running) {
     std::lock_guard<std::mutex> lock(mu_);
-    groups_.insert(supervisor);
+    groups_.insert(group);
     // Signal came between the fork and now: the command gets it too.
-    if (stopped_ && signalled_ != 0) kill(-supervisor, signalled_);
+    if (stopped_ && signalled_ != 0) kill(-group, signalled_);
   }
   Message end{};
   const bool reported = running && ReadMessage(report[0], &end) && end.kind == kExited;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    groups_.erase(supervisor);
+    groups_.erase(group);
   }
-  // The supervisor died without a word (someone killed it): its group lives on unsupervised.
-  // Its id is still held by the unreaped supervisor, so this reaches nothing else.
-  if (running && !reported) kill(-supervisor, SIGKILL);
-  close(life[1]);  // the supervisor kills what the command left in its group, and itself
+  // The supervisor died without a word (only SIGKILL ends it): the command's group lives on
+  // unsupervised. (Its id could be another's only if the command ended too, init reaped it,
+  // and the pid space wrapped around meanwhile.)
+  if (running && !reported) kill(-group, SIGKILL);
+  close(life[1]);  // the supervisor kills what the command left in its group, and exits
   close(report[0]);
   int supervisor_status = 0;
   while (waitpid(supervisor, &supervisor_status, 0) < 0 && errno == EINTR) {

@@ -1,14 +1,14 @@
 // ScriptProcesses: runs the processes of SCRIPT items so that none outlives its item or its
 // instance, and lets the owner signal every running one at shutdown.
 //
-// Each run gets a supervisor: a child forked from the instance that leads a new process
-// group, starts the command in that group and holds the read end of a pipe whose write end
-// only the instance holds. When the pipe reaches end-of-file (the item ended, or the instance
-// is gone however it died: kill -9, a crash, an exit) the supervisor sends SIGKILL to the
-// whole group, grandchildren included, and itself with them. So a script and what it
-// started die with their item, and an item's processes never run on after their instance
-// (docs/runtime.md, Script processes). A process that leaves the group (setsid, setpgid) is
-// no longer the item's.
+// Each run gets a supervisor: a child forked from the instance, in a process group of its
+// own, that starts the command as the leader of a new process group (the item's), and holds
+// the read end of a pipe whose write end only the instance holds. When the pipe reaches
+// end-of-file (the item ended, or the instance is gone however it died: kill -9, a crash,
+// an exit) the supervisor sends SIGKILL to the item's group, grandchildren included, and
+// reaps it (it is their subreaper). So a script and what it started die with their item,
+// and an item's processes never run on after their instance (docs/runtime.md, Script
+// processes). A process that leaves the group (setsid, setpgid) is no longer the item's.
 //
 // Thread safety: thread-safe. Run blocks its caller until the command exits; Signal,
 // StopStarting and WaitIdle may be called from any thread meanwhile.
@@ -61,8 +61,9 @@ class ScriptProcesses {
  private:
   std::mutex mu_;
   std::condition_variable idle_cv_;
-  // Supervisors (each its group's id) whose command runs. A supervisor leaves the set
-  // before it is reaped, so a signal never reaches a group id the kernel could reuse.
+  // The groups (their leader's pid) of the commands running. A group leaves the set before
+  // the instance lets its supervisor reap the leader, so a signal never reaches a group id
+  // the kernel could reuse.
   std::set<pid_t> groups_;  // GUARDED_BY(mu_)
   int active_ = 0;          // GUARDED_BY(mu_): Run calls going on
   int signalled_ = 0;       // GUARDED_BY(mu_): the last signal sent by Signal, 0 if none

@@ -113,20 +113,23 @@ TEST_F(ScriptProcessesTest, RunsInAGroupOfItsOwnWithACleanSignalStateAndNoOtherD
   sigaddset(&term, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &term, &old);
   ScriptProcesses processes;
-  auto status = processes.Run(
-      Sh("echo $$ $(cut -d' ' -f4,5 /proc/$$/stat) $(grep SigBlk /proc/$$/status | cut -f2) "
-         "$(test -e /proc/$$/fd/" +
-         std::to_string(fds[1]) + " && echo leaked || echo closed) > $O"));
+  auto status =
+      processes.Run(Sh("echo $$ $(cut -d' ' -f4,5 /proc/$$/stat) $(cut -d' ' -f5 /proc/$PPID/stat) "
+                       "$(grep SigBlk /proc/$$/status | cut -f2) "
+                       "$(test -e /proc/$$/fd/" +
+                       std::to_string(fds[1]) + " && echo leaked || echo closed) > $O"));
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   close(fds[0]);
   close(fds[1]);
   ASSERT_TRUE(status.ok()) << status.status();
   std::istringstream out(ReadOut());
-  pid_t pid = 0, ppid = 0, pgid = 0;
+  pid_t pid = 0, ppid = 0, pgid = 0, parent_pgid = 0;
   std::string blocked, fd;
-  out >> pid >> ppid >> pgid >> blocked >> fd;
-  EXPECT_NE(pgid, getpgrp());
-  EXPECT_EQ(pgid, ppid) << "the group is led by the command's supervisor";
+  out >> pid >> ppid >> pgid >> parent_pgid >> blocked >> fd;
+  EXPECT_EQ(pgid, pid) << "the command leads a group of its own";
+  EXPECT_NE(ppid, getpid()) << "the command's parent is its supervisor";
+  EXPECT_NE(parent_pgid, getpgrp()) << "the supervisor is not in the instance's group";
+  EXPECT_NE(parent_pgid, pgid) << "the supervisor is not in the item's group";
   EXPECT_EQ(blocked, "0000000000000000");
   EXPECT_EQ(fd, "closed");
 }
@@ -138,7 +141,9 @@ TEST_F(ScriptProcessesTest, WhatTheCommandLeavesRunningIsKilledWhenItExits) {
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
   pid_t sleeper = std::atoi(ReadOut().c_str());
   ASSERT_GT(sleeper, 0);
-  EXPECT_TRUE(Gone(sleeper)) << "sleep " << sleeper << " outlived its item";
+  // Gone and reaped before Run returned, not only dying.
+  EXPECT_TRUE(kill(sleeper, 0) != 0 && errno == ESRCH)
+      << "sleep " << sleeper << " outlived its item";
 }
 
 TEST_F(ScriptProcessesTest, SignalReachesTheWholeGroupAndStopStartingRefusesNewRuns) {
