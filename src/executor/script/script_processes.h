@@ -1,14 +1,16 @@
 // ScriptProcesses: runs the processes of SCRIPT items so that none outlives its item or its
 // instance, and lets the owner signal every running one at shutdown.
 //
-// Each run gets a supervisor: a child forked from the instance, in a process group of its
-// own, that starts the command as the leader of a new process group (the item's), and holds
-// the read end of a pipe whose write end only the instance holds. When the pipe reaches
-// end-of-file (the item ended, or the instance is gone however it died: kill -9, a crash,
-// an exit) the supervisor sends SIGKILL to the item's group, grandchildren included, and
-// reaps it (it is their subreaper). So a script and what it started die with their item,
-// and an item's processes never run on after their instance (docs/runtime.md, Script
-// processes). A process that leaves the group (setsid, setpgid) is no longer the item's.
+// Each run is a process group of its own, led by a watcher: a `/bin/sh` that holds the read
+// end of a pipe whose write end only the instance holds, and has every signal but SIGKILL
+// blocked. The command joins that group and is the instance's child (its exit status is
+// the instance's to read). When the pipe reaches end-of-file because the instance is gone,
+// however it died (kill -9, a crash, an exit), the watcher sends SIGKILL to the group,
+// grandchildren included, and itself with them; when the command exits, the instance kills
+// what it left in the group. So nothing of an item outlives its item or its instance
+// (docs/runtime.md, Script processes). A process that leaves the group (setsid, setpgid) is
+// no longer the item's. Both processes are spawned (posix_spawn: no copy of the instance's
+// memory), so a start costs the same whatever the instance's size.
 //
 // Thread safety: thread-safe. Run blocks its caller until the command exits; Signal,
 // StopStarting and WaitIdle may be called from any thread meanwhile.
@@ -34,9 +36,9 @@ class ScriptProcesses {
   ScriptProcesses(const ScriptProcesses&) = delete;
   ScriptProcesses& operator=(const ScriptProcesses&) = delete;
 
-  // Runs `argv` (argv[0] looked up in PATH, the process's environment, stdin, stdout and
-  // stderr inherited, no other descriptor; no signal blocked or ignored) in a process group
-  // of its own and waits for it. Returns its wait status (as waitpid reports it); when it
+  // Runs `argv` (argv[0] looked up in PATH; the process's environment and descriptors but
+  // the close-on-exec ones inherited; no signal blocked or ignored) in a process group of
+  // its own and waits for it. Returns its wait status (as waitpid reports it); when it
   // exits, what it left running in its group is killed. Fails without running anything with
   // kFailedPrecondition after StopStarting, and with kInternal when the command cannot start
   // ("cannot run 'x': No such file or directory") or no process can be created.
@@ -61,9 +63,8 @@ class ScriptProcesses {
  private:
   std::mutex mu_;
   std::condition_variable idle_cv_;
-  // The groups (their leader's pid) of the commands running. A group leaves the set before
-  // the instance lets its supervisor reap the leader, so a signal never reaches a group id
-  // the kernel could reuse.
+  // The groups (their watcher's pid) of the commands running. A group leaves the set before
+  // its watcher is reaped, so a signal never reaches a group id the kernel could reuse.
   std::set<pid_t> groups_;  // GUARDED_BY(mu_)
   int active_ = 0;          // GUARDED_BY(mu_): Run calls going on
   int signalled_ = 0;       // GUARDED_BY(mu_): the last signal sent by Signal, 0 if none
