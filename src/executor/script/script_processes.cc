@@ -43,11 +43,17 @@ class SpawnAttr {
   const posix_spawnattr_t* get() const { return &attr_; }
 
  private:
-  posix_spawnattr_t attr_;
+  posix_spawnattr_t attr_{};
 };
 
+// strerror's text, thread-safely (GNU strerror_r).
+std::string ErrnoText(int err) {
+  char buf[128];
+  return strerror_r(err, buf, sizeof buf);
+}
+
 // Starts the watcher of a new group with `life_fd` as its descriptor 3. Returns its pid (the
-// group's id) or an errno.
+// group's id) or why it could not start.
 Result<pid_t> SpawnWatcher(int life_fd) {
   sigset_t blocked;
   sigfillset(&blocked);
@@ -60,7 +66,7 @@ Result<pid_t> SpawnWatcher(int life_fd) {
   pid_t pid = 0;
   int rc = posix_spawn(&pid, kShell, &files, attr.get(), argv, environ);
   posix_spawn_file_actions_destroy(&files);
-  if (rc != 0) return Internal(std::strerror(rc));
+  if (rc != 0) return Internal(ErrnoText(rc));
   return pid;
 }
 
@@ -89,7 +95,7 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words) {
   } leave{this};
   int life[2];
   if (pipe2(life, O_CLOEXEC) != 0) {
-    return Internal(fmt::format("cannot run '{}': pipe: {}", words[0], std::strerror(errno)));
+    return Internal(fmt::format("cannot run '{}': pipe: {}", words[0], ErrnoText(errno)));
   }
   auto watcher = SpawnWatcher(life[0]);
   close(life[0]);
@@ -127,7 +133,7 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words) {
   close(life[1]);
   int watcher_status = 0;
   Reap(group, &watcher_status);
-  if (rc != 0) return Internal(fmt::format("cannot run '{}': {}", words[0], std::strerror(rc)));
+  if (rc != 0) return Internal(fmt::format("cannot run '{}': {}", words[0], ErrnoText(rc)));
   return status;
 }
 
