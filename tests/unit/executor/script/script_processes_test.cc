@@ -167,7 +167,10 @@ TEST_F(ScriptProcessesTest, SigkillEndsACommandThatIgnoresSigterm) {
       [&] { status = processes.Run(Sh("trap '' TERM; sleep 300 & echo $! > $F; wait")); });
   pid_t sleeper = std::atoi(ReadFifo().c_str());
   processes.StopStarting();
-  EXPECT_EQ(processes.Signal(SIGTERM) + processes.Signal(SIGKILL), 2);
+  // The command may be running before Run has registered its group: after StopStarting,
+  // the last signal reaches it then (how many groups Signal reached is not the point).
+  processes.Signal(SIGTERM);
+  processes.Signal(SIGKILL);
   item.join();
   ASSERT_TRUE(status.ok()) << status.status();
   ASSERT_TRUE(WIFSIGNALED(*status));
