@@ -1,11 +1,13 @@
 // `elasticjob run FILE.yaml`: runs the jobs a YAML file declares (ElasticJob Spring Boot's
 // property names) until SIGINT or SIGTERM, then shuts them down gracefully: no more
-// triggers, SIGTERM to the running scripts, SIGKILL to those left after the grace.
+// triggers, SIGTERM to the running scripts, SIGKILL to those left after the grace (or at a
+// second signal).
 #include <fmt/format.h>
 #include <signal.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <set>
@@ -256,6 +258,17 @@ int RunJobs(const RunOptions& o) {
               << std::flush;
   }
   std::thread stopping([&boots] { ScheduleJobBootstrap::ShutdownAll(boots); });
+  // A second SIGINT or SIGTERM cuts the grace short. The thread is woken by a signal of its
+  // own when the shutdown is over.
+  std::atomic<bool> over{false};
+  std::thread impatient([&] {
+    int again = 0;
+    sigwait(&signals, &again);
+    if (over.load()) return;
+    std::cout << "elasticjob: second signal, killing the running scripts now (SIGKILL)\n"
+              << std::flush;
+    processes->Signal(SIGKILL);
+  });
   if (!processes->WaitIdle(deadline)) {
     int n = processes->Signal(SIGKILL);
     std::cout
@@ -268,6 +281,9 @@ int RunJobs(const RunOptions& o) {
     }
   }
   stopping.join();
+  over.store(true);
+  pthread_kill(impatient.native_handle(), SIGTERM);
+  impatient.join();
   running.clear();
   (*registry)->Close();
   return kExitOk;
