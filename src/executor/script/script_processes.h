@@ -50,11 +50,11 @@ class ScriptProcesses {
 
   // Sends `signal` to the process group of every command running now (after StopStarting,
   // also to any that Run is starting at this moment, as soon as it has started). Returns
-  // how many groups.
+  // how many groups it reached now.
   int Signal(int signal);
 
-  // Waits until no Run is going on (so no process of their groups is left), or until
-  // `deadline`. Returns true when none is.
+  // Waits until no Run is going on (every process of their groups has been sent SIGKILL
+  // and each command and watcher reaped), or until `deadline`. Returns true when none is.
   bool WaitIdle(std::chrono::steady_clock::time_point deadline);
 
   // The number of Run calls going on.
