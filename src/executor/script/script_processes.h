@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "elasticjob/status.h"
+#include "elasticjob/thread_annotations.h"
 
 namespace elasticjob::executor {
 
@@ -65,10 +66,10 @@ class ScriptProcesses {
   std::condition_variable idle_cv_;
   // The groups (their watcher's pid) of the commands running. A group leaves the set before
   // its watcher is reaped, so a signal never reaches a group id the kernel could reuse.
-  std::set<pid_t> groups_;  // GUARDED_BY(mu_)
-  int active_ = 0;          // GUARDED_BY(mu_): Run calls going on
-  int signalled_ = 0;       // GUARDED_BY(mu_): the last signal sent by Signal, 0 if none
-  bool stopped_ = false;    // GUARDED_BY(mu_)
+  std::set<pid_t> groups_ ELASTICJOB_GUARDED_BY(mu_);
+  int active_ ELASTICJOB_GUARDED_BY(mu_) = 0;     // Run calls going on
+  int signalled_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // the last signal sent by Signal, 0 if none
+  bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace elasticjob::executor
