@@ -166,13 +166,10 @@ Status JobRuntime::Start(bool scheduled) {
       return InvalidArgument(
           fmt::format("job '{}': unknown job type '{}' (known: SCRIPT)", name, job_type_));
     }
-    auto it = config_.props.find("script.command.line");
-    if (it == config_.props.end()) {
-      return InvalidArgument(fmt::format("job '{}': props.script.command.line: missing", name));
-    }
-    if (auto words = executor::ParseCommandLine(it->second); !words.ok())
-      return context(words.status());
-    job_ = std::make_shared<executor::ScriptJob>(it->second);
+    auto script = executor::ScriptJob::FromProps(config_.props,
+                                                 std::make_shared<executor::ScriptProcesses>());
+    if (!script.ok()) return context(script.status());
+    job_ = std::move(script).value();
   }
   const bool has_cron = config_.cron.has_value() && !config_.cron->empty();
   if (scheduled && !has_cron) {

@@ -1,17 +1,23 @@
 // `elasticjob run FILE.yaml`: runs the jobs a YAML file declares (ElasticJob Spring Boot's
-// property names) until SIGINT or SIGTERM, then shuts them down gracefully.
+// property names) until SIGINT or SIGTERM, then shuts them down gracefully: no more
+// triggers, SIGTERM to the running scripts, SIGKILL to those left after the grace (or at a
+// second signal).
 #include <fmt/format.h>
 #include <signal.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <iostream>
 #include <set>
+#include <thread>
 
 #include "cli/commands.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/reg/registry_center.h"
+#include "executor/script/script_job.h"
 
 namespace elasticjob::cli {
 namespace {
@@ -19,7 +25,11 @@ namespace {
 struct RunOptions {
   std::string file;
   std::string registry;
+  // --shutdown-grace-ms; -1: the file's shutdownGraceMilliseconds, else the default.
+  int64_t shutdown_grace_ms = -1;
 };
+
+constexpr int64_t kDefaultShutdownGraceMs = 10000;
 
 // The JobConfiguration keys, plus the Spring Boot-only ones we read or accept.
 const std::set<std::string>& KnownJobKeys() {
@@ -72,12 +82,36 @@ Result<std::string> RegistryUrl(const YAML::Node& reg, const std::string& flag) 
   return url;
 }
 
+// The grace a shutdown gives running scripts between SIGTERM and SIGKILL: the flag, else
+// `elasticjob.shutdownGraceMilliseconds`, else 10 s.
+Result<std::chrono::milliseconds> ShutdownGrace(const YAML::Node& ej, int64_t flag) {
+  int64_t ms = flag;
+  if (ms < 0 && ej["shutdownGraceMilliseconds"]) {
+    const YAML::Node node = ej["shutdownGraceMilliseconds"];
+    try {
+      ms = node.as<int64_t>();
+    } catch (const YAML::Exception&) {
+      return InvalidArgument(fmt::format(
+          "elasticjob.shutdownGraceMilliseconds: expected milliseconds, got '{}'",
+          node.IsScalar() ? node.Scalar() : "a " + std::string(node.IsMap() ? "map" : "list")));
+    }
+    if (ms < 0) {
+      return InvalidArgument(
+          fmt::format("elasticjob.shutdownGraceMilliseconds: must not be negative, got {}", ms));
+    }
+  }
+  return std::chrono::milliseconds(ms < 0 ? kDefaultShutdownGraceMs : ms);
+}
+
 struct JobSpec {
   std::string type;
   JobConfiguration config;
+  std::shared_ptr<SimpleJob> job;
 };
 
-Result<std::vector<JobSpec>> ReadJobs(const YAML::Node& jobs) {
+// Every script runs under `processes`, which the shutdown signals.
+Result<std::vector<JobSpec>> ReadJobs(const YAML::Node& jobs,
+                                      const std::shared_ptr<executor::ScriptProcesses>& processes) {
   std::vector<JobSpec> out;
   if (!jobs || !jobs.IsMap() || jobs.size() == 0) {
     return InvalidArgument("elasticjob.jobs: no jobs declared");
@@ -134,7 +168,10 @@ Result<std::vector<JobSpec>> ReadJobs(const YAML::Node& jobs) {
                       "(supported: SCRIPT)",
                       name, type));
     }
-    out.push_back({type, *config});
+    auto job = executor::ScriptJob::FromProps(config->props, processes);
+    if (!job.ok())
+      return InvalidArgument(fmt::format("job '{}': {}", name, job.status().message()));
+    out.push_back({type, *config, std::move(job).value()});
   }
   return out;
 }
@@ -153,7 +190,13 @@ int RunJobs(const RunOptions& o) {
     return kExitBadInput;
   }
   auto url = RegistryUrl(ej["regCenter"], o.registry);
-  auto jobs = ReadJobs(ej["jobs"]);
+  auto grace = ShutdownGrace(ej, o.shutdown_grace_ms);
+  if (!grace.ok()) {
+    std::cerr << "elasticjob: " << o.file << ": " << grace.status().message() << "\n";
+    return kExitBadInput;
+  }
+  auto processes = std::make_shared<executor::ScriptProcesses>();
+  auto jobs = ReadJobs(ej["jobs"], processes);
   if (!jobs.ok()) {
     std::cerr << "elasticjob: " << o.file << ": " << jobs.status().message() << "\n";
     return kExitBadInput;
@@ -176,8 +219,11 @@ int RunJobs(const RunOptions& o) {
   // Registered together: a file of many jobs starts in the time of a few (ScheduleAll).
   std::vector<std::unique_ptr<ScheduleJobBootstrap>> running;
   std::vector<ScheduleJobBootstrap*> boots;
+  BootstrapOptions options;
+  options.job_type_name = "SCRIPT";
   for (auto& spec : *jobs) {
-    running.push_back(std::make_unique<ScheduleJobBootstrap>(**registry, spec.type, spec.config));
+    running.push_back(
+        std::make_unique<ScheduleJobBootstrap>(**registry, spec.job, spec.config, options));
     boots.push_back(running.back().get());
   }
   const std::vector<Status> statuses = ScheduleJobBootstrap::ScheduleAll(boots);
@@ -202,7 +248,42 @@ int RunJobs(const RunOptions& o) {
   std::cout << fmt::format("elasticjob: {} received, shutting down\n",
                            sig == SIGINT ? "SIGINT" : "SIGTERM")
             << std::flush;
-  ScheduleJobBootstrap::ShutdownAll(boots);
+  // No script starts from now on; those running get SIGTERM and the grace to end, while the
+  // jobs stop triggering and wait for their runs; SIGKILL ends the scripts left.
+  const auto deadline = std::chrono::steady_clock::now() + *grace;
+  processes->StopStarting();
+  if (int n = processes->Signal(SIGTERM); n > 0) {
+    std::cout << fmt::format("elasticjob: SIGTERM sent to {} running script(s), grace {} ms\n", n,
+                             grace->count())
+              << std::flush;
+  }
+  std::thread stopping([&boots] { ScheduleJobBootstrap::ShutdownAll(boots); });
+  // A second SIGINT or SIGTERM cuts the grace short. The thread is woken by a signal of its
+  // own when the shutdown is over.
+  std::atomic<bool> over{false};
+  std::thread impatient([&] {
+    int again = 0;
+    sigwait(&signals, &again);
+    if (over.load()) return;
+    std::cout << "elasticjob: second signal, killing the running scripts now (SIGKILL)\n"
+              << std::flush;
+    processes->Signal(SIGKILL);
+  });
+  if (!processes->WaitIdle(deadline)) {
+    int n = processes->Signal(SIGKILL);
+    std::cout
+        << fmt::format(
+               "elasticjob: grace of {} ms over, killing {} script(s) still running (SIGKILL)\n",
+               grace->count(), n)
+        << std::flush;
+    if (!processes->WaitIdle(std::chrono::steady_clock::now() + std::chrono::minutes(1))) {
+      std::cerr << "elasticjob: scripts still running a minute after SIGKILL\n";
+    }
+  }
+  stopping.join();
+  over.store(true);
+  pthread_kill(impatient.native_handle(), SIGTERM);
+  impatient.join();
   running.clear();
   (*registry)->Close();
   return kExitOk;
@@ -220,6 +301,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   run->add_option("--registry", opts->registry,
                   "Registry URL (zookeeper://host:port/namespace or memory://namespace); "
                   "overrides the file's regCenter");
+  run->add_option("--shutdown-grace-ms", opts->shutdown_grace_ms,
+                  "At SIGINT or SIGTERM, how long running scripts get between SIGTERM and SIGKILL "
+                  "(milliseconds; overrides the file's shutdownGraceMilliseconds; default 10000)")
+      ->check(CLI::NonNegativeNumber);
   run->callback([opts, exit_code] { *exit_code = RunJobs(*opts); });
 }
 

@@ -81,6 +81,67 @@ fi
 err=$("$EJ" run /nonexistent.yaml 2>&1 >/dev/null); rc=$?
 [[ $rc -eq 2 ]] && echo "ok   run: missing file exits 2" || fail "missing file: exit $rc"
 
+# wait_exit PID SECONDS: the exit code of our child PID; bounded: one still running after
+# SECONDS is killed (exit code 137) and the check that follows fails.
+wait_exit() {
+  local deadline=$((SECONDS + $2))
+  while kill -0 "$1" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+  kill -0 "$1" 2>/dev/null && kill -9 "$1"
+  wait "$1"
+}
+
+# The shutdown grace: --shutdown-grace-ms overrides the file's shutdownGraceMilliseconds; a
+# script that ignores SIGTERM is killed when the grace is over, and the command exits 0.
+cat > "$dir/stubborn.yaml" <<YAML
+elasticjob:
+  shutdownGraceMilliseconds: 600000
+  jobs:
+    stubborn:
+      elasticJobType: SCRIPT
+      cron: 0/1 * * * * ?
+      shardingTotalCount: 1
+      props:
+        script.command.line: "/bin/sh -c 'trap \"\" TERM; echo \$\$ >> $dir/stubborn.pid; while :; do sleep 1; done'"
+YAML
+: > "$dir/stubborn.pid"
+: > "$dir/stubborn.log"
+"$EJ" run "$dir/stubborn.yaml" --shutdown-grace-ms 300 > "$dir/stubborn.log" 2>&1 &
+pid=$!
+wait_for_lines "$dir/stubborn.pid" "" 1 30 || fail "the stubborn script did not start"
+kill -TERM "$pid"
+wait_exit "$pid" 30; rc=$?
+script=$(head -1 "$dir/stubborn.pid")
+if [[ $rc -ne 0 ]] || ! grep -q "grace of 300 ms over, killing 1 script" "$dir/stubborn.log" ||
+   kill -0 "$script" 2>/dev/null; then
+  fail "shutdown grace: exit $rc, script $script alive: $(kill -0 "$script" 2>/dev/null && echo yes || echo no), log: $(tail -3 "$dir/stubborn.log")"
+else
+  echo "ok   run: --shutdown-grace-ms bounds the wait for a script that ignores SIGTERM"
+fi
+# A second SIGTERM cuts the file's grace (600 s) short.
+: > "$dir/stubborn.pid"
+: > "$dir/stubborn.log"
+"$EJ" run "$dir/stubborn.yaml" > "$dir/stubborn.log" 2>&1 &
+pid=$!
+wait_for_lines "$dir/stubborn.pid" "" 1 30 || fail "the stubborn script did not start"
+kill -TERM "$pid"
+wait_for_lines "$dir/stubborn.log" "grace 600000 ms" 1 10 || fail "no SIGTERM to the script: $(cat "$dir/stubborn.log")"
+kill -TERM "$pid"
+wait_exit "$pid" 30; rc=$?
+if [[ $rc -ne 0 ]] || ! grep -q "second signal, killing" "$dir/stubborn.log"; then
+  fail "second SIGTERM: exit $rc, log: $(tail -3 "$dir/stubborn.log")"
+else
+  echo "ok   run: a second SIGTERM kills the scripts at once"
+fi
+err=$("$EJ" run "$dir/stubborn.yaml" --shutdown-grace-ms -1 2>&1 >/dev/null); rc=$?
+[[ $rc -eq 2 ]] || fail "negative --shutdown-grace-ms: exit $rc, stderr: $err"
+sed 's/shutdownGraceMilliseconds: 600000/shutdownGraceMilliseconds: soon/' "$dir/stubborn.yaml" > "$dir/bad3.yaml"
+err=$("$EJ" run "$dir/bad3.yaml" 2>&1 >/dev/null); rc=$?
+if [[ $rc -ne 2 || "$err" != *"elasticjob.shutdownGraceMilliseconds: expected milliseconds, got 'soon'"* ]]; then
+  fail "bad shutdownGraceMilliseconds: exit $rc, stderr: $err"
+else
+  echo "ok   run: a bad shutdown grace is refused"
+fi
+
 if ((failures > 0)); then
   echo "$failures run test(s) failed"
   exit 1

@@ -1,15 +1,9 @@
 #include "executor/script/script_job.h"
 
 #include <fmt/format.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
-
-extern char** environ;
 
 namespace elasticjob::executor {
 
@@ -47,38 +41,26 @@ Result<std::vector<std::string>> ParseCommandLine(std::string_view line) {
   return words;
 }
 
+Result<std::shared_ptr<ScriptJob>> ScriptJob::FromProps(
+    const std::map<std::string, std::string>& props, std::shared_ptr<ScriptProcesses> processes) {
+  auto it = props.find("script.command.line");
+  if (it == props.end()) return InvalidArgument("props.script.command.line: missing");
+  auto words = ParseCommandLine(it->second);
+  if (!words.ok()) return words.status();
+  return std::make_shared<ScriptJob>(it->second, std::move(words).value(), std::move(processes));
+}
+
 void ScriptJob::Execute(const ShardingContext& context) {
-  auto words = ParseCommandLine(command_line_);
-  if (!words.ok()) throw std::runtime_error(words.status().message());
-  words->push_back(ShardingContextToJson(context));
-  std::vector<char*> argv;
-  for (auto& w : *words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  // The script starts with a clean signal state: no signal blocked or ignored because the
-  // host process (the `elasticjob run` command blocks SIGINT/SIGTERM for sigwait) did.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), environ);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    throw std::runtime_error(fmt::format("cannot run '{}': {}", (*words)[0], std::strerror(rc)));
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
-  if (WIFSIGNALED(status)) {
+  std::vector<std::string> argv = words_;
+  argv.push_back(ShardingContextToJson(context));
+  auto status = processes_->Run(argv);
+  if (!status.ok()) throw std::runtime_error(status.status().message());
+  if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) return;
+  if (WIFSIGNALED(*status)) {
     throw std::runtime_error(
-        fmt::format("'{}' killed by signal {}", command_line_, WTERMSIG(status)));
+        fmt::format("'{}' killed by signal {}", command_line_, WTERMSIG(*status)));
   }
-  throw std::runtime_error(fmt::format("'{}' exited with {}", command_line_, WEXITSTATUS(status)));
+  throw std::runtime_error(fmt::format("'{}' exited with {}", command_line_, WEXITSTATUS(*status)));
 }
 
 }  // namespace elasticjob::executor

@@ -2,18 +2,23 @@
 // sharding context JSON appended as the last argument, and fails the item on a non-zero
 // exit. The command line is split as Apache commons-exec's CommandLine.parse splits it
 // (whitespace separates words; single or double quotes group them and are removed), so
-// `/bin/sh -c 'echo run $0'` runs sh with `echo run $0` and the JSON becomes $0.
+// `/bin/sh -c 'echo run $0'` runs sh with `echo run $0` and the JSON becomes $0. Each run is
+// a process group of its own under ScriptProcesses: it dies with its instance, and what it
+// leaves running when it exits is killed.
 //
 // Thread safety: safe for concurrent Execute calls.
 #ifndef ELASTICJOB_EXECUTOR_SCRIPT_SCRIPT_JOB_H_
 #define ELASTICJOB_EXECUTOR_SCRIPT_SCRIPT_JOB_H_
 
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/status.h"
+#include "executor/script/script_processes.h"
 
 namespace elasticjob::executor {
 
@@ -22,13 +27,26 @@ Result<std::vector<std::string>> ParseCommandLine(std::string_view command_line)
 
 class ScriptJob final : public SimpleJob {
  public:
-  // REQUIRES: `command_line` parses (check with ParseCommandLine first).
-  explicit ScriptJob(std::string command_line) : command_line_(std::move(command_line)) {}
-  // Throws std::runtime_error naming the command and its exit status on failure.
+  // The job of a SCRIPT job's props, its runs under `processes` (shared by the jobs whose
+  // processes one owner signals together). Fails naming the property when
+  // `script.command.line` is missing or does not parse.
+  static Result<std::shared_ptr<ScriptJob>> FromProps(
+      const std::map<std::string, std::string>& props, std::shared_ptr<ScriptProcesses> processes);
+
+  // REQUIRES: `words` is ParseCommandLine(command_line), not an error.
+  ScriptJob(std::string command_line, std::vector<std::string> words,
+            std::shared_ptr<ScriptProcesses> processes)
+      : command_line_(std::move(command_line)),
+        words_(std::move(words)),
+        processes_(std::move(processes)) {}
+  // Throws std::runtime_error naming the command and its exit status on failure, or why it
+  // did not start.
   void Execute(const ShardingContext& context) override;
 
  private:
   const std::string command_line_;
+  const std::vector<std::string> words_;
+  const std::shared_ptr<ScriptProcesses> processes_;
 };
 
 }  // namespace elasticjob::executor

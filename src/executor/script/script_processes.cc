@@ -1,0 +1,162 @@
+#include "executor/script/script_processes.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace elasticjob::executor {
+namespace {
+
+// The watcher: leads the item's process group and waits for end-of-file on its descriptor
+// 3, the read end of a pipe whose write end only the instance holds; then kills the group,
+// itself included. It starts with every signal a group may be sent but SIGKILL blocked
+// (dash keeps the mask it is given), so it outlives the signals meant for the command.
+constexpr const char* kShell = "/bin/sh";
+constexpr const char* kWatcherScript = "read -r _ <&3; kill -KILL 0";
+constexpr int kWatcherFd = 3;
+
+// posix_spawn's attributes: a process group (`group`, 0 for a new one led by the child)
+// and a signal state (every signal at its default, `blocked` blocked).
+class SpawnAttr {
+ public:
+  SpawnAttr(pid_t group, const sigset_t& blocked) {
+    posix_spawnattr_init(&attr_);
+    sigset_t all;
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr_, &blocked);
+    posix_spawnattr_setsigdefault(&attr_, &all);
+    posix_spawnattr_setpgroup(&attr_, group);
+    posix_spawnattr_setflags(
+        &attr_, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  }
+  ~SpawnAttr() { posix_spawnattr_destroy(&attr_); }
+  SpawnAttr(const SpawnAttr&) = delete;
+  SpawnAttr& operator=(const SpawnAttr&) = delete;
+  const posix_spawnattr_t* get() const { return &attr_; }
+
+ private:
+  posix_spawnattr_t attr_{};
+};
+
+// strerror's text, thread-safely (GNU strerror_r).
+std::string ErrnoText(int err) {
+  char buf[128];
+  return strerror_r(err, buf, sizeof buf);
+}
+
+// Starts the watcher of a new group with `life_fd` as its descriptor 3. Returns its pid (the
+// group's id) or why it could not start.
+Result<pid_t> SpawnWatcher(int life_fd) {
+  sigset_t blocked;
+  sigfillset(&blocked);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_adddup2(&files, life_fd, kWatcherFd);
+  SpawnAttr attr(0, blocked);
+  char* argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"),
+                  const_cast<char*>(kWatcherScript), nullptr};
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, kShell, &files, attr.get(), argv, environ);
+  posix_spawn_file_actions_destroy(&files);
+  if (rc != 0) return Internal(ErrnoText(rc));
+  return pid;
+}
+
+void Reap(pid_t pid, int* status) {
+  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
+
+Result<int> ScriptProcesses::Run(const std::vector<std::string>& words) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) {
+      return FailedPrecondition(
+          fmt::format("'{}' not started: the instance is shutting down", words[0]));
+    }
+    ++active_;
+  }
+  struct Leave {
+    ScriptProcesses* self;
+    ~Leave() {
+      std::lock_guard<std::mutex> lock(self->mu_);
+      if (--self->active_ == 0) self->idle_cv_.notify_all();
+    }
+  } leave{this};
+  int life[2];
+  if (pipe2(life, O_CLOEXEC) != 0) {
+    return Internal(fmt::format("cannot run '{}': pipe: {}", words[0], ErrnoText(errno)));
+  }
+  auto watcher = SpawnWatcher(life[0]);
+  close(life[0]);
+  if (!watcher.ok()) {
+    close(life[1]);
+    return Internal(
+        fmt::format("cannot run '{}': {}: {}", words[0], kShell, watcher.status().message()));
+  }
+  const pid_t group = *watcher;
+  // The command joins the watcher's group with a clean signal state.
+  std::vector<char*> argv;
+  argv.reserve(words.size() + 1);
+  for (const auto& w : words) argv.push_back(const_cast<char*>(w.c_str()));
+  argv.push_back(nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, argv[0], nullptr, SpawnAttr(group, none).get(), argv.data(), environ);
+  if (rc == 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    groups_.insert(group);
+    // Signal came while the command was starting: it gets it too.
+    if (stopped_ && signalled_ != 0) kill(-group, signalled_);
+  }
+  int status = 0;
+  if (rc == 0) {
+    Reap(pid, &status);
+    std::lock_guard<std::mutex> lock(mu_);
+    groups_.erase(group);
+  }
+  // What the command left in its group dies now. The watcher, alive or not yet reaped, holds
+  // the group's id, so this reaches no one else; the watcher would do it on end-of-file, but
+  // it may have been killed.
+  kill(-group, SIGKILL);
+  close(life[1]);
+  int watcher_status = 0;
+  Reap(group, &watcher_status);
+  if (rc != 0) return Internal(fmt::format("cannot run '{}': {}", words[0], ErrnoText(rc)));
+  return status;
+}
+
+void ScriptProcesses::StopStarting() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopped_ = true;
+}
+
+int ScriptProcesses::Signal(int signal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  signalled_ = signal;
+  for (pid_t group : groups_) kill(-group, signal);
+  return static_cast<int>(groups_.size());
+}
+
+bool ScriptProcesses::WaitIdle(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_cv_.wait_until(lock, deadline, [&] { return active_ == 0; });
+}
+
+int ScriptProcesses::running() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return active_;
+}
+
+}  // namespace elasticjob::executor

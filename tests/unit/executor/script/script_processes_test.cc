@@ -1,0 +1,207 @@
+#include "executor/script/script_processes.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace elasticjob::executor {
+namespace {
+
+// No sleeps: a test waits for a script on a FIFO it writes to, and for a process's end on its
+// pidfd (readable once it has exited); the timeouts below only bound a failure.
+constexpr int kGoneTimeoutMs = 10000;
+
+class ScriptProcessesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // A death test's child (re-executed) works in its parent's directory.
+    if (const char* parent = std::getenv(kDirVariable)) {
+      dir_ = parent;
+      fifo_ = dir_ + "/fifo";
+      return;
+    }
+    std::string tmpl = ::testing::TempDir() + "/script_processes_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    fifo_ = dir_ + "/fifo";
+    ASSERT_EQ(mkfifo(fifo_.c_str(), 0600), 0);
+  }
+  void TearDown() override {
+    unsetenv(kDirVariable);
+    std::remove(fifo_.c_str());
+    std::remove((dir_ + "/out").c_str());
+    rmdir(dir_.c_str());
+  }
+
+  // `sh -c SCRIPT`: $F is the FIFO, $O a file the test reads.
+  std::vector<std::string> Sh(const std::string& script) {
+    return {"/bin/sh", "-c", "F=" + fifo_ + "; O=" + dir_ + "/out; " + script};
+  }
+  // The line the script writes to $F (blocks until it does).
+  std::string ReadFifo() {
+    std::ifstream in(fifo_);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  }
+  std::string ReadOut() {
+    std::ifstream in(dir_ + "/out");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  static constexpr const char* kDirVariable = "SCRIPT_PROCESSES_TEST_DIR";
+  std::string dir_;
+  std::string fifo_;
+};
+
+// True once `pid` has exited (a zombie has), false if it still runs after the bound.
+bool Gone(pid_t pid) {
+  int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH;
+  pollfd p{fd, POLLIN, 0};
+  int n = poll(&p, 1, kGoneTimeoutMs);
+  close(fd);
+  return n == 1;
+}
+
+TEST_F(ScriptProcessesTest, ReportsTheExitStatus) {
+  ScriptProcesses processes;
+  auto ok = processes.Run({"/bin/true"});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_TRUE(WIFEXITED(*ok) && WEXITSTATUS(*ok) == 0);
+  auto three = processes.Run(Sh("exit 3"));
+  ASSERT_TRUE(three.ok()) << three.status();
+  EXPECT_TRUE(WIFEXITED(*three) && WEXITSTATUS(*three) == 3);
+  auto signalled = processes.Run(Sh("kill -USR1 $$"));
+  ASSERT_TRUE(signalled.ok()) << signalled.status();
+  ASSERT_TRUE(WIFSIGNALED(*signalled));
+  EXPECT_EQ(WTERMSIG(*signalled), SIGUSR1);
+  EXPECT_EQ(processes.running(), 0);
+}
+
+TEST_F(ScriptProcessesTest, ACommandThatCannotStartIsAnError) {
+  ScriptProcesses processes;
+  auto missing = processes.Run({"/nonexistent/command", "arg"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kInternal);
+  EXPECT_EQ(missing.status().message(),
+            "cannot run '/nonexistent/command': No such file or directory");
+  EXPECT_EQ(processes.running(), 0);
+}
+
+TEST_F(ScriptProcessesTest, RunsInAGroupOfItsOwnWithACleanSignalState) {
+  // SIGTERM blocked, as `elasticjob run` blocks it.
+  sigset_t term, old;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, &old);
+  ScriptProcesses processes;
+  auto status = processes.Run(
+      Sh("echo $$ $(cut -d' ' -f4,5 /proc/$$/stat) $(grep SigBlk /proc/$$/status | cut -f2) "
+         "$(grep SigIgn /proc/$$/status | cut -f2) > $O"));
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ASSERT_TRUE(status.ok()) << status.status();
+  std::istringstream out(ReadOut());
+  pid_t pid = 0, ppid = 0, pgid = 0;
+  std::string blocked, ignored;
+  out >> pid >> ppid >> pgid >> blocked >> ignored;
+  EXPECT_NE(pgid, getpgrp()) << "in the instance's group";
+  EXPECT_NE(pgid, pid) << "the group is led by its watcher";
+  EXPECT_EQ(ppid, getpid()) << "the instance is the command's parent";
+  EXPECT_EQ(blocked, "0000000000000000");
+  // Signals 1-31 (glibc reserves 32 and 33 and leaves them as they are).
+  EXPECT_EQ(std::stoull(ignored, nullptr, 16) & 0x7fffffffULL, 0U) << ignored;
+}
+
+TEST_F(ScriptProcessesTest, WhatTheCommandLeavesRunningIsKilledWhenItExits) {
+  ScriptProcesses processes;
+  auto status = processes.Run(Sh("sleep 300 & echo $! > $O"));
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  pid_t sleeper = std::atoi(ReadOut().c_str());
+  ASSERT_GT(sleeper, 0);
+  EXPECT_TRUE(Gone(sleeper)) << "sleep " << sleeper << " outlived its item";
+}
+
+TEST_F(ScriptProcessesTest, SignalReachesTheWholeGroupAndStopStartingRefusesNewRuns) {
+  ScriptProcesses processes;
+  Result<int> status = Internal("not run");
+  std::thread item([&] { status = processes.Run(Sh("sleep 300 & echo $$ $! > $F; wait")); });
+  std::istringstream ready(ReadFifo());
+  pid_t script = 0, sleeper = 0;
+  ready >> script >> sleeper;
+  EXPECT_EQ(processes.running(), 1);
+  // After StopStarting a signal also reaches a run still registering its group.
+  processes.StopStarting();
+  processes.Signal(SIGTERM);
+  item.join();
+  ASSERT_TRUE(status.ok()) << status.status();
+  ASSERT_TRUE(WIFSIGNALED(*status));
+  EXPECT_EQ(WTERMSIG(*status), SIGTERM);
+  EXPECT_TRUE(Gone(sleeper));
+  EXPECT_TRUE(processes.WaitIdle(std::chrono::steady_clock::now()));
+  auto refused = processes.Run({"/bin/true"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(ScriptProcessesTest, SigkillEndsACommandThatIgnoresSigterm) {
+  ScriptProcesses processes;
+  Result<int> status = Internal("not run");
+  std::thread item(
+      [&] { status = processes.Run(Sh("trap '' TERM; sleep 300 & echo $! > $F; wait")); });
+  pid_t sleeper = std::atoi(ReadFifo().c_str());
+  processes.StopStarting();
+  // The command may be running before Run has registered its group: after StopStarting,
+  // the last signal reaches it then (how many groups Signal reached is not the point).
+  processes.Signal(SIGTERM);
+  processes.Signal(SIGKILL);
+  item.join();
+  ASSERT_TRUE(status.ok()) << status.status();
+  ASSERT_TRUE(WIFSIGNALED(*status));
+  EXPECT_EQ(WTERMSIG(*status), SIGKILL);
+  EXPECT_TRUE(Gone(sleeper));
+  EXPECT_EQ(processes.running(), 0);
+}
+
+// The instance is a death-test child (re-executed, so it may start threads) that runs a
+// script with a grandchild, then dies of SIGKILL mid-run; both must end with it.
+TEST_F(ScriptProcessesTest, TheGroupDiesWithItsInstance) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string out = dir_ + "/out";
+  setenv(kDirVariable, dir_.c_str(), 1);
+  EXPECT_EXIT(
+      {
+        ScriptProcesses processes;
+        std::thread([&] { (void)processes.Run(Sh("sleep 300 & echo $$ $! > $F; wait")); }).detach();
+        std::string line = ReadFifo();
+        std::ofstream(out) << line << "\n" << std::flush;
+        raise(SIGKILL);
+      },
+      ::testing::KilledBySignal(SIGKILL), "");
+  std::istringstream recorded(ReadOut());
+  pid_t script = 0, sleeper = 0;
+  recorded >> script >> sleeper;
+  ASSERT_GT(script, 0);
+  ASSERT_GT(sleeper, 0);
+  EXPECT_TRUE(Gone(script)) << "the script outlived its instance";
+  EXPECT_TRUE(Gone(sleeper)) << "the script's child outlived its instance";
+}
+
+}  // namespace
+}  // namespace elasticjob::executor
