@@ -467,7 +467,10 @@ def cmd_analyze(args):
                 same = [r for r in rs if f - 0.05 <= r["start"] < f + period - 0.05]
                 if len(same) > 1:
                     cut = [r for r in same[:-1] if r["end"] is None and r["inst"] in ends]
-                    if len(same) - len(cut) > 1:
+                    # One instance running an item again after its run (a misfire re-run)
+                    # is allowed; overlapping runs are reported above.
+                    rerun = len({r["inst"] for r in same}) == 1
+                    if len(same) - len(cut) > 1 and not rerun:
                         dups.append(f"DUPLICATE {job} item {item} fire {fmt_t(f, t0)}: " + ", ".join(
                             f"pid {r['inst']} at {fmt_t(r['start'], t0)}" for r in same))
     if missing:
