@@ -444,6 +444,7 @@ def cmd_analyze(args):
     last_fire = m["checks_to"]
     missing = []
     dups = []
+    slack = m.get("slack", period)  # how late a start may be and still serve its fire time
     for job, items in m["jobs"].items():
         fires = []
         f = (int(first_fire / period) + 1) * period
@@ -459,7 +460,7 @@ def cmd_analyze(args):
                 in_window = any(w[0] - period <= f <= w[1] for w in windows)
                 served = None if in_window else next(
                     (k for k, r in enumerate(rs)
-                     if k not in used and f - 1.0 <= r["start"] < f + period - 0.05), None)
+                     if k not in used and f - 1.0 <= r["start"] < f + slack - 0.05), None)
                 if served is not None:
                     used.add(served)
                 elif not in_window:
