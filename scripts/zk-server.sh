@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Starts and stops a throwaway ZooKeeper server (Debian's `zookeeper` package) for tests and
-# demos: 127.0.0.1 only, a free port, data in the given directory, stopped by PID.
+# demos: 127.0.0.1 only (or $ZK_ADDRESS, e.g. 0.0.0.0 inside a test's own network namespace),
+# a free port outside the kernel's ephemeral range (scripts/lib/ports.sh; a start that cannot
+# bind is retried on another port), data in the given directory, stopped by PID.
 #
 #   scripts/zk-server.sh start DIR [PORT]  -> prints "PORT PID" once the server serves requests
 #   scripts/zk-server.sh stop DIR          -> stops the server started in DIR (by its PID)
@@ -17,63 +19,91 @@ dir="${2:?usage: zk-server.sh start|stop DIR [PORT]}"
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 
-free_port() {
-  local p
-  for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      echo "$p"
-      return 0
-    fi
-  done
-  return 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ports.sh"
 
 four_letter() {  # port, command
-  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+  local host="${ZK_ADDRESS:-127.0.0.1}"
+  [[ "$host" == 0.0.0.0 ]] && host=127.0.0.1
+  exec 3<>"/dev/tcp/$host/$1" || return 1
   printf '%s' "$2" >&3
   timeout 2 cat <&3 || true
   exec 3<&-
 }
 
-case "$cmd" in
-  start)
-    port="${3:-$(free_port)}"
-    mkdir -p "$dir/data"
-    cat > "$dir/zoo.cfg" <<CFG
+# start_on PORT: starts the server on PORT; prints "PORT PID" once it serves requests.
+# Returns 75 if the port could not be bound (taken meanwhile), 1 on any other failure.
+start_on() {
+  local port="$1" pid owner
+  mkdir -p "$dir/data"
+  cat > "$dir/zoo.cfg" <<CFG
 tickTime=500
 minSessionTimeout=1000
 maxSessionTimeout=10000
 dataDir=$dir/data
 clientPort=$port
-clientPortAddress=127.0.0.1
+clientPortAddress=${ZK_ADDRESS:-127.0.0.1}
 4lw.commands.whitelist=*
 admin.enableServer=false
 maxClientCnxns=0
 CFG
-    cp=/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar
-    nohup java "-Xmx${ZK_HEAP:-256m}" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
-      -Dznode.container.checkIntervalMs="${ZK_CONTAINER_CHECK_MS:-200}" -cp "$cp" \
-      org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
-      > "$dir/server.log" 2>&1 < /dev/null &
-    pid=$!
-    echo "$pid" > "$dir/pid"
-    echo "$port" > "$dir/port"
-    for _ in $(seq 1 200); do
-      if ! kill -0 "$pid" 2>/dev/null; then
-        echo "zk-server: server exited; see $dir/server.log" >&2
-        tail -20 "$dir/server.log" >&2
-        exit 1
+  local cp=/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar
+  nohup java "-Xmx${ZK_HEAP:-256m}" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+    -Dznode.container.checkIntervalMs="${ZK_CONTAINER_CHECK_MS:-200}" -cp "$cp" \
+    org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
+    > "$dir/server.log" 2>&1 < /dev/null &
+  pid=$!
+  echo "$pid" > "$dir/pid"
+  echo "$port" > "$dir/port"
+  # Bounded: 200 polls of 0.1 s (start-up takes about 0.5 s).
+  for _ in $(seq 1 200); do
+    if ports_bind_failed "$dir/server.log"; then
+      kill -9 "$pid" 2> /dev/null
+      wait "$pid" 2> /dev/null
+      rm -f "$dir/pid"
+      return 75
+    fi
+    if ! kill -0 "$pid" 2> /dev/null; then
+      echo "zk-server: server exited; see $dir/server.log" >&2
+      tail -20 "$dir/server.log" >&2
+      rm -f "$dir/pid"
+      return 1
+    fi
+    if four_letter "$port" srvr 2> /dev/null | grep -q '^Mode:'; then
+      # Someone else's server on this port would answer too: it must be ours.
+      owner=$(ports_listener_pid "$port")
+      if [[ -n "$owner" && "$owner" != "$pid" ]]; then
+        kill -9 "$pid" 2> /dev/null
+        wait "$pid" 2> /dev/null
+        rm -f "$dir/pid"
+        return 75
       fi
-      if four_letter "$port" srvr 2>/dev/null | grep -q '^Mode:'; then
-        echo "$port $pid"
-        exit 0
-      fi
-      sleep 0.1
-    done
-    echo "zk-server: no answer on port $port after 20 s" >&2
-    kill "$pid" 2>/dev/null || true
-    exit 1
+      echo "$port $pid"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "zk-server: no answer on port $port after 20 s" >&2
+  kill "$pid" 2> /dev/null || true
+  rm -f "$dir/pid"
+  return 1
+}
+
+case "$cmd" in
+  start)
+    if [[ -n "${3:-}" ]]; then
+      # A given port (a restart on the same port): a bind failure there is retried on it
+      # for up to 5 s (the old server's socket may still be closing).
+      for _ in $(seq 1 10); do
+        rc=0
+        start_on "$3" || rc=$?
+        ((rc == 0)) && exit 0
+        ((rc == 75)) || exit "$rc"
+        sleep 0.5
+      done
+      exit 1
+    fi
+    ports_start_with_retry 5 start_on
+    exit $?
     ;;
   stop)
     if [[ -f "$dir/pid" ]]; then

@@ -54,10 +54,20 @@ Status ZkTestServer::Start() {
   std::string args = fmt::format("start '{}'", dir_);
   if (port_ != 0) args += fmt::format(" {}", port_);
   std::string out = RunScript(args, &rc);
-  std::istringstream in(out);
+  // The script retries on another port when the server cannot bind (scripts/lib/ports.sh)
+  // and says so on stderr, which comes first: "PORT PID" is the last line.
+  std::istringstream lines(out);
+  std::string line;
   int port = 0;
   long pid = 0;
-  if (rc != 0 || !(in >> port >> pid)) {
+  bool parsed = false;
+  while (std::getline(lines, line)) {
+    std::istringstream in(line);
+    int p = 0;
+    long q = 0;
+    if (in >> p >> q) port = p, pid = q, parsed = true;
+  }
+  if (rc != 0 || !parsed) {
     return Status(StatusCode::kUnavailable, "zk-server.sh start failed: " + out);
   }
   port_ = port;

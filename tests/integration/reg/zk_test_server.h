@@ -1,6 +1,7 @@
 // A real ZooKeeper server for one test: started through scripts/zk-server.sh on a free
-// 127.0.0.1 port in a temp directory, stopped by its PID. Pause/Resume (SIGSTOP/SIGCONT)
-// and Restart inject the faults the registry must survive.
+// 127.0.0.1 port outside the kernel's ephemeral range (retried on another port if it cannot
+// bind; a Restart retries its own port) in a temp directory, stopped by its PID.
+// Pause/Resume (SIGSTOP/SIGCONT) and Restart inject the faults the registry must survive.
 #ifndef ELASTICJOB_TESTS_INTEGRATION_REG_ZK_TEST_SERVER_H_
 #define ELASTICJOB_TESTS_INTEGRATION_REG_ZK_TEST_SERVER_H_
 
