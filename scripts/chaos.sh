@@ -306,7 +306,8 @@ stop_and_check() {
   wait "$pid"
   rc=$?
   ((rc == 0)) || violation "CRASH instance $n (pid $pid) exited with status $rc on SIGTERM$( ((rc > 128)) && echo " (signal $((rc - 128)))")"
-  left=$(ps -o pid=,args= -g "$pid" | tr '\n' ';')
+  # Zombies run nothing: their reaping is their new parent's (init's) business.
+  left=$(ps -o pid=,stat=,args= -g "$pid" | awk '$2 !~ /^Z/' | tr '\n' ';')
   [[ -n "$left" ]] && violation "LEFTOVER processes of instance $n after its exit: $left"
   kill -9 -- "-$pid" 2> /dev/null
   return 0

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
+#include "failover/failover_node.h"
 #include "infra/log.h"
 #include "sharding/sharding_node.h"
 
@@ -116,50 +120,99 @@ void ExecutionService::ClaimAsync(const JobConfiguration& config, std::vector<in
       });
 }
 
+Result<std::optional<std::string>> ExecutionService::LiveOwner(int item) {
+  auto owner = storage_.GetJobNodeDataDirectly(RunningNode(item));
+  if (!owner.ok() && owner.status().code() == StatusCode::kNotFound)
+    return std::optional<std::string>();
+  if (!owner.ok()) return owner.status();
+  if (*owner == instance_id_) return std::optional<std::string>();
+  // From the server: a cache may not have seen the owner leave (or come back).
+  auto registered = storage_.GetJobNodeDataDirectly("instances/" + *owner);
+  if (registered.ok()) return std::optional<std::string>(*owner);
+  if (registered.status().code() != StatusCode::kNotFound) return registered.status();
+  return std::optional<std::string>();
+}
+
 Result<std::vector<int>> ExecutionService::RecoverClaim(Status failed, CreateMode mode,
                                                         std::vector<int> items) {
+  std::vector<int> taken;  // claimed by a replacement under the latch
+  auto result = [&](std::vector<int> marked) {
+    marked.insert(marked.end(), taken.begin(), taken.end());
+    std::sort(marked.begin(), marked.end());
+    return marked;
+  };
   // Each pass resolves every conflict it finds, so it ends within one pass per item.
   for (size_t pass = 0; pass <= items.size() + 1; ++pass) {
-    if (failed.ok()) return items;
+    if (failed.ok()) return result(std::move(items));
     if (failed.code() == StatusCode::kNotFound) {
       if (Status c = FillItemNodes(items); !c.ok()) return c;
     } else if (failed.code() == StatusCode::kAlreadyExists) {
       std::vector<int> free;
+      std::vector<int> departed;  // marks of instances no longer registered
       for (int item : items) {
         auto owner = storage_.GetJobNodeDataDirectly(RunningNode(item));
         if (!owner.ok() && owner.status().code() == StatusCode::kNotFound) {
           free.push_back(item);
-          continue;
+        } else if (!owner.ok()) {
+          return owner.status();
+        } else if (*owner == instance_id_) {
+          // Ours, left by a run a lost session cut short (this instance claims only items
+          // it does not run): no one else replaces a registered instance's mark.
+          if (Status r = storage_.RemoveJobNodeIfExisted(RunningNode(item)); !r.ok()) return r;
+          free.push_back(item);
+        } else {
+          departed.push_back(item);
         }
-        if (!owner.ok()) return owner.status();
-        if (*owner != instance_id_) {
-          // From the server: a cache may not have seen the owner leave (or come back).
-          auto registered = storage_.GetJobNodeDataDirectly("instances/" + *owner);
-          if (registered.ok()) {
-            infra::LogLine("WARN", fmt::format("job '{}' item {}: running on {}, which is still "
-                                               "registered: not run here",
-                                               storage_.path().job_name(), item, *owner));
-            continue;
-          }
-          if (registered.status().code() != StatusCode::kNotFound) return registered.status();
-          infra::LogLine("WARN",
-                         fmt::format("job '{}' item {}: replacing the running mark of {}, which "
-                                     "is no longer registered",
-                                     storage_.path().job_name(), item, *owner));
-        }
-        // Ours (a run a lost session cut short) or a departed instance's.
-        if (Status r = storage_.RemoveJobNodeIfExisted(RunningNode(item)); !r.ok()) return r;
-        free.push_back(item);
       }
+      // Replacing another instance's mark is taking its item over: under the failover latch,
+      // so that two instances finding the same departed owner do not both replace it (the
+      // second would delete the first one's fresh mark).
+      Status inner;
+      if (!departed.empty()) {
+        Status s = storage_.ExecuteInLeader(failover::kLatch, [&] {
+          for (int item : departed) {
+            auto live = LiveOwner(item);
+            if (!live.ok()) {
+              inner = live.status();
+              return;
+            }
+            if (live->has_value()) {
+              infra::LogLine("WARN", fmt::format("job '{}' item {}: running on {}, which is "
+                                                 "still registered: not run here",
+                                                 storage_.path().job_name(), item, **live));
+              continue;
+            }
+            auto owner = storage_.GetJobNodeDataDirectly(RunningNode(item));
+            if (owner.ok() && *owner != instance_id_) {
+              infra::LogLine("WARN", fmt::format("job '{}' item {}: replacing the running mark "
+                                                 "of {}, which is no longer registered",
+                                                 storage_.path().job_name(), item, *owner));
+            }
+            std::vector<TransactionOp> ops;
+            if (owner.ok()) ops.push_back(TransactionOp::Delete(RunningNode(item)));
+            ops.push_back(TransactionOp::Create(RunningNode(item), instance_id_, mode));
+            Status r = storage_.ExecuteInTransaction(ops);
+            if (r.ok()) {
+              taken.push_back(item);
+            } else if (r.code() != StatusCode::kAlreadyExists &&
+                       r.code() != StatusCode::kNotFound) {
+              inner = r;
+              return;
+            }  // else it changed meanwhile: someone else's now, not run here
+          }
+        });
+        if (!s.ok()) return s;
+      }
+      if (!inner.ok()) return inner;
       items = std::move(free);
     } else {
       return failed;
     }
-    if (items.empty()) return items;
+    if (items.empty()) return result({});
     failed = storage_.ExecuteInTransaction(BeginOps(mode, items));
   }
-  return failed.ok() ? Result<std::vector<int>>(std::move(items))
-                     : Result<std::vector<int>>(failed);
+  if (!failed.ok()) return failed;
+  return result(std::move(items));
 }
 
 void ExecutionService::RegisterJobCompletedAsync(const JobConfiguration& config,
@@ -252,6 +305,17 @@ Status ExecutionService::ClearAllRunningInfo(int sharding_total_count) {
   std::vector<int> all;
   for (int i = 0; i < sharding_total_count; ++i) all.push_back(i);
   return ClearRunningInfo(all);
+}
+
+Status ExecutionService::ClearOwnRunningInfo(const std::vector<int>& items) {
+  for (int i : items) {
+    auto owner = storage_.GetJobNodeDataDirectly(RunningNode(i));
+    if (!owner.ok() && owner.status().code() == StatusCode::kNotFound) continue;
+    if (!owner.ok()) return owner.status();
+    if (*owner != instance_id_) continue;  // another instance's run: not ours to clear
+    if (Status s = storage_.RemoveJobNodeIfExisted(RunningNode(i)); !s.ok()) return s;
+  }
+  return Status::Ok();
 }
 
 Status ExecutionService::ClearRunningInfo(const std::vector<int>& items) {

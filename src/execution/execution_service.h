@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,9 @@ class ExecutionService {
   Result<std::vector<int>> GetDisabledItems(const std::vector<int>& items);
   // Removes every running mark of the job (monitorExecution switched off).
   Status ClearAllRunningInfo(int sharding_total_count);
+  // Removes the running marks of `items` that this instance holds (from the server), one at
+  // a time; another instance's marks stay.
+  Status ClearOwnRunningInfo(const std::vector<int>& items);
   // Removes the running marks of `items`, one at a time (one already gone is fine).
   Status ClearRunningInfo(const std::vector<int>& items);
   // Item -> runner's instance id, for every item among [0, total) marked running.
@@ -84,6 +88,9 @@ class ExecutionService {
   // The claim's multi-op failed with `failed`: resolves each conflict as ClaimAsync says and
   // marks what is left. Returns the items claimed.
   Result<std::vector<int>> RecoverClaim(Status failed, CreateMode mode, std::vector<int> items);
+  // The owner of `item`'s running mark if it is another instance still registered (asked of
+  // the server); nullopt when there is no mark, it is ours, or its owner is gone.
+  Result<std::optional<std::string>> LiveOwner(int item);
   // Creates the item nodes of `items` that are missing (a job not sharded yet).
   Status FillItemNodes(const std::vector<int>& items);
   // The marks could not be written (`failed`): an item node is missing (a job not sharded

@@ -142,6 +142,14 @@ void ListenerManager::OnInstanceCrashed(const std::string& id) {
   if (controller_.IsShutdown()) return;
   auto config = s_.config.LoadLastGood();
   if (!config.ok() || !config->failover) return;
+  // From the server: a cache catching up after a reconnect (to another server of the
+  // ensemble) can report a live instance's node deleted. Taking over its items then deletes
+  // the marks of its running items and runs them a second time beside it (issue 24).
+  auto still = s_.storage.GetJobNodeDataDirectly("instances/" + id);
+  if (still.ok()) return;
+  if (still.status().code() != StatusCode::kNotFound) {
+    return Report(still.status(), "checking a departed instance");
+  }
   auto failovering = s_.failover.GetFailoveringItems(id);
   if (!failovering.ok()) return Report(failovering.status(), "reading failovering items");
   if (!failovering->empty()) {
@@ -171,8 +179,14 @@ void ListenerManager::OnOnlyInstanceOnline() {
   if (!running.ok() || !failovering.ok()) return;
   std::vector<int> mine = controller_.LocallyRunningItems();
   auto stale = [&](int item, const std::string& owner) {
-    return owner != s_.instances.self().instance_id ||
-           std::find(mine.begin(), mine.end(), item) == mine.end();
+    if (owner == s_.instances.self().instance_id) {
+      return std::find(mine.begin(), mine.end(), item) == mine.end();
+    }
+    // The cache may say we are alone while it catches up (a reconnect to another server of
+    // the ensemble): an owner still registered on the server is running its item, and its
+    // mark must stay (issue 24: it was cleared and the item run a second time beside it).
+    auto registered = s_.storage.GetJobNodeDataDirectly("instances/" + owner);
+    return !registered.ok() && registered.status().code() == StatusCode::kNotFound;
   };
   if (!config->failover) {
     // Nobody takes them over: just drop the stale marks, or they would block their items.
@@ -248,7 +262,10 @@ void ListenerManager::OnReconnected() {
       for (int i : *local) {
         if (std::find(mine.begin(), mine.end(), i) == mine.end()) stale.push_back(i);
       }
-      Report(s_.execution.ClearRunningInfo(stale), "clearing stale running marks");
+      // Only our own: with a view of the sharding from before the session was lost, these
+      // items may be another instance's now, running under its marks (ElasticJob clears
+      // every local item's mark, and so can let a second run of one item start).
+      Report(s_.execution.ClearOwnRunningInfo(stale), "clearing stale running marks");
     }
   }
   controller_.Resume();
