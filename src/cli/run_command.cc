@@ -2,13 +2,13 @@
 // property names) until SIGINT or SIGTERM, then shuts them down gracefully.
 #include <fmt/format.h>
 #include <signal.h>
-#include <yaml-cpp/yaml.h>
 
-#include <algorithm>
+#include <fstream>
 #include <iostream>
-#include <set>
+#include <sstream>
 
 #include "cli/commands.h"
+#include "cli/run_file.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/reg/registry_center.h"
@@ -21,176 +21,58 @@ struct RunOptions {
   std::string registry;
 };
 
-// The JobConfiguration keys, plus the Spring Boot-only ones we read or accept.
-const std::set<std::string>& KnownJobKeys() {
-  static const std::set<std::string> k = {"cron",
-                                          "timeZone",
-                                          "shardingTotalCount",
-                                          "shardingItemParameters",
-                                          "jobParameter",
-                                          "monitorExecution",
-                                          "failover",
-                                          "misfire",
-                                          "maxTimeDiffSeconds",
-                                          "reconcileIntervalMinutes",
-                                          "jobShardingStrategyType",
-                                          "jobExecutorServiceHandlerType",
-                                          "jobExecutorThreadPoolSizeProviderType",
-                                          "jobErrorHandlerType",
-                                          "jobListenerTypes",
-                                          "jobExtraConfigurations",
-                                          "description",
-                                          "props",
-                                          "disabled",
-                                          "overwrite",
-                                          "label",
-                                          "staticSharding",
-                                          "elasticJobType",
-                                          "elasticJobClass",
-                                          "jobBootstrapBeanName",
-                                          "jobName"};
-  return k;
-}
-
-Result<std::string> RegistryUrl(const YAML::Node& reg, const std::string& flag) {
-  if (!flag.empty()) return flag;
-  std::string ns = reg && reg["namespace"] ? reg["namespace"].as<std::string>() : "elasticjob";
-  if (!reg || !reg["serverLists"]) return "memory://" + ns;
-  std::string url = "zookeeper://" + reg["serverLists"].as<std::string>() + "/" + ns;
-  std::vector<std::string> params;
-  auto param = [&](const char* yaml_key, const char* url_key) {
-    if (reg[yaml_key])
-      params.push_back(std::string(url_key) + "=" + reg[yaml_key].as<std::string>());
-  };
-  param("digest", "digest");
-  param("sessionTimeoutMilliseconds", "sessionTimeoutMs");
-  param("connectionTimeoutMilliseconds", "connectionTimeoutMs");
-  param("baseSleepTimeMilliseconds", "baseSleepMs");
-  param("maxSleepTimeMilliseconds", "maxSleepMs");
-  param("maxRetries", "maxRetries");
-  for (size_t i = 0; i < params.size(); ++i) url += (i == 0 ? "?" : "&") + params[i];
-  return url;
-}
-
-struct JobSpec {
-  std::string type;
-  JobConfiguration config;
-};
-
-Result<std::vector<JobSpec>> ReadJobs(const YAML::Node& jobs) {
-  std::vector<JobSpec> out;
-  if (!jobs || !jobs.IsMap() || jobs.size() == 0) {
-    return InvalidArgument("elasticjob.jobs: no jobs declared");
-  }
-  for (auto it = jobs.begin(); it != jobs.end(); ++it) {
-    std::string name = it->first.as<std::string>();
-    const YAML::Node j = it->second;  // a copy: the iterator yields a temporary
-    if (!j.IsMap())
-      return InvalidArgument(fmt::format("job '{}': expected a map of settings", name));
-    for (auto k = j.begin(); k != j.end(); ++k) {
-      std::string key = k->first.as<std::string>();
-      if (KnownJobKeys().count(key) == 0) {
-        std::cerr << fmt::format("elasticjob: warning: job '{}': unknown key '{}' ignored\n", name,
-                                 key);
-      }
-    }
-    YAML::Node doc = YAML::Clone(j);
-    doc["jobName"] = name;
-    // Spring Boot binds a comma-separated string to a list: `jobListenerTypes: LOG,OTHER`.
-    if (doc["jobListenerTypes"] && doc["jobListenerTypes"].IsScalar()) {
-      YAML::Node list(YAML::NodeType::Sequence);
-      std::string text = doc["jobListenerTypes"].as<std::string>();
-      for (size_t start = 0; start <= text.size();) {
-        size_t comma = std::min(text.find(',', start), text.size());
-        std::string type = text.substr(start, comma - start);
-        type.erase(0, type.find_first_not_of(' '));
-        type.erase(type.find_last_not_of(' ') + 1);
-        list.push_back(type);
-        start = comma + 1;
-      }
-      doc["jobListenerTypes"] = list;
-    }
-    YAML::Emitter emit;
-    emit << doc;
-    auto config = ConfigFromYaml(emit.c_str());
-    if (!config.ok()) {
-      return InvalidArgument(
-          fmt::format("job '{}': {}", name, config.status().message().substr(8)));
-    }
-    if (Status s = ValidateJobConfiguration(*config); !s.ok()) {
-      return InvalidArgument(fmt::format("job '{}': {}", name, s.message()));
-    }
-    std::string type = j["elasticJobType"] ? j["elasticJobType"].as<std::string>() : "";
-    if (type.empty() && j["elasticJobClass"]) {
-      return InvalidArgument(
-          fmt::format("job '{}': elasticJobClass '{}': Java classes cannot run here; use "
-                      "elasticJobType: SCRIPT "
-                      "or a C++ SimpleJob",
-                      name, j["elasticJobClass"].as<std::string>()));
-    }
-    if (type != "SCRIPT") {
-      return InvalidArgument(
-          fmt::format("job '{}': elasticJobType: '{}' is not supported by `elasticjob run` yet "
-                      "(supported: SCRIPT)",
-                      name, type));
-    }
-    out.push_back({type, *config});
-  }
-  return out;
-}
-
 int RunJobs(const RunOptions& o) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(o.file);
-  } catch (const YAML::Exception& e) {
-    std::cerr << "elasticjob: " << o.file << ": " << e.what() << "\n";
+  std::ifstream in(o.file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    std::cerr << "elasticjob: " << o.file << ": cannot be read\n";
     return kExitBadInput;
   }
-  YAML::Node ej = root["elasticjob"];
-  if (!ej || !ej.IsMap()) {
-    std::cerr << "elasticjob: " << o.file << ": expected a top-level 'elasticjob:' map\n";
+  std::vector<std::string> warnings;
+  auto file = ParseRunFile(text.str(), o.registry, &warnings);
+  for (const std::string& warning : warnings) {
+    std::cerr << "elasticjob: warning: " << warning << "\n";
+  }
+  if (!file.ok()) {
+    std::cerr << "elasticjob: " << o.file << ": " << file.status().message() << "\n";
     return kExitBadInput;
   }
-  auto url = RegistryUrl(ej["regCenter"], o.registry);
-  auto jobs = ReadJobs(ej["jobs"]);
-  if (!jobs.ok()) {
-    std::cerr << "elasticjob: " << o.file << ": " << jobs.status().message() << "\n";
-    return kExitBadInput;
-  }
+  const std::string& url = file->registry_url;
+  const std::vector<RunJobSpec>& jobs = file->jobs;
   // Signals are taken by sigwait below: block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  auto registry = NewRegistryCenter(*url);
+  auto registry = NewRegistryCenter(url);
   if (!registry.ok()) {
     std::cerr << "elasticjob: " << registry.status().message() << "\n";
     return kExitBadInput;
   }
   if (Status s = (*registry)->Init(); !s.ok()) {
-    std::cerr << "elasticjob: registry " << *url << ": " << s.message() << "\n";
+    std::cerr << "elasticjob: registry " << url << ": " << s.message() << "\n";
     return 1;
   }
   // Registered together: a file of many jobs starts in the time of a few (ScheduleAll).
   std::vector<std::unique_ptr<ScheduleJobBootstrap>> running;
   std::vector<ScheduleJobBootstrap*> boots;
-  for (auto& spec : *jobs) {
+  for (const auto& spec : jobs) {
     running.push_back(std::make_unique<ScheduleJobBootstrap>(**registry, spec.type, spec.config));
     boots.push_back(running.back().get());
   }
   const std::vector<Status> statuses = ScheduleJobBootstrap::ScheduleAll(boots);
   bool failed = false;
   for (size_t i = 0; i < statuses.size(); ++i) {
-    const auto& spec = (*jobs)[i];
+    const auto& spec = jobs[i];
     if (!statuses[i].ok()) {
       std::cerr << "elasticjob: " << statuses[i].message() << "\n";
       failed = true;
       continue;
     }
     std::cout << fmt::format("elasticjob: job '{}' scheduled ({}, cron '{}') on {}\n",
-                             spec.config.job_name, spec.type, spec.config.cron.value_or(""), *url);
+                             spec.config.job_name, spec.type, spec.config.cron.value_or(""), url);
   }
   std::cout << std::flush;
   if (failed) {

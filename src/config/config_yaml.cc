@@ -7,6 +7,7 @@
 #include <functional>
 #include <sstream>
 
+#include "config/yaml_node.h"
 #include "config/yaml_scalar.h"
 #include "elasticjob/config/job_configuration.h"
 
@@ -86,26 +87,6 @@ bool IsNullValue(const YAML::Node& n) {
            n.Scalar() == "NULL"));
 }
 
-Status TypeError(const std::string& key, const char* expected, const YAML::Node& n) {
-  std::string got;
-  if (n.IsScalar()) {
-    got = "'" + n.Scalar() + "'";
-  } else if (n.IsSequence()) {
-    got = "a list";
-  } else if (n.IsMap()) {
-    got = "a map";
-  } else {
-    got = "nothing";
-  }
-  return InvalidArgument(fmt::format("{}: expected {}, got {}", key, expected, got));
-}
-
-Status ReadString(const YAML::Node& n, const std::string& key, std::string* out) {
-  if (!n.IsScalar()) return TypeError(key, "a string", n);
-  *out = n.Scalar();
-  return Status::Ok();
-}
-
 Status ReadBool(const YAML::Node& n, const std::string& key, bool* out) {
   static const char* const kTrue[] = {"true", "True", "TRUE", "yes", "Yes",
                                       "YES",  "on",   "On",   "ON"};
@@ -117,7 +98,7 @@ Status ReadBool(const YAML::Node& n, const std::string& key, bool* out) {
     for (const char* f : kFalse)
       if (n.Scalar() == f) return *out = false, Status::Ok();
   }
-  return TypeError(key, "true or false", n);
+  return config::YamlTypeError(key, "true or false", n);
 }
 
 Status ReadInt(const YAML::Node& n, const std::string& key, int* out) {
@@ -131,7 +112,7 @@ Status ReadInt(const YAML::Node& n, const std::string& key, int* out) {
     auto [p, ec] = std::from_chars(b, e, v);
     if (!s.empty() && ec == std::errc() && p == e) return *out = v, Status::Ok();
   }
-  return TypeError(key, "an integer", n);
+  return config::YamlTypeError(key, "an integer", n);
 }
 
 // The text of the value of top-level key `key`, from just after its ':' to the line before
@@ -181,12 +162,9 @@ std::string RawValueText(std::string_view doc, const YAML::Node& root, const std
 }  // namespace
 
 Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(fmt::format("config: not valid YAML: {}", e.what()));
-  }
+  auto loaded = config::LoadYaml(yaml);
+  if (!loaded.ok()) return loaded.status().WithContext("config");
+  const YAML::Node root = *loaded;
   if (!root.IsMap()) return InvalidArgument("config: expected a YAML mapping of job settings");
   JobConfiguration c;
   c.description.clear();
@@ -203,7 +181,7 @@ Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
           return Status::Ok();
         }
         std::string tmp;
-        Status st = ReadString(v, key, &tmp);
+        Status st = config::ReadYamlString(v, key, &tmp);
         if (st.ok()) *out = std::move(tmp);
         return st;
       };
@@ -212,7 +190,7 @@ Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
           out->clear();
           return Status::Ok();
         }
-        return ReadString(v, key, out);
+        return config::ReadYamlString(v, key, out);
       };
       auto boolean = [&](bool* out) { return null ? Status::Ok() : ReadBool(v, key, out); };
       auto integer = [&](int* out) { return null ? Status::Ok() : ReadInt(v, key, out); };
@@ -249,11 +227,11 @@ Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
         c.job_listener_types.clear();
         if (!null) {
           if (!v.IsSequence()) {
-            s = TypeError(key, "a list of type names", v);
+            s = config::YamlTypeError(key, "a list of type names", v);
           } else {
             for (size_t i = 0; i < v.size() && s.ok(); ++i) {
               std::string item;
-              s = ReadString(v[i], fmt::format("{}[{}]", key, i), &item);
+              s = config::ReadYamlString(v[i], fmt::format("{}[{}]", key, i), &item);
               c.job_listener_types.push_back(std::move(item));
             }
           }
@@ -272,16 +250,17 @@ Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
         c.props.clear();
         if (!null) {
           if (!v.IsMap()) {
-            s = TypeError(key, "a map of property names to values", v);
+            s = config::YamlTypeError(key, "a map of property names to values", v);
           } else {
             for (auto p = v.begin(); p != v.end() && s.ok(); ++p) {
               if (!p->first.IsScalar()) {
-                s = TypeError(key, "property names", p->first);
+                s = config::YamlTypeError(key, "property names", p->first);
                 break;
               }
               std::string value;
               if (!IsNullValue(p->second)) {
-                s = ReadString(p->second, fmt::format("props.{}", p->first.Scalar()), &value);
+                s = config::ReadYamlString(p->second, fmt::format("props.{}", p->first.Scalar()),
+                                           &value);
               }
               c.props[p->first.Scalar()] = std::move(value);
             }
@@ -298,7 +277,7 @@ Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
       }
       // Unknown keys (newer ElasticJob releases, extensions) are ignored.
     }
-  } catch (const YAML::Exception& e) {
+  } catch (const std::exception& e) {  // yaml-cpp's, or any other: never the caller's
     return InvalidArgument(fmt::format("config: {}", e.what()));
   }
   if (!s.ok()) return InvalidArgument("config: " + s.message());

@@ -82,6 +82,10 @@ Status ValidateJobConfiguration(const JobConfiguration& c) {
     return InvalidArgument(
         fmt::format("shardingTotalCount: must be greater than 0, got {}", c.sharding_total_count));
   }
+  if (c.sharding_total_count > kMaxShardingTotalCount) {
+    return InvalidArgument(fmt::format("shardingTotalCount: must be at most {}, got {}",
+                                       kMaxShardingTotalCount, c.sharding_total_count));
+  }
   if (c.cron.has_value() && !c.cron->empty()) {
     auto cron = CronExpression::Parse(*c.cron);
     if (!cron.ok()) return InvalidArgument("cron: " + cron.status().message());

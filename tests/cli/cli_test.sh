@@ -91,6 +91,8 @@ expect_error "unknown strategy exits 2" 2 "unknown strategy 'RANDOM'" \
   "$EJ" sharding plan --job j --items 2 --strategy RANDOM a
 expect_error "items must be positive" 2 "--items: must be greater than 0, got 0" \
   "$EJ" sharding plan --job j --items 0 a
+expect_error "items are bounded" 2 "--items: must be at most 500, got 1000000000" \
+  "$EJ" sharding plan --job j --items 1000000000 a
 expect_error "duplicate instance ids rejected" 2 "given twice" \
   "$EJ" sharding plan --job j --items 2 a a
 

@@ -52,6 +52,13 @@ TEST(JobConfigurationTest, ValidationNamesTheFieldAndTheValue) {
             "shardingTotalCount: must be greater than 0, got 0");
   EXPECT_EQ(ErrorOf(JobConfiguration::Builder("j", -2).Build()),
             "shardingTotalCount: must be greater than 0, got -2");
+  EXPECT_TRUE(JobConfiguration::Builder("j", kMaxShardingTotalCount).Build().ok());
+  EXPECT_EQ(ErrorOf(JobConfiguration::Builder("j", kMaxShardingTotalCount + 1).Build()),
+            "shardingTotalCount: must be at most " + std::to_string(kMaxShardingTotalCount) +
+                ", got " + std::to_string(kMaxShardingTotalCount + 1));
+  EXPECT_EQ(ErrorOf(JobConfiguration::Builder("j", 1000000000).Build()),
+            "shardingTotalCount: must be at most " + std::to_string(kMaxShardingTotalCount) +
+                ", got 1000000000");
   EXPECT_NE(ErrorOf(JobConfiguration::Builder("j", 1).Cron("0 0 25 * * ?").Build())
                 .find("cron: cron '0 0 25 * * ?': hour field '25'"),
             std::string::npos);

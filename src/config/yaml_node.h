@@ -1,0 +1,38 @@
+// Reading yaml-cpp nodes without its exceptions: type checks that name the key and the value
+// found, for every YAML the project reads (the `/config` node, `elasticjob run` files).
+//
+// Thread safety: stateless functions.
+#ifndef ELASTICJOB_CONFIG_YAML_NODE_H_
+#define ELASTICJOB_CONFIG_YAML_NODE_H_
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <string_view>
+
+#include "elasticjob/status.h"
+
+namespace elasticjob::config {
+
+// `text` with control characters escaped as \xNN, cut to `max_chars` characters with "...":
+// a value quoted in a one-line error stays on one line.
+std::string Printable(std::string_view text, size_t max_chars);
+
+// `'text'` for a scalar (control characters escaped as \xNN, cut to 60 characters with
+// "..."), or "a list", "a map", "nothing".
+std::string DescribeYamlNode(const YAML::Node& n);
+
+// INVALID_ARGUMENT "`key`: expected `expected`, got <DescribeYamlNode(n)>".
+Status YamlTypeError(std::string_view key, std::string_view expected, const YAML::Node& n);
+
+// The text of scalar `n` into `*out`; YamlTypeError(key, "a string", n) for a list, map or
+// nothing.
+Status ReadYamlString(const YAML::Node& n, std::string_view key, std::string* out);
+
+// Parses `text` as one YAML document. INVALID_ARGUMENT "not valid YAML: ..." on a syntax
+// error (or any other exception from the parser).
+Result<YAML::Node> LoadYaml(std::string_view text);
+
+}  // namespace elasticjob::config
+
+#endif  // ELASTICJOB_CONFIG_YAML_NODE_H_
