@@ -6,6 +6,7 @@
 #include <set>
 
 #include "config/yaml_node.h"
+#include "infra/printable.h"
 
 namespace elasticjob::cli {
 namespace {
@@ -47,7 +48,7 @@ bool Absent(const YAML::Node& n) { return !n.IsDefined() || n.IsNull(); }
 // `prefix` + `key`.
 Status OptionalString(const YAML::Node& node, const char* key, const std::string& prefix,
                       std::string* out) {
-  const YAML::Node v = node[key];
+  const YAML::Node v = config::YamlChild(node, key);
   if (Absent(v)) return Status::Ok();
   return config::ReadYamlString(v, prefix + key, out);
 }
@@ -61,7 +62,7 @@ Result<std::string> RegistryUrl(const YAML::Node& reg, std::string_view flag) {
   if (Status s = OptionalString(reg, "namespace", where + ".", &ns); !s.ok()) return s;
   std::string servers;
   if (Status s = OptionalString(reg, "serverLists", where + ".", &servers); !s.ok()) return s;
-  if (Absent(reg["serverLists"])) return "memory://" + ns;
+  if (Absent(config::YamlChild(reg, "serverLists"))) return "memory://" + ns;
   std::string url = "zookeeper://" + servers + "/" + ns;
   static const std::pair<const char*, const char*> kParams[] = {
       {"digest", "digest"},
@@ -74,7 +75,7 @@ Result<std::string> RegistryUrl(const YAML::Node& reg, std::string_view flag) {
   for (const auto& [yaml_key, url_key] : kParams) {
     std::string value;
     if (Status s = OptionalString(reg, yaml_key, where + ".", &value); !s.ok()) return s;
-    if (Absent(reg[yaml_key])) continue;
+    if (Absent(config::YamlChild(reg, yaml_key))) continue;
     url += fmt::format("{}{}={}", separator, url_key, value);
     separator = '&';
   }
@@ -109,8 +110,8 @@ Result<RunJobSpec> ReadJob(const std::string& name, const YAML::Node& j,
   }
   YAML::Node doc = YAML::Clone(j);
   doc["jobName"] = name;
-  if (doc["jobListenerTypes"].IsScalar()) {
-    doc["jobListenerTypes"] = SplitListenerTypes(doc["jobListenerTypes"].Scalar());
+  if (const YAML::Node types = config::YamlChild(j, "jobListenerTypes"); types.IsScalar()) {
+    doc["jobListenerTypes"] = SplitListenerTypes(types.Scalar());
   }
   YAML::Emitter emit;
   emit << doc;
@@ -150,15 +151,13 @@ Result<RunFile> Parse(std::string_view text, std::string_view registry_flag,
                       std::vector<std::string>* warnings) {
   auto root = config::LoadYaml(text);
   if (!root.ok()) return root.status();
-  if (!root->IsMap() || !(*root)["elasticjob"].IsMap()) {
-    return InvalidArgument("expected a top-level 'elasticjob:' map");
-  }
-  const YAML::Node ej = (*root)["elasticjob"];
+  const YAML::Node ej = config::YamlChild(*root, "elasticjob");
+  if (!ej.IsMap()) return InvalidArgument("expected a top-level 'elasticjob:' map");
   RunFile file;
-  auto url = RegistryUrl(ej["regCenter"], registry_flag);
+  auto url = RegistryUrl(config::YamlChild(ej, "regCenter"), registry_flag);
   if (!url.ok()) return url.status();
   file.registry_url = *std::move(url);
-  const YAML::Node jobs = ej["jobs"];
+  const YAML::Node jobs = config::YamlChild(ej, "jobs");
   if (!jobs.IsMap() || jobs.size() == 0) {
     return InvalidArgument("elasticjob.jobs: no jobs declared");
   }
@@ -178,12 +177,16 @@ Result<RunFile> Parse(std::string_view text, std::string_view registry_flag,
 Result<RunFile> ParseRunFile(std::string_view text, std::string_view registry_flag,
                              std::vector<std::string>* warnings) {
   std::vector<std::string> ignored;
+  Result<RunFile> file = InvalidArgument("");
   try {
-    return Parse(text, registry_flag, warnings != nullptr ? warnings : &ignored);
+    file = Parse(text, registry_flag, warnings != nullptr ? warnings : &ignored);
   } catch (const std::exception& e) {
     // Every check above comes before the library could throw; this is the last fence.
-    return InvalidArgument(fmt::format("not a valid elasticjob file: {}", e.what()));
+    file = InvalidArgument(fmt::format("not a valid elasticjob file: {}", e.what()));
   }
+  if (file.ok()) return file;
+  // Job names and values may hold line breaks: the error stays one line.
+  return InvalidArgument(infra::OneLine(file.status().message()));
 }
 
 }  // namespace elasticjob::cli

@@ -10,6 +10,8 @@
 #include "config/yaml_node.h"
 #include "config/yaml_scalar.h"
 #include "elasticjob/config/job_configuration.h"
+#include "infra/java_string.h"
+#include "infra/printable.h"
 
 namespace elasticjob {
 namespace {
@@ -159,9 +161,12 @@ std::string RawValueText(std::string_view doc, const YAML::Node& root, const std
   return out;
 }
 
-}  // namespace
-
-Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
+// ConfigFromYaml without its last step.
+Result<JobConfiguration> Read(std::string_view text) {
+  // As ElasticJob reads the node (Java decodes its bytes with replacement), invalid UTF-8
+  // becomes U+FFFD: what is read can be written as YAML and read back the same.
+  const std::string decoded = infra::Utf16ToUtf8(infra::Utf8ToUtf16(text));
+  const std::string_view yaml = decoded;
   auto loaded = config::LoadYaml(yaml);
   if (!loaded.ok()) return loaded.status().WithContext("config");
   const YAML::Node root = *loaded;
@@ -282,6 +287,14 @@ Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
   }
   if (!s.ok()) return InvalidArgument("config: " + s.message());
   return c;
+}
+
+}  // namespace
+
+Result<JobConfiguration> ConfigFromYaml(std::string_view text) {
+  Result<JobConfiguration> c = Read(text);
+  if (c.ok()) return c;
+  return Status(c.status().code(), infra::OneLine(c.status().message()));
 }
 
 }  // namespace elasticjob

@@ -2,26 +2,21 @@
 
 #include <fmt/format.h>
 
-namespace elasticjob::config {
+#include "infra/printable.h"
 
-std::string Printable(std::string_view text, size_t max_chars) {
-  std::string out;
-  for (size_t i = 0; i < text.size() && i < max_chars; ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02X}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return text.size() > max_chars ? out + "..." : out;
-}
+namespace elasticjob::config {
 
 std::string DescribeYamlNode(const YAML::Node& n) {
   if (n.IsSequence()) return "a list";
   if (n.IsMap()) return "a map";
   if (!n.IsScalar()) return "nothing";
-  return "'" + Printable(n.Scalar(), 60) + "'";
+  return "'" + infra::Printable(n.Scalar(), 60) + "'";
+}
+
+YAML::Node YamlChild(const YAML::Node& node, const char* key) {
+  if (!node.IsMap()) return YAML::Node();
+  const YAML::Node child = node[key];
+  return child.IsDefined() ? child : YAML::Node();
 }
 
 Status YamlTypeError(std::string_view key, std::string_view expected, const YAML::Node& n) {
@@ -39,7 +34,7 @@ Result<YAML::Node> LoadYaml(std::string_view text) {
   try {
     return YAML::Load(std::string(text));
   } catch (const std::exception& e) {
-    return InvalidArgument(fmt::format("not valid YAML: {}", Printable(e.what(), 200)));
+    return InvalidArgument(fmt::format("not valid YAML: {}", infra::Printable(e.what(), 200)));
   }
 }
 

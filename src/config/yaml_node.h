@@ -14,13 +14,14 @@
 
 namespace elasticjob::config {
 
-// `text` with control characters escaped as \xNN, cut to `max_chars` characters with "...":
-// a value quoted in a one-line error stays on one line.
-std::string Printable(std::string_view text, size_t max_chars);
-
 // `'text'` for a scalar (control characters escaped as \xNN, cut to 60 characters with
 // "..."), or "a list", "a map", "nothing".
 std::string DescribeYamlNode(const YAML::Node& n);
+
+// `node[key]` when `node` is a map that has `key`, else a null node. Unlike yaml-cpp's own
+// subscript, never throws (a scalar's subscript throws BadSubscript) and never returns an
+// invalid node (whose IsMap(), IsScalar()... throw InvalidNode).
+YAML::Node YamlChild(const YAML::Node& node, const char* key);
 
 // INVALID_ARGUMENT "`key`: expected `expected`, got <DescribeYamlNode(n)>".
 Status YamlTypeError(std::string_view key, std::string_view expected, const YAML::Node& n);

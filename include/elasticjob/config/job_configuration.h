@@ -127,9 +127,11 @@ std::string ConfigToYaml(const JobConfiguration& config,
                          ConfigYamlVersion version = ConfigYamlVersion::kV3_0_5);
 
 // Reads a config YAML written by either version (or by hand): unknown keys and `!!` tags are
-// ignored, both thread-pool keys are understood, missing keys take the builder defaults.
+// ignored, both thread-pool keys are understood, missing keys take the builder defaults,
+// invalid UTF-8 is read as U+FFFD (as ElasticJob's Java decoding reads it).
 // Fails naming the key and value when a value has the wrong type (`shardingTotalCount:
-// expected an integer, got 'three'`) or the text is not YAML. Does not validate: call
+// expected an integer, got 'three'`) or the text is not YAML; never throws, and the error
+// is one line (control characters escaped). Does not validate: call
 // ValidateJobConfiguration on the result.
 Result<JobConfiguration> ConfigFromYaml(std::string_view yaml);
 

@@ -72,7 +72,8 @@ TEST(RunFileTest, BinaryGarbageIsAnErrorNotAnAbort) {
 }
 
 TEST(RunFileTest, AScalarOrListTopLevelNamesTheExpectedMap) {
-  for (const char* text : {"5", "hello", "- a\n- b\n", "", "elasticjob: 5", "elasticjob:\n"}) {
+  for (const char* text : {"5", "hello", "- a\n- b\n", "", "elasticjob: 5", "elasticjob:\n", "{}",
+                           "spring:\n  x: 1\n"}) {
     EXPECT_EQ(ErrorOf(text), "expected a top-level 'elasticjob:' map") << text;
   }
 }
@@ -97,6 +98,7 @@ TEST(RunFileTest, JobNamesAndSettingsOfTheWrongShapeNameFieldAndValue) {
   EXPECT_EQ(ErrorOf("elasticjob:\n  jobs:\n    ? {a: 1}\n    : {cron: x}\n"),
             "elasticjob.jobs: expected job names, got a map");
   EXPECT_EQ(ErrorOf("elasticjob:\n  jobs: 5\n"), "elasticjob.jobs: no jobs declared");
+  EXPECT_EQ(ErrorOf("elasticjob:\n  regCenter: {}\n"), "elasticjob.jobs: no jobs declared");
   EXPECT_EQ(ErrorOf("elasticjob:\n  jobs:\n    orderSync: 5\n"),
             "job 'orderSync': expected a map of settings, got '5'");
   EXPECT_EQ(ErrorOf("elasticjob:\n  jobs:\n    orderSync:\n      [a]: 1\n"),
@@ -120,6 +122,12 @@ TEST(RunFileTest, ItemCountsAboveTheBoundAreRefused) {
   auto at_bound = ParseRunFile(
       FileWith("      shardingTotalCount: " + std::to_string(kMaxShardingTotalCount) + "\n"));
   EXPECT_TRUE(at_bound.ok()) << at_bound.status();
+}
+
+TEST(RunFileTest, AJobNameWithALineBreakGivesAOneLineError) {
+  // Found by the run file fuzzer.
+  EXPECT_EQ(ErrorOf("elasticjob:\n  jobs:\n    \"order\\nc\":\n      shardingTotalCount: 1\n"),
+            "job 'order\\x0Ac': jobName: 'order\\x0Ac' contains a control character");
 }
 
 TEST(RunFileTest, ControlCharactersInValuesAreShownEscaped) {

@@ -243,6 +243,29 @@ TEST(ConfigYamlTest, ReadsYaml11BooleansAndNulls) {
   EXPECT_EQ(c->description, "");
 }
 
+TEST(ConfigYamlTest, InvalidUtf8IsReadAsJavaReadsItAndRoundTrips) {
+  // Found by the config fuzzer: a props key with bytes FF FF FF read back, once written,
+  // as something else. Java decodes the node with replacement; so do we.
+  auto c = ConfigFromYaml("jobName: j\nshardingTotalCount: 1\nprops:\n  k\xff\xff\x01: v\xc3\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(
+      c->props,
+      (std::map<std::string, std::string>{{"k\xEF\xBF\xBD\xEF\xBF\xBD\x01", "v\xEF\xBF\xBD"}}));
+  auto back = ConfigFromYaml(ConfigToYaml(*c));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, *c);
+}
+
+TEST(ConfigYamlTest, ErrorsStayOneLine) {
+  // Found by the run file fuzzer: a job name holding a line break broke the one-line error.
+  EXPECT_EQ(ErrorOf(JobConfiguration::Builder("order\nSync", 1).Build()),
+            "jobName: 'order\\x0ASync' contains a control character");
+  EXPECT_EQ(ConfigFromYaml("jobName: j\nshardingTotalCount: \"1\\n2\"\n").status().message(),
+            "config: shardingTotalCount: expected an integer, got '1\\x0A2'");
+  EXPECT_EQ(ConfigFromYaml("? \"a\\nb\"\n: x\nprops:\n  \"k\\n\": [1]\n").status().message(),
+            "config: props.k\\x0A: expected a string, got a list");
+}
+
 TEST(ConfigYamlTest, MultiLineAndLongTextsRoundTrip) {
   auto c = JobConfiguration::Builder("j", 1)
                .Description(std::string(100, 'x') + " " + std::string(30, 'y') + " tail")
