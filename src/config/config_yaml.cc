@@ -18,6 +18,13 @@ namespace {
 
 std::string Bool(bool v) { return v ? "true" : "false"; }
 
+// The `jobExtraConfigurations` entry as written: the text exactly as read.
+std::string ExtraConfigurationsEntry(std::string text) {
+  if (text.back() != '\n') text += '\n';
+  const bool inline_value = text[0] != '\n';
+  return std::string("jobExtraConfigurations:") + (inline_value ? " " : "") + text;
+}
+
 }  // namespace
 
 std::string ConfigToYaml(const JobConfiguration& c, ConfigYamlVersion version) {
@@ -43,10 +50,7 @@ std::string ConfigToYaml(const JobConfiguration& c, ConfigYamlVersion version) {
       c.job_executor_thread_pool_size_provider_type);
   if (!c.job_extra_configurations.empty()) {
     entries.emplace_back("jobExtraConfigurations", [&c](config::YamlWriter& w) {
-      std::string text = c.job_extra_configurations;
-      if (text.back() != '\n') text += '\n';
-      bool inline_value = text[0] != '\n';
-      w.Verbatim(std::string("jobExtraConfigurations:") + (inline_value ? " " : "") + text);
+      w.Verbatim(ExtraConfigurationsEntry(c.job_extra_configurations));
     });
   }
   if (!c.job_listener_types.empty()) {
@@ -161,6 +165,14 @@ std::string RawValueText(std::string_view doc, const YAML::Node& root, const std
   return out;
 }
 
+// Whether `entry` followed by another top-level key reads as exactly those two keys.
+bool EndsWhereItEnds(const std::string& entry) {
+  auto doc = config::LoadYaml(entry + "zzz: end\n");
+  return doc.ok() && doc->IsMap() && doc->size() == 2 &&
+         config::YamlChild(*doc, "zzz").IsScalar() &&
+         config::YamlChild(*doc, "zzz").Scalar() == "end";
+}
+
 // ConfigFromYaml without its last step.
 Result<JobConfiguration> Read(std::string_view text) {
   // As ElasticJob reads the node (Java decodes its bytes with replacement), invalid UTF-8
@@ -248,6 +260,14 @@ Result<JobConfiguration> Read(std::string_view text) {
             c.job_extra_configurations.front() != '\n' && v.IsSequence() &&
             v.Style() == YAML::EmitterStyle::Block) {
           c.job_extra_configurations.insert(0, "\n");
+        }
+        // Written back verbatim, the text must end where it ends here: yaml-cpp accepts a
+        // quoted scalar left open at the end of the document, which would swallow every
+        // key written after it.
+        if (!c.job_extra_configurations.empty() &&
+            !EndsWhereItEnds(ExtraConfigurationsEntry(c.job_extra_configurations))) {
+          s = InvalidArgument(fmt::format("{}: cannot be carried as written: '{}'", key,
+                                          infra::Printable(c.job_extra_configurations, 60)));
         }
       } else if (key == "description") {
         s = str(&c.description);

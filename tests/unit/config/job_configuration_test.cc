@@ -256,6 +256,17 @@ TEST(ConfigYamlTest, InvalidUtf8IsReadAsJavaReadsItAndRoundTrips) {
   EXPECT_EQ(*back, *c);
 }
 
+TEST(ConfigYamlTest, JobExtraConfigurationsThatWouldSwallowTheNextKeyAreRefused) {
+  // Found by the config fuzzer: a double-quoted scalar left open at the end (yaml-cpp
+  // accepts it) was carried verbatim, and every key written after it vanished into it.
+  auto c = ConfigFromYaml(
+      "jobName: j\nshardingTotalCount: 4\njobExtraConfigurations:\n- !!x\n  b: \"multi\n");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "config: jobExtraConfigurations: cannot be carried as written: "
+            "'\\x0A- !!x\\x0A  b: \"multi'");
+}
+
 TEST(ConfigYamlTest, ErrorsStayOneLine) {
   // Found by the run file fuzzer: a job name holding a line break broke the one-line error.
   EXPECT_EQ(ErrorOf(JobConfiguration::Builder("order\nSync", 1).Build()),
