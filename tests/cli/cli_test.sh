@@ -65,6 +65,10 @@ expect_error "invalid cron exits 2 naming the field" 2 "hour field '25'" \
   "$EJ" cron next "0 0 25 * * ?"
 expect_error "unknown zone exits 2" 2 "unknown time zone 'Mars/Olympus'" \
   "$EJ" cron next "0 0 0 * * ?" --tz Mars/Olympus
+expect_error "--from beyond int64 exits 2" 2 "--from: 9999999999999999999 is out of range" \
+  "$EJ" cron next "0 0 0 * * ?" --from 9999999999999999999
+expect_error "--from past year 9999 exits 2" 2 "--from: 9000000000000000000 is out of range" \
+  "$EJ" cron next "0 0 0 * * ?" --from 9000000000000000000
 expect_error "bad --from exits 2" 2 "--from" \
   "$EJ" cron next "0 0 0 * * ?" --from yesterday
 expect_error "missing expression exits 2" 2 "expression" "$EJ" cron next

@@ -1,5 +1,6 @@
-// The Quartz cron parser and its fire-time search, and the time zone parser. Properties: no
-// crash or hang; an accepted expression's next fire time is strictly after the start.
+// The Quartz cron parser and its fire-time search, the time zone parser and ISO-8601 times.
+// Properties: no crash or hang; an accepted expression's next fire time is strictly after the
+// start.
 #include <cstdint>
 #include <string_view>
 
@@ -18,9 +19,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     text = text.substr(0, bar);
   }
   auto zone = TimeZone::Parse(zone_text);
+  const TimeZone tz = zone.ok() ? *zone : *TimeZone::Parse("UTC");
+  // The same text as `elasticjob cron next --from` reads it.
+  if (auto from = tz.ParseIso8601(text); from.ok()) (void)tz.FormatIso8601(*from);
   auto cron = CronExpression::Parse(text);
   if (!cron.ok()) return 0;
-  const TimeZone tz = zone.ok() ? *zone : *TimeZone::Parse("UTC");
   // 2026-03-29T00:30:00Z: a DST change in Europe the same day.
   auto at = CronExpression::TimePoint{} + std::chrono::milliseconds(1774744200000);
   for (int i = 0; i < 3; ++i) {
