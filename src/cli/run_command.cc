@@ -5,7 +5,6 @@
 
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/run_file.h"
@@ -22,15 +21,22 @@ struct RunOptions {
 };
 
 int RunJobs(const RunOptions& o) {
+  // Bounded: `elasticjob run /dev/zero` must not read forever.
+  constexpr std::streamsize kMaxFileBytes = 16 << 20;
   std::ifstream in(o.file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) {
+  std::string text(kMaxFileBytes + 1, '\0');
+  in.read(text.data(), kMaxFileBytes + 1);
+  if (in.bad() || !in.is_open()) {
     std::cerr << "elasticjob: " << o.file << ": cannot be read\n";
     return kExitBadInput;
   }
+  if (in.gcount() > kMaxFileBytes) {
+    std::cerr << "elasticjob: " << o.file << ": larger than 16 MiB, not a job file\n";
+    return kExitBadInput;
+  }
+  text.resize(static_cast<size_t>(in.gcount()));
   std::vector<std::string> warnings;
-  auto file = ParseRunFile(text.str(), o.registry, &warnings);
+  auto file = ParseRunFile(text, o.registry, &warnings);
   for (const std::string& warning : warnings) {
     std::cerr << "elasticjob: warning: " << warning << "\n";
   }

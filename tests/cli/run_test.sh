@@ -99,6 +99,13 @@ bad_file "a job name that is a list" "elasticjob.jobs: expected job names, got a
 printf 'elasticjob:\n  jobs:\n    big:\n      elasticJobType: SCRIPT\n      cron: 0/5 * * * * ?\n      shardingTotalCount: 1000000000\n' > "$dir/hostile.yaml"
 bad_file "a billion items" "job 'big': shardingTotalCount: must be at most"
 
+err=$(timeout 20 "$EJ" run /dev/zero 2>&1 >/dev/null); rc=$?
+if [[ $rc -ne 2 || "$err" != *"/dev/zero: larger than 16 MiB"* ]]; then
+  fail "endless file: exit $rc, stderr: $err"
+else
+  echo "ok   run: an endless file (/dev/zero) exits 2"
+fi
+
 err=$("$EJ" run /nonexistent.yaml 2>&1 >/dev/null); rc=$?
 [[ $rc -eq 2 ]] && echo "ok   run: missing file exits 2" || fail "missing file: exit $rc"
 
