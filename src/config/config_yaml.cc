@@ -173,11 +173,31 @@ bool EndsWhereItEnds(const std::string& entry) {
          config::YamlChild(*doc, "zzz").Scalar() == "end";
 }
 
+// SnakeYAML's StreamReader: a YAML stream holds only printable characters (YAML 1.1: tab,
+// line breaks, U+0020-U+007E, U+0085, U+00A0-U+D7FF, U+E000-U+FFFD, and beyond the BMP).
+// ElasticJob refuses a node with any other; so do we (yaml-cpp reads some, such as a NUL,
+// into bytes that are not UTF-8).
+Status CheckPrintable(std::u16string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char16_t c = text[i];
+    const bool printable = c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0x7E) ||
+                           c == 0x85 || (c >= 0xA0 && c <= 0xFFFD);  // surrogates: pairs
+    if (!printable) {
+      return InvalidArgument(fmt::format(
+          "config: not valid YAML: special character U+{:04X} (character {}) is not allowed",
+          static_cast<unsigned>(c), i + 1));
+    }
+  }
+  return Status::Ok();
+}
+
 // ConfigFromYaml without its last step.
 Result<JobConfiguration> Read(std::string_view text) {
   // As ElasticJob reads the node (Java decodes its bytes with replacement), invalid UTF-8
   // becomes U+FFFD: what is read can be written as YAML and read back the same.
-  const std::string decoded = infra::Utf16ToUtf8(infra::Utf8ToUtf16(text));
+  const std::u16string utf16 = infra::Utf8ToUtf16(text);
+  if (Status s = CheckPrintable(utf16); !s.ok()) return s;
+  const std::string decoded = infra::Utf16ToUtf8(utf16);
   const std::string_view yaml = decoded;
   auto loaded = config::LoadYaml(yaml);
   if (!loaded.ok()) return loaded.status().WithContext("config");

@@ -246,11 +246,10 @@ TEST(ConfigYamlTest, ReadsYaml11BooleansAndNulls) {
 TEST(ConfigYamlTest, InvalidUtf8IsReadAsJavaReadsItAndRoundTrips) {
   // Found by the config fuzzer: a props key with bytes FF FF FF read back, once written,
   // as something else. Java decodes the node with replacement; so do we.
-  auto c = ConfigFromYaml("jobName: j\nshardingTotalCount: 1\nprops:\n  k\xff\xff\x01: v\xc3\n");
+  auto c = ConfigFromYaml("jobName: j\nshardingTotalCount: 1\nprops:\n  k\xff\xff: v\xc3\n");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(
-      c->props,
-      (std::map<std::string, std::string>{{"k\xEF\xBF\xBD\xEF\xBF\xBD\x01", "v\xEF\xBF\xBD"}}));
+  EXPECT_EQ(c->props,
+            (std::map<std::string, std::string>{{"k\xEF\xBF\xBD\xEF\xBF\xBD", "v\xEF\xBF\xBD"}}));
   auto back = ConfigFromYaml(ConfigToYaml(*c));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, *c);
@@ -265,6 +264,27 @@ TEST(ConfigYamlTest, JobExtraConfigurationsThatWouldSwallowTheNextKeyAreRefused)
   EXPECT_EQ(c.status().message(),
             "config: jobExtraConfigurations: cannot be carried as written: "
             "'\\x0A- !!x\\x0A  b: \"multi'");
+}
+
+TEST(ConfigYamlTest, NonPrintableCharactersAreRefusedAsSnakeYamlRefusesThem) {
+  // Found by the config fuzzer: yaml-cpp read "\x01\0_" in a plain scalar as the bytes
+  // 01 A0 (not UTF-8), so the config did not survive being written and read back.
+  using namespace std::string_literals;
+  EXPECT_EQ(ConfigFromYaml("jobName: j\nshardingTotalCount: 1\njobListenerTypes:\n- A\x01\0_B\n"s)
+                .status()
+                .message(),
+            "config: not valid YAML: special character U+0001 (character 55) is not allowed");
+  EXPECT_EQ(ConfigFromYaml("jobName: j\x7f\n").status().message(),
+            "config: not valid YAML: special character U+007F (character 11) is not allowed");
+  // Escaped in a double-quoted scalar, a control character is a value like any other.
+  auto c = ConfigFromYaml("jobName: j\nshardingTotalCount: 1\njobParameter: \"a\\x01\\0b\"\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->job_parameter, "a\x01"s + '\0' + "b");
+  EXPECT_EQ(*ConfigFromYaml(ConfigToYaml(*c)), *c);
+  // Tabs, line breaks, NEL and everything from U+00A0 up are fine.
+  EXPECT_TRUE(ConfigFromYaml(
+                  "jobName: j\r\nshardingTotalCount: 1\t\njobParameter: \u00e9\u4e2d\U0001F600\n")
+                  .ok());
 }
 
 TEST(ConfigYamlTest, ErrorsStayOneLine) {
