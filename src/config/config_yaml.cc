@@ -307,7 +307,7 @@ Result<JobConfiguration> Read(std::string_view text) {
                 s = config::ReadYamlString(p->second, fmt::format("props.{}", p->first.Scalar()),
                                            &value);
               }
-              c.props[p->first.Scalar()] = std::move(value);
+              c.props[config::YamlScalarText(p->first)] = std::move(value);
             }
           }
         }

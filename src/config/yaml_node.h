@@ -26,7 +26,13 @@ YAML::Node YamlChild(const YAML::Node& node, const char* key);
 // INVALID_ARGUMENT "`key`: expected `expected`, got <DescribeYamlNode(n)>".
 Status YamlTypeError(std::string_view key, std::string_view expected, const YAML::Node& n);
 
-// The text of scalar `n` into `*out`; YamlTypeError(key, "a string", n) for a list, map or
+// The text of scalar `n` as UTF-8. yaml-cpp returns the escapes \N and \_ as the single
+// bytes 85 and A0: they read as U+0085 and U+00A0, and any other byte that is not UTF-8 as
+// U+FFFD (as Java decodes it), so the text can be written as YAML and read back the same.
+// REQUIRES: n.IsScalar().
+std::string YamlScalarText(const YAML::Node& n);
+
+// YamlScalarText of scalar `n` into `*out`; YamlTypeError(key, "a string", n) for a list, map or
 // nothing.
 Status ReadYamlString(const YAML::Node& n, std::string_view key, std::string* out);
 

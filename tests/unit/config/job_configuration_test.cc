@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "infra/java_string.h"
+
 namespace elasticjob {
 namespace {
 
@@ -285,6 +287,26 @@ TEST(ConfigYamlTest, NonPrintableCharactersAreRefusedAsSnakeYamlRefusesThem) {
   EXPECT_TRUE(ConfigFromYaml(
                   "jobName: j\r\nshardingTotalCount: 1\t\njobParameter: \u00e9\u4e2d\U0001F600\n")
                   .ok());
+}
+
+TEST(ConfigYamlTest, NextLineAndNoBreakSpaceEscapesRoundTrip) {
+  // Found by the config fuzzer: YamlWriter writes U+0085 as \N (SnakeYAML does), and
+  // yaml-cpp reads \N (and \_, U+00A0) as a lone byte, not UTF-8.
+  auto nbsp = ConfigFromYaml("jobName: j\nshardingTotalCount: 1\ndescription: \"a\\_b\\Nc\"\n");
+  ASSERT_TRUE(nbsp.ok()) << nbsp.status();
+  EXPECT_EQ(nbsp->description,
+            "a\xC2\xA0"
+            "b\xC2\x85"
+            "c");
+  auto c =
+      ConfigFromYaml("jobName: j\nshardingTotalCount: 1\nprops:\n  b: \"a\n  x\\\\\xc2\x85y\"\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (const auto& [k, v] : c->props) {
+    EXPECT_EQ(infra::Utf16ToUtf8(infra::Utf8ToUtf16(v)), v) << "not UTF-8: " << v;
+  }
+  auto back = ConfigFromYaml(ConfigToYaml(*c));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, *c);
 }
 
 TEST(ConfigYamlTest, ErrorsStayOneLine) {
