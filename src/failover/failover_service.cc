@@ -61,6 +61,14 @@ Status FailoverService::FailoverIfNecessary(const std::function<bool()>& keep_go
         const int candidate = *parsed;
         auto gone = storage_.GetJobNodeDataDirectly(ItemsNode(candidate));
         if (!gone.ok()) continue;  // taken meanwhile
+        // Not an item of the job (a hostile or stale node: items beyond the total lose their
+        // node at resharding): claiming it would create sharding/{i} and run item i.
+        auto item_node = storage_.GetJobNodeDataDirectly(sharding::ItemNode(candidate));
+        if (!item_node.ok()) {
+          if (item_node.status().code() == StatusCode::kNotFound) continue;
+          inner = item_node.status();
+          return;
+        }
         if (inner = storage_.FillEphemeralJobNode(ExecutionFailoverNode(candidate), instance_id_);
             !inner.ok())
           return;
