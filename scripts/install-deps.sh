@@ -18,6 +18,8 @@ PACKAGES=(
   libzookeeper-mt-dev zookeeper libcurator-recipes-java
   # the benchmark harness reads its JSON with jq
   jq
+  # the libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang and its fuzzer runtime
+  clang libclang-rt-14-dev
 )
 
 missing=()

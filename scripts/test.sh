@@ -2,9 +2,10 @@
 # Builds and runs the whole test suite on a fresh Debian 12 machine:
 #   1. installs the dependencies (scripts/install-deps.sh, idempotent);
 #   2. Debug build: unit, CLI and reference (Quartz, SnakeYAML, JVM) tests;
-#   3. ASan+UBSan build: the unit, CLI and registry conformance tests again.
+#   3. ASan+UBSan build: the unit, CLI and registry conformance tests again;
+#   4. a bounded run of the libFuzzer targets (scripts/fuzz.sh, FUZZ_SECONDS each, default 10).
 # The registry tests start real ZooKeeper servers (scripts/zk-server.sh) on free ports.
-# Ends with ctest's summary. Usage: scripts/test.sh  (JOBS=n to override parallelism)
+# Usage: scripts/test.sh  (JOBS=n to override parallelism; FUZZ_SECONDS=0 skips step 4)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -25,3 +26,9 @@ echo "== Tests (ASan+UBSan: unit, CLI, registry conformance)"
 ctest --preset asan -j "$JOBS"
 echo "== Tests (Debug: everything)"
 ctest --preset debug -j "$JOBS"
+
+# A short bounded fuzz run of every target (scripts/fuzz.sh, docs/testing.md).
+if [[ "${FUZZ_SECONDS:-10}" != 0 ]]; then
+  echo "== Fuzz (${FUZZ_SECONDS:-10} s per target)"
+  bash scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
+fi

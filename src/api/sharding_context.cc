@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <climits>
 #include <nlohmann/json.hpp>
 
 #include "api/gson_writer.h"
@@ -50,10 +51,17 @@ Result<ShardingContext> ShardingContextFromJson(std::string_view json) {
   };
   auto num = [&](const char* key, int* out) -> Status {
     auto it = j.find(key);
-    if (it == j.end() || !it->is_number_integer()) {
-      return InvalidArgument(fmt::format("shardingContext: {} must be an integer", key));
+    // Range-checked before narrowing: get<int>() would wrap 4294967296 round to 0.
+    const bool fits =
+        it != j.end() &&
+        (it->is_number_unsigned() ? it->get<uint64_t>() <= INT_MAX
+                                  : it->is_number_integer() && it->get<int64_t>() >= INT_MIN &&
+                                        it->get<int64_t>() <= INT_MAX);
+    if (!fits) {
+      return InvalidArgument(fmt::format("shardingContext: {} must be an integer, got {}", key,
+                                         it == j.end() ? "nothing" : it->dump().substr(0, 60)));
     }
-    *out = it->get<int>();
+    *out = static_cast<int>(it->get<int64_t>());
     return Status::Ok();
   };
   for (Status s :

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <charconv>
 #include <chrono>
 #include <iostream>
 #include <string>
@@ -46,7 +47,18 @@ int RunCronNext(const CronNextOptions& o) {
   CronExpression::TimePoint from = std::chrono::system_clock::now();
   if (!o.from.empty()) {
     if (IsEpochMillis(o.from)) {
-      from = CronExpression::TimePoint{} + std::chrono::milliseconds(std::stoll(o.from));
+      // Years 1 to 9999: beyond, std::stoll threw (an abort) or the nanosecond clock wrapped.
+      constexpr int64_t kMin = -62135596800000, kMax = 253402300799999;
+      int64_t ms = 0;
+      auto [end, ec] = std::from_chars(o.from.data(), o.from.data() + o.from.size(), ms);
+      if (ec != std::errc() || ms < kMin || ms > kMax) {
+        std::cerr << fmt::format(
+            "elasticjob: --from: {} is out of range (epoch milliseconds from {} to {}, years 1 "
+            "to 9999)\n",
+            o.from, kMin, kMax);
+        return kExitBadInput;
+      }
+      from = CronExpression::TimePoint{} + std::chrono::milliseconds(ms);
     } else {
       auto parsed = zone->ParseIso8601(o.from);
       if (!parsed.ok()) {

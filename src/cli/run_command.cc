@@ -4,16 +4,15 @@
 // second signal).
 #include <fmt/format.h>
 #include <signal.h>
-#include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <iostream>
-#include <set>
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/run_file.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/reg/registry_center.h"
@@ -31,175 +30,46 @@ struct RunOptions {
 
 constexpr int64_t kDefaultShutdownGraceMs = 10000;
 
-// The JobConfiguration keys, plus the Spring Boot-only ones we read or accept.
-const std::set<std::string>& KnownJobKeys() {
-  static const std::set<std::string> k = {"cron",
-                                          "timeZone",
-                                          "shardingTotalCount",
-                                          "shardingItemParameters",
-                                          "jobParameter",
-                                          "monitorExecution",
-                                          "failover",
-                                          "misfire",
-                                          "maxTimeDiffSeconds",
-                                          "reconcileIntervalMinutes",
-                                          "jobShardingStrategyType",
-                                          "jobExecutorServiceHandlerType",
-                                          "jobExecutorThreadPoolSizeProviderType",
-                                          "jobErrorHandlerType",
-                                          "jobListenerTypes",
-                                          "jobExtraConfigurations",
-                                          "description",
-                                          "props",
-                                          "disabled",
-                                          "overwrite",
-                                          "label",
-                                          "staticSharding",
-                                          "elasticJobType",
-                                          "elasticJobClass",
-                                          "jobBootstrapBeanName",
-                                          "jobName"};
-  return k;
-}
-
-Result<std::string> RegistryUrl(const YAML::Node& reg, const std::string& flag) {
-  if (!flag.empty()) return flag;
-  std::string ns = reg && reg["namespace"] ? reg["namespace"].as<std::string>() : "elasticjob";
-  if (!reg || !reg["serverLists"]) return "memory://" + ns;
-  std::string url = "zookeeper://" + reg["serverLists"].as<std::string>() + "/" + ns;
-  std::vector<std::string> params;
-  auto param = [&](const char* yaml_key, const char* url_key) {
-    if (reg[yaml_key])
-      params.push_back(std::string(url_key) + "=" + reg[yaml_key].as<std::string>());
-  };
-  param("digest", "digest");
-  param("sessionTimeoutMilliseconds", "sessionTimeoutMs");
-  param("connectionTimeoutMilliseconds", "connectionTimeoutMs");
-  param("baseSleepTimeMilliseconds", "baseSleepMs");
-  param("maxSleepTimeMilliseconds", "maxSleepMs");
-  param("maxRetries", "maxRetries");
-  for (size_t i = 0; i < params.size(); ++i) url += (i == 0 ? "?" : "&") + params[i];
-  return url;
-}
-
-// The grace a shutdown gives running scripts between SIGTERM and SIGKILL: the flag, else
-// `elasticjob.shutdownGraceMilliseconds`, else 10 s.
-Result<std::chrono::milliseconds> ShutdownGrace(const YAML::Node& ej, int64_t flag) {
-  int64_t ms = flag;
-  if (ms < 0 && ej["shutdownGraceMilliseconds"]) {
-    const YAML::Node node = ej["shutdownGraceMilliseconds"];
-    try {
-      ms = node.as<int64_t>();
-    } catch (const YAML::Exception&) {
-      return InvalidArgument(fmt::format(
-          "elasticjob.shutdownGraceMilliseconds: expected milliseconds, got '{}'",
-          node.IsScalar() ? node.Scalar() : "a " + std::string(node.IsMap() ? "map" : "list")));
-    }
-    if (ms < 0) {
-      return InvalidArgument(
-          fmt::format("elasticjob.shutdownGraceMilliseconds: must not be negative, got {}", ms));
-    }
-  }
-  return std::chrono::milliseconds(ms < 0 ? kDefaultShutdownGraceMs : ms);
-}
-
-struct JobSpec {
-  std::string type;
-  JobConfiguration config;
-  std::shared_ptr<SimpleJob> job;
-};
-
-// Every script runs under `processes`, which the shutdown signals.
-Result<std::vector<JobSpec>> ReadJobs(const YAML::Node& jobs,
-                                      const std::shared_ptr<executor::ScriptProcesses>& processes) {
-  std::vector<JobSpec> out;
-  if (!jobs || !jobs.IsMap() || jobs.size() == 0) {
-    return InvalidArgument("elasticjob.jobs: no jobs declared");
-  }
-  for (auto it = jobs.begin(); it != jobs.end(); ++it) {
-    std::string name = it->first.as<std::string>();
-    const YAML::Node j = it->second;  // a copy: the iterator yields a temporary
-    if (!j.IsMap())
-      return InvalidArgument(fmt::format("job '{}': expected a map of settings", name));
-    for (auto k = j.begin(); k != j.end(); ++k) {
-      std::string key = k->first.as<std::string>();
-      if (KnownJobKeys().count(key) == 0) {
-        std::cerr << fmt::format("elasticjob: warning: job '{}': unknown key '{}' ignored\n", name,
-                                 key);
-      }
-    }
-    YAML::Node doc = YAML::Clone(j);
-    doc["jobName"] = name;
-    // Spring Boot binds a comma-separated string to a list: `jobListenerTypes: LOG,OTHER`.
-    if (doc["jobListenerTypes"] && doc["jobListenerTypes"].IsScalar()) {
-      YAML::Node list(YAML::NodeType::Sequence);
-      std::string text = doc["jobListenerTypes"].as<std::string>();
-      for (size_t start = 0; start <= text.size();) {
-        size_t comma = std::min(text.find(',', start), text.size());
-        std::string type = text.substr(start, comma - start);
-        type.erase(0, type.find_first_not_of(' '));
-        type.erase(type.find_last_not_of(' ') + 1);
-        list.push_back(type);
-        start = comma + 1;
-      }
-      doc["jobListenerTypes"] = list;
-    }
-    YAML::Emitter emit;
-    emit << doc;
-    auto config = ConfigFromYaml(emit.c_str());
-    if (!config.ok()) {
-      return InvalidArgument(
-          fmt::format("job '{}': {}", name, config.status().message().substr(8)));
-    }
-    if (Status s = ValidateJobConfiguration(*config); !s.ok()) {
-      return InvalidArgument(fmt::format("job '{}': {}", name, s.message()));
-    }
-    std::string type = j["elasticJobType"] ? j["elasticJobType"].as<std::string>() : "";
-    if (type.empty() && j["elasticJobClass"]) {
-      return InvalidArgument(
-          fmt::format("job '{}': elasticJobClass '{}': Java classes cannot run here; use "
-                      "elasticJobType: SCRIPT "
-                      "or a C++ SimpleJob",
-                      name, j["elasticJobClass"].as<std::string>()));
-    }
-    if (type != "SCRIPT") {
-      return InvalidArgument(
-          fmt::format("job '{}': elasticJobType: '{}' is not supported by `elasticjob run` yet "
-                      "(supported: SCRIPT)",
-                      name, type));
-    }
-    auto job = executor::ScriptJob::FromProps(config->props, processes);
-    if (!job.ok())
-      return InvalidArgument(fmt::format("job '{}': {}", name, job.status().message()));
-    out.push_back({type, *config, std::move(job).value()});
-  }
-  return out;
-}
-
 int RunJobs(const RunOptions& o) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(o.file);
-  } catch (const YAML::Exception& e) {
-    std::cerr << "elasticjob: " << o.file << ": " << e.what() << "\n";
+  // Bounded: `elasticjob run /dev/zero` must not read forever.
+  constexpr std::streamsize kMaxFileBytes = 16 << 20;
+  std::ifstream in(o.file, std::ios::binary);
+  std::string text(kMaxFileBytes + 1, '\0');
+  in.read(text.data(), kMaxFileBytes + 1);
+  if (in.bad() || !in.is_open()) {
+    std::cerr << "elasticjob: " << o.file << ": cannot be read\n";
     return kExitBadInput;
   }
-  YAML::Node ej = root["elasticjob"];
-  if (!ej || !ej.IsMap()) {
-    std::cerr << "elasticjob: " << o.file << ": expected a top-level 'elasticjob:' map\n";
+  if (in.gcount() > kMaxFileBytes) {
+    std::cerr << "elasticjob: " << o.file << ": larger than 16 MiB, not a job file\n";
     return kExitBadInput;
   }
-  auto url = RegistryUrl(ej["regCenter"], o.registry);
-  auto grace = ShutdownGrace(ej, o.shutdown_grace_ms);
-  if (!grace.ok()) {
-    std::cerr << "elasticjob: " << o.file << ": " << grace.status().message() << "\n";
+  text.resize(static_cast<size_t>(in.gcount()));
+  std::vector<std::string> warnings;
+  auto file = ParseRunFile(text, o.registry, &warnings);
+  for (const std::string& warning : warnings) {
+    std::cerr << "elasticjob: warning: " << warning << "\n";
+  }
+  if (!file.ok()) {
+    std::cerr << "elasticjob: " << o.file << ": " << file.status().message() << "\n";
     return kExitBadInput;
   }
+  const std::string& url = file->registry_url;
+  const std::vector<RunJobSpec>& jobs = file->jobs;
+  const std::chrono::milliseconds grace(
+      o.shutdown_grace_ms >= 0 ? o.shutdown_grace_ms
+                               : file->shutdown_grace_ms.value_or(kDefaultShutdownGraceMs));
+  // Every script runs under `processes`, which the shutdown signals.
   auto processes = std::make_shared<executor::ScriptProcesses>();
-  auto jobs = ReadJobs(ej["jobs"], processes);
-  if (!jobs.ok()) {
-    std::cerr << "elasticjob: " << o.file << ": " << jobs.status().message() << "\n";
-    return kExitBadInput;
+  std::vector<std::shared_ptr<SimpleJob>> scripts;
+  for (const auto& spec : jobs) {
+    auto job = executor::ScriptJob::FromProps(spec.config.props, processes);
+    if (!job.ok()) {
+      std::cerr << "elasticjob: " << o.file << ": job '" << spec.config.job_name
+                << "': " << job.status().message() << "\n";
+      return kExitBadInput;
+    }
+    scripts.push_back(std::move(job).value());
   }
   // Signals are taken by sigwait below: block them before any thread starts.
   sigset_t signals;
@@ -207,13 +77,13 @@ int RunJobs(const RunOptions& o) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  auto registry = NewRegistryCenter(*url);
+  auto registry = NewRegistryCenter(url);
   if (!registry.ok()) {
     std::cerr << "elasticjob: " << registry.status().message() << "\n";
     return kExitBadInput;
   }
   if (Status s = (*registry)->Init(); !s.ok()) {
-    std::cerr << "elasticjob: registry " << *url << ": " << s.message() << "\n";
+    std::cerr << "elasticjob: registry " << url << ": " << s.message() << "\n";
     return 1;
   }
   // Registered together: a file of many jobs starts in the time of a few (ScheduleAll).
@@ -221,22 +91,22 @@ int RunJobs(const RunOptions& o) {
   std::vector<ScheduleJobBootstrap*> boots;
   BootstrapOptions options;
   options.job_type_name = "SCRIPT";
-  for (auto& spec : *jobs) {
+  for (size_t i = 0; i < jobs.size(); ++i) {
     running.push_back(
-        std::make_unique<ScheduleJobBootstrap>(**registry, spec.job, spec.config, options));
+        std::make_unique<ScheduleJobBootstrap>(**registry, scripts[i], jobs[i].config, options));
     boots.push_back(running.back().get());
   }
   const std::vector<Status> statuses = ScheduleJobBootstrap::ScheduleAll(boots);
   bool failed = false;
   for (size_t i = 0; i < statuses.size(); ++i) {
-    const auto& spec = (*jobs)[i];
+    const auto& spec = jobs[i];
     if (!statuses[i].ok()) {
       std::cerr << "elasticjob: " << statuses[i].message() << "\n";
       failed = true;
       continue;
     }
     std::cout << fmt::format("elasticjob: job '{}' scheduled ({}, cron '{}') on {}\n",
-                             spec.config.job_name, spec.type, spec.config.cron.value_or(""), *url);
+                             spec.config.job_name, spec.type, spec.config.cron.value_or(""), url);
   }
   std::cout << std::flush;
   if (failed) {
@@ -250,11 +120,11 @@ int RunJobs(const RunOptions& o) {
             << std::flush;
   // No script starts from now on; those running get SIGTERM and the grace to end, while the
   // jobs stop triggering and wait for their runs; SIGKILL ends the scripts left.
-  const auto deadline = std::chrono::steady_clock::now() + *grace;
+  const auto deadline = std::chrono::steady_clock::now() + grace;
   processes->StopStarting();
   if (int n = processes->Signal(SIGTERM); n > 0) {
     std::cout << fmt::format("elasticjob: SIGTERM sent to {} running script(s), grace {} ms\n", n,
-                             grace->count())
+                             grace.count())
               << std::flush;
   }
   std::thread stopping([&boots] { ScheduleJobBootstrap::ShutdownAll(boots); });
@@ -274,7 +144,7 @@ int RunJobs(const RunOptions& o) {
     std::cout
         << fmt::format(
                "elasticjob: grace of {} ms over, killing {} script(s) still running (SIGKILL)\n",
-               grace->count(), n)
+               grace.count(), n)
         << std::flush;
     if (!processes->WaitIdle(std::chrono::steady_clock::now() + std::chrono::minutes(1))) {
       std::cerr << "elasticjob: scripts still running a minute after SIGKILL\n";

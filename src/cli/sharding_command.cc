@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "elasticjob/config/job_configuration.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
 
 namespace elasticjob::cli {
@@ -25,6 +26,11 @@ int RunPlan(const PlanOptions& o) {
   }
   if (o.items <= 0) {
     std::cerr << "elasticjob: --items: must be greater than 0, got " << o.items << "\n";
+    return kExitBadInput;
+  }
+  if (o.items > kMaxShardingTotalCount) {
+    std::cerr << "elasticjob: --items: must be at most " << kMaxShardingTotalCount << ", got "
+              << o.items << "\n";
     return kExitBadInput;
   }
   std::set<std::string> seen;

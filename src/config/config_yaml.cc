@@ -7,13 +7,23 @@
 #include <functional>
 #include <sstream>
 
+#include "config/yaml_node.h"
 #include "config/yaml_scalar.h"
 #include "elasticjob/config/job_configuration.h"
+#include "infra/java_string.h"
+#include "infra/printable.h"
 
 namespace elasticjob {
 namespace {
 
 std::string Bool(bool v) { return v ? "true" : "false"; }
+
+// The `jobExtraConfigurations` entry as written: the text exactly as read.
+std::string ExtraConfigurationsEntry(std::string text) {
+  if (text.back() != '\n') text += '\n';
+  const bool inline_value = text[0] != '\n';
+  return std::string("jobExtraConfigurations:") + (inline_value ? " " : "") + text;
+}
 
 }  // namespace
 
@@ -40,10 +50,7 @@ std::string ConfigToYaml(const JobConfiguration& c, ConfigYamlVersion version) {
       c.job_executor_thread_pool_size_provider_type);
   if (!c.job_extra_configurations.empty()) {
     entries.emplace_back("jobExtraConfigurations", [&c](config::YamlWriter& w) {
-      std::string text = c.job_extra_configurations;
-      if (text.back() != '\n') text += '\n';
-      bool inline_value = text[0] != '\n';
-      w.Verbatim(std::string("jobExtraConfigurations:") + (inline_value ? " " : "") + text);
+      w.Verbatim(ExtraConfigurationsEntry(c.job_extra_configurations));
     });
   }
   if (!c.job_listener_types.empty()) {
@@ -86,26 +93,6 @@ bool IsNullValue(const YAML::Node& n) {
            n.Scalar() == "NULL"));
 }
 
-Status TypeError(const std::string& key, const char* expected, const YAML::Node& n) {
-  std::string got;
-  if (n.IsScalar()) {
-    got = "'" + n.Scalar() + "'";
-  } else if (n.IsSequence()) {
-    got = "a list";
-  } else if (n.IsMap()) {
-    got = "a map";
-  } else {
-    got = "nothing";
-  }
-  return InvalidArgument(fmt::format("{}: expected {}, got {}", key, expected, got));
-}
-
-Status ReadString(const YAML::Node& n, const std::string& key, std::string* out) {
-  if (!n.IsScalar()) return TypeError(key, "a string", n);
-  *out = n.Scalar();
-  return Status::Ok();
-}
-
 Status ReadBool(const YAML::Node& n, const std::string& key, bool* out) {
   static const char* const kTrue[] = {"true", "True", "TRUE", "yes", "Yes",
                                       "YES",  "on",   "On",   "ON"};
@@ -117,7 +104,7 @@ Status ReadBool(const YAML::Node& n, const std::string& key, bool* out) {
     for (const char* f : kFalse)
       if (n.Scalar() == f) return *out = false, Status::Ok();
   }
-  return TypeError(key, "true or false", n);
+  return config::YamlTypeError(key, "true or false", n);
 }
 
 Status ReadInt(const YAML::Node& n, const std::string& key, int* out) {
@@ -131,7 +118,7 @@ Status ReadInt(const YAML::Node& n, const std::string& key, int* out) {
     auto [p, ec] = std::from_chars(b, e, v);
     if (!s.empty() && ec == std::errc() && p == e) return *out = v, Status::Ok();
   }
-  return TypeError(key, "an integer", n);
+  return config::YamlTypeError(key, "an integer", n);
 }
 
 // The text of the value of top-level key `key`, from just after its ':' to the line before
@@ -178,15 +165,43 @@ std::string RawValueText(std::string_view doc, const YAML::Node& root, const std
   return out;
 }
 
-}  // namespace
+// Whether `entry` followed by another top-level key reads as exactly those two keys.
+bool EndsWhereItEnds(const std::string& entry) {
+  auto doc = config::LoadYaml(entry + "zzz: end\n");
+  return doc.ok() && doc->IsMap() && doc->size() == 2 &&
+         config::YamlChild(*doc, "zzz").IsScalar() &&
+         config::YamlChild(*doc, "zzz").Scalar() == "end";
+}
 
-Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(fmt::format("config: not valid YAML: {}", e.what()));
+// SnakeYAML's StreamReader: a YAML stream holds only printable characters (YAML 1.1: tab,
+// line breaks, U+0020-U+007E, U+0085, U+00A0-U+D7FF, U+E000-U+FFFD, and beyond the BMP).
+// ElasticJob refuses a node with any other; so do we (yaml-cpp reads some, such as a NUL,
+// into bytes that are not UTF-8).
+Status CheckPrintable(std::u16string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char16_t c = text[i];
+    const bool printable = c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0x7E) ||
+                           c == 0x85 || (c >= 0xA0 && c <= 0xFFFD);  // surrogates: pairs
+    if (!printable) {
+      return InvalidArgument(fmt::format(
+          "config: not valid YAML: special character U+{:04X} (character {}) is not allowed",
+          static_cast<unsigned>(c), i + 1));
+    }
   }
+  return Status::Ok();
+}
+
+// ConfigFromYaml without its last step.
+Result<JobConfiguration> Read(std::string_view text) {
+  // As ElasticJob reads the node (Java decodes its bytes with replacement), invalid UTF-8
+  // becomes U+FFFD: what is read can be written as YAML and read back the same.
+  const std::u16string utf16 = infra::Utf8ToUtf16(text);
+  if (Status s = CheckPrintable(utf16); !s.ok()) return s;
+  const std::string decoded = infra::Utf16ToUtf8(utf16);
+  const std::string_view yaml = decoded;
+  auto loaded = config::LoadYaml(yaml);
+  if (!loaded.ok()) return loaded.status().WithContext("config");
+  const YAML::Node root = *loaded;
   if (!root.IsMap()) return InvalidArgument("config: expected a YAML mapping of job settings");
   JobConfiguration c;
   c.description.clear();
@@ -203,7 +218,7 @@ Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
           return Status::Ok();
         }
         std::string tmp;
-        Status st = ReadString(v, key, &tmp);
+        Status st = config::ReadYamlString(v, key, &tmp);
         if (st.ok()) *out = std::move(tmp);
         return st;
       };
@@ -212,7 +227,7 @@ Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
           out->clear();
           return Status::Ok();
         }
-        return ReadString(v, key, out);
+        return config::ReadYamlString(v, key, out);
       };
       auto boolean = [&](bool* out) { return null ? Status::Ok() : ReadBool(v, key, out); };
       auto integer = [&](int* out) { return null ? Status::Ok() : ReadInt(v, key, out); };
@@ -249,11 +264,11 @@ Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
         c.job_listener_types.clear();
         if (!null) {
           if (!v.IsSequence()) {
-            s = TypeError(key, "a list of type names", v);
+            s = config::YamlTypeError(key, "a list of type names", v);
           } else {
             for (size_t i = 0; i < v.size() && s.ok(); ++i) {
               std::string item;
-              s = ReadString(v[i], fmt::format("{}[{}]", key, i), &item);
+              s = config::ReadYamlString(v[i], fmt::format("{}[{}]", key, i), &item);
               c.job_listener_types.push_back(std::move(item));
             }
           }
@@ -266,24 +281,33 @@ Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
             v.Style() == YAML::EmitterStyle::Block) {
           c.job_extra_configurations.insert(0, "\n");
         }
+        // Written back verbatim, the text must end where it ends here: yaml-cpp accepts a
+        // quoted scalar left open at the end of the document, which would swallow every
+        // key written after it.
+        if (!c.job_extra_configurations.empty() &&
+            !EndsWhereItEnds(ExtraConfigurationsEntry(c.job_extra_configurations))) {
+          s = InvalidArgument(fmt::format("{}: cannot be carried as written: '{}'", key,
+                                          infra::Printable(c.job_extra_configurations, 60)));
+        }
       } else if (key == "description") {
         s = str(&c.description);
       } else if (key == "props") {
         c.props.clear();
         if (!null) {
           if (!v.IsMap()) {
-            s = TypeError(key, "a map of property names to values", v);
+            s = config::YamlTypeError(key, "a map of property names to values", v);
           } else {
             for (auto p = v.begin(); p != v.end() && s.ok(); ++p) {
               if (!p->first.IsScalar()) {
-                s = TypeError(key, "property names", p->first);
+                s = config::YamlTypeError(key, "property names", p->first);
                 break;
               }
               std::string value;
               if (!IsNullValue(p->second)) {
-                s = ReadString(p->second, fmt::format("props.{}", p->first.Scalar()), &value);
+                s = config::ReadYamlString(p->second, fmt::format("props.{}", p->first.Scalar()),
+                                           &value);
               }
-              c.props[p->first.Scalar()] = std::move(value);
+              c.props[config::YamlScalarText(p->first)] = std::move(value);
             }
           }
         }
@@ -298,11 +322,19 @@ Result<JobConfiguration> ConfigFromYaml(std::string_view yaml) {
       }
       // Unknown keys (newer ElasticJob releases, extensions) are ignored.
     }
-  } catch (const YAML::Exception& e) {
+  } catch (const std::exception& e) {  // yaml-cpp's, or any other: never the caller's
     return InvalidArgument(fmt::format("config: {}", e.what()));
   }
   if (!s.ok()) return InvalidArgument("config: " + s.message());
   return c;
+}
+
+}  // namespace
+
+Result<JobConfiguration> ConfigFromYaml(std::string_view text) {
+  Result<JobConfiguration> c = Read(text);
+  if (c.ok()) return c;
+  return Status(c.status().code(), infra::OneLine(c.status().message()));
 }
 
 }  // namespace elasticjob

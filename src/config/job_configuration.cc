@@ -4,6 +4,7 @@
 
 #include "elasticjob/schedule/cron_expression.h"
 #include "elasticjob/schedule/time_zone.h"
+#include "infra/printable.h"
 
 namespace elasticjob {
 
@@ -74,13 +75,15 @@ Status CheckTypeName(const char* field, const std::optional<std::string>& v) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Status ValidateJobConfiguration(const JobConfiguration& c) {
+Status Validate(const JobConfiguration& c) {
   if (Status s = CheckJobName(c.job_name); !s.ok()) return s;
   if (c.sharding_total_count <= 0) {
     return InvalidArgument(
         fmt::format("shardingTotalCount: must be greater than 0, got {}", c.sharding_total_count));
+  }
+  if (c.sharding_total_count > kMaxShardingTotalCount) {
+    return InvalidArgument(fmt::format("shardingTotalCount: must be at most {}, got {}",
+                                       kMaxShardingTotalCount, c.sharding_total_count));
   }
   if (c.cron.has_value() && !c.cron->empty()) {
     auto cron = CronExpression::Parse(*c.cron);
@@ -119,6 +122,14 @@ Status ValidateJobConfiguration(const JobConfiguration& c) {
     if (key.empty()) return InvalidArgument("props: a property key is empty");
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateJobConfiguration(const JobConfiguration& c) {
+  Status s = Validate(c);
+  // The values quoted may hold line breaks (a job name from a YAML key, say).
+  return s.ok() ? s : Status(s.code(), infra::OneLine(s.message()));
 }
 
 }  // namespace elasticjob

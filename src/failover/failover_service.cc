@@ -1,21 +1,11 @@
 #include "failover/failover_service.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "failover/failover_node.h"
 #include "instance/job_instance.h"
 
 namespace elasticjob::failover {
-namespace {
-
-bool ParseItem(const std::string& name, int* item) {
-  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), *item);
-  return ec == std::errc() && end == name.data() + name.size() && *item >= 0;
-}
-
-}  // namespace
-
 Status FailoverService::SetCrashedFailoverFlag(int item) {
   auto assigned = storage_.IsJobNodeExisted(ExecutionFailoverNode(item));
   if (!assigned.ok() || *assigned) return assigned.status();
@@ -66,10 +56,19 @@ Status FailoverService::FailoverIfNecessary(const std::function<bool()>& keep_go
         return;
       }
       for (const auto& name : *children) {  // descending, as ElasticJob takes get(0)
-        int candidate;
-        if (!ParseItem(name, &candidate)) continue;
+        std::optional<int> parsed = sharding::ParseItemName(name);
+        if (!parsed.has_value()) continue;
+        const int candidate = *parsed;
         auto gone = storage_.GetJobNodeDataDirectly(ItemsNode(candidate));
         if (!gone.ok()) continue;  // taken meanwhile
+        // Not an item of the job (a hostile or stale node: items beyond the total lose their
+        // node at resharding): claiming it would create sharding/{i} and run item i.
+        auto item_node = storage_.GetJobNodeDataDirectly(sharding::ItemNode(candidate));
+        if (!item_node.ok()) {
+          if (item_node.status().code() == StatusCode::kNotFound) continue;
+          inner = item_node.status();
+          return;
+        }
         if (inner = storage_.FillEphemeralJobNode(ExecutionFailoverNode(candidate), instance_id_);
             !inner.ok())
           return;
@@ -106,8 +105,7 @@ Result<std::vector<int>> FailoverService::ShardingItems() {
   if (!names.ok()) return names.status();
   std::vector<int> out;
   for (const auto& name : *names) {
-    int item;
-    if (ParseItem(name, &item)) out.push_back(item);
+    if (std::optional<int> item = sharding::ParseItemName(name)) out.push_back(*item);
   }
   std::sort(out.begin(), out.end());
   return out;

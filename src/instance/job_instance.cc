@@ -9,7 +9,9 @@
 
 #include <cstdlib>
 
+#include "config/yaml_node.h"
 #include "config/yaml_scalar.h"
+#include "infra/printable.h"
 
 namespace elasticjob::instance {
 namespace {
@@ -38,22 +40,22 @@ std::string JobInstance::ToYaml() const {
 }
 
 Result<JobInstance> JobInstance::FromYaml(std::string_view yaml) {
-  try {
-    YAML::Node n = YAML::Load(std::string(yaml));
-    if (!n.IsMap() || !n["jobInstanceId"] || !n["jobInstanceId"].IsScalar()) {
-      return InvalidArgument(fmt::format("instance: jobInstanceId missing in '{}'", yaml));
-    }
-    JobInstance i;
-    i.instance_id = n["jobInstanceId"].Scalar();
-    if (n["serverIp"] && n["serverIp"].IsScalar()) {
-      i.server_ip = n["serverIp"].Scalar();
-    } else {
-      i.server_ip = i.instance_id.substr(0, i.instance_id.find(kDelimiter));
-    }
-    return i;
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(fmt::format("instance: not valid YAML: {}", e.what()));
+  auto loaded = config::LoadYaml(yaml);
+  if (!loaded.ok()) return loaded.status().WithContext("instance");
+  const YAML::Node id = config::YamlChild(*loaded, "jobInstanceId");
+  const YAML::Node ip = config::YamlChild(*loaded, "serverIp");
+  if (!id.IsScalar()) {
+    return InvalidArgument(
+        fmt::format("instance: jobInstanceId missing in '{}'", infra::Printable(yaml, 200)));
   }
+  JobInstance i;
+  i.instance_id = id.Scalar();
+  if (ip.IsScalar()) {
+    i.server_ip = ip.Scalar();
+  } else {
+    i.server_ip = i.instance_id.substr(0, i.instance_id.find(kDelimiter));
+  }
+  return i;
 }
 
 Result<std::string> DetectIp(std::string_view configured) {

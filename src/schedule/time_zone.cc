@@ -295,10 +295,16 @@ Result<std::chrono::system_clock::time_point> TimeZone::ParseIso8601(std::string
   }
   if (cctz::civil_day(y, mo, d).day() != d) return bad("no such day");
   std::string_view zone_part = text.substr(pos);
-  if (zone_part.empty()) {
-    int64_t utc = rules_->ResolveWall(y, mo, d, h, mi, s, ms);
-    return std::chrono::system_clock::time_point{} + std::chrono::milliseconds(utc);
-  }
+  // The clock counts nanoseconds in 64 bits: years 1678 to 2261 (out of range: overflow).
+  auto in_range = [&](int64_t epoch_ms) -> Result<std::chrono::system_clock::time_point> {
+    using Clock = std::chrono::system_clock;
+    const auto lo = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::duration::min());
+    const auto hi = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::duration::max());
+    if (epoch_ms <= lo.count() || epoch_ms >= hi.count())
+      return bad("out of range (years 1678 to 2261)");
+    return Clock::time_point{} + std::chrono::milliseconds(epoch_ms);
+  };
+  if (zone_part.empty()) return in_range(rules_->ResolveWall(y, mo, d, h, mi, s, ms));
   int offset = 0;
   if (zone_part == "Z") {
     offset = 0;
@@ -311,8 +317,7 @@ Result<std::chrono::system_clock::time_point> TimeZone::ParseIso8601(std::string
   }
   cctz::civil_second cs(y, mo, d, h, mi, s);
   auto tp = cctz::convert(cs, cctz::utc_time_zone()) - cctz::seconds(offset);
-  return std::chrono::time_point_cast<std::chrono::system_clock::duration>(tp) +
-         std::chrono::milliseconds(ms);
+  return in_range(tp.time_since_epoch().count() * 1000 + ms);
 }
 
 }  // namespace elasticjob

@@ -224,14 +224,9 @@ Result<bool> ShardingService::TryShardAsLeader() {
   auto existing = storage_.GetJobNodeChildrenKeys(kShardingRoot);
   if (!existing.ok()) return existing.status();
   for (const auto& name : *existing) {
-    int item = -1;
-    try {
-      item = std::stoi(name);
-    } catch (...) {
-      continue;
-    }
-    if (item >= total) {
-      if (s = storage_.RemoveJobNodeIfExisted(ItemNode(item)); !s.ok()) return s;
+    std::optional<int> item = ParseItemName(name);
+    if (item.has_value() && *item >= total) {
+      if (s = storage_.RemoveJobNodeIfExisted(ItemNode(*item)); !s.ok()) return s;
     }
   }
   // One multi-op: "/" is the namespace root (ElasticJob checks it), then the reset (missing

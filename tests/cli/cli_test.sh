@@ -65,6 +65,10 @@ expect_error "invalid cron exits 2 naming the field" 2 "hour field '25'" \
   "$EJ" cron next "0 0 25 * * ?"
 expect_error "unknown zone exits 2" 2 "unknown time zone 'Mars/Olympus'" \
   "$EJ" cron next "0 0 0 * * ?" --tz Mars/Olympus
+expect_error "--from beyond int64 exits 2" 2 "--from: 9999999999999999999 is out of range" \
+  "$EJ" cron next "0 0 0 * * ?" --from 9999999999999999999
+expect_error "--from past year 9999 exits 2" 2 "--from: 9000000000000000000 is out of range" \
+  "$EJ" cron next "0 0 0 * * ?" --from 9000000000000000000
 expect_error "bad --from exits 2" 2 "--from" \
   "$EJ" cron next "0 0 0 * * ?" --from yesterday
 expect_error "missing expression exits 2" 2 "expression" "$EJ" cron next
@@ -91,6 +95,8 @@ expect_error "unknown strategy exits 2" 2 "unknown strategy 'RANDOM'" \
   "$EJ" sharding plan --job j --items 2 --strategy RANDOM a
 expect_error "items must be positive" 2 "--items: must be greater than 0, got 0" \
   "$EJ" sharding plan --job j --items 0 a
+expect_error "items are bounded" 2 "--items: must be at most 500, got 1000000000" \
+  "$EJ" sharding plan --job j --items 1000000000 a
 expect_error "duplicate instance ids rejected" 2 "given twice" \
   "$EJ" sharding plan --job j --items 2 a a
 

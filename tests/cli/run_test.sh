@@ -78,6 +78,34 @@ if [[ $rc -ne 2 || "$err" != *"unknown key 'shardingTotalCont'"* || "$err" != *"
 else
   echo "ok   run: a misspelt key is reported"
 fi
+# Hostile files: exit 2 with a one-line error naming the field and value, never an abort.
+bad_file() {  # NAME EXPECTED-SUBSTRING; the file is $dir/hostile.yaml
+  local err rc
+  err=$("$EJ" run "$dir/hostile.yaml" 2>&1 >/dev/null); rc=$?
+  if [[ $rc -ne 2 || "$err" != *"$2"* || $(printf '%s\n' "$err" | wc -l) -ne 1 ]]; then
+    fail "$1: exit $rc, stderr: $err"
+  else
+    echo "ok   run: $1 exits 2 naming the problem"
+  fi
+}
+head -c 4096 /bin/sh > "$dir/hostile.yaml"  # binary garbage (an ELF header and code)
+bad_file "binary garbage" "hostile.yaml: "
+printf '5\n' > "$dir/hostile.yaml"
+bad_file "a scalar top level" "expected a top-level 'elasticjob:' map"
+printf 'elasticjob:\n  regCenter: 5\n  jobs:\n    j:\n      shardingTotalCount: 1\n' > "$dir/hostile.yaml"
+bad_file "regCenter: 5" "elasticjob.regCenter: expected a map of settings, got '5'"
+printf 'elasticjob:\n  jobs:\n    [a, b]:\n      shardingTotalCount: 1\n' > "$dir/hostile.yaml"
+bad_file "a job name that is a list" "elasticjob.jobs: expected job names, got a list"
+printf 'elasticjob:\n  jobs:\n    big:\n      elasticJobType: SCRIPT\n      cron: 0/5 * * * * ?\n      shardingTotalCount: 1000000000\n' > "$dir/hostile.yaml"
+bad_file "a billion items" "job 'big': shardingTotalCount: must be at most"
+
+err=$(timeout 20 "$EJ" run /dev/zero 2>&1 >/dev/null); rc=$?
+if [[ $rc -ne 2 || "$err" != *"/dev/zero: larger than 16 MiB"* ]]; then
+  fail "endless file: exit $rc, stderr: $err"
+else
+  echo "ok   run: an endless file (/dev/zero) exits 2"
+fi
+
 err=$("$EJ" run /nonexistent.yaml 2>&1 >/dev/null); rc=$?
 [[ $rc -eq 2 ]] && echo "ok   run: missing file exits 2" || fail "missing file: exit $rc"
 
@@ -136,7 +164,7 @@ err=$("$EJ" run "$dir/stubborn.yaml" --shutdown-grace-ms -1 2>&1 >/dev/null); rc
 [[ $rc -eq 2 ]] || fail "negative --shutdown-grace-ms: exit $rc, stderr: $err"
 sed 's/shutdownGraceMilliseconds: 600000/shutdownGraceMilliseconds: soon/' "$dir/stubborn.yaml" > "$dir/bad3.yaml"
 err=$("$EJ" run "$dir/bad3.yaml" 2>&1 >/dev/null); rc=$?
-if [[ $rc -ne 2 || "$err" != *"elasticjob.shutdownGraceMilliseconds: expected milliseconds, got 'soon'"* ]]; then
+if [[ $rc -ne 2 || "$err" != *"elasticjob.shutdownGraceMilliseconds: expected a non-negative number of milliseconds, got 'soon'"* ]]; then
   fail "bad shutdownGraceMilliseconds: exit $rc, stderr: $err"
 else
   echo "ok   run: a bad shutdown grace is refused"

@@ -41,7 +41,7 @@ std::string BuildTaskId(std::string_view job_name, const std::vector<int>& items
 std::string ShardingContextToJson(const ShardingContext& context);
 
 // Reads that JSON back (any field order, unknown fields ignored). Fails naming the field
-// when a required field is missing or has the wrong type.
+// when a required field is missing or has the wrong type (an integer outside int included).
 Result<ShardingContext> ShardingContextFromJson(std::string_view json);
 
 }  // namespace elasticjob

@@ -28,6 +28,12 @@
 
 namespace elasticjob {
 
+// The largest shardingTotalCount a job may have. The leader writes a job's whole assignment
+// in one ZooKeeper multi-op, which must fit the server's request limit (jute.maxbuffer,
+// 1 MiB by default) however long the namespace and job names are; docs/config.md has the
+// measurement behind this figure.
+inline constexpr int kMaxShardingTotalCount = 500;
+
 struct JobConfiguration {
   std::string job_name;
   std::optional<std::string> cron;       // unset (or empty) for one-off jobs
@@ -95,7 +101,8 @@ class JobConfiguration::Builder {
 };
 
 // Checks `config` and returns INVALID_ARGUMENT naming the field and the value on the first
-// problem: empty or path-unsafe jobName; shardingTotalCount <= 0; a cron Quartz rejects; an
+// problem: empty or path-unsafe jobName; shardingTotalCount <= 0 or above
+// kMaxShardingTotalCount; a cron Quartz rejects; an
 // unknown timeZone; malformed shardingItemParameters (see ParseShardingItemParameters);
 // maxTimeDiffSeconds or reconcileIntervalMinutes below -1; an empty type name, listener
 // type or property key.
@@ -120,9 +127,11 @@ std::string ConfigToYaml(const JobConfiguration& config,
                          ConfigYamlVersion version = ConfigYamlVersion::kV3_0_5);
 
 // Reads a config YAML written by either version (or by hand): unknown keys and `!!` tags are
-// ignored, both thread-pool keys are understood, missing keys take the builder defaults.
+// ignored, both thread-pool keys are understood, missing keys take the builder defaults,
+// invalid UTF-8 is read as U+FFFD (as ElasticJob's Java decoding reads it).
 // Fails naming the key and value when a value has the wrong type (`shardingTotalCount:
-// expected an integer, got 'three'`) or the text is not YAML. Does not validate: call
+// expected an integer, got 'three'`) or the text is not YAML; never throws, and the error
+// is one line (control characters escaped). Does not validate: call
 // ValidateJobConfiguration on the result.
 Result<JobConfiguration> ConfigFromYaml(std::string_view yaml);
 

@@ -46,7 +46,9 @@ class TimeZone {
   std::string FormatIso8601(std::chrono::system_clock::time_point t) const;
 
   // Parses ISO-8601 `YYYY-MM-DDTHH:MM:SS[.fff]` with an optional `Z` or `+HH:MM` offset; a
-  // time without an offset is read in this zone (Java's rule for gaps and overlaps).
+  // time without an offset is read in this zone (Java's rule for gaps and overlaps). Fails
+  // with INVALID_ARGUMENT for malformed text or a time outside years 1678-2261 (the range of
+  // system_clock's nanoseconds).
   Result<std::chrono::system_clock::time_point> ParseIso8601(std::string_view text) const;
 
   const schedule::ZoneRules& rules() const { return *rules_; }

@@ -303,6 +303,9 @@ std::optional<int64_t> TimeAfter(const CronFields& f, const schedule::ZoneRules&
     } else {
       return std::nullopt;  // ran out of years
     }
+    // Quartz sets the year and then gives up at the loop's top (past 2999); setting a year
+    // such as 320600206 here would overflow the calendar's milliseconds first.
+    if (year > 2999) return std::nullopt;
     if (year != t) {
       ResetTime(cl);
       cl.Set(JavaCalendar::kDayOfMonth, 1);

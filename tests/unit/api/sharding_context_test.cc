@@ -51,7 +51,24 @@ TEST(ShardingContextTest, FromJsonNamesTheBadField) {
                 R"({"jobName":"j","taskId":"t","shardingTotalCount":"1","shardingItem":0})")
                 .status()
                 .message(),
-            "shardingContext: shardingTotalCount must be an integer");
+            "shardingContext: shardingTotalCount must be an integer, got \"1\"");
+}
+
+TEST(ShardingContextTest, IntegersOutsideIntAreRefusedNotWrapped) {
+  // get<int>() wrapped these round: 4294967296 read as item 0.
+  for (const char* n : {"4294967296", "2147483648", "-2147483649", "18446744073709551615"}) {
+    auto c = ShardingContextFromJson(
+        std::string(R"({"jobName":"j","taskId":"t","shardingTotalCount":1,"shardingItem":)") + n +
+        "}");
+    ASSERT_FALSE(c.ok()) << n;
+    EXPECT_EQ(c.status().message(),
+              std::string("shardingContext: shardingItem must be an integer, got ") + n);
+  }
+  auto edge = ShardingContextFromJson(
+      R"({"jobName":"j","taskId":"t","shardingTotalCount":2147483647,"shardingItem":-2147483648})");
+  ASSERT_TRUE(edge.ok()) << edge.status();
+  EXPECT_EQ(edge->sharding_total_count, 2147483647);
+  EXPECT_EQ(edge->sharding_item, -2147483648);
 }
 
 }  // namespace

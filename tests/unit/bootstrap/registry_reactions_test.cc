@@ -217,6 +217,31 @@ TEST_F(RegistryReactionsTest, AMalformedConfigIsIgnoredAndTheJobKeepsItsLastGood
   ASSERT_TRUE(rec_.WaitRuns(4));
 }
 
+TEST_F(RegistryReactionsTest, HugeItemCountsAndGarbageInTheConfigAreRefusedAndTheJobKeepsRunning) {
+  // Found by hand: 100000 items written into the config node halted the job (the leader's
+  // sharding multi-op was over ZooKeeper's request limit); binary garbage must not abort.
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>();
+  ScheduleJobBootstrap boot(*reg, job, Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  std::string garbage =
+      "\x7f"
+      "ELF\x02\x01\x01";
+  for (int i = 0; i < 256; ++i) garbage += static_cast<char>((i * 131 + 7) % 256);
+  std::string huge = ConfigYaml(Config(2));
+  huge.replace(huge.find("shardingTotalCount: 2"), 21, "shardingTotalCount: 100000");
+  for (const std::string& bad :
+       {huge, garbage, std::string("5\n"), std::string("jobName: [a, b]\n")}) {
+    ASSERT_TRUE(reg->Update("/job/config", bad).ok());
+    const size_t runs = rec_.runs().size();
+    ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1"));
+    ASSERT_TRUE(rec_.WaitRuns(runs + 2));
+  }
+  EXPECT_EQ(job->totals(), (std::set<int>{2}));
+  for (const auto& r : rec_.runs()) EXPECT_TRUE(r.success);
+  EXPECT_FALSE(*reg->IsExisted("/job/sharding/2"));  // nothing sharded for the bad count
+}
+
 TEST_F(RegistryReactionsTest, AShardingTotalCountChangeReshardsBeforeTheNextRun) {
   auto reg = Session();
   auto job = std::make_shared<GateJob>();

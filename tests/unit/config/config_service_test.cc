@@ -66,6 +66,38 @@ TEST_F(ConfigServiceTest, MalformedRegistryConfigNamesTheJobAndProblem) {
             "job 'orderJob': config: shardingTotalCount: must be greater than 0, got 0");
 }
 
+TEST_F(ConfigServiceTest, ItemCountsAboveTheBoundAreRefusedAndTheLastGoodConfigIsKept) {
+  ASSERT_TRUE(service_.SetUp("SCRIPT", Config(3)).ok());
+  ASSERT_TRUE(service_.LoadLastGood(false).ok());
+  ASSERT_TRUE(
+      reg_.Persist("/orderJob/config", "jobName: orderJob\nshardingTotalCount: 100000\n").ok());
+  EXPECT_EQ(service_.Load(false).status().message(),
+            "job 'orderJob': config: shardingTotalCount: must be at most " +
+                std::to_string(kMaxShardingTotalCount) + ", got 100000");
+  auto kept = service_.LoadLastGood(false);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->sharding_total_count, 3);
+}
+
+TEST_F(ConfigServiceTest, GarbageInTheConfigNodeIsAnErrorAndTheLastGoodConfigIsKept) {
+  ASSERT_TRUE(service_.SetUp("SCRIPT", Config(3)).ok());
+  ASSERT_TRUE(service_.LoadLastGood(false).ok());
+  std::string garbage;
+  for (int i = 0; i < 512; ++i) garbage += static_cast<char>((i * 131 + 7) % 256);
+  for (const std::string& bad : {garbage, std::string("5"), std::string("- a\n- b\n"),
+                                 std::string("jobName: [a]\n"), std::string("{a: [")}) {
+    ASSERT_TRUE(reg_.Persist("/orderJob/config", bad).ok());
+    auto loaded = service_.Load(false);
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument) << loaded.status();
+    EXPECT_EQ(loaded.status().message().rfind("job 'orderJob': config: ", 0), 0u)
+        << loaded.status();
+    auto kept = service_.LoadLastGood(false);
+    ASSERT_TRUE(kept.ok()) << kept.status();
+    EXPECT_EQ(kept->sharding_total_count, 3);
+  }
+}
+
 TEST_F(ConfigServiceTest, TimeSkewCheckUsesTheRegistryClock) {
   auto config = *JobConfiguration::Builder("orderJob", 1).MaxTimeDiffSeconds(2).Build();
   ASSERT_TRUE(service_.SetUp("SCRIPT", config).ok());

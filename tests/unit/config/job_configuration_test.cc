@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "infra/java_string.h"
+
 namespace elasticjob {
 namespace {
 
@@ -52,6 +54,13 @@ TEST(JobConfigurationTest, ValidationNamesTheFieldAndTheValue) {
             "shardingTotalCount: must be greater than 0, got 0");
   EXPECT_EQ(ErrorOf(JobConfiguration::Builder("j", -2).Build()),
             "shardingTotalCount: must be greater than 0, got -2");
+  EXPECT_TRUE(JobConfiguration::Builder("j", kMaxShardingTotalCount).Build().ok());
+  EXPECT_EQ(ErrorOf(JobConfiguration::Builder("j", kMaxShardingTotalCount + 1).Build()),
+            "shardingTotalCount: must be at most " + std::to_string(kMaxShardingTotalCount) +
+                ", got " + std::to_string(kMaxShardingTotalCount + 1));
+  EXPECT_EQ(ErrorOf(JobConfiguration::Builder("j", 1000000000).Build()),
+            "shardingTotalCount: must be at most " + std::to_string(kMaxShardingTotalCount) +
+                ", got 1000000000");
   EXPECT_NE(ErrorOf(JobConfiguration::Builder("j", 1).Cron("0 0 25 * * ?").Build())
                 .find("cron: cron '0 0 25 * * ?': hour field '25'"),
             std::string::npos);
@@ -234,6 +243,80 @@ TEST(ConfigYamlTest, ReadsYaml11BooleansAndNulls) {
   EXPECT_FALSE(c->label.has_value());
   EXPECT_FALSE(c->time_zone.has_value());
   EXPECT_EQ(c->description, "");
+}
+
+TEST(ConfigYamlTest, InvalidUtf8IsReadAsJavaReadsItAndRoundTrips) {
+  // Found by the config fuzzer: a props key with bytes FF FF FF read back, once written,
+  // as something else. Java decodes the node with replacement; so do we.
+  auto c = ConfigFromYaml("jobName: j\nshardingTotalCount: 1\nprops:\n  k\xff\xff: v\xc3\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->props,
+            (std::map<std::string, std::string>{{"k\xEF\xBF\xBD\xEF\xBF\xBD", "v\xEF\xBF\xBD"}}));
+  auto back = ConfigFromYaml(ConfigToYaml(*c));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, *c);
+}
+
+TEST(ConfigYamlTest, JobExtraConfigurationsThatWouldSwallowTheNextKeyAreRefused) {
+  // Found by the config fuzzer: a double-quoted scalar left open at the end (yaml-cpp
+  // accepts it) was carried verbatim, and every key written after it vanished into it.
+  auto c = ConfigFromYaml(
+      "jobName: j\nshardingTotalCount: 4\njobExtraConfigurations:\n- !!x\n  b: \"multi\n");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "config: jobExtraConfigurations: cannot be carried as written: "
+            "'\\x0A- !!x\\x0A  b: \"multi'");
+}
+
+TEST(ConfigYamlTest, NonPrintableCharactersAreRefusedAsSnakeYamlRefusesThem) {
+  // Found by the config fuzzer: yaml-cpp read "\x01\0_" in a plain scalar as the bytes
+  // 01 A0 (not UTF-8), so the config did not survive being written and read back.
+  using namespace std::string_literals;
+  EXPECT_EQ(ConfigFromYaml("jobName: j\nshardingTotalCount: 1\njobListenerTypes:\n- A\x01\0_B\n"s)
+                .status()
+                .message(),
+            "config: not valid YAML: special character U+0001 (character 55) is not allowed");
+  EXPECT_EQ(ConfigFromYaml("jobName: j\x7f\n").status().message(),
+            "config: not valid YAML: special character U+007F (character 11) is not allowed");
+  // Escaped in a double-quoted scalar, a control character is a value like any other.
+  auto c = ConfigFromYaml("jobName: j\nshardingTotalCount: 1\njobParameter: \"a\\x01\\0b\"\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->job_parameter, "a\x01"s + '\0' + "b");
+  EXPECT_EQ(*ConfigFromYaml(ConfigToYaml(*c)), *c);
+  // Tabs, line breaks, NEL and everything from U+00A0 up are fine.
+  EXPECT_TRUE(ConfigFromYaml(
+                  "jobName: j\r\nshardingTotalCount: 1\t\njobParameter: \u00e9\u4e2d\U0001F600\n")
+                  .ok());
+}
+
+TEST(ConfigYamlTest, NextLineAndNoBreakSpaceEscapesRoundTrip) {
+  // Found by the config fuzzer: YamlWriter writes U+0085 as \N (SnakeYAML does), and
+  // yaml-cpp reads \N (and \_, U+00A0) as a lone byte, not UTF-8.
+  auto nbsp = ConfigFromYaml("jobName: j\nshardingTotalCount: 1\ndescription: \"a\\_b\\Nc\"\n");
+  ASSERT_TRUE(nbsp.ok()) << nbsp.status();
+  EXPECT_EQ(nbsp->description,
+            "a\xC2\xA0"
+            "b\xC2\x85"
+            "c");
+  auto c =
+      ConfigFromYaml("jobName: j\nshardingTotalCount: 1\nprops:\n  b: \"a\n  x\\\\\xc2\x85y\"\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (const auto& [k, v] : c->props) {
+    EXPECT_EQ(infra::Utf16ToUtf8(infra::Utf8ToUtf16(v)), v) << "not UTF-8: " << v;
+  }
+  auto back = ConfigFromYaml(ConfigToYaml(*c));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, *c);
+}
+
+TEST(ConfigYamlTest, ErrorsStayOneLine) {
+  // Found by the run file fuzzer: a job name holding a line break broke the one-line error.
+  EXPECT_EQ(ErrorOf(JobConfiguration::Builder("order\nSync", 1).Build()),
+            "jobName: 'order\\x0ASync' contains a control character");
+  EXPECT_EQ(ConfigFromYaml("jobName: j\nshardingTotalCount: \"1\\n2\"\n").status().message(),
+            "config: shardingTotalCount: expected an integer, got '1\\x0A2'");
+  EXPECT_EQ(ConfigFromYaml("? \"a\\nb\"\n: x\nprops:\n  \"k\\n\": [1]\n").status().message(),
+            "config: props.k\\x0A: expected a string, got a list");
 }
 
 TEST(ConfigYamlTest, MultiLineAndLongTextsRoundTrip) {

@@ -63,6 +63,21 @@ TEST_F(FailoverServiceTest, QueuedItemsAreClaimedOnePerRoundWithTheLayoutsNodes)
   EXPECT_FALSE(*reg_.IsExisted("/job/sharding/1/failovering"));
 }
 
+TEST_F(FailoverServiceTest, AQueuedItemThatIsNotAnItemOfTheJobIsNotClaimed) {
+  // Found reviewing the values registry_values_fuzzer writes: leader/failover/items/99999 (by
+  // hand or left from an old total) was claimed, creating sharding/99999 and running item
+  // 99999 of a 4-item job.
+  ASSERT_TRUE(reg_.Persist("/job/leader/failover/items/99999", "").ok());
+  ASSERT_TRUE(reg_.Persist("/job/leader/failover/items/x", "").ok());
+  std::vector<int> claimed;
+  ASSERT_TRUE(
+      survivor_.FailoverIfNecessary([] { return true; }, [&](int i) { claimed.push_back(i); })
+          .ok());
+  EXPECT_TRUE(claimed.empty());
+  EXPECT_FALSE(*reg_.IsExisted("/job/sharding/99999"));
+  EXPECT_TRUE(survivor_.GetLocalFailoverItems()->empty());
+}
+
 TEST_F(FailoverServiceTest, ClaimingStopsWhenAskedAndFailoverOffRemovesEverything) {
   ASSERT_TRUE(survivor_.SetCrashedFailoverFlagDirectly(3).ok());
   int calls = 0;

@@ -17,6 +17,25 @@ TEST(JobInstanceTest, IdAndYamlAsElasticJobWritesThem) {
   EXPECT_FALSE(JobInstance::FromYaml("serverIp: 1.2.3.4\n").ok());
 }
 
+TEST(JobInstanceTest, HostileInstanceValuesAreErrorsNotExceptions) {
+  std::string garbage;
+  for (int i = 0; i < 256; ++i) garbage += static_cast<char>((i * 131 + 7) % 256);
+  for (const std::string& bad :
+       {garbage, std::string("5"), std::string("- a\n"), std::string("jobInstanceId: [a, b]\n"),
+        std::string("jobInstanceId: {a: b}\n"), std::string("{jobInstanceId: ["),
+        std::string("\0\x01\x02", 3)}) {
+    auto i = JobInstance::FromYaml(bad);
+    ASSERT_FALSE(i.ok());
+    EXPECT_EQ(i.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(i.status().message().rfind("instance: ", 0), 0u) << i.status();
+    EXPECT_EQ(i.status().message().find('\n'), std::string::npos) << i.status();
+  }
+  // A server IP that is not a string falls back to the id's own.
+  auto i = JobInstance::FromYaml("jobInstanceId: 1.2.3.4@-@5\nserverIp: [x]\n");
+  ASSERT_TRUE(i.ok()) << i.status();
+  EXPECT_EQ(i->server_ip, "1.2.3.4");
+}
+
 class DetectIpTest : public ::testing::Test {
  protected:
   void TearDown() override {

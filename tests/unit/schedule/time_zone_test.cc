@@ -65,5 +65,19 @@ TEST(TimeZoneTest, ParsesIso8601InZoneOrWithOffset) {
   EXPECT_FALSE(z->ParseIso8601("yesterday").ok());
 }
 
+TEST(TimeZoneTest, Iso8601TimesOutsideTheClocksRangeAreRefused) {
+  // Found by the cron fuzzer: year 54 overflowed the nanosecond clock (UBSan).
+  auto z = TimeZone::Parse("Asia/Shanghai");
+  for (const char* text : {"0054-04-20", "0054-04-20T00:00:00Z", "1677-01-01T00:00:00",
+                           "2262-12-31T00:00:00+01:00", "9999-12-31T23:59:59"}) {
+    auto t = z->ParseIso8601(text);
+    ASSERT_FALSE(t.ok()) << text;
+    EXPECT_NE(t.status().message().find("out of range (years 1678 to 2261)"), std::string::npos)
+        << t.status();
+  }
+  EXPECT_TRUE(z->ParseIso8601("1678-01-01T00:00:00Z").ok());
+  EXPECT_TRUE(z->ParseIso8601("2261-12-31T23:59:59").ok());
+}
+
 }  // namespace
 }  // namespace elasticjob

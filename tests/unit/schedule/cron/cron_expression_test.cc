@@ -37,6 +37,17 @@ class CronExpressionTest : public ::testing::Test {
   }
 };
 
+TEST_F(CronExpressionTest, YearsFarPastQuartzsLimitNeverFire) {
+  // Found by the cron fuzzer: setting year 320600206 overflowed the calendar's milliseconds
+  // (UBSan: signed overflow) before the search gave up past 2999 as Quartz does.
+  for (const char* expr :
+       {" 1 15 10 L-1 * ? 320600206", "0 0 0 1 1 ? 3000", "0 0 0 * * ? 2147483647"}) {
+    EXPECT_EQ(Next(expr, "UTC", "2026-03-29T00:30:00Z", 1), std::vector<std::string>{}) << expr;
+  }
+  EXPECT_EQ(Next("0 0 0 1 1 ? 2030", "UTC", "2026-03-29T00:30:00Z", 1),
+            std::vector<std::string>{"2030-01-01T00:00:00+00:00"});
+}
+
 TEST_F(CronExpressionTest, EveryFiveSeconds) {
   EXPECT_EQ(Next("0/5 * * * * ?", "Asia/Shanghai", "2026-11-22T08:00:00", 3),
             (std::vector<std::string>{"2026-11-22T08:00:05+08:00", "2026-11-22T08:00:10+08:00",

@@ -1,0 +1,48 @@
+// RunFile: what an `elasticjob run` file declares (ElasticJob Spring Boot's property names,
+// see examples/quickstart.yaml): the registry center and the jobs, each validated.
+//
+// Parsing never throws: whatever the bytes (binary garbage, a scalar document, a list where
+// a name belongs), the result is a RunFile or one INVALID_ARGUMENT naming the field and the
+// value found.
+//
+// Thread safety: stateless function.
+#ifndef ELASTICJOB_CLI_RUN_FILE_H_
+#define ELASTICJOB_CLI_RUN_FILE_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "elasticjob/config/job_configuration.h"
+#include "elasticjob/status.h"
+
+namespace elasticjob::cli {
+
+struct RunJobSpec {
+  std::string type;  // elasticJobType (SCRIPT)
+  JobConfiguration config;
+};
+
+struct RunFile {
+  // `registry_flag` when given, else built from `elasticjob.regCenter`: memory://NAMESPACE
+  // without serverLists, zookeeper://SERVERS/NAMESPACE?... with them. Not yet checked.
+  std::string registry_url;
+  std::vector<RunJobSpec> jobs;  // in the file's order
+  // `elasticjob.shutdownGraceMilliseconds`: how long running scripts get between SIGTERM and
+  // SIGKILL at shutdown (nullopt: not set).
+  std::optional<int64_t> shutdown_grace_ms;
+};
+
+// Parses the text of a run file. Fails with INVALID_ARGUMENT naming the field and value:
+// no top-level `elasticjob:` map, a regCenter that is not a map of strings, no jobs, a job
+// name that is not a string, a job whose settings are not a map, a setting of the wrong type,
+// a job that ValidateJobConfiguration rejects, a type other than SCRIPT, or a
+// shutdownGraceMilliseconds that is not a non-negative number of milliseconds. Appends one line
+// per unknown key to `*warnings` (when not null), also when the file is refused.
+Result<RunFile> ParseRunFile(std::string_view text, std::string_view registry_flag = {},
+                             std::vector<std::string>* warnings = nullptr);
+
+}  // namespace elasticjob::cli
+
+#endif  // ELASTICJOB_CLI_RUN_FILE_H_
