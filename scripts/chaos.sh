@@ -30,16 +30,18 @@ source "$ROOT/scripts/lib/ports.sh"
 # issue 18 (use-after-free after session expiry, script processes outliving a kill -9) and
 # issue 24 (duplicates after a freeze and at join, a job stuck after a partition) land: the
 # lead moves each from PENDING to SCENARIOS as its fix is merged.
-SCENARIOS=(sigterm_mid_item zk_restart_within_session zk_restart_past_session digest_acl
-  hostile_config hostile_nodes)
+SCENARIOS=(sigterm_mid_item zk_restart_within_session digest_acl hostile_config)
 PENDING=(kill9_mid_item sigstop_past_session sigstop_before_fire join_six proxy_partition
-  zk_restarts_repeated ensemble_leader_killed netns_partition hostile_counts)
+  zk_restart_past_session zk_restarts_repeated ensemble_leader_killed netns_partition
+  hostile_nodes hostile_marks hostile_counts)
 
 SESSION_MS=3000   # every instance's session timeout
 PERIOD=2          # the jobs' cron period (0/2 * * * * ?), seconds
 ITEM_S=1.2        # how long an item's script runs
 CONVERGE_S=15     # bound: registered, resharded, every tick complete, after a fault ends
 FAILOVER_S=$((SESSION_MS / 1000 + 6))  # bound: a killed instance's running items run elsewhere
+RECONNECT_S=1     # after a fault that cut instances off the server ends, a fire time within
+                  # this long may pass unrun while they reconnect (the client's retry backoff)
 
 long=0 with_pending="${CHAOS_WITH_PENDING:-0}" only="" EJ="$ROOT/build/debug/src/cli/elasticjob"
 while (($#)); do
@@ -221,6 +223,7 @@ sample_proc() {  # LABEL: RSS (kB) and threads of every live instance, to proc.l
 }
 
 window() { WINDOWS+=("[$1, $2]"); }  # a fault window (epoch seconds)
+reconnect_window() { window "$1" "$(add "$(now)" "$RECONNECT_S")"; }  # T: from T to now + grace
 
 kill9() {  # N: kill -9 of the instance process only (its scripts are left as a crash leaves them)
   local pid=${PID[$1]}
@@ -390,7 +393,7 @@ sc_sigstop_past_session() {
   kill -STOP "${PID[3]}"
   sleep "$((2 * SESSION_MS / 1000))"
   kill -CONT "${PID[3]}"
-  window "$t" "$(now)"
+  reconnect_window "$t"
   converge
   ticks 4
 }
@@ -408,7 +411,7 @@ sc_sigstop_before_fire() {
   next_fire 0.02
   kill -CONT "${PID[3]}"
   note "SIGCONT 20 ms after a later fire"
-  window "$t" "$(now)"
+  reconnect_window "$t"
   converge
   ticks 4
 }
@@ -433,7 +436,7 @@ zk_down_up() {  # SECONDS: stops the standalone server, starts it again on its p
   bash "$ZK" stop "$sd/zk"
   sleep "$1"
   bash "$ZK" start "$sd/zk" "$port" > /dev/null || violation "ZooKeeper did not start again on $port"
-  window "$t" "$(now)"
+  reconnect_window "$t"
 }
 
 # ZooKeeper down for less than the session timeout: sessions survive, items pause and resume.
@@ -488,7 +491,7 @@ sc_ensemble_leader_killed() {
   t=$(now)
   note "kill -9 ZooKeeper leader (member $l)"
   bash "$ENS" kill "$sd/ens" "$l"
-  window "$t" "$(add "$t" "$((PERIOD * 2))")"
+  window "$t" "$(add "$t" "$((PERIOD * 2 + RECONNECT_S))")"
   ticks 3
   bash "$ENS" restart "$sd/ens" "$l" || violation "member $l did not come back"
   converge
@@ -533,7 +536,7 @@ sc_netns_partition() {
   ip -n "$ANS" link set va down
   sleep "$((2 * SESSION_MS / 1000))"
   ip -n "$ANS" link set va up
-  window "$t" "$(now)"
+  reconnect_window "$t"
   converge
   ticks 3
 }
@@ -559,7 +562,7 @@ sc_proxy_partition() {
   kill -USR1 "$PROXY_PID"
   sleep 8
   kill -USR2 "$PROXY_PID"
-  window "$t" "$(now)"
+  reconnect_window "$t"
   converge
   ticks 3
 }
@@ -642,17 +645,31 @@ sc_hostile_counts() {
   sample_proc "after"
 }
 
-# Hostile values in every other node an instance reads (sharding, instances, leader,
-# failover, servers, triggers), with digest ACLs on: the instances survive; once the values
-# are fixed the cluster converges again.
-sc_hostile_nodes() {
+# hostile_phase WRITE_FN FIX_FN: a steady cluster of 3 (digest on), hostile values written
+# just after a fire and held 3 periods, then fixed; the cluster must converge again.
+hostile_phase() {
   DIGEST="chaos:s3cret"
   cluster3 4 || return
-  local j="/$NS/job0" t id3 saved
+  local t
+  j="/$NS/job0"
   id3=$(id_of 3)
-  saved=$(zkpy get "$j/instances/$id3")
   next_fire 0.3
   t=$(now)
+  "$1"
+  ticks 3
+  note "fixing them"
+  "$2"
+  window "$t" "$(now)"
+  converge
+  ticks 3
+}
+
+# Hostile values in every other node an instance reads (leader, sharding assignment,
+# instances, servers, the failover queue, triggers), with digest ACLs on: the instances
+# survive; once the values are fixed the cluster converges again.
+sc_hostile_nodes() { hostile_phase hostile_nodes_write hostile_nodes_fix; }
+hostile_nodes_write() {
+  saved=$(zkpy get "$j/instances/$id3")
   put "$j/leader/election/instance" "$(head -c 3000 /dev/urandom | base64 -w0)"
   put "$j/sharding/0/instance" "nobody@-@1"
   put "$j/sharding/1/instance" ""
@@ -660,10 +677,6 @@ sc_hostile_nodes() {
   put "$j/sharding/abc/instance" "$id3"
   put "$j/sharding/-1/instance" "$id3"
   put "$j/sharding/99999/instance" "$id3"
-  put "$j/sharding/3/failover" "garbage@-@x"
-  put "$j/sharding/3/failovering" "$id3"
-  put "$j/sharding/2/running" "ghost@-@42"
-  put "$j/sharding/1/misfire" "x"
   put "$j/instances/evil@-@1" $'{{{ not yaml\n\t- ['
   put "$j/instances/$id3" "jobInstanceId: [unterminated"
   put "$j/servers/10.9.0.1" "MAYBE"
@@ -674,21 +687,38 @@ sc_hostile_nodes() {
   put "$j/leader/sharding/necessary" "$(head -c 100 /dev/urandom | base64 -w0)"
   put "$j/trigger/garbage" "x"
   put "$j/systemTime/current" "x"
-  note "hostile values written into leader, sharding, instances, servers, failover, trigger nodes"
-  ticks 3
-  note "fixing them"
+  note "hostile values written into leader, sharding, instances, servers, failover queue, trigger nodes"
+}
+hostile_nodes_fix() {
   zkpy delete "$j/leader/election/instance" > /dev/null
-  for p in "sharding/abc" "sharding/-1" "sharding/99999" "sharding/3/failover" "sharding/3/failovering" \
-    "sharding/2/running" "sharding/1/misfire" "instances/evil@-@1" "servers/not-an-ip" \
-    "leader/failover/items/x" "leader/failover/items/-7" "leader/failover/items/4294967297" "trigger/garbage"; do
+  for p in sharding/abc sharding/-1 sharding/99999 instances/evil@-@1 servers/not-an-ip \
+    leader/failover/items/x leader/failover/items/-7 leader/failover/items/4294967297 trigger/garbage; do
     zkpy rmr "$j/$p" > /dev/null
   done
   zkpy set "$j/instances/$id3" "$saved" > /dev/null
   put "$j/servers/10.9.0.1" "ENABLED"
   put "$j/leader/sharding/necessary" ""
-  window "$t" "$(now)"
-  converge
-  ticks 3
+}
+
+# Hostile running, failover, failovering and misfire marks on items that run (a mark naming
+# a ghost, a live instance that does not run the item, garbage), digest on: nothing runs
+# twice, the instances survive, and converge once the marks are removed.
+sc_hostile_marks() { hostile_phase hostile_marks_write hostile_marks_fix; }
+hostile_marks_write() {
+  put "$j/sharding/3/failover" "garbage@-@x"
+  put "$j/sharding/3/failovering" "$id3"
+  put "$j/sharding/2/running" "ghost@-@42"
+  put "$j/sharding/0/running" "$(id_of 1)"
+  put "$j/sharding/1/misfire" "x"
+  put "$j/sharding/1/failovering" "$(head -c 200 /dev/urandom | base64 -w0)"
+  note "hostile running, failover, failovering and misfire marks written"
+}
+hostile_marks_fix() {
+  for p in sharding/3/failover sharding/3/failovering sharding/2/running sharding/0/running \
+    sharding/1/misfire sharding/1/failovering; do
+    zkpy rmr "$j/$p" > /dev/null
+  done
+  put "$j/leader/sharding/necessary" ""
 }
 
 # ----------------------------------------------------------------------------- soak (long)
@@ -719,7 +749,6 @@ SH
   done
   sample_proc "end"
   FLAT=2
-  SLACK=""
 }
 
 # ----------------------------------------------------------------------------- main
@@ -754,7 +783,7 @@ if ((long)) && [[ -z "$only" ]]; then
   sc_begin soak
   sc_soak
   sc_finish
-  PERIOD=2
+  PERIOD=2 SLACK=""
 fi
 echo "== chaos summary ($((SECONDS - t_suite)) s)"
 printf '%s\n' "${RESULTS[@]}" | sort | uniq -c

@@ -386,21 +386,30 @@ def cmd_proxy(args):
 # --------------------------------------------------------------------------- analysis
 
 def load_runs(path):
-    """Runs from the item scripts' records: S|E JOB ITEM INSTANCE_PID RUN_PID EPOCH_NS."""
-    runs = {}
+    """Runs from the item scripts' records: S|E JOB ITEM INSTANCE_PID RUN_PID EPOCH_NS, in the
+    order they were appended. Process ids are reused (a soak starts 100 scripts a second), so
+    an end belongs to the latest start of its (instance, run pid)."""
+    runs = []
+    open_runs = {}
     with open(path, errors="replace") as f:
         for line in f:
             p = line.split()
             if len(p) != 6 or p[0] not in ("S", "E"):
                 continue
             kind, job, item, inst, run, ns = p
-            r = runs.setdefault(run, {"job": job, "item": int(item), "inst": int(inst),
-                                      "run": run, "start": None, "end": None})
+            try:
+                key = (int(inst), run, job, int(item))
+                t = int(ns) / 1e9
+            except ValueError:
+                continue
             if kind == "S":
-                r["start"] = int(ns) / 1e9
-            else:
-                r["end"] = int(ns) / 1e9
-    return [r for r in runs.values() if r["start"] is not None]
+                r = {"job": job, "item": int(item), "inst": int(inst), "run": run, "start": t,
+                     "end": None}
+                runs.append(r)
+                open_runs[key] = r
+            elif key in open_runs:
+                open_runs.pop(key)["end"] = t
+    return runs
 
 
 def fmt_t(t, t0):
@@ -445,6 +454,7 @@ def cmd_analyze(args):
     missing = []
     dups = []
     slack = m.get("slack", period)  # how late a start may be and still serve its fire time
+    early = min(1.0, period / 2)  # how early a re-run may be and still serve it
     for job, items in m["jobs"].items():
         fires = []
         f = (int(first_fire / period) + 1) * period
@@ -453,14 +463,15 @@ def cmd_analyze(args):
             f += period
         for item in range(items):
             rs = sorted(by_item.get((job, item), []), key=lambda r: r["start"])
-            # A fire is served by a start within one period after it, or by a re-run (a
-            # failover or misfire run) up to one second before it; each start serves one fire.
+            # A fire is served by a start within one period (the slack) after it, or by a
+            # re-run (a failover or misfire run) up to 1 s (at most half a period) before it;
+            # each start serves one fire.
             used = set()
             for f in fires:
                 in_window = any(w[0] - period <= f <= w[1] for w in windows)
                 served = None if in_window else next(
                     (k for k, r in enumerate(rs)
-                     if k not in used and f - 1.0 <= r["start"] < f + slack - 0.05), None)
+                     if k not in used and f - early <= r["start"] < f + slack - 0.05), None)
                 if served is not None:
                     used.add(served)
                 elif not in_window:
