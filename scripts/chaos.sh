@@ -30,10 +30,10 @@ source "$ROOT/scripts/lib/ports.sh"
 # issue 18 (use-after-free after session expiry, script processes outliving a kill -9) and
 # issue 24 (duplicates after a freeze and at join, a job stuck after a partition) land: the
 # lead moves each from PENDING to SCENARIOS as its fix is merged.
-SCENARIOS=(sigterm_mid_item zk_restart_within_session digest_acl hostile_config)
-PENDING=(kill9_mid_item sigstop_past_session sigstop_before_fire join_six proxy_partition
-  zk_restart_past_session zk_restarts_repeated ensemble_leader_killed netns_partition
-  hostile_nodes hostile_marks hostile_counts)
+SCENARIOS=(sigterm_mid_item zk_restart_within_session digest_acl hostile_config kill9_mid_item
+  sigstop_past_session sigstop_before_fire join_six ensemble_leader_killed netns_partition)
+PENDING=(proxy_partition zk_restart_past_session zk_restarts_repeated hostile_nodes hostile_marks
+  hostile_counts)
 
 SESSION_MS=3000   # every instance's session timeout
 PERIOD=2          # the jobs' cron period (0/2 * * * * ?), seconds
@@ -89,7 +89,7 @@ sc_begin() {
   mkdir -p "$sd"
   events="$sd/events.log"
   : > "$events"
-  declare -gA PID=() IP=() KILLED=() EXPECT_GONE=() NETNS_OF=()
+  declare -gA PID=() IP=() KILLED=() EXITED=() EXPECT_GONE=() NETNS_OF=()
   VIOL=() WINDOWS=() JOBS_JSON="" HOSTS="" NS="chaos" DIGEST="" checks_from="" FLAT=0
   URL_EXTRA=""
   : > "$sd/proc.log"
@@ -272,6 +272,7 @@ sc_finish() {
  "checks_from": ${checks_from:-$t_end}, "checks_to": $t_end,
  "windows": [$(IFS=,; echo "${WINDOWS[*]}")],
  "killed": {$(for p in "${!KILLED[@]}"; do printf '"%s": %s,' "$p" "${KILLED[$p]}"; done | sed 's/,$//')},
+ "exited": {$(for p in "${!EXITED[@]}"; do printf '"%s": %s,' "$p" "${EXITED[$p]}"; done | sed 's/,$//')},
  "failover_bound": $FAILOVER_S, "converge_bound": $CONVERGE_S,
  "proc": "$sd/proc.log", "flat": $FLAT, "slack": ${SLACK:-$PERIOD}}
 JSON
@@ -308,6 +309,7 @@ stop_and_check() {
   fi
   wait "$pid"
   rc=$?
+  EXITED[$pid]=$(now)  # its scripts were stopped by then (SIGTERM, then SIGKILL after the grace)
   ((rc == 0)) || violation "CRASH instance $n (pid $pid) exited with status $rc on SIGTERM$( ((rc > 128)) && echo " (signal $((rc - 128)))")"
   # Zombies run nothing: their reaping is their new parent's (init's) business.
   left=$(ps -o pid=,stat=,args= -g "$pid" | awk '$2 !~ /^Z/' | tr '\n' ';')

@@ -424,13 +424,17 @@ def cmd_analyze(args):
     ends = {int(k): v for k, v in m.get("killed", {}).items()}  # pid -> time its group died
     violations = []
     notes = []
+    # Instances stopped by SIGTERM: their scripts got SIGTERM (and SIGKILL after the grace)
+    # and record no end; they had ended when the instance exited.
+    exited = {int(k): v for k, v in m.get("exited", {}).items()}
     # 1. No two overlapping runs of one item. A run without an end ends when its instance's
-    #    process group was killed (the suite kills it), else at the analysis time.
+    #    process group was killed (the suite kills it) or the instance exited, else at the
+    #    analysis time.
     by_item = {}
     for r in runs:
         end = r["end"]
         if end is None:
-            end = ends.get(r["inst"], m["t_end"])
+            end = ends.get(r["inst"], exited.get(r["inst"], m["t_end"]))
         r["until"] = end
         by_item.setdefault((r["job"], r["item"]), []).append(r)
     for (job, item), rs in sorted(by_item.items()):
