@@ -31,9 +31,9 @@ source "$ROOT/scripts/lib/ports.sh"
 # issue 24 (duplicates after a freeze and at join, a job stuck after a partition) land: the
 # lead moves each from PENDING to SCENARIOS as its fix is merged.
 SCENARIOS=(sigterm_mid_item zk_restart_within_session digest_acl hostile_config kill9_mid_item
-  sigstop_past_session sigstop_before_fire join_six ensemble_leader_killed netns_partition)
-PENDING=(proxy_partition zk_restart_past_session zk_restarts_repeated hostile_nodes hostile_marks
-  hostile_counts)
+  sigstop_before_fire ensemble_leader_killed netns_partition)
+PENDING=(sigstop_past_session join_six proxy_partition zk_restart_past_session
+  zk_restarts_repeated hostile_nodes hostile_marks hostile_counts)
 
 SESSION_MS=3000   # every instance's session timeout
 PERIOD=2          # the jobs' cron period (0/2 * * * * ?), seconds

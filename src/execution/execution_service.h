@@ -42,6 +42,8 @@ class ExecutionService {
                              Executor& executor, std::function<void(Status)> done);
   void RegisterJobCompletedAsync(const JobConfiguration& config, std::vector<int> items,
                                  Executor& executor, std::function<void(Status)> done);
+  // The registry's session count (RegistryCenter::session_epoch).
+  uint64_t session_epoch() { return storage_.registry().session_epoch(); }
   // Claims `items` for a run of this instance: their running marks are created (one
   // multi-op) before any of them starts, so that no item runs on two instances at once. A
   // mark already there is a conflict, resolved per item: ours (a run a lost session cut

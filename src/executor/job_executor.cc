@@ -25,6 +25,8 @@ struct JobExecutor::Run {
   std::shared_ptr<const std::map<int, std::string>> params;
   std::string task_id;
   std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
+  uint64_t session = 0;                      // the registry session its items were claimed in
+  bool session_lost = false;                 // that session ended before the run did
   Done done;
   std::atomic<size_t> remaining{0};
 };
@@ -237,6 +239,7 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   // The marks now, in the lead time, so the start at the fire time waits for nothing: no
   // item starts unclaimed (issue 24: items that started before their marks ran beside
   // another instance's run of the same items).
+  prepared->run->session = execution_.session_epoch();
   execution_.ClaimAsync(
       *prepared->run->config, prepared->run->items, control_,
       [this, prepared](Result<std::vector<int>> claimed) {
@@ -577,6 +580,7 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
   // The items are claimed (their running marks created) before any starts, and only those
   // claimed start: an item running on another instance is left to it (ElasticJob writes the
   // marks first too, but overwrites a mark it finds).
+  run->session = execution_.session_epoch();
   execution_.ClaimAsync(
       *run->config, run->items, control_,
       [this, run](Result<std::vector<int>> claimed) { Launch(run, std::move(claimed)); });
@@ -641,6 +645,14 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
 }
 
 void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
+  if (run->config->monitor_execution && execution_.session_epoch() != run->session) {
+    // The session its items were claimed in ended during the run: others may hold them now,
+    // under marks of their own, which a blind delete would remove (and a second run of the
+    // item would start beside theirs). Only marks still ours go; no misfire re-run follows.
+    run->session_lost = true;
+    if (Status s = execution_.ClearOwnRunningInfo(run->items); !s.ok()) return End(run, s);
+    return Completed(run);
+  }
   execution_.RegisterJobCompletedAsync(*run->config, run->items, control_, [this, run](Status s) {
     if (!s.ok()) return End(run, s);
     Completed(run);
@@ -678,7 +690,7 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     ours = misfire_marked_;
-    again = config.misfire && !resharding && !stopped_ &&
+    again = config.misfire && !resharding && !stopped_ && !run->session_lost &&
             (misfire_pending_ || (!ours && !marked.empty()));
     misfire_pending_ = false;
     if (!again) {

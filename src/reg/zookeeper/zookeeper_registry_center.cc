@@ -38,6 +38,29 @@ CreateMode ModeOf(int flags) {
   return CreateMode::kPersistent;
 }
 
+// Whether `zh`'s session is over for good (expired, or authentication failed). The C
+// client's zoo_amulti (3.8.0) must not be given a multi-op then: every op's path init fails
+// with ZINVALIDSTATE, and for each op after the first it frees a path pointer it never set
+// (its `req.path` is uninitialised once an earlier op failed), here one of our own paths:
+// heap corruption ("marshalling error (transaction)", then a crash in the allocator; issue
+// 18). Asked under handle_mu_ right before the call; the client's own expiry can still land
+// between the two, a window of microseconds instead of the whole time until the session is
+// replaced.
+bool Unrecoverable(zhandle_t* zh) {
+  const int state = zoo_state(zh);
+  return state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE;
+}
+
+// zoo_multi and zoo_amulti, but never on a handle whose session is over (Unrecoverable):
+// ZINVALIDSTATE then, which callers retry on the next session.
+int SyncMulti(zhandle_t* zh, int count, const zoo_op_t* ops, zoo_op_result_t* results) {
+  return Unrecoverable(zh) ? ZINVALIDSTATE : zoo_multi(zh, count, ops, results);
+}
+int AsyncMulti(zhandle_t* zh, int count, const zoo_op_t* ops, zoo_op_result_t* results,
+               void_completion_t done, const void* data) {
+  return Unrecoverable(zh) ? ZINVALIDSTATE : zoo_amulti(zh, count, ops, results, done, data);
+}
+
 bool Retryable(int rc) {
   return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZINVALIDSTATE ||
          rc == ZSESSIONEXPIRED || rc == ZCLOSING;
@@ -496,7 +519,7 @@ Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::stri
     ops.push_back(TransactionOp::Create(Relative(full), std::string(value), mode));
     auto m = PrepareMulti(std::move(ops));
     int rc = WithRetry(RequestKind::kMulti, [&](zhandle_t* zh) {
-      return zoo_multi(zh, static_cast<int>(m->zops.size()), m->zops.data(), m->results.data());
+      return SyncMulti(zh, static_cast<int>(m->zops.size()), m->zops.data(), m->results.data());
     });
     size_t failed = m->results.size();
     if (rc != ZOK) {
@@ -757,7 +780,7 @@ Status ZooKeeperRegistryCenter::ExecuteInTransaction(const std::vector<Transacti
   if (ops.empty()) return Status::Ok();
   auto m = PrepareMulti(ops);
   int rc = WithRetry(RequestKind::kMulti, [&](zhandle_t* zh) {
-    return zoo_multi(zh, static_cast<int>(m->zops.size()), m->zops.data(), m->results.data());
+    return SyncMulti(zh, static_cast<int>(m->zops.size()), m->zops.data(), m->results.data());
   });
   return FinishMulti(*m, rc);
 }
@@ -865,7 +888,7 @@ void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
   int sent = SendOwed(
       RequestKind::kMulti, p, [p](int rc) { PendingMulti::Replied(p, rc); },
       [p](zhandle_t* zh) {
-        return zoo_amulti(
+        return AsyncMulti(
             zh, static_cast<int>(p->multi->zops.size()), p->multi->zops.data(),
             p->multi->results.data(),
             [](int rc, const void* data) {
@@ -889,7 +912,7 @@ void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members, bool
   int sent = SendOwed(
       RequestKind::kMulti, batch, [batch](int rc) { WriteBatch::Replied(batch, rc); },
       [batch](zhandle_t* zh) {
-        return zoo_amulti(
+        return AsyncMulti(
             zh, static_cast<int>(batch->zops.size()), batch->zops.data(), batch->results.data(),
             [](int rc, const void* data) {
               auto* b = static_cast<WriteBatch*>(const_cast<void*>(data));
