@@ -254,19 +254,17 @@ void ListenerManager::OnReconnected() {
   Report(s_.sharding.SetReshardingFlag(), "setting the resharding flag");
   auto config = s_.config.LoadLastGood();
   if (config.ok()) {
-    auto local = s_.sharding.GetLocalShardingItems(config->sharding_total_count);
-    if (local.ok()) {
-      // Marks of runs still going here are not stale (ElasticJob clears them too).
-      std::vector<int> mine = controller_.LocallyRunningItems();
-      std::vector<int> stale;
-      for (int i : *local) {
-        if (std::find(mine.begin(), mine.end(), i) == mine.end()) stale.push_back(i);
-      }
-      // Only our own: with a view of the sharding from before the session was lost, these
-      // items may be another instance's now, running under its marks (ElasticJob clears
-      // every local item's mark, and so can let a second run of one item start).
-      Report(s_.execution.ClearOwnRunningInfo(stale), "clearing stale running marks");
+    // Marks of ours on items no run of ours holds are stale (a clearing the lost session
+    // failed), whatever our view of the sharding says: left, they would keep the items'
+    // new owners from claiming them. Marks of runs still going here stay (ElasticJob clears
+    // every local item's mark, its own running ones too, and others' on its local items,
+    // which lets a second run of one item start).
+    std::vector<int> mine = controller_.LocallyRunningItems();
+    std::vector<int> stale;
+    for (int i = 0; i < config->sharding_total_count; ++i) {
+      if (std::find(mine.begin(), mine.end(), i) == mine.end()) stale.push_back(i);
     }
+    Report(s_.execution.ClearOwnRunningInfo(stale), "clearing stale running marks");
   }
   controller_.Resume();
 }

@@ -167,7 +167,9 @@ class RegistryCenter {
   // As ExecuteInTransaction, without waiting for the server: sends `ops` and returns at once;
   // `done` runs on `executor` with the outcome, after the cache reflects it. Transactions
   // are applied in the order they were sent. A lost connection is retried as
-  // ExecuteInTransaction retries it (on `executor`). `executor` must outlive the call's end.
+  // ExecuteInTransaction retries it (on `executor`); once the session it was sent in has
+  // expired it fails with SESSION_EXPIRED instead (it was planned in that session, whose
+  // ephemeral nodes and view of the cluster are gone). `executor` must outlive the call's end.
   virtual void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                          std::function<void(Status)> done) = 0;
 

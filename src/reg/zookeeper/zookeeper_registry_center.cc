@@ -255,6 +255,11 @@ void ZooKeeperRegistryCenter::Close() {
   for (auto& [root, c] : ended) c->state->Cancel();
 }
 
+bool ZooKeeperRegistryCenter::Closing() {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return closing_;
+}
+
 int64_t ZooKeeperRegistryCenter::session_id() {
   std::shared_lock<std::shared_mutex> lock(handle_mu_);
   if (zh_ == nullptr) return 0;
@@ -335,7 +340,7 @@ void ZooKeeperRegistryCenter::ReplaceSession() {
     zh_ = nullptr;
   }
   if (old != nullptr) zookeeper_close(old);
-  AbandonOwed(ZCONNECTIONLOSS);  // writes go again on the new session
+  AbandonOwed(ZSESSIONEXPIRED);  // what the old session owed fails (PendingMulti::Complete)
   zhandle_t* zh = zookeeper_init(url_.servers.c_str(), &GlobalWatcher, url_.session_timeout_ms,
                                  nullptr, ctx, 0);
   ResolveOnlyOnReconnect(zh);
@@ -808,11 +813,18 @@ struct ZooKeeperRegistryCenter::PendingMulti {
   static void Complete(PendingMulti* p) {
     p->executor->Post([p] {
       std::unique_ptr<PendingMulti> owned(p);
-      // Connection trouble, including ZCLOSING from a handle a session replacement closed:
-      // again on the current session (ExecuteInTransaction waits for it, and answers
-      // ZCLOSING at once when the registry itself is closing).
-      Status s = Retryable(p->rc) ? p->self->ExecuteInTransaction(p->multi->ops)
-                                  : p->self->FinishMulti(*p->multi, p->rc);
+      // The session it was sent in is over (expired, or replaced while it was on its way):
+      // it fails. It was planned in that session, whose ephemeral nodes and whose view of
+      // who owns what are gone: sent again in the next one, a run's clearing of its running
+      // marks deleted the marks of the instance that had taken its items over (issue 24).
+      // Other connection trouble (the same session, reconnecting): again on the current
+      // session (ExecuteInTransaction waits for it, and answers ZCLOSING at once when the
+      // registry itself is closing).
+      const bool session_over = p->rc == ZSESSIONEXPIRED || p->rc == ZINVALIDSTATE ||
+                                (p->rc == ZCLOSING && !p->self->Closing());
+      Status s = session_over       ? p->self->FinishMulti(*p->multi, ZSESSIONEXPIRED)
+                 : Retryable(p->rc) ? p->self->ExecuteInTransaction(p->multi->ops)
+                                    : p->self->FinishMulti(*p->multi, p->rc);
       p->done(std::move(s));
     });
   }

@@ -134,6 +134,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   };
   SessionContext* NewSessionContext();
   void OnSessionEvent(int state);
+  // Whether Close has begun.
+  bool Closing();
   void ReplaceSession();
   Status Connect();
   // Runs `op` on the current handle, retrying connection loss with exponential backoff
