@@ -235,7 +235,8 @@ Status JobRuntime::Start(bool scheduled) {
   auto types = executor::BuiltinJobListenerTypes();
   for (const auto& [type, factory] : options_.listener_types) {
     // A factory is user code: what it throws is its failure, not the caller's.
-    types[type] = [factory, type](const JobConfiguration& c) -> Result<JobListener> {
+    types[type] = [factory = factory,
+                   type = type](const JobConfiguration& c) -> Result<JobListener> {
       try {
         return factory(c);
       } catch (const std::exception& e) {
