@@ -20,6 +20,9 @@ PACKAGES=(
   jq
   # the libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang and its fuzzer runtime
   clang libclang-rt-14-dev
+  # the chaos suite (scripts/chaos.sh): its analysis, ps for its process checks, ip for its
+  # network namespaces
+  python3 procps iproute2
 )
 
 missing=()
