@@ -52,11 +52,7 @@ void BM_ScriptStartSupervised(benchmark::State& state) {
     }
   }
 }
-BENCHMARK(BM_ScriptStartSupervised)
-    ->Arg(0)
-    ->Arg(256)
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScriptStartSupervised)->Arg(0)->Arg(256)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace elasticjob::executor

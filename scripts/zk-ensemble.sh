@@ -21,12 +21,7 @@ mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/ports.sh"
 
-four_letter() {  # port, command
-  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
-  printf '%s' "$2" >&3
-  timeout 2 cat <&3 || true
-  exec 3<&-
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/zk.sh"
 
 members() { ls "$dir" | grep -E '^[0-9]+$' | sort -n; }
 

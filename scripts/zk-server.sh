@@ -21,14 +21,7 @@ dir="$(cd "$dir" && pwd)"
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib/ports.sh"
 
-four_letter() {  # port, command
-  local host="${ZK_ADDRESS:-127.0.0.1}"
-  [[ "$host" == 0.0.0.0 ]] && host=127.0.0.1
-  exec 3<>"/dev/tcp/$host/$1" || return 1
-  printf '%s' "$2" >&3
-  timeout 2 cat <&3 || true
-  exec 3<&-
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/zk.sh"
 
 # start_on PORT: starts the server on PORT; prints "PORT PID" once it serves requests.
 # Returns 75 if the port could not be bound (taken meanwhile), 1 on any other failure.

@@ -25,7 +25,7 @@ using sharding::RunningNode;
 std::vector<TransactionOp> ExecutionService::BeginOps(CreateMode mode,
                                                       const std::vector<int>& items) const {
   // No look first: running marks are outside the cache (storage::JobNodeWatches), and a
-  // mark that is already there fails the multi-op (RecoverBegin).
+  // mark that is already there fails the multi-op (RecoverClaim).
   std::vector<TransactionOp> ops;
   for (int item : items)
     ops.push_back(TransactionOp::Create(RunningNode(item), instance_id_, mode));
@@ -43,34 +43,18 @@ Status ExecutionService::FillItemNodes(const std::vector<int>& items) {
   return Status::Ok();
 }
 
-Status ExecutionService::RecoverBegin(Status failed, CreateMode mode,
-                                      const std::vector<int>& items) {
-  if (failed.code() == StatusCode::kNotFound) {
-    // An item node is missing (a job not sharded yet): create them, then mark again.
-    if (Status c = FillItemNodes(items); !c.ok()) return c;
-    failed = storage_.ExecuteInTransaction(BeginOps(mode, items));
-  }
-  if (failed.code() != StatusCode::kAlreadyExists) return failed;
-  // A mark is already there: ours, left by a run that a lost session cut short, or one a
-  // crashed instance left (failover on). The executor only begins items it does not run
-  // itself, so the mark is replaced, and named when it is not ours.
-  for (int item : items) {
-    auto owner = storage_.GetJobNodeDataDirectly(RunningNode(item));
-    if (owner.ok() && *owner != instance_id_) {
-      infra::LogLine("WARN", fmt::format("job '{}' item {}: replacing the running mark of {}",
-                                         storage_.path().job_name(), item, *owner));
-    }
-    if (Status r = storage_.RemoveJobNodeIfExisted(RunningNode(item)); !r.ok()) return r;
-  }
-  return storage_.ExecuteInTransaction(BeginOps(mode, items));
-}
-
 Status ExecutionService::RegisterJobBegin(const JobConfiguration& config,
                                           const std::vector<int>& items) {
   if (!config.monitor_execution || items.empty()) return Status::Ok();
   const CreateMode mode = MarkMode(config);
   Status s = storage_.ExecuteInTransaction(BeginOps(mode, items));
-  return s.ok() ? s : RecoverBegin(std::move(s), mode, items);
+  if (s.ok()) return s;
+  auto claimed = RecoverClaim(std::move(s), mode, items);
+  if (!claimed.ok()) return claimed.status();
+  if (claimed->size() != items.size()) {
+    return Status(StatusCode::kAlreadyExists, "an item is running on another instance");
+  }
+  return Status::Ok();
 }
 
 Status ExecutionService::RegisterJobCompleted(const JobConfiguration& config,
@@ -81,19 +65,6 @@ Status ExecutionService::RegisterJobCompleted(const JobConfiguration& config,
   Status s = storage_.ExecuteInTransaction(std::move(ops));
   if (s.code() != StatusCode::kNotFound) return s;
   return ClearRunningInfo(items);
-}
-
-void ExecutionService::RegisterJobBeginAsync(const JobConfiguration& config, std::vector<int> items,
-                                             Executor& executor, std::function<void(Status)> done) {
-  if (!config.monitor_execution || items.empty()) return done(Status::Ok());
-  const CreateMode mode = MarkMode(config);
-  std::vector<TransactionOp> ops = BeginOps(mode, items);  // before `items` moves below
-  storage_.ExecuteInTransactionAsync(
-      std::move(ops), executor,
-      [this, mode, items = std::move(items), done = std::move(done)](Status s) mutable {
-        if (!s.ok()) s = RecoverBegin(std::move(s), mode, items);
-        done(std::move(s));
-      });
 }
 
 void ExecutionService::ClaimAsync(const JobConfiguration& config, std::vector<int> items,

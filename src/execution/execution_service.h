@@ -31,15 +31,13 @@ class ExecutionService {
   ExecutionService(storage::JobNodeStorage& storage, std::string instance_id)
       : storage_(storage), instance_id_(std::move(instance_id)) {}
 
-  // Marks `items` running (one multi-op). No-op without monitorExecution.
+  // Marks `items` running (one multi-op), resolving conflicts as ClaimAsync does; ALREADY_EXISTS
+  // when another live instance holds one of them. No-op without monitorExecution.
   Status RegisterJobBegin(const JobConfiguration& config, const std::vector<int>& items);
   // Clears the running marks of `items` (one multi-op). No-op without monitorExecution.
   Status RegisterJobCompleted(const JobConfiguration& config, const std::vector<int>& items);
-  // As RegisterJobBegin and RegisterJobCompleted, without waiting for the registry: the
-  // multi-op is sent and `done` runs on `executor` once it is applied. A trigger thread
-  // never waits for the network this way.
-  void RegisterJobBeginAsync(const JobConfiguration& config, std::vector<int> items,
-                             Executor& executor, std::function<void(Status)> done);
+  // As RegisterJobCompleted, without waiting for the registry: the multi-op is sent and
+  // `done` runs on `executor` once it is applied. A trigger thread never waits this way.
   void RegisterJobCompletedAsync(const JobConfiguration& config, std::vector<int> items,
                                  Executor& executor, std::function<void(Status)> done);
   // The registry's session count (RegistryCenter::session_epoch).
@@ -95,10 +93,6 @@ class ExecutionService {
   Result<std::optional<std::string>> LiveOwner(int item);
   // Creates the item nodes of `items` that are missing (a job not sharded yet).
   Status FillItemNodes(const std::vector<int>& items);
-  // The marks could not be written (`failed`): an item node is missing (a job not sharded
-  // yet), or a mark is already there (left by a cut-short run or a crashed instance). Makes
-  // what is missing or replaces the leftover, then marks the items again.
-  Status RecoverBegin(Status failed, CreateMode mode, const std::vector<int>& items);
 
   storage::JobNodeStorage& storage_;
   const std::string instance_id_;

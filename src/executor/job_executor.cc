@@ -482,10 +482,9 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
     if (!held) normal_items_ = run->items;
   }
   if (held) return skip_as_misfire();
-  // ElasticJob also reads each item's running mark here. The items are ours: a mark on one
-  // is left by a crash or a cut-short run (the leader shards only when no item runs), and
-  // the begin multi-op finds and replaces it (ExecutionService::RecoverBegin), at no
-  // request per item and run.
+  // ElasticJob also reads each item's running mark here. Here the claim (Begin) finds a mark
+  // on one: a departed instance's or a cut-short run's is replaced, a live instance's leaves
+  // that item to it, at no request per item and run while there is none.
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_items_.insert(run->items.begin(), run->items.end());
