@@ -1,7 +1,9 @@
 // The `elasticjob` command's subcommands. Each Add*Command registers its options on `app`
 // and a callback that stores the exit code in `*exit_code`.
 //
-// Exit codes: 0 success, 2 bad input (an invalid expression, zone, option or argument).
+// Exit codes: 0 success, 1 the operation failed (no such job, registry or database
+// unreachable, with the reason on stderr), 2 bad input (an invalid expression, zone,
+// option or argument).
 #ifndef ELASTICJOB_CLI_COMMANDS_H_
 #define ELASTICJOB_CLI_COMMANDS_H_
 
@@ -10,6 +12,7 @@
 namespace elasticjob::cli {
 
 inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
 inline constexpr int kExitBadInput = 2;
 
 void AddCronCommand(CLI::App& app, int* exit_code);
