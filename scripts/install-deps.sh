@@ -26,6 +26,8 @@ PACKAGES=(
   # tracing storages: SQLite, and the PostgreSQL and MariaDB servers the database tests start
   # (scripts/pg-server.sh, scripts/mariadb-server.sh) with their client libraries
   libsqlite3-dev libpq-dev postgresql-15 libmariadb-dev mariadb-server-core mariadb-client-core
+  # the task models' RPC between instances (docs/task-models.md): gRPC and protobuf
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
 )
 
 missing=()

@@ -10,6 +10,7 @@
 #include "bootstrap/job_runtime.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 #include "infra/log.h"
+#include "task/task_runtime.h"
 
 namespace elasticjob {
 
@@ -40,8 +41,9 @@ class Lifecycle {
  public:
   enum class State { kNew, kScheduled, kFailed, kStopped };
 
-  explicit Lifecycle(std::shared_ptr<JobRuntime> runtime, std::chrono::milliseconds timeout)
-      : runtime_(std::move(runtime)), timeout_(timeout) {}
+  explicit Lifecycle(std::shared_ptr<JobRuntime> runtime, std::chrono::milliseconds timeout,
+                     std::shared_ptr<task::TaskRuntime> task = nullptr)
+      : runtime_(std::move(runtime)), timeout_(timeout), task_(std::move(task)) {}
 
   // Starts the runtime once. `again_ok`: a later call returns the first one's result (a
   // one-off job's Start); else it is FAILED_PRECONDITION.
@@ -67,7 +69,9 @@ class Lifecycle {
             "started again; make a new one",
             name, scheduled ? "Schedule()" : "Start()"));
     }
-    first_ = runtime_->Start(scheduled);
+    // A task job's endpoint and worker node first: the job's first trigger may use them.
+    first_ = task_ != nullptr ? task_->Start() : Status::Ok();
+    if (first_.ok()) first_ = runtime_->Start(scheduled);
     if (first_.ok()) {
       state_ = State::kScheduled;
       return first_;
@@ -75,6 +79,7 @@ class Lifecycle {
     // Nothing left behind: what was registered goes, what was started stops.
     state_ = State::kFailed;
     (void)runtime_->Join(std::chrono::steady_clock::now() + timeout_);
+    if (task_ != nullptr) task_->Join();
     return first_;
   }
 
@@ -88,11 +93,14 @@ class Lifecycle {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ != State::kFailed) state_ = State::kStopped;
     runtime_->Stop();
+    if (task_ != nullptr) task_->Stop();  // a run in progress is cancelled
   }
 
   Status Join(std::chrono::steady_clock::time_point deadline) {
     Stop();
-    return runtime_->Join(deadline);
+    Status s = runtime_->Join(deadline);
+    if (task_ != nullptr) task_->Join();
+    return s;
   }
 
   // Join, logging a TIMEOUT once (Shutdown, the destructor's included).
@@ -107,6 +115,7 @@ class Lifecycle {
  private:
   const std::shared_ptr<JobRuntime> runtime_;
   const std::chrono::milliseconds timeout_;
+  const std::shared_ptr<task::TaskRuntime> task_;  // a task job's, else null
   std::mutex mu_;
   State state_ = State::kNew;        // GUARDED_BY(mu_)
   Status first_;                     // GUARDED_BY(mu_): the Start's result
@@ -128,6 +137,25 @@ std::shared_ptr<bootstrap::Lifecycle> NewLifecycle(RegistryCenter& registry,
       timeout);
 }
 
+// A task job: its TaskRuntime is the SimpleJob the runtime runs, and shards with TASK_LEADER
+// unless the configuration names a strategy.
+std::shared_ptr<bootstrap::Lifecycle> NewTaskLifecycle(RegistryCenter& registry,
+                                                       std::shared_ptr<TaskJob> job,
+                                                       JobConfiguration config,
+                                                       BootstrapOptions options) {
+  auto task = std::make_shared<task::TaskRuntime>(registry, std::move(job), config,
+                                                  options.server_ip, options.task_rpc_address);
+  if (!config.job_sharding_strategy_type && options.sharding_strategy == nullptr) {
+    options.sharding_strategy = task->strategy();
+  }
+  if (options.job_type_name.empty()) options.job_type_name = "CPP_TASK";
+  const auto timeout = options.shutdown_timeout;
+  return std::make_shared<bootstrap::Lifecycle>(
+      std::make_shared<bootstrap::JobRuntime>(registry, task, "", std::move(config),
+                                              std::move(options)),
+      timeout, task);
+}
+
 }  // namespace
 
 struct ScheduleJobBootstrap::Impl {
@@ -143,6 +171,11 @@ ScheduleJobBootstrap::ScheduleJobBootstrap(RegistryCenter& registry, std::string
                                            JobConfiguration config, BootstrapOptions options)
     : impl_(std::make_shared<Impl>(Impl{NewLifecycle(registry, nullptr, std::move(job_type),
                                                      std::move(config), std::move(options))})) {}
+
+ScheduleJobBootstrap::ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<TaskJob> job,
+                                           JobConfiguration config, BootstrapOptions options)
+    : impl_(std::make_shared<Impl>(Impl{
+          NewTaskLifecycle(registry, std::move(job), std::move(config), std::move(options))})) {}
 
 ScheduleJobBootstrap::~ScheduleJobBootstrap() { Shutdown(); }
 
@@ -192,6 +225,11 @@ OneOffJobBootstrap::OneOffJobBootstrap(RegistryCenter& registry, std::string job
                                        JobConfiguration config, BootstrapOptions options)
     : impl_(std::make_unique<Impl>(Impl{NewLifecycle(registry, nullptr, std::move(job_type),
                                                      std::move(config), std::move(options))})) {}
+
+OneOffJobBootstrap::OneOffJobBootstrap(RegistryCenter& registry, std::shared_ptr<TaskJob> job,
+                                       JobConfiguration config, BootstrapOptions options)
+    : impl_(std::make_unique<Impl>(Impl{
+          NewTaskLifecycle(registry, std::move(job), std::move(config), std::move(options))})) {}
 
 OneOffJobBootstrap::~OneOffJobBootstrap() { Shutdown(); }
 

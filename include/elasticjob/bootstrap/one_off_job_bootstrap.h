@@ -35,6 +35,10 @@ class OneOffJobBootstrap {
                      JobConfiguration config, BootstrapOptions options = {});
   OneOffJobBootstrap(RegistryCenter& registry, std::string job_type, JobConfiguration config,
                      BootstrapOptions options = {});
+  // A task job, as ScheduleJobBootstrap's: Execute() runs it once (coordinated by the
+  // job's leader, worked by every live instance).
+  OneOffJobBootstrap(RegistryCenter& registry, std::shared_ptr<TaskJob> job,
+                     JobConfiguration config, BootstrapOptions options = {});
   ~OneOffJobBootstrap();  // Shutdown()
   OneOffJobBootstrap(const OneOffJobBootstrap&) = delete;
   OneOffJobBootstrap& operator=(const OneOffJobBootstrap&) = delete;

@@ -58,6 +58,7 @@
 
 #include "elasticjob/api/job_listener.h"
 #include "elasticjob/api/simple_job.h"
+#include "elasticjob/api/task_job.h"
 #include "elasticjob/clock.h"
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/reg/registry_center.h"
@@ -101,6 +102,9 @@ struct BootstrapOptions {
   std::vector<std::shared_ptr<const JobShardingStrategy>> sharding_strategies;
   // Bound on the wait for runs in progress at Shutdown() (Join's timeout).
   std::chrono::milliseconds shutdown_timeout{std::chrono::seconds(30)};
+  // A task job's TaskWorker RPC endpoint (docs/task-models.md): "host:port", port 0 picks a
+  // free one. Default: "127.0.0.1:0".
+  std::string task_rpc_address;
 };
 
 class ScheduleJobBootstrap {
@@ -111,6 +115,11 @@ class ScheduleJobBootstrap {
   // A job by type name: "SCRIPT" (props `script.command.line`).
   ScheduleJobBootstrap(RegistryCenter& registry, std::string job_type, JobConfiguration config,
                        BootstrapOptions options = {});
+  // A task job (BroadcastJob, MapJob, MapReduceJob; elasticjob/api/task_job.h): `config` has
+  // one item; its sharding strategy is TASK_LEADER unless it names one. Schedule() also
+  // starts this instance's task endpoint (options.task_rpc_address).
+  ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<TaskJob> job,
+                       JobConfiguration config, BootstrapOptions options = {});
   ~ScheduleJobBootstrap();  // Shutdown()
   ScheduleJobBootstrap(const ScheduleJobBootstrap&) = delete;
   ScheduleJobBootstrap& operator=(const ScheduleJobBootstrap&) = delete;

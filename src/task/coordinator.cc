@@ -1,0 +1,409 @@
+#include "task/coordinator.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+
+#include <map>
+#include <set>
+
+#include "infra/log.h"
+#include "task/task_context_impl.h"
+#include "task/task_store.h"
+#include "task/task_worker.grpc.pb.h"
+#include "task/worker_service.h"
+
+namespace elasticjob::task {
+
+namespace {
+
+// A batch's payloads stop growing past this (at least one sub-task goes).
+constexpr size_t kBatchBytes = 8 << 20;
+
+struct Worker {
+  WorkerEndpoint endpoint;
+  std::unique_ptr<rpc::TaskWorker::Stub> stub;
+  int inflight = 0;
+  bool gone = false;
+};
+
+std::unique_ptr<rpc::TaskWorker::Stub> NewStub(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  return rpc::TaskWorker::NewStub(
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+}
+
+}  // namespace
+
+struct Coordinator::Call {
+  std::string worker;  // instance id
+  grpc::ClientContext context;
+  rpc::RunTasksRequest request;
+  rpc::RunTasksReply reply;
+  grpc::Status status;
+};
+
+void Coordinator::Finished(Call* call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  completed_.push_back(call);
+  cv_.notify_all();
+}
+
+void Coordinator::Wake() {
+  std::lock_guard<std::mutex> lock(mu_);
+  woken_ = true;
+  cv_.notify_all();
+}
+
+void Coordinator::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  cv_.notify_all();
+}
+
+Status Coordinator::Run() {
+  if (auto* b = dynamic_cast<BroadcastJob*>(&job_)) return RunBroadcast(*b);
+  if (auto* m = dynamic_cast<MapJob*>(&job_)) return RunMap(*m);
+  return InvalidArgument(
+      fmt::format("job '{}': not a BroadcastJob, MapJob or MapReduceJob", job_name_));
+}
+
+Status Coordinator::RunBroadcast(BroadcastJob& job) {
+  TaskContextImpl root;
+  root.job_name_ = job_name_;
+  root.job_parameter_ = job_parameter_;
+  root.run_id_ = run_id_;
+  root.task_name_ = std::string(TaskContext::kRootTaskName);
+  root.instance_id_ = instance_id_;
+  root.max_payload_bytes_ = settings_.max_payload_bytes;
+  TaskResult pre = CallFenced([&] {
+    job.PreProcess(root);
+    return TaskResult{true, ""};
+  });
+  if (!pre.success) {
+    return Internal(fmt::format("job '{}' run {}: PreProcess {}", job_name_, run_id_, pre.data));
+  }
+  auto listed = list_workers_();
+  if (!listed.ok()) return listed.status().WithContext("listing the task workers");
+  if (listed->empty()) {
+    return Status(StatusCode::kUnavailable,
+                  fmt::format("job '{}' run {}: no live task worker", job_name_, run_id_));
+  }
+  std::map<std::string, InstanceResult> results;
+  std::map<std::string, std::unique_ptr<Call>> calls;
+  std::map<std::string, std::unique_ptr<rpc::TaskWorker::Stub>> stubs;
+  uint64_t id = 0;
+  for (const WorkerEndpoint& w : *listed) {
+    results[w.instance_id] = InstanceResult{w.instance_id, false, ""};
+    auto call = std::make_unique<Call>();
+    call->worker = w.instance_id;
+    call->request.set_job_name(job_name_);
+    call->request.set_run_id(run_id_);
+    call->request.set_job_parameter(job_parameter_);
+    call->request.set_broadcast(true);
+    rpc::Task* t = call->request.add_tasks();
+    t->set_id(++id);
+    t->set_name(std::string(TaskContext::kBroadcastTaskName));
+    t->set_attempt(1);
+    auto stub = NewStub(w.address);
+    Call* raw = call.get();
+    stub->async()->RunTasks(&raw->context, &raw->request, &raw->reply, [this, raw](grpc::Status s) {
+      raw->status = std::move(s);
+      Finished(raw);
+    });
+    stubs[w.instance_id] = std::move(stub);
+    calls[w.instance_id] = std::move(call);
+  }
+  size_t pending = calls.size();
+  bool cancelled = false;
+  while (pending > 0) {
+    std::vector<Call*> done;
+    bool woken = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return !completed_.empty() || woken_ || cancelled_; });
+      done.swap(completed_);
+      woken = woken_;
+      woken_ = false;
+      if (cancelled_ && !cancelled) {
+        cancelled = true;
+        for (auto& [_, c] : calls) c->context.TryCancel();
+      }
+    }
+    for (Call* c : done) {
+      --pending;
+      InstanceResult& r = results[c->worker];
+      if (!c->status.ok()) {
+        r.data =
+            fmt::format("instance {} failed the RPC: {}", c->worker, c->status.error_message());
+      } else if (c->reply.outcomes_size() != 1) {
+        r.data = fmt::format("instance {} replied with {} outcomes", c->worker,
+                             c->reply.outcomes_size());
+      } else {
+        r.success = c->reply.outcomes(0).success();
+        r.data = c->reply.outcomes(0).data();
+      }
+    }
+    if (woken && !cancelled) {
+      // A worker whose node went has left the run: its call ends now, as a failure.
+      auto now = list_workers_();
+      if (now.ok()) {
+        std::set<std::string> live;
+        for (const auto& w : *now) live.insert(w.instance_id);
+        for (auto& [inst, c] : calls) {
+          if (live.count(inst) == 0) c->context.TryCancel();
+        }
+      }
+    }
+  }
+  if (cancelled) {
+    return Status(
+        StatusCode::kCancelled,
+        fmt::format("job '{}' run {}: cancelled (the job is stopping)", job_name_, run_id_));
+  }
+  std::vector<InstanceResult> list;
+  for (auto& [_, r] : results) {
+    if (!r.success)
+      ++counts_.failed;
+    else
+      ++counts_.succeeded;
+    list.push_back(std::move(r));
+  }
+  counts_.created = static_cast<int64_t>(list.size());
+  TaskResult post = CallFenced([&] {
+    job.PostProcess(root, list);
+    return TaskResult{true, ""};
+  });
+  if (!post.success) {
+    return Internal(fmt::format("job '{}' run {}: PostProcess {}", job_name_, run_id_, post.data));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+class StoreResults final : public SubtaskResults {
+ public:
+  explicit StoreResults(const TaskStore& store) : store_(store) {}
+  int64_t size() const override { return store_.done(); }
+  int64_t failed() const override { return store_.failed(); }
+  Status ForEach(const std::function<void(const SubtaskResult&)>& fn) const override {
+    return store_.ForEach(fn);
+  }
+
+ private:
+  const TaskStore& store_;
+};
+
+}  // namespace
+
+Status Coordinator::RunMap(MapJob& job) {
+  auto opened = TaskStore::OpenTemp(settings_.max_attempts);
+  if (!opened.ok()) return opened.status();
+  TaskStore& store = **opened;
+  auto context = [&](std::string what) {
+    return fmt::format("job '{}' run {}: {}", job_name_, run_id_, what);
+  };
+
+  TaskContextImpl root;
+  root.job_name_ = job_name_;
+  root.job_parameter_ = job_parameter_;
+  root.run_id_ = run_id_;
+  root.task_name_ = std::string(TaskContext::kRootTaskName);
+  root.instance_id_ = instance_id_;
+  root.max_payload_bytes_ = settings_.max_payload_bytes;
+  root.sink_ = [&store](std::vector<Subtask> subtasks, std::string_view name) -> Status {
+    std::vector<std::string> payloads;
+    payloads.reserve(subtasks.size());
+    for (Subtask& s : subtasks) payloads.push_back(std::move(s.payload));
+    if (Status s = store.Begin(); !s.ok()) return s;
+    Status s = store.Add(name, payloads);
+    Status c = store.Commit();
+    return s.ok() ? c : s;
+  };
+  TaskResult r = CallFenced([&] { return job.Process(root); });
+  if (!r.success) return Internal(context("the root task failed: " + r.data));
+
+  std::map<std::string, Worker> workers;
+  auto refresh = [&]() -> Status {
+    auto listed = list_workers_();
+    if (!listed.ok()) return listed.status();
+    std::set<std::string> live;
+    for (const WorkerEndpoint& w : *listed) {
+      live.insert(w.instance_id);
+      auto it = workers.find(w.instance_id);
+      if (it == workers.end()) {
+        workers[w.instance_id] = Worker{w, NewStub(w.address), 0, false};
+      }
+    }
+    for (auto& [id, w] : workers) {
+      if (live.count(id) == 0) w.gone = true;
+    }
+    return Status::Ok();
+  };
+  if (Status s = refresh(); !s.ok()) return s.WithContext(context("listing the task workers"));
+
+  std::map<Call*, std::unique_ptr<Call>> inflight;
+  auto requeue_call = [&](Call* c, const std::string& reason) -> Status {
+    for (const rpc::Task& t : c->request.tasks()) {
+      auto rec = store.Requeue(t.id(), reason);
+      if (!rec.ok()) return rec.status();
+    }
+    return Status::Ok();
+  };
+  Status failure;
+  bool cancelled = false;
+  while (true) {
+    // Send while workers have room and sub-tasks wait.
+    if (failure.ok() && !cancelled) {
+      if (Status s = store.Begin(); !s.ok()) failure = s;
+      for (auto& [id, w] : workers) {
+        while (failure.ok() && !w.gone && w.inflight < settings_.max_inflight_batches &&
+               store.pending() > 0) {
+          auto batch = store.TakePending(settings_.batch_size, kBatchBytes);
+          if (!batch.ok()) {
+            failure = batch.status();
+            break;
+          }
+          auto call = std::make_unique<Call>();
+          call->worker = id;
+          call->request.set_job_name(job_name_);
+          call->request.set_run_id(run_id_);
+          call->request.set_job_parameter(job_parameter_);
+          for (StoredTask& t : *batch) {
+            rpc::Task* out = call->request.add_tasks();
+            out->set_id(t.id);
+            out->set_name(std::move(t.name));
+            out->set_payload(std::move(t.payload));
+            out->set_attempt(static_cast<uint32_t>(t.attempt));
+          }
+          Call* raw = call.get();
+          inflight[raw] = std::move(call);
+          ++w.inflight;
+          w.stub->async()->RunTasks(&raw->context, &raw->request, &raw->reply,
+                                    [this, raw](grpc::Status s) {
+                                      raw->status = std::move(s);
+                                      Finished(raw);
+                                    });
+        }
+      }
+      if (failure.ok()) {
+        if (Status s = store.Commit(); !s.ok()) failure = s;
+      }
+    }
+    if (inflight.empty()) {
+      if (!failure.ok() || cancelled) break;
+      if (store.pending() == 0) break;  // every sub-task done
+      // Sub-tasks wait and no worker can take them.
+      failure = Status(
+          StatusCode::kUnavailable,
+          context(fmt::format("no live task worker for {} pending sub-task(s)", store.pending())));
+      break;
+    }
+    std::vector<Call*> done;
+    bool woken = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return !completed_.empty() || woken_ || cancelled_; });
+      done.swap(completed_);
+      woken = woken_;
+      woken_ = false;
+      if (cancelled_ && !cancelled) {
+        cancelled = true;
+        for (auto& [c, _] : inflight) c->context.TryCancel();
+      }
+    }
+    if (!done.empty() && failure.ok()) {
+      if (Status s = store.Begin(); !s.ok()) failure = s;
+    }
+    for (Call* c : done) {
+      std::unique_ptr<Call> owned = std::move(inflight[c]);
+      inflight.erase(c);
+      Worker& w = workers[c->worker];
+      --w.inflight;
+      if (!failure.ok() || cancelled) continue;
+      if (!c->status.ok()) {
+        // The worker is gone or broken: its batches go elsewhere.
+        if (!w.gone) {
+          infra::LogLine("WARN", context(fmt::format("worker {} failed an RPC ({}); its "
+                                                     "sub-tasks go to the other workers",
+                                                     c->worker, c->status.error_message())));
+        }
+        w.gone = true;
+        if (Status s = requeue_call(
+                c, fmt::format("worker {} lost: {}", c->worker, c->status.error_message()));
+            !s.ok()) {
+          failure = s;
+        }
+        continue;
+      }
+      for (const rpc::TaskOutcome& o : c->reply.outcomes()) {
+        auto rec = store.Record(o.id(), o.success(), o.data());
+        if (!rec.ok()) {
+          failure = rec.status();
+          break;
+        }
+        if (*rec == TaskStore::Recorded::kFirst) {
+          for (const rpc::MappedTasks& m : o.mapped()) {
+            std::vector<std::string> payloads(m.payloads().begin(), m.payloads().end());
+            if (Status s = store.Add(m.name(), payloads); !s.ok()) failure = s;
+          }
+        } else if (*rec == TaskStore::Recorded::kRetry) {
+          infra::LogLine("WARN", context(fmt::format("sub-task {} failed on {} (retried): {}",
+                                                     o.id(), c->worker, o.data())));
+        } else if (*rec == TaskStore::Recorded::kFailed) {
+          infra::LogLine("WARN",
+                         context(fmt::format("sub-task {} failed on {} after {} attempt(s): {}",
+                                             o.id(), c->worker, settings_.max_attempts, o.data())));
+        }
+      }
+      // Sub-tasks a partial reply left out (the worker stopped midway) go back.
+      for (const rpc::Task& t : c->request.tasks()) {
+        bool answered = false;
+        for (const rpc::TaskOutcome& o : c->reply.outcomes()) answered |= o.id() == t.id();
+        if (!answered) (void)store.Requeue(t.id(), "no outcome in the reply");
+      }
+    }
+    if (!done.empty() && failure.ok()) {
+      if (Status s = store.Commit(); !s.ok()) failure = s;
+    }
+    if (woken && failure.ok() && !cancelled) {
+      if (Status s = refresh(); !s.ok()) {
+        infra::LogLine("WARN", context("listing the task workers: " + s.ToString()));
+      }
+      for (auto& [c, _] : inflight) {
+        if (workers[c->worker].gone) c->context.TryCancel();  // requeued when it completes
+      }
+    }
+    if (!failure.ok() && !cancelled) {
+      cancelled = true;  // stop what is in flight, then return the failure
+      for (auto& [c, _] : inflight) c->context.TryCancel();
+    }
+  }
+  counts_ =
+      RunCounts{store.total(), store.done() - store.failed(), store.failed(), store.retried()};
+  if (!failure.ok()) return failure;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cancelled_) {
+      return Status(StatusCode::kCancelled, context("cancelled (the job is stopping)"));
+    }
+  }
+  if (auto* mr = dynamic_cast<MapReduceJob*>(&job)) {
+    StoreResults results(store);
+    TaskResult red = CallFenced([&] {
+      mr->Reduce(root, results);
+      return TaskResult{true, ""};
+    });
+    if (!red.success) return Internal(context("Reduce " + red.data));
+    return Status::Ok();
+  }
+  if (store.failed() > 0) {
+    return Internal(context(fmt::format("{} of {} sub-task(s) failed after {} attempt(s)",
+                                        store.failed(), store.total(), settings_.max_attempts)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace elasticjob::task

@@ -1,0 +1,88 @@
+// Coordinator: one run of a task job on the instance that holds its item (the job's leader,
+// docs/task-models.md). Broadcast: PreProcess, one RPC per live worker, PostProcess.
+// Map/MapReduce: the root task here, its sub-tasks kept in a TaskStore and sent in batches
+// to every live worker, at most `max_inflight_batches` RPCs in flight per worker; a failure
+// is retried up to `max_attempts`; a worker that fails an RPC or whose node goes has its
+// batches sent elsewhere; then Reduce.
+//
+// Thread safety: Run on one thread; Wake and Cancel from any.
+#ifndef ELASTICJOB_TASK_COORDINATOR_H_
+#define ELASTICJOB_TASK_COORDINATOR_H_
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "elasticjob/api/task_job.h"
+#include "elasticjob/status.h"
+#include "elasticjob/thread_annotations.h"
+#include "task/task_settings.h"
+
+namespace elasticjob::task {
+
+struct WorkerEndpoint {
+  std::string instance_id;
+  std::string address;  // host:port
+};
+
+struct RunCounts {
+  int64_t created = 0;
+  int64_t succeeded = 0;
+  int64_t failed = 0;
+  int64_t retried = 0;
+};
+
+class Coordinator {
+ public:
+  // The live workers now (a registry read). Called at the start and after every Wake.
+  using ListWorkers = std::function<Result<std::vector<WorkerEndpoint>>()>;
+
+  Coordinator(TaskJob& job, std::string job_name, std::string job_parameter,
+              std::string instance_id, std::string run_id, TaskSettings settings,
+              ListWorkers list_workers)
+      : job_(job),
+        job_name_(std::move(job_name)),
+        job_parameter_(std::move(job_parameter)),
+        instance_id_(std::move(instance_id)),
+        run_id_(std::move(run_id)),
+        settings_(settings),
+        list_workers_(std::move(list_workers)) {}
+
+  // The whole run. OK when it succeeded; else the reason (a failed root, sub-tasks failed in
+  // a MapJob, a throwing PreProcess/PostProcess/Reduce, no live worker, CANCELLED).
+  Status Run();
+  // The worker set may have changed: the run looks again.
+  void Wake();
+  // Ends the run with CANCELLED (the job is stopping).
+  void Cancel();
+
+  const RunCounts& counts() const { return counts_; }
+
+ private:
+  struct Call;
+  Status RunBroadcast(BroadcastJob& job);
+  Status RunMap(MapJob& job);
+  void Finished(Call* call);
+
+  TaskJob& job_;
+  const std::string job_name_;
+  const std::string job_parameter_;
+  const std::string instance_id_;
+  const std::string run_id_;
+  const TaskSettings settings_;
+  const ListWorkers list_workers_;
+  RunCounts counts_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Call*> completed_ ELASTICJOB_GUARDED_BY(mu_);
+  bool woken_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  bool cancelled_ ELASTICJOB_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace elasticjob::task
+
+#endif  // ELASTICJOB_TASK_COORDINATOR_H_

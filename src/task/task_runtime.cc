@@ -1,0 +1,202 @@
+#include "task/task_runtime.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <stdexcept>
+
+#include "infra/log.h"
+#include "instance/job_instance.h"
+#include "task/task_node.h"
+
+namespace elasticjob::task {
+
+namespace {
+
+class LeaderStrategy final : public JobShardingStrategy {
+ public:
+  explicit LeaderStrategy(std::string self) : self_(std::move(self)) {}
+  std::string type() const override { return TaskRuntime::kStrategyType; }
+  std::vector<ShardingAssignment> Sharding(const std::vector<std::string>& instances,
+                                           std::string_view /*job_name*/,
+                                           int sharding_total_count) const override {
+    std::vector<ShardingAssignment> out;
+    if (instances.empty()) return out;
+    std::string owner = self_;
+    if (std::find(instances.begin(), instances.end(), self_) == instances.end()) {
+      owner = SortInstancesAsLeader(instances).front();
+    }
+    for (const std::string& i : instances) {
+      ShardingAssignment a{i, {}};
+      if (i == owner) {
+        for (int item = 0; item < sharding_total_count; ++item) a.items.push_back(item);
+      }
+      out.push_back(std::move(a));
+    }
+    return out;
+  }
+
+ private:
+  const std::string self_;
+};
+
+}  // namespace
+
+TaskRuntime::TaskRuntime(RegistryCenter& registry, std::shared_ptr<TaskJob> job,
+                         JobConfiguration config, std::string server_ip, std::string rpc_address)
+    : registry_(registry),
+      job_(std::move(job)),
+      config_(std::move(config)),
+      server_ip_(std::move(server_ip)),
+      rpc_address_(rpc_address.empty() ? "127.0.0.1:0" : std::move(rpc_address)) {
+  auto ip = instance::DetectIp(server_ip_);
+  instance_id_ =
+      instance::JobInstance::For(ip.ok() ? *ip : "127.0.0.1", static_cast<long>(getpid()))
+          .instance_id;
+  strategy_ = std::make_shared<LeaderStrategy>(instance_id_);
+}
+
+TaskRuntime::~TaskRuntime() { Join(); }
+
+const std::string& TaskRuntime::endpoint() const {
+  static const std::string kNone;
+  return server_ != nullptr ? server_->address() : kNone;
+}
+
+Status TaskRuntime::Start() {
+  const std::string& name = config_.job_name;
+  if (job_ == nullptr || (dynamic_cast<BroadcastJob*>(job_.get()) == nullptr &&
+                          dynamic_cast<MapJob*>(job_.get()) == nullptr)) {
+    return InvalidArgument(
+        fmt::format("job '{}': a task job is a BroadcastJob, MapJob or MapReduceJob", name));
+  }
+  if (config_.sharding_total_count != 1) {
+    return InvalidArgument(
+        fmt::format("job '{}': shardingTotalCount: a task job has one item (got {})", name,
+                    config_.sharding_total_count));
+  }
+  auto settings = TaskSettings::FromProps(config_.props);
+  if (!settings.ok()) return settings.status().WithContext(fmt::format("job '{}'", name));
+  settings_ = *settings;
+  auto server = WorkerServer::Start(
+      rpc_address_, std::make_unique<WorkerService>(job_, name, instance_id_, settings_));
+  if (!server.ok()) return server.status().WithContext(fmt::format("job '{}'", name));
+  server_ = std::move(server).value();
+  if (Status s = Register(); !s.ok()) {
+    server_->Shutdown(std::chrono::milliseconds(0));
+    server_.reset();
+    return s.WithContext(fmt::format("job '{}': registering the task worker", name));
+  }
+  pool_ = std::make_unique<ThreadPool>(1);
+  events_ = std::make_unique<SerialExecutor>(*pool_);
+  connection_ = registry_.AddConnectionStateListener(*events_, [this](ConnectionState s) {
+    // A new session lost the ephemeral node: register again.
+    if (s != ConnectionState::kReconnected) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) return;
+    }
+    if (Status st = Register(); !st.ok()) {
+      infra::LogLine("WARN", fmt::format("job '{}': task worker not registered again: {}",
+                                         config_.job_name, st.ToString()));
+    }
+  });
+  return Status::Ok();
+}
+
+Status TaskRuntime::Register() {
+  return registry_.PersistEphemeral(WorkerPath(config_.job_name, instance_id_), server_->address());
+}
+
+void TaskRuntime::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopped_ = true;
+  if (running_ != nullptr) running_->Cancel();
+}
+
+void TaskRuntime::Join() {
+  Stop();
+  connection_.reset();
+  events_.reset();
+  pool_.reset();
+  if (server_ != nullptr) {
+    (void)registry_.Remove(WorkerPath(config_.job_name, instance_id_));
+    server_->Shutdown(std::chrono::milliseconds(1000));
+    server_.reset();
+  }
+}
+
+Result<std::vector<WorkerEndpoint>> TaskRuntime::LiveWorkers() {
+  const std::string& job = config_.job_name;
+  auto instances = registry_.GetChildrenKeysDirectly(InstancesPath(job));
+  if (!instances.ok()) return instances.status();
+  auto workers = registry_.GetChildrenKeysDirectly(WorkersPath(job));
+  if (!workers.ok()) {
+    if (workers.status().code() == StatusCode::kNotFound) return std::vector<WorkerEndpoint>{};
+    return workers.status();
+  }
+  std::set<std::string> live(instances->begin(), instances->end());
+  std::vector<WorkerEndpoint> out;
+  for (const std::string& w : *workers) {
+    if (live.count(w) == 0) continue;  // its instance left: not a worker any more
+    auto address = registry_.GetDirectly(WorkerPath(job, w));
+    if (!address.ok()) continue;  // gone meanwhile
+    out.push_back(WorkerEndpoint{w, *address});
+  }
+  return out;
+}
+
+void TaskRuntime::Execute(const ShardingContext& context) {
+  if (context.sharding_item != 0) return;
+  const std::string& job = config_.job_name;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string run_id = fmt::format("{}@{}@{}", job, instance_id_,
+                                         std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::chrono::system_clock::now().time_since_epoch())
+                                             .count());
+  // A run left by a coordinator that died (the local store died with it): say so, then
+  // run from the root.
+  if (auto previous = registry_.GetDirectly(RunPath(job)); previous.ok() && !previous->empty()) {
+    infra::LogLine("WARN", fmt::format("job '{}': run {} was lost with its coordinator (the "
+                                       "local task store keeps no sub-task beyond it); run {} "
+                                       "starts from the root",
+                                       job, *previous, run_id));
+  }
+  (void)registry_.Persist(RunPath(job), run_id);
+  Coordinator coordinator(*job_, job, context.job_parameter, instance_id_, run_id, settings_,
+                          [this] { return LiveWorkers(); });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) throw std::runtime_error("job is stopping");
+    running_ = &coordinator;
+  }
+  // Workers joining or leaving wake the run; the ThreadPool's one thread delivers.
+  std::unique_ptr<Subscription> watch;
+  if (pool_ != nullptr) {
+    auto w = registry_.Watch(InstancesPath(job), *events_,
+                             [&coordinator](const TreeEvent&) { coordinator.Wake(); });
+    if (w.ok()) watch = std::move(w).value();
+  }
+  Status s = coordinator.Run();
+  watch.reset();  // waits for a delivery in progress: none touches the coordinator after
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ = nullptr;
+  }
+  (void)registry_.Remove(RunPath(job));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  const RunCounts& c = coordinator.counts();
+  infra::LogLine(s.ok() ? "INFO" : "WARN",
+                 fmt::format("job '{}' run {}: {} in {} ms; sub-tasks created={} succeeded={} "
+                             "failed={} retried={}",
+                             job, run_id, s.ok() ? "done" : s.ToString(), ms, c.created,
+                             c.succeeded, c.failed, c.retried));
+  if (!s.ok()) throw std::runtime_error(s.ToString());
+}
+
+}  // namespace elasticjob::task

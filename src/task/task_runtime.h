@@ -1,0 +1,81 @@
+// TaskRuntime: a task job (elasticjob/api/task_job.h) on this instance. It serves the
+// instance's TaskWorker endpoint, registers it at `/{job}/task/workers/{instanceId}`
+// (ephemeral, again after a new session), and is the SimpleJob the job's JobRuntime runs:
+// the job has one item, which the TASK_LEADER strategy gives the job's leader, so a trigger
+// runs one Coordinator there (docs/task-models.md).
+//
+// Lifecycle: Start once (before the JobRuntime starts), Stop (cancels a run in progress),
+// Join (after the JobRuntime's Join: the endpoint stops, the worker node goes).
+//
+// Thread safety: Execute, Stop and connection events may race; Start and Join are called by
+// the bootstrap's lifecycle, in order.
+#ifndef ELASTICJOB_TASK_TASK_RUNTIME_H_
+#define ELASTICJOB_TASK_TASK_RUNTIME_H_
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "elasticjob/api/simple_job.h"
+#include "elasticjob/api/task_job.h"
+#include "elasticjob/config/job_configuration.h"
+#include "elasticjob/executor.h"
+#include "elasticjob/reg/registry_center.h"
+#include "elasticjob/sharding/job_sharding_strategy.h"
+#include "elasticjob/thread_annotations.h"
+#include "task/coordinator.h"
+#include "task/task_settings.h"
+#include "task/worker_service.h"
+
+namespace elasticjob::task {
+
+class TaskRuntime final : public SimpleJob {
+ public:
+  // `server_ip`: as BootstrapOptions::server_ip; `rpc_address`: where the endpoint listens.
+  // REQUIRES: `registry` outlives this object.
+  TaskRuntime(RegistryCenter& registry, std::shared_ptr<TaskJob> job, JobConfiguration config,
+              std::string server_ip, std::string rpc_address);
+  ~TaskRuntime() override;
+
+  // Settings from the props, the endpoint, the worker node. Fails naming the prop, the
+  // address or the registry error; nothing stays started then.
+  Status Start();
+  void Stop();
+  void Join();
+
+  // The run (item 0); other items do nothing. Throws with the run's failure.
+  void Execute(const ShardingContext& context) override;
+
+  // Gives every item to this instance when it is among those sharded (it shards only while
+  // it leads), else to the first in the leader's order.
+  std::shared_ptr<const JobShardingStrategy> strategy() const { return strategy_; }
+  static constexpr const char* kStrategyType = "TASK_LEADER";
+
+  const std::string& instance_id() const { return instance_id_; }
+  const std::string& endpoint() const;
+
+ private:
+  Result<std::vector<WorkerEndpoint>> LiveWorkers();
+  Status Register();
+
+  RegistryCenter& registry_;
+  const std::shared_ptr<TaskJob> job_;
+  const JobConfiguration config_;
+  const std::string server_ip_;
+  const std::string rpc_address_;
+  std::string instance_id_;  // set by the constructor
+  std::shared_ptr<const JobShardingStrategy> strategy_;
+  TaskSettings settings_;                 // set by Start
+  std::unique_ptr<WorkerServer> server_;  // set by Start, reset by Join
+  std::unique_ptr<ThreadPool> pool_;      // registry deliveries (one thread)
+  std::unique_ptr<SerialExecutor> events_;
+  std::unique_ptr<Subscription> connection_;
+
+  std::mutex mu_;
+  bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  Coordinator* running_ ELASTICJOB_GUARDED_BY(mu_) = nullptr;  // the run in progress
+};
+
+}  // namespace elasticjob::task
+
+#endif  // ELASTICJOB_TASK_TASK_RUNTIME_H_

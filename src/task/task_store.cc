@@ -1,0 +1,206 @@
+#include "task/task_store.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace elasticjob::task {
+
+namespace {
+
+constexpr int kPending = 0;
+constexpr int kDispatched = 1;
+constexpr int kDone = 2;
+
+std::string_view Blob(sqlite3_stmt* stmt, int col) {
+  const void* p = sqlite3_column_blob(stmt, col);
+  int n = sqlite3_column_bytes(stmt, col);
+  return p == nullptr ? std::string_view() : std::string_view(static_cast<const char*>(p), n);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TaskStore>> TaskStore::OpenTemp(int max_attempts, std::string dir) {
+  if (dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    dir = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  }
+  std::string templ = dir + "/elasticjob-task-XXXXXX";
+  int fd = mkstemp(templ.data());
+  if (fd < 0) {
+    return Status(StatusCode::kInternal,
+                  fmt::format("task store: cannot create a temp file in '{}'", dir));
+  }
+  close(fd);
+  sqlite3* db = nullptr;
+  if (int rc = sqlite3_open(templ.c_str(), &db); rc != SQLITE_OK) {
+    std::string msg = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    unlink(templ.c_str());
+    return Status(StatusCode::kInternal,
+                  fmt::format("task store '{}': cannot open: {}", templ, msg));
+  }
+  std::unique_ptr<TaskStore> store(new TaskStore(db, templ, max_attempts));
+  // A run's store dies with its coordinator (docs/task-models.md): no journal, no syncs.
+  if (Status s = store->Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                             "PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"
+                             "CREATE TABLE tasks(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                             " payload BLOB, state INTEGER NOT NULL, attempts INTEGER NOT NULL,"
+                             " success INTEGER, result BLOB);"
+                             "CREATE INDEX pending_tasks ON tasks(id) WHERE state=0;");
+      !s.ok()) {
+    return s;
+  }
+  for (auto [sql, stmt] : {
+           std::pair{"INSERT INTO tasks(name, payload, state, attempts) VALUES(?, ?, 0, 0)",
+                     &store->insert_},
+           std::pair{"SELECT id, name, payload, attempts FROM tasks WHERE state=0 ORDER BY id "
+                     "LIMIT ?",
+                     &store->select_pending_},
+           std::pair{"UPDATE tasks SET state=1, attempts=attempts+1 WHERE id=?",
+                     &store->mark_dispatched_},
+           std::pair{"SELECT state, attempts FROM tasks WHERE id=?", &store->select_state_},
+           std::pair{"UPDATE tasks SET state=2, success=?, result=?, payload=NULL WHERE id=?",
+                     &store->finish_},
+           std::pair{"UPDATE tasks SET state=0 WHERE id=?", &store->repend_},
+       }) {
+    if (Status s = store->Prepare(sql, stmt); !s.ok()) return s;
+  }
+  return store;
+}
+
+TaskStore::TaskStore(sqlite3* db, std::string path, int max_attempts)
+    : db_(db), path_(std::move(path)), max_attempts_(max_attempts < 1 ? 1 : max_attempts) {}
+
+TaskStore::~TaskStore() {
+  for (sqlite3_stmt* s :
+       {insert_, select_pending_, mark_dispatched_, select_state_, finish_, repend_}) {
+    sqlite3_finalize(s);
+  }
+  sqlite3_close(db_);
+  unlink(path_.c_str());
+}
+
+Status TaskStore::Error(std::string_view what) const {
+  return Status(StatusCode::kInternal,
+                fmt::format("task store '{}': {}: {}", path_, what, sqlite3_errmsg(db_)));
+}
+
+Status TaskStore::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err != nullptr ? err : "unknown error";
+    sqlite3_free(err);
+    return Status(StatusCode::kInternal, fmt::format("task store '{}': {}", path_, msg));
+  }
+  return Status::Ok();
+}
+
+Status TaskStore::Prepare(const char* sql, sqlite3_stmt** stmt) {
+  if (sqlite3_prepare_v2(db_, sql, -1, stmt, nullptr) != SQLITE_OK) return Error(sql);
+  return Status::Ok();
+}
+
+Status TaskStore::Begin() { return Exec("BEGIN"); }
+Status TaskStore::Commit() { return Exec("COMMIT"); }
+
+Status TaskStore::Add(std::string_view name, std::span<const std::string> payloads) {
+  for (const std::string& p : payloads) {
+    sqlite3_reset(insert_);
+    sqlite3_bind_text(insert_, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+    sqlite3_bind_blob(insert_, 2, p.data(), static_cast<int>(p.size()), SQLITE_STATIC);
+    if (sqlite3_step(insert_) != SQLITE_DONE) return Error("insert");
+    ++total_;
+    ++pending_;
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<StoredTask>> TaskStore::TakePending(int n, size_t max_bytes) {
+  std::vector<StoredTask> out;
+  size_t bytes = 0;
+  sqlite3_reset(select_pending_);
+  sqlite3_bind_int(select_pending_, 1, n);
+  int rc;
+  while ((rc = sqlite3_step(select_pending_)) == SQLITE_ROW) {
+    const size_t size = static_cast<size_t>(sqlite3_column_bytes(select_pending_, 2));
+    if (!out.empty() && bytes + size > max_bytes) {
+      rc = SQLITE_DONE;
+      break;
+    }
+    bytes += size;
+    StoredTask t;
+    t.id = static_cast<uint64_t>(sqlite3_column_int64(select_pending_, 0));
+    t.name = std::string(Blob(select_pending_, 1));
+    t.payload = std::string(Blob(select_pending_, 2));
+    t.attempt = sqlite3_column_int(select_pending_, 3) + 1;
+    out.push_back(std::move(t));
+  }
+  if (rc != SQLITE_DONE) return Error("select pending");
+  sqlite3_reset(select_pending_);
+  for (const StoredTask& t : out) {
+    sqlite3_reset(mark_dispatched_);
+    sqlite3_bind_int64(mark_dispatched_, 1, static_cast<int64_t>(t.id));
+    if (sqlite3_step(mark_dispatched_) != SQLITE_DONE) return Error("mark dispatched");
+  }
+  pending_ -= static_cast<int64_t>(out.size());
+  return out;
+}
+
+Result<TaskStore::Recorded> TaskStore::Record(uint64_t id, bool success, std::string_view data) {
+  sqlite3_reset(select_state_);
+  sqlite3_bind_int64(select_state_, 1, static_cast<int64_t>(id));
+  int rc = sqlite3_step(select_state_);
+  if (rc == SQLITE_DONE) return Recorded::kDuplicate;  // not a sub-task of this run
+  if (rc != SQLITE_ROW) return Error("select state");
+  const int state = sqlite3_column_int(select_state_, 0);
+  const int attempts = sqlite3_column_int(select_state_, 1);
+  sqlite3_reset(select_state_);
+  if (state != kDispatched) return Recorded::kDuplicate;
+  if (!success && attempts < max_attempts_) {
+    sqlite3_reset(repend_);
+    sqlite3_bind_int64(repend_, 1, static_cast<int64_t>(id));
+    if (sqlite3_step(repend_) != SQLITE_DONE) return Error("re-pend");
+    ++pending_;
+    ++retried_;
+    return Recorded::kRetry;
+  }
+  sqlite3_reset(finish_);
+  sqlite3_bind_int(finish_, 1, success ? 1 : 0);
+  sqlite3_bind_blob(finish_, 2, data.data(), static_cast<int>(data.size()), SQLITE_STATIC);
+  sqlite3_bind_int64(finish_, 3, static_cast<int64_t>(id));
+  if (sqlite3_step(finish_) != SQLITE_DONE) return Error("finish");
+  ++done_;
+  if (!success) ++failed_;
+  return success ? Recorded::kFirst : Recorded::kFailed;
+}
+
+Result<TaskStore::Recorded> TaskStore::Requeue(uint64_t id, std::string_view reason) {
+  return Record(id, false, reason);
+}
+
+Status TaskStore::ForEach(const std::function<void(const SubtaskResult&)>& fn) const {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT id, name, success, result FROM tasks WHERE state=2 "
+                         "ORDER BY id",
+                         -1, &stmt, nullptr) != SQLITE_OK) {
+    return Error("select results");
+  }
+  int rc;
+  SubtaskResult r;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    r.id = static_cast<uint64_t>(sqlite3_column_int64(stmt, 0));
+    r.name.assign(Blob(stmt, 1));
+    r.success = sqlite3_column_int(stmt, 2) != 0;
+    r.data.assign(Blob(stmt, 3));
+    fn(r);
+  }
+  Status s = rc == SQLITE_DONE ? Status::Ok() : Error("select results");
+  sqlite3_finalize(stmt);
+  return s;
+}
+
+}  // namespace elasticjob::task
