@@ -4,7 +4,8 @@
 # Process once on every instance, one run id); MapReduce summing 1..N in two map levels
 # (every sub-task once, the reduce sees all); a throwing sub-task retried, then reported; a
 # payload over the limit refused with a clear error; a worker killed (-9) mid-run, its
-# sub-tasks finished elsewhere and the result still exact.
+# sub-tasks finished elsewhere and the result still exact; the coordinator killed (-9), the
+# next trigger run from the root on the new leader, naming the lost run.
 # Usage: task_models.sh path/to/examples-dir path/to/zk-server.sh
 set -uo pipefail
 source "$(dirname "$0")/../lib/e2e.sh" "$@"
@@ -96,5 +97,30 @@ grep -q -F "RESULT 18003000 subtasks=6000 " "$dir/k1.log" || fail "kill: $(grep 
 grep -q "failed an RPC" "$dir/k1.log" || fail "kill: the lost worker was not noticed"
 stop k1 k3
 
+# 7. kill -9 of the coordinator (the local store dies with it): once its session has expired,
+#    an operator trigger runs the job from the root on the new leader, which names the lost
+#    run; the result is exact.
+start l1 mapreduce_sum --job loss --subtasks 6000 --slow-us 1000 --prop task.batch.size=50
+start l2 mapreduce_sum --job loss --subtasks 6000 --slow-us 1000 --prop task.batch.size=50
+start l3 mapreduce_sum --job loss --subtasks 6000 --slow-us 1000 --prop task.batch.size=50 \
+  --execute-when-workers 3
+wait_for_lines "$dir/l2.log" "progress 1000" 1 || fail "loss: l2 did no work: $(tail -3 "$dir/l2.log")"
+kill -9 -- "-${PID[l1]}"
+unset "PID[l1]"
+left=""
+for _ in $(seq 1 60); do  # the session expires in 4 s; at most 30 s
+  left=$(zk_ls /e2e/loss/instances)
+  [[ "$left" =~ ^\[[^,]*,[^,]*\]$ ]] && break
+  sleep 0.5
+done
+[[ "$left" =~ ^\[[^,]*,[^,]*\]$ ]] || fail "loss: instances after the kill: $left"
+for id in $(echo "$left" | tr -d '[] ' | tr ',' ' '); do zk create "/e2e/loss/trigger/$id" > /dev/null; done
+wait_for_lines_in "RESULT" 1 60 "$dir/l2.log" "$dir/l3.log" || fail "loss: no result after the trigger"
+grep -h "RESULT" "$dir/l2.log" "$dir/l3.log" | grep -q -F "RESULT 18003000 subtasks=6000 " ||
+  fail "loss: $(grep -h RESULT "$dir/l2.log" "$dir/l3.log")"
+grep -h "was lost with its coordinator" "$dir/l2.log" "$dir/l3.log" | grep -q "starts from the root" ||
+  fail "loss: the lost run was not named"
+stop l2 l3
+
 e2e_on_failure() { for f in "$dir"/*.log; do echo "== $f"; tail -n 15 "$f"; done; }
-e2e_finish "task models: broadcast (one-off, cron), mapreduce, retries, oversize, kill -9"
+e2e_finish "task models: broadcast (one-off, cron), mapreduce, retries, oversize, kill -9 of a worker and of the coordinator"
