@@ -359,10 +359,12 @@ Status Coordinator::RunMap(MapJob& job) {
         }
       }
       // Sub-tasks a partial reply left out (the worker stopped midway) go back.
-      for (const rpc::Task& t : c->request.tasks()) {
-        bool answered = false;
-        for (const rpc::TaskOutcome& o : c->reply.outcomes()) answered |= o.id() == t.id();
-        if (!answered) (void)store.Requeue(t.id(), "no outcome in the reply");
+      if (c->reply.outcomes_size() != c->request.tasks_size()) {
+        std::set<uint64_t> answered;
+        for (const rpc::TaskOutcome& o : c->reply.outcomes()) answered.insert(o.id());
+        for (const rpc::Task& t : c->request.tasks()) {
+          if (answered.count(t.id()) == 0) (void)store.Requeue(t.id(), "no outcome in the reply");
+        }
       }
     }
     if (!done.empty() && failure.ok()) {

@@ -10,9 +10,7 @@ namespace elasticjob::task {
 
 namespace {
 
-constexpr int kPending = 0;
-constexpr int kDispatched = 1;
-constexpr int kDone = 2;
+// States: 0 pending, 1 dispatched, 2 done.
 
 std::string_view Blob(sqlite3_stmt* stmt, int col) {
   const void* p = sqlite3_column_blob(stmt, col);
@@ -59,12 +57,15 @@ Result<std::unique_ptr<TaskStore>> TaskStore::OpenTemp(int max_attempts, std::st
            std::pair{"SELECT id, name, payload, attempts FROM tasks WHERE state=0 ORDER BY id "
                      "LIMIT ?",
                      &store->select_pending_},
-           std::pair{"UPDATE tasks SET state=1, attempts=attempts+1 WHERE id=?",
+           // The rows just selected: the pending ones in [first, last] (id order).
+           std::pair{"UPDATE tasks SET state=1, attempts=attempts+1 WHERE state=0 AND id "
+                     "BETWEEN ? AND ?",
                      &store->mark_dispatched_},
-           std::pair{"SELECT state, attempts FROM tasks WHERE id=?", &store->select_state_},
-           std::pair{"UPDATE tasks SET state=2, success=?, result=?, payload=NULL WHERE id=?",
+           std::pair{"UPDATE tasks SET state=2, success=?, result=?, payload=NULL WHERE id=? "
+                     "AND state=1",
                      &store->finish_},
-           std::pair{"UPDATE tasks SET state=0 WHERE id=?", &store->repend_},
+           std::pair{"UPDATE tasks SET state=0 WHERE id=? AND state=1 AND attempts<?",
+                     &store->repend_},
        }) {
     if (Status s = store->Prepare(sql, stmt); !s.ok()) return s;
   }
@@ -75,8 +76,7 @@ TaskStore::TaskStore(sqlite3* db, std::string path, int max_attempts)
     : db_(db), path_(std::move(path)), max_attempts_(max_attempts < 1 ? 1 : max_attempts) {}
 
 TaskStore::~TaskStore() {
-  for (sqlite3_stmt* s :
-       {insert_, select_pending_, mark_dispatched_, select_state_, finish_, repend_}) {
+  for (sqlite3_stmt* s : {insert_, select_pending_, mark_dispatched_, finish_, repend_}) {
     sqlite3_finalize(s);
   }
   sqlite3_close(db_);
@@ -140,9 +140,10 @@ Result<std::vector<StoredTask>> TaskStore::TakePending(int n, size_t max_bytes) 
   }
   if (rc != SQLITE_DONE) return Error("select pending");
   sqlite3_reset(select_pending_);
-  for (const StoredTask& t : out) {
+  if (!out.empty()) {
     sqlite3_reset(mark_dispatched_);
-    sqlite3_bind_int64(mark_dispatched_, 1, static_cast<int64_t>(t.id));
+    sqlite3_bind_int64(mark_dispatched_, 1, static_cast<int64_t>(out.front().id));
+    sqlite3_bind_int64(mark_dispatched_, 2, static_cast<int64_t>(out.back().id));
     if (sqlite3_step(mark_dispatched_) != SQLITE_DONE) return Error("mark dispatched");
   }
   pending_ -= static_cast<int64_t>(out.size());
@@ -150,28 +151,25 @@ Result<std::vector<StoredTask>> TaskStore::TakePending(int n, size_t max_bytes) 
 }
 
 Result<TaskStore::Recorded> TaskStore::Record(uint64_t id, bool success, std::string_view data) {
-  sqlite3_reset(select_state_);
-  sqlite3_bind_int64(select_state_, 1, static_cast<int64_t>(id));
-  int rc = sqlite3_step(select_state_);
-  if (rc == SQLITE_DONE) return Recorded::kDuplicate;  // not a sub-task of this run
-  if (rc != SQLITE_ROW) return Error("select state");
-  const int state = sqlite3_column_int(select_state_, 0);
-  const int attempts = sqlite3_column_int(select_state_, 1);
-  sqlite3_reset(select_state_);
-  if (state != kDispatched) return Recorded::kDuplicate;
-  if (!success && attempts < max_attempts_) {
+  // A failure with attempts left: back to pending (only if dispatched).
+  if (!success) {
     sqlite3_reset(repend_);
     sqlite3_bind_int64(repend_, 1, static_cast<int64_t>(id));
+    sqlite3_bind_int(repend_, 2, max_attempts_);
     if (sqlite3_step(repend_) != SQLITE_DONE) return Error("re-pend");
-    ++pending_;
-    ++retried_;
-    return Recorded::kRetry;
+    if (sqlite3_changes(db_) > 0) {
+      ++pending_;
+      ++retried_;
+      return Recorded::kRetry;
+    }
   }
+  // Done, if dispatched: the first outcome wins; anything later changes no row.
   sqlite3_reset(finish_);
   sqlite3_bind_int(finish_, 1, success ? 1 : 0);
   sqlite3_bind_blob(finish_, 2, data.data(), static_cast<int>(data.size()), SQLITE_STATIC);
   sqlite3_bind_int64(finish_, 3, static_cast<int64_t>(id));
   if (sqlite3_step(finish_) != SQLITE_DONE) return Error("finish");
+  if (sqlite3_changes(db_) == 0) return Recorded::kDuplicate;
   ++done_;
   if (!success) ++failed_;
   return success ? Recorded::kFirst : Recorded::kFailed;

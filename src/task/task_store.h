@@ -82,7 +82,6 @@ class TaskStore {
   sqlite3_stmt* insert_ = nullptr;
   sqlite3_stmt* select_pending_ = nullptr;
   sqlite3_stmt* mark_dispatched_ = nullptr;
-  sqlite3_stmt* select_state_ = nullptr;
   sqlite3_stmt* finish_ = nullptr;
   sqlite3_stmt* repend_ = nullptr;
   int64_t total_ = 0;

@@ -17,6 +17,7 @@ n=0
 start() {
   local name="$1" prog="$2"
   shift 2
+  : > "$dir/$name.log"
   setsid "$BIN/$prog" --registry "$url" "$@" > "$dir/$name.log" 2>&1 &
   PID[$name]=$!
   disown "$!"
