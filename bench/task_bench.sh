@@ -7,6 +7,7 @@
 #   broadcast  three broadcast_hello instances on an every-second cron: each run's time from
 #              the start of PreProcess to the end of PostProcess (the coordinator's run line).
 # Usage: task_bench.sh EXAMPLES_DIR ZK_SCRIPT [N (1000000)]
+#   TASK_BENCH_ARGS="--prop task.batch.size=5000": more mapreduce_sum flags.
 set -uo pipefail
 BIN="$1"
 ZK="$2"
@@ -32,9 +33,9 @@ start() {
 }
 hwm_mb() { awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
 
-start m1 mapreduce_sum --job sum --subtasks "$N"  # first: the leader, the coordinator
-start m2 mapreduce_sum --job sum --subtasks "$N"
-start m3 mapreduce_sum --job sum --subtasks "$N" --execute-when-workers 3
+start m1 mapreduce_sum --job sum --subtasks "$N" ${TASK_BENCH_ARGS:-}  # first: the leader, the coordinator
+start m2 mapreduce_sum --job sum --subtasks "$N" ${TASK_BENCH_ARGS:-}
+start m3 mapreduce_sum --job sum --subtasks "$N" ${TASK_BENCH_ARGS:-} --execute-when-workers 3
 wait_for_lines "$dir/m1.log" "created=" 1 600 || { echo "no result: $(tail -3 "$dir/m1.log")"; exit 1; }
 result=$(grep RESULT "$dir/m1.log")
 ms=$(sed 's/.*ms=//' <<< "$result")
