@@ -56,8 +56,9 @@ void Coordinator::Wake() {
   cv_.notify_all();
 }
 
-void Coordinator::Cancel() {
+void Coordinator::Cancel(std::string reason) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!cancelled_) cancel_reason_ = std::move(reason);
   cancelled_ = true;
   cv_.notify_all();
 }
@@ -158,9 +159,9 @@ Status Coordinator::RunBroadcast(BroadcastJob& job) {
     }
   }
   if (cancelled) {
-    return Status(
-        StatusCode::kCancelled,
-        fmt::format("job '{}' run {}: cancelled (the job is stopping)", job_name_, run_id_));
+    std::lock_guard<std::mutex> lock(mu_);
+    return Status(StatusCode::kCancelled, fmt::format("job '{}' run {}: cancelled: {}", job_name_,
+                                                      run_id_, cancel_reason_));
   }
   std::vector<InstanceResult> list;
   for (auto& [_, r] : results) {
@@ -346,8 +347,7 @@ Status Coordinator::RunMap(MapJob& job) {
         }
         if (*rec == TaskStore::Recorded::kFirst) {
           for (const rpc::MappedTasks& m : o.mapped()) {
-            std::vector<std::string> payloads(m.payloads().begin(), m.payloads().end());
-            if (Status s = store.Add(m.name(), payloads); !s.ok()) failure = s;
+            if (Status s = store.Add(m.name(), m.payloads()); !s.ok()) failure = s;
           }
         } else if (*rec == TaskStore::Recorded::kRetry) {
           infra::LogLine("WARN", context(fmt::format("sub-task {} failed on {} (retried): {}",
@@ -388,9 +388,7 @@ Status Coordinator::RunMap(MapJob& job) {
   if (!failure.ok()) return failure;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (cancelled_) {
-      return Status(StatusCode::kCancelled, context("cancelled (the job is stopping)"));
-    }
+    if (cancelled_) return Status(StatusCode::kCancelled, context("cancelled: " + cancel_reason_));
   }
   if (auto* mr = dynamic_cast<MapReduceJob*>(&job)) {
     StoreResults results(store);

@@ -56,8 +56,9 @@ class Coordinator {
   Status Run();
   // The worker set may have changed: the run looks again.
   void Wake();
-  // Ends the run with CANCELLED (the job is stopping).
-  void Cancel();
+  // Ends the run with CANCELLED and `reason` (the job is stopping, the session was lost);
+  // the first reason stays.
+  void Cancel(std::string reason);
 
   const RunCounts& counts() const { return counts_; }
 
@@ -81,6 +82,7 @@ class Coordinator {
   std::vector<Call*> completed_ ELASTICJOB_GUARDED_BY(mu_);
   bool woken_ ELASTICJOB_GUARDED_BY(mu_) = false;
   bool cancelled_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  std::string cancel_reason_ ELASTICJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace elasticjob::task

@@ -90,9 +90,23 @@ Status TaskRuntime::Start() {
     server_.reset();
     return s.WithContext(fmt::format("job '{}': registering the task worker", name));
   }
-  pool_ = std::make_unique<ThreadPool>(1);
-  events_ = std::make_unique<SerialExecutor>(*pool_);
-  connection_ = registry_.AddConnectionStateListener(*events_, [this](ConnectionState s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_ = std::make_shared<Events>();
+  }
+  connection_ = registry_.AddConnectionStateListener(events_->strand, [this](ConnectionState s) {
+    if (s == ConnectionState::kLost) {
+      // The leadership went with the session: another instance may start the job's next run
+      // while this one would go on. The local store cannot hand the run over: it ends.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (running_ != nullptr) {
+        running_->Cancel(
+            "the registry session expired during the run, so another instance may lead the "
+            "job now; the local task store cannot hand the run over: the next trigger runs it "
+            "from the root");
+      }
+      return;
+    }
     // A new session lost the ephemeral node: register again.
     if (s != ConnectionState::kReconnected) return;
     {
@@ -114,14 +128,18 @@ Status TaskRuntime::Register() {
 void TaskRuntime::Stop() {
   std::lock_guard<std::mutex> lock(mu_);
   stopped_ = true;
-  if (running_ != nullptr) running_->Cancel();
+  if (running_ != nullptr) running_->Cancel("the job is stopping");
 }
 
 void TaskRuntime::Join() {
   Stop();
   connection_.reset();
-  events_.reset();
-  pool_.reset();
+  std::shared_ptr<Events> events;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    events = std::move(events_);
+  }
+  events.reset();  // waits for its deliveries, unless a run still holds it
   if (server_ != nullptr) {
     (void)registry_.Remove(WorkerPath(config_.job_name, instance_id_));
     server_->Shutdown(std::chrono::milliseconds(1000));
@@ -151,6 +169,10 @@ Result<std::vector<WorkerEndpoint>> TaskRuntime::LiveWorkers() {
 
 void TaskRuntime::Execute(const ShardingContext& context) {
   if (context.sharding_item != 0) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) throw std::runtime_error("job is stopping");
+  }
   const std::string& job = config_.job_name;
   const auto start = std::chrono::steady_clock::now();
   const std::string run_id = fmt::format("{}@{}@{}", job, instance_id_,
@@ -168,15 +190,17 @@ void TaskRuntime::Execute(const ShardingContext& context) {
   (void)registry_.Persist(RunPath(job), run_id);
   Coordinator coordinator(*job_, job, context.job_parameter, instance_id_, run_id, settings_,
                           [this] { return LiveWorkers(); });
+  std::shared_ptr<Events> events;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) throw std::runtime_error("job is stopping");
     running_ = &coordinator;
+    events = events_;
   }
-  // Workers joining or leaving wake the run; the ThreadPool's one thread delivers.
+  // Workers joining or leaving wake the run; the events' one thread delivers.
   std::unique_ptr<Subscription> watch;
-  if (pool_ != nullptr) {
-    auto w = registry_.Watch(InstancesPath(job), *events_,
+  if (events != nullptr) {
+    auto w = registry_.Watch(InstancesPath(job), events->strand,
                              [&coordinator](const TreeEvent&) { coordinator.Wake(); });
     if (w.ok()) watch = std::move(w).value();
   }

@@ -67,8 +67,12 @@ class TaskRuntime final : public SimpleJob {
   std::shared_ptr<const JobShardingStrategy> strategy_;
   TaskSettings settings_;                 // set by Start
   std::unique_ptr<WorkerServer> server_;  // set by Start, reset by Join
-  std::unique_ptr<ThreadPool> pool_;      // registry deliveries (one thread)
-  std::unique_ptr<SerialExecutor> events_;
+  // Registry deliveries (one thread). Shared: a run that Join abandoned keeps its own hold.
+  struct Events {
+    ThreadPool pool{1};
+    SerialExecutor strand{pool};
+  };
+  std::shared_ptr<Events> events_;  // set by Start, reset by Join (under mu_)
   std::unique_ptr<Subscription> connection_;
 
   std::mutex mu_;

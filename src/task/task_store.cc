@@ -106,15 +106,13 @@ Status TaskStore::Prepare(const char* sql, sqlite3_stmt** stmt) {
 Status TaskStore::Begin() { return Exec("BEGIN"); }
 Status TaskStore::Commit() { return Exec("COMMIT"); }
 
-Status TaskStore::Add(std::string_view name, std::span<const std::string> payloads) {
-  for (const std::string& p : payloads) {
-    sqlite3_reset(insert_);
-    sqlite3_bind_text(insert_, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
-    sqlite3_bind_blob(insert_, 2, p.data(), static_cast<int>(p.size()), SQLITE_STATIC);
-    if (sqlite3_step(insert_) != SQLITE_DONE) return Error("insert");
-    ++total_;
-    ++pending_;
-  }
+Status TaskStore::AddOne(std::string_view name, std::string_view p) {
+  sqlite3_reset(insert_);
+  sqlite3_bind_text(insert_, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+  sqlite3_bind_blob(insert_, 2, p.data(), static_cast<int>(p.size()), SQLITE_STATIC);
+  if (sqlite3_step(insert_) != SQLITE_DONE) return Error("insert");
+  ++total_;
+  ++pending_;
   return Status::Ok();
 }
 

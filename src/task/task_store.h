@@ -46,8 +46,14 @@ class TaskStore {
   Status Begin();
   Status Commit();
 
-  // Adds pending sub-tasks named `name`.
-  Status Add(std::string_view name, std::span<const std::string> payloads);
+  // Adds pending sub-tasks named `name`, one per payload (any range of strings).
+  template <typename Range>
+  Status Add(std::string_view name, const Range& payloads) {
+    for (const auto& p : payloads) {
+      if (Status s = AddOne(name, p); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
   // Takes up to `n` pending sub-tasks in id order, marking them dispatched (one attempt more);
   // stops before the payloads pass `max_bytes` (one at least).
   Result<std::vector<StoredTask>> TakePending(int n, size_t max_bytes = SIZE_MAX);
@@ -72,6 +78,7 @@ class TaskStore {
 
  private:
   TaskStore(sqlite3* db, std::string path, int max_attempts);
+  Status AddOne(std::string_view name, std::string_view payload);
   Status Exec(const char* sql);
   Status Prepare(const char* sql, sqlite3_stmt** stmt);
   Status Error(std::string_view what) const;

@@ -22,28 +22,31 @@ grpc::Status WorkerService::RunTasks(grpc::ServerContext* context,
                         fmt::format("job '{}' is not a {} job here", job_name_,
                                     request->broadcast() ? "broadcast" : "map"));
   }
+  // One context for the batch: the run's fields once, the task's fields per task.
+  TaskContextImpl ctx;
+  ctx.job_name_ = job_name_;
+  ctx.job_parameter_ = request->job_parameter();
+  ctx.run_id_ = request->run_id();
+  ctx.instance_id_ = instance_id_;
+  ctx.max_payload_bytes_ = settings_.max_payload_bytes;
+  rpc::TaskOutcome* outcome = nullptr;
+  if (!request->broadcast()) {
+    ctx.sink_ = [&outcome](std::vector<Subtask> subtasks, std::string_view name) {
+      rpc::MappedTasks* mapped = outcome->add_mapped();
+      mapped->set_name(std::string(name));
+      for (Subtask& s : subtasks) mapped->add_payloads(std::move(s.payload));
+      return Status::Ok();
+    };
+  }
+  reply->mutable_outcomes()->Reserve(request->tasks_size());
   for (const rpc::Task& task : request->tasks()) {
     if (context->IsCancelled()) return grpc::Status::CANCELLED;
-    rpc::TaskOutcome* outcome = reply->add_outcomes();
+    outcome = reply->add_outcomes();
     outcome->set_id(task.id());
-    TaskContextImpl ctx;
-    ctx.job_name_ = job_name_;
-    ctx.job_parameter_ = request->job_parameter();
-    ctx.run_id_ = request->run_id();
     ctx.task_id_ = task.id();
     ctx.task_name_ = task.name();
     ctx.payload_ = task.payload();
     ctx.attempt_ = static_cast<int>(task.attempt());
-    ctx.instance_id_ = instance_id_;
-    ctx.max_payload_bytes_ = settings_.max_payload_bytes;
-    if (!request->broadcast()) {
-      ctx.sink_ = [outcome](std::vector<Subtask> subtasks, std::string_view name) {
-        rpc::MappedTasks* mapped = outcome->add_mapped();
-        mapped->set_name(std::string(name));
-        for (Subtask& s : subtasks) mapped->add_payloads(std::move(s.payload));
-        return Status::Ok();
-      };
-    }
     TaskResult r = CallFenced(
         [&] { return request->broadcast() ? broadcast->Process(ctx) : map->Process(ctx); });
     if (r.data.size() > settings_.max_payload_bytes) {

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "task/worker_service.h"
 
@@ -204,6 +206,53 @@ TEST_F(CoordinatorTest, ABroadcastToAnUnreachableInstanceFailsNamingIt) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("instances failed: gone@-@9"), std::string::npos) << s;
   EXPECT_EQ(job->processed, 1);
+}
+
+TEST_F(CoordinatorTest, CancelEndsARunInProgressWithTheReason) {
+  class Blocking final : public MapJob {
+   public:
+    std::mutex mu;
+    std::condition_variable cv;
+    bool started = false;
+    bool release = false;
+    TaskResult Process(TaskContext& ctx) override {
+      if (ctx.IsRootTask()) {
+        std::vector<Subtask> one{{"x"}};
+        return {ctx.Map(std::move(one), "ONE").ok(), ""};
+      }
+      std::unique_lock<std::mutex> lock(mu);
+      started = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+      return {true, ""};
+    }
+  };
+  auto job = std::make_shared<Blocking>();
+  StartWorkers(job, 1);
+  Coordinator c(*job, "sum", "", "me", "run-1", {}, List());
+  Status result;
+  bool ended = false;
+  std::thread run([&] {
+    Status s = c.Run();
+    std::lock_guard<std::mutex> lock(job->mu);
+    result = s;
+    ended = true;
+    job->cv.notify_all();
+  });
+  {
+    std::unique_lock<std::mutex> lock(job->mu);
+    job->cv.wait(lock, [&] { return job->started || ended; });
+    ASSERT_FALSE(ended) << "the run ended before its sub-task started: " << result;
+  }
+  c.Cancel("the session expired");
+  run.join();
+  EXPECT_EQ(result.code(), StatusCode::kCancelled);
+  EXPECT_NE(result.message().find("cancelled: the session expired"), std::string::npos) << result;
+  {
+    std::lock_guard<std::mutex> lock(job->mu);
+    job->release = true;
+  }
+  job->cv.notify_all();
 }
 
 }  // namespace
