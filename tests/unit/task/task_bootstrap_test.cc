@@ -1,0 +1,122 @@
+// A task job through the public bootstrap on one instance (memory:// registry, real gRPC on
+// loopback): the run is one execution for listeners and item reports, a failing Reduce fails
+// it, and the worker node is registered and removed.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+
+#include "elasticjob/api/task_job.h"
+#include "elasticjob/bootstrap/one_off_job_bootstrap.h"
+
+namespace elasticjob {
+namespace {
+
+class Sum final : public MapReduceJob {
+ public:
+  bool fail_reduce = false;
+  long sum = 0;
+  TaskResult Process(TaskContext& ctx) override {
+    if (ctx.IsRootTask()) {
+      std::vector<Subtask> s;
+      for (int i = 1; i <= 100; ++i) s.push_back({std::to_string(i)});
+      return {ctx.Map(std::move(s), "N").ok(), ""};
+    }
+    return {true, ctx.payload()};
+  }
+  void Reduce(TaskContext&, const SubtaskResults& results) override {
+    if (fail_reduce) throw std::runtime_error("reduce refused");
+    (void)results.ForEach([&](const SubtaskResult& r) { sum += std::stol(r.data); });
+  }
+};
+
+class Counter final : public ElasticJobListener {
+ public:
+  std::mutex mu;
+  std::condition_variable cv;
+  int before = 0;
+  int after = 0;
+  std::vector<ItemRunReport> reports;
+  void BeforeJobExecuted(const ShardingContexts& c) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!c.sharding_item_parameters.empty()) ++before;
+  }
+  void AfterJobExecuted(const ShardingContexts& c) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!c.sharding_item_parameters.empty()) ++after;
+    cv.notify_all();
+  }
+  void Report(const ItemRunReport& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    reports.push_back(r);
+  }
+  // Waits (bounded) for `n` executions to end.
+  bool WaitAfter(int n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(30), [&] { return after >= n; });
+  }
+};
+
+void RunOnce(const std::string& ns, bool fail_reduce, Sum& job_out, Counter& counter) {
+  auto reg = NewRegistryCenter("memory://" + ns);
+  ASSERT_TRUE(reg.ok());
+  ASSERT_TRUE((*reg)->Init().ok());
+  auto job = std::make_shared<Sum>();
+  job->fail_reduce = fail_reduce;
+  auto listener = std::shared_ptr<Counter>(&counter, [](Counter*) {});
+  BootstrapOptions options;
+  options.listeners.push_back(std::static_pointer_cast<ElasticJobListener>(listener));
+  options.on_item_run = [&counter](const ItemRunReport& r) { counter.Report(r); };
+  auto config = JobConfiguration::Builder("sum", 1).Build();
+  ASSERT_TRUE(config.ok());
+  OneOffJobBootstrap bootstrap(**reg, job, *config, options);
+  ASSERT_TRUE(bootstrap.Start().ok());
+  auto workers = (*reg)->GetChildrenKeys("/sum/task/workers");
+  ASSERT_TRUE(workers.ok());
+  EXPECT_EQ(workers->size(), 1u);
+  ASSERT_TRUE(bootstrap.Execute().ok());
+  ASSERT_TRUE(counter.WaitAfter(1));
+  bootstrap.Shutdown();
+  EXPECT_EQ((*reg)->GetChildrenKeys("/sum/task/workers").value_or({}).size(), 0u);
+  EXPECT_FALSE((*reg)->IsExisted("/sum/task/run").value_or(true));
+  job_out.sum = job->sum;
+}
+
+TEST(TaskBootstrapTest, ARunIsOneExecutionForListenersAndReports) {
+  Sum job;
+  Counter counter;
+  RunOnce("task_ok", false, job, counter);
+  EXPECT_EQ(job.sum, 5050);
+  EXPECT_EQ(counter.before, 1);
+  EXPECT_EQ(counter.after, 1);
+  ASSERT_EQ(counter.reports.size(), 1u);
+  EXPECT_TRUE(counter.reports[0].success);
+  EXPECT_EQ(counter.reports[0].item, 0);
+}
+
+TEST(TaskBootstrapTest, AThrowingReduceFailsTheExecutionWithItsMessage) {
+  Sum job;
+  Counter counter;
+  RunOnce("task_fail", true, job, counter);
+  ASSERT_EQ(counter.reports.size(), 1u);
+  EXPECT_FALSE(counter.reports[0].success);
+  EXPECT_NE(counter.reports[0].error.find("Reduce threw: reduce refused"), std::string::npos)
+      << counter.reports[0].error;
+}
+
+TEST(TaskBootstrapTest, AJobOfMoreThanOneItemIsRefusedNamingTheField) {
+  auto reg = NewRegistryCenter("memory://task_items");
+  ASSERT_TRUE((*reg)->Init().ok());
+  OneOffJobBootstrap bootstrap(**reg, std::make_shared<Sum>(),
+                               *JobConfiguration::Builder("sum", 3).Build());
+  Status s = bootstrap.Start();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("shardingTotalCount: a task job has one item (got 3)"),
+            std::string::npos)
+      << s;
+}
+
+}  // namespace
+}  // namespace elasticjob
