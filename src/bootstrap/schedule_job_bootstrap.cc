@@ -9,6 +9,7 @@
 
 #include "bootstrap/job_runtime.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
+#include "executor/script/script_job.h"
 #include "infra/log.h"
 #include "task/task_runtime.h"
 
@@ -156,6 +157,48 @@ std::shared_ptr<bootstrap::Lifecycle> NewTaskLifecycle(RegistryCenter& registry,
       timeout, task);
 }
 
+// A SimpleJob (a script, a C++ job) broadcast by the prop `task.broadcast: true`: each
+// trigger runs it once on every live instance, as item 0 of a one-item job.
+class SimpleBroadcast final : public BroadcastJob {
+ public:
+  explicit SimpleBroadcast(std::shared_ptr<SimpleJob> job) : job_(std::move(job)) {}
+  TaskResult Process(TaskContext& ctx) override {
+    job_->Execute(ShardingContext{ctx.job_name(), ctx.run_id(), 1, ctx.job_parameter(), 0,
+                                  std::nullopt});  // throws when it fails
+    return {true, ""};
+  }
+
+ private:
+  const std::shared_ptr<SimpleJob> job_;
+};
+
+bool BroadcastByProp(const JobConfiguration& config) {
+  auto it = config.props.find("task.broadcast");
+  return it != config.props.end() && it->second == "true";
+}
+
+std::shared_ptr<bootstrap::Lifecycle> NewSimpleLifecycle(RegistryCenter& registry,
+                                                         std::shared_ptr<SimpleJob> job,
+                                                         std::string job_type,
+                                                         JobConfiguration config,
+                                                         BootstrapOptions options) {
+  if (BroadcastByProp(config)) {
+    if (job == nullptr && job_type == "SCRIPT") {
+      // Built here for the broadcast; a bad prop fails Start as without the broadcast.
+      auto script = executor::ScriptJob::FromProps(config.props,
+                                                   std::make_shared<executor::ScriptProcesses>());
+      if (script.ok()) job = std::move(script).value();
+    }
+    if (job != nullptr) {
+      if (options.job_type_name.empty()) options.job_type_name = job_type;
+      return NewTaskLifecycle(registry, std::make_shared<SimpleBroadcast>(std::move(job)),
+                              std::move(config), std::move(options));
+    }
+  }
+  return NewLifecycle(registry, std::move(job), std::move(job_type), std::move(config),
+                      std::move(options));
+}
+
 }  // namespace
 
 struct ScheduleJobBootstrap::Impl {
@@ -164,13 +207,13 @@ struct ScheduleJobBootstrap::Impl {
 
 ScheduleJobBootstrap::ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
                                            JobConfiguration config, BootstrapOptions options)
-    : impl_(std::make_shared<Impl>(Impl{
-          NewLifecycle(registry, std::move(job), "", std::move(config), std::move(options))})) {}
+    : impl_(std::make_shared<Impl>(Impl{NewSimpleLifecycle(
+          registry, std::move(job), "", std::move(config), std::move(options))})) {}
 
 ScheduleJobBootstrap::ScheduleJobBootstrap(RegistryCenter& registry, std::string job_type,
                                            JobConfiguration config, BootstrapOptions options)
-    : impl_(std::make_shared<Impl>(Impl{NewLifecycle(registry, nullptr, std::move(job_type),
-                                                     std::move(config), std::move(options))})) {}
+    : impl_(std::make_shared<Impl>(Impl{NewSimpleLifecycle(
+          registry, nullptr, std::move(job_type), std::move(config), std::move(options))})) {}
 
 ScheduleJobBootstrap::ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<TaskJob> job,
                                            JobConfiguration config, BootstrapOptions options)
@@ -218,13 +261,13 @@ struct OneOffJobBootstrap::Impl {
 
 OneOffJobBootstrap::OneOffJobBootstrap(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
                                        JobConfiguration config, BootstrapOptions options)
-    : impl_(std::make_unique<Impl>(Impl{
-          NewLifecycle(registry, std::move(job), "", std::move(config), std::move(options))})) {}
+    : impl_(std::make_unique<Impl>(Impl{NewSimpleLifecycle(
+          registry, std::move(job), "", std::move(config), std::move(options))})) {}
 
 OneOffJobBootstrap::OneOffJobBootstrap(RegistryCenter& registry, std::string job_type,
                                        JobConfiguration config, BootstrapOptions options)
-    : impl_(std::make_unique<Impl>(Impl{NewLifecycle(registry, nullptr, std::move(job_type),
-                                                     std::move(config), std::move(options))})) {}
+    : impl_(std::make_unique<Impl>(Impl{NewSimpleLifecycle(
+          registry, nullptr, std::move(job_type), std::move(config), std::move(options))})) {}
 
 OneOffJobBootstrap::OneOffJobBootstrap(RegistryCenter& registry, std::shared_ptr<TaskJob> job,
                                        JobConfiguration config, BootstrapOptions options)

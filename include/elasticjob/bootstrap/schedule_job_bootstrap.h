@@ -112,7 +112,9 @@ class ScheduleJobBootstrap {
   // REQUIRES: `registry` is initialised and outlives this bootstrap.
   ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
                        JobConfiguration config, BootstrapOptions options = {});
-  // A job by type name: "SCRIPT" (props `script.command.line`).
+  // A job by type name: "SCRIPT" (props `script.command.line`). With the prop
+  // `task.broadcast: "true"` (this or the SimpleJob constructor) the job is broadcast: each
+  // trigger runs it once on every live instance (docs/task-models.md; one item).
   ScheduleJobBootstrap(RegistryCenter& registry, std::string job_type, JobConfiguration config,
                        BootstrapOptions options = {});
   // A task job (BroadcastJob, MapJob, MapReduceJob; elasticjob/api/task_job.h): `config` has
