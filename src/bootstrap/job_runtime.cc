@@ -93,7 +93,8 @@ JobRuntime::JobRuntime(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : Clock::System()),
       storage_(gated_, config_.job_name),
-      strategies_(JobShardingStrategyRegistry::WithBuiltins(clock_)) {}
+      strategies_(JobShardingStrategyRegistry::WithBuiltins(clock_)),
+      monitor_port_(config_.monitor_port) {}
 
 JobRuntime::~JobRuntime() = default;
 
@@ -311,7 +312,24 @@ Status JobRuntime::Start(bool scheduled) {
     std::lock_guard<std::mutex> lock(mu_);
     ArmNextLocked(clock_.WallNow());
   }
+  OpenDumpPort();
   return Status::Ok();
+}
+
+void JobRuntime::OpenDumpPort() {
+  if (monitor_port_ < 0) return;
+  const DumpPortOptions& o = options_.dump_port;
+  auto server = snapshot::DumpServer::Acquire(o.address, monitor_port_,
+                                              {o.io_timeout, std::max(1, o.max_connections)});
+  auto registration =
+      server.ok() ? (*server)->Register(config_.job_name, registry_)
+                  : Result<std::unique_ptr<snapshot::DumpServer::Registration>>(server.status());
+  if (!registration.ok()) {
+    infra::LogLine("WARN", fmt::format("job '{}': {} (the job runs without a dump port)",
+                                       config_.job_name, registration.status().ToString()));
+    return;
+  }
+  dump_ = std::move(registration).value();
 }
 
 Status JobRuntime::TriggerCluster() {
@@ -694,6 +712,7 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
   std::lock_guard<std::mutex> join_lock(join_mu_);
   if (joined_) return *joined_;
   Stop();
+  dump_.reset();  // waits for a dump of this job in progress
   bool started;
   int abandoned = 0;
   {

@@ -43,6 +43,7 @@
 #include "reconcile/reconcile_service.h"
 #include "server/server_service.h"
 #include "sharding/sharding_service.h"
+#include "snapshot/dump_server.h"
 #include "storage/change_notifier.h"
 #include "storage/job_node_storage.h"
 #include "trigger/timer_scheduler.h"
@@ -102,6 +103,8 @@ class JobRuntime final : public listener::JobController,
   Status RegisterStrategies();
   void ArmNextLocked(Clock::WallTime after);
   void ArmReconcile();
+  // Serves this job on the dump port when monitorPort is set; a failure is logged.
+  void OpenDumpPort();
   // kPrepareLead before a fire time: arms the next one, and prepares this one's run
   // (JobExecutor::PrepareTrigger) on the LaunchBoard, or arms OnCronFire when it cannot be.
   // `arming`: the ArmNextLocked call that armed it; a later one (a reschedule) has armed
@@ -164,6 +167,10 @@ class JobRuntime final : public listener::JobController,
   std::atomic<const std::atomic<uint64_t>*> counter_{nullptr};
   std::shared_ptr<const std::atomic<uint64_t>> counter_owner_;  // GUARDED_BY(watch_mu_)
   std::unique_ptr<Subscription> connection_;
+  // The configuration's monitorPort as given (the registry's never carries one).
+  const int monitor_port_;
+  // This job on the dump port, from Start to Join (which do not race).
+  std::unique_ptr<snapshot::DumpServer::Registration> dump_;
   std::mutex marks_mu_;
   std::map<int, std::unique_ptr<Subscription>> mark_watches_;  // GUARDED_BY(marks_mu_)
 

@@ -91,6 +91,7 @@ int RunJobs(const RunOptions& o) {
   std::vector<ScheduleJobBootstrap*> boots;
   BootstrapOptions options;
   options.job_type_name = "SCRIPT";
+  if (file->dump_address) options.dump_port.address = *file->dump_address;
   for (size_t i = 0; i < jobs.size(); ++i) {
     running.push_back(
         std::make_unique<ScheduleJobBootstrap>(**registry, scripts[i], jobs[i].config, options));

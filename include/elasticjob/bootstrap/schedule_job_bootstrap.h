@@ -36,14 +36,19 @@
 // Thread safety: every method may be called from any thread (a Stop() during Schedule()
 // waits for it), but not from this job's own callbacks (Join would wait for itself).
 //
+// clang-format off
 //   auto reg = elasticjob::NewRegistryCenter("zookeeper://127.0.0.1:2181/demo");
-//   (*reg)->Init();
+//   if (!reg.ok() || !(*reg)->Init().ok()) { ... }
 //   auto config = elasticjob::JobConfiguration::Builder("orderSync", 3)
-//                     .Cron("0/5 * * * * ?").Build();
+//                     .Cron("0/5 * * * * ?")
+//                     .Build();
 //   elasticjob::ScheduleJobBootstrap job(**reg, std::make_shared<OrderSyncJob>(), *config);
 //   if (auto s = job.Schedule(); !s.ok()) { std::cerr << s << "\n"; }
 //   ...
 //   job.Shutdown();
+// clang-format on
+//
+// A complete program: examples/embedding/simple_job.cc.
 #ifndef ELASTICJOB_BOOTSTRAP_SCHEDULE_JOB_BOOTSTRAP_H_
 #define ELASTICJOB_BOOTSTRAP_SCHEDULE_JOB_BOOTSTRAP_H_
 
@@ -65,6 +70,19 @@
 #include "elasticjob/sharding/job_sharding_strategy.h"
 
 namespace elasticjob {
+
+// The dump port of a job whose configuration sets monitorPort (docs/dump.md). Jobs of one
+// process with the same address and port share one listener, started with the options of
+// the first of them.
+struct DumpPortOptions {
+  // The address the port listens on: loopback, so only this host can ask. "0.0.0.0" for
+  // every interface (the dump masks IPv4 addresses, not the rest of the job's nodes).
+  std::string address = "127.0.0.1";
+  // How long a client gets to send its line, and again to take the reply.
+  std::chrono::milliseconds io_timeout{std::chrono::seconds(5)};
+  // Connections open at once; one more is accepted and closed at once.
+  int max_connections = 8;
+};
 
 struct BootstrapOptions {
   // What `/{job}` holds: ElasticJob writes the job class; a C++ job can name the Java class
@@ -99,6 +117,9 @@ struct BootstrapOptions {
   // or a name taken twice (a built-in one included) fails Schedule(), as does a
   // configuration naming an unknown type (the error lists the known ones).
   std::vector<std::shared_ptr<const JobShardingStrategy>> sharding_strategies;
+  // Where and how the dump port listens when the configuration's monitorPort is not -1. A
+  // port that cannot be opened (taken, say) is logged; the job runs without it.
+  DumpPortOptions dump_port;
   // Bound on the wait for runs in progress at Shutdown() (Join's timeout).
   std::chrono::milliseconds shutdown_timeout{std::chrono::seconds(30)};
 };
