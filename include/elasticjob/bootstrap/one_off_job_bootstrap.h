@@ -14,9 +14,11 @@
 //
 // Thread safety: as ScheduleJobBootstrap.
 //
+// clang-format off
 //   elasticjob::OneOffJobBootstrap job(**reg, std::make_shared<ReindexJob>(),
 //       *elasticjob::JobConfiguration::Builder("reindex", 4).Build());
 //   if (auto s = job.Execute(); !s.ok()) { std::cerr << s << "\n"; }
+// clang-format on
 #ifndef ELASTICJOB_BOOTSTRAP_ONE_OFF_JOB_BOOTSTRAP_H_
 #define ELASTICJOB_BOOTSTRAP_ONE_OFF_JOB_BOOTSTRAP_H_
 
