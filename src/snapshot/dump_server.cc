@@ -32,7 +32,7 @@ struct Listeners {
   };
   std::mutex mu;
   std::condition_variable gone;  // an entry was erased
-  std::map<std::pair<std::string, int>, Entry> by_address;
+  std::map<std::pair<std::string, int>, Entry> by_address ELASTICJOB_GUARDED_BY(mu);
 };
 
 // Process-wide listeners by address and port (released with their last job). Never
@@ -138,8 +138,9 @@ Result<std::unique_ptr<DumpServer::Registration>> DumpServer::Register(std::stri
   std::lock_guard<std::mutex> lock(jobs_mu_);
   if (!jobs_.emplace(job_name, &registry).second) {
     return Status(StatusCode::kAlreadyExists,
-                  fmt::format("dump port {}:{}: a job named '{}' is served already (another "
-                              "namespace's): this one is not dumped there",
+                  fmt::format("dump port {}:{}: a job named '{}' is served there already (another "
+                              "instance of it in this process, or another namespace's job of "
+                              "that name): this one is not dumped there",
                               address_, port_, job_name));
   }
   // Registration's constructor is private: no make_unique.
@@ -147,8 +148,12 @@ Result<std::unique_ptr<DumpServer::Registration>> DumpServer::Register(std::stri
 }
 
 void DumpServer::Unregister(const std::string& job_name) {
-  std::lock_guard<std::mutex> lock(jobs_mu_);  // waits for a dump in progress
-  jobs_.erase(job_name);
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    jobs_.erase(job_name);
+  }
+  // A dump that found the job before it left holds dump_mu_ until it ends.
+  std::lock_guard<std::mutex> barrier(dump_mu_);
 }
 
 DumpServer::Registration::~Registration() { server_->Unregister(job_name_); }
@@ -156,10 +161,15 @@ DumpServer::Registration::~Registration() { server_->Unregister(job_name_); }
 std::string DumpServer::Reply(const std::string& line) {
   auto job = ParseDumpCommand(line);
   if (!job) return "";
-  std::lock_guard<std::mutex> lock(jobs_mu_);
-  auto it = jobs_.find(*job);
-  if (it == jobs_.end()) return "";
-  auto dump = DumpJob(*it->second, *job);
+  std::lock_guard<std::mutex> dumping(dump_mu_);
+  RegistryCenter* registry = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    auto it = jobs_.find(*job);
+    if (it == jobs_.end()) return "";
+    registry = it->second;
+  }
+  auto dump = DumpJob(*registry, *job);
   if (!dump.ok()) {
     infra::LogLine("WARN", fmt::format("dump port {}:{}: job '{}': {}", address_, port_, *job,
                                        dump.status().ToString()));

@@ -28,6 +28,7 @@
 
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/status.h"
+#include "elasticjob/thread_annotations.h"
 
 namespace elasticjob::snapshot {
 
@@ -64,7 +65,8 @@ class DumpServer : public std::enable_shared_from_this<DumpServer> {
   static Result<std::shared_ptr<DumpServer>> Acquire(const std::string& address, int port,
                                                      Limits limits);
   // Serves `job_name` from `registry` (which must outlive the result). ALREADY_EXISTS when
-  // another job of that name (another namespace's) is registered on this listener.
+  // a job of that name is served there already (another instance of it in this process, or
+  // another namespace's job of the same name).
   Result<std::unique_ptr<Registration>> Register(std::string job_name, RegistryCenter& registry);
 
   ~DumpServer();  // stops the thread and closes every socket
@@ -92,9 +94,11 @@ class DumpServer : public std::enable_shared_from_this<DumpServer> {
   int wake_fd_ = -1;    // eventfd: written to stop the loop
   std::thread thread_;
 
-  // Held while a dump runs, so a job unregistering waits for its dump to end.
+  // Held while a dump runs (taken before jobs_mu_), so a job unregistering can wait for a
+  // dump that found it to end; registering never waits for a dump.
+  std::mutex dump_mu_;
   std::mutex jobs_mu_;
-  std::map<std::string, RegistryCenter*> jobs_;  // GUARDED_BY(jobs_mu_)
+  std::map<std::string, RegistryCenter*> jobs_ ELASTICJOB_GUARDED_BY(jobs_mu_);
 
   std::atomic<bool> stopping_{false};  // atomic: set by the destructor, read by the loop
   std::atomic<uint64_t> rejected_{0};  // atomic: read by tests while the loop runs
