@@ -11,9 +11,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -231,6 +233,9 @@ void DumpServer::Loop() {
     }
   };
 
+  // Out of file descriptors (EMFILE): the listener stays readable, so it is left out of
+  // the poll for a moment instead of being retried in a busy loop.
+  Clock::time_point accept_pause{};
   while (!stopping_.load()) {
     const auto now = Clock::now();
     for (Conn& c : conns) {
@@ -239,12 +244,18 @@ void DumpServer::Loop() {
     std::erase_if(conns, [](const Conn& c) { return c.fd < 0; });
     fds.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
+    const bool accepting = accept_pause <= now;
+    fds.push_back({accepting ? listen_fd_ : -1, POLLIN, 0});  // poll skips a negative fd
     int timeout_ms = -1;
+    auto wait_until = [&](Clock::time_point t) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(t - now).count();
+      left = std::clamp<int64_t>(left, 0, std::numeric_limits<int>::max());
+      if (timeout_ms < 0 || left < timeout_ms) timeout_ms = static_cast<int>(left);
+    };
+    if (!accepting) wait_until(accept_pause);
     for (const Conn& c : conns) {
       fds.push_back({c.fd, static_cast<short>(c.writing ? POLLOUT : POLLIN), 0});
-      auto left = std::chrono::ceil<std::chrono::milliseconds>(c.deadline - now).count();
-      if (timeout_ms < 0 || left < timeout_ms) timeout_ms = static_cast<int>(left);
+      wait_until(c.deadline);
     }
     int ready = poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0) {
@@ -267,7 +278,12 @@ void DumpServer::Loop() {
     if (fds[1].revents != 0) {
       for (;;) {
         int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;  // EAGAIN, or a connection already gone
+        if (fd < 0) {  // EAGAIN: none left; or a connection already gone
+          if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            accept_pause = Clock::now() + std::chrono::milliseconds(100);
+          }
+          break;
+        }
         size_t open = 0;
         for (const Conn& c : conns) open += c.fd >= 0;
         if (open >= static_cast<size_t>(limits_.max_connections)) {
