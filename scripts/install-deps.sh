@@ -23,6 +23,10 @@ PACKAGES=(
   # the chaos suite (scripts/chaos.sh): its analysis, ps for its process checks, ip for its
   # network namespaces
   python3 procps iproute2
+  # job types and error handlers: HTTP(S), SMTP and webhooks through libcurl, the DingTalk
+  # signature through OpenSSL; their tests' HTTP(S) server (cpp-httplib), SMTP server
+  # (aiosmtpd) and throwaway certificates (openssl)
+  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev python3-aiosmtpd openssl
 )
 
 missing=()
