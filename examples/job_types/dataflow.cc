@@ -18,12 +18,14 @@ class OrderFeed : public elasticjob::DataflowJob<Order> {
  public:
   std::vector<Order> FetchData(const elasticjob::ShardingContext& ctx) override {
     std::lock_guard<std::mutex> lock(mu_);
-    int& next = next_[ctx.sharding_item];
+    // Ten new orders per item per run, fetched in batches of four; the empty fetch after them
+    // ends the item (and ten more arrive for the next run).
+    auto queued = queued_.try_emplace(ctx.sharding_item, 10).first;
     std::vector<Order> batch;
-    // Ten orders per item per run, in batches of four; then an empty fetch ends the item.
-    for (int i = 0; i < 4 && next % 10 != 9; ++i)
-      batch.push_back({ctx.sharding_item * 1000 + next++});
-    if (batch.empty()) ++next;  // the next run has ten more
+    for (int i = 0; i < 4 && queued->second > 0; ++i, --queued->second) {
+      batch.push_back({ctx.sharding_item * 1000 + next_id_++});
+    }
+    if (batch.empty()) queued->second = 10;
     return batch;
   }
   void ProcessData(const elasticjob::ShardingContext& ctx, std::vector<Order> orders) override {
@@ -33,7 +35,8 @@ class OrderFeed : public elasticjob::DataflowJob<Order> {
 
  private:
   std::mutex mu_;
-  std::map<int, int> next_;
+  std::map<int, int> queued_;  // item -> orders waiting
+  int next_id_ = 0;
 };
 
 int main(int argc, char** argv) {
