@@ -55,10 +55,11 @@ namespace elasticjob {
 class JobRunState {
  public:
   virtual ~JobRunState() = default;
-  // False once this instance is shutting the job down, the job is paused here (its server
-  // disabled, or paused by an operator), or the cluster needs resharding (the resharding
-  // flag is set): a looping executor (a streaming DataflowJob) ends its item then. Reads
-  // the registry (one read); false when the registry cannot answer.
+  // False once this instance is shutting the job down, the job is paused here (its registry
+  // session suspended or lost), or the cluster needs resharding (the resharding flag is
+  // set: an instance joined or left, a server was disabled, the item count changed): a
+  // looping executor (a streaming DataflowJob) ends its item then. Reads the registry (one
+  // read); false when the registry cannot answer.
   virtual bool IsEligibleForJobRunning() = 0;
 };
 

@@ -184,20 +184,22 @@ class Feed final : public DataflowJob<int> {
     return {served};
   }
   void ProcessData(const ShardingContext&, std::vector<int> data) override {
-    std::function<void()> hook;
+    std::function<void(size_t)> hook;
+    size_t rounds = 0;
     {
       std::lock_guard<std::mutex> l(mu);
       for (int d : data) processed.push_back(d);
       hook = on_process;
+      rounds = processed.size();
     }
-    if (hook) hook();
+    if (hook) hook(rounds);
   }
   std::mutex mu;
   int fetches = 0;
   int served = 0;
   bool throw_on_fetch = false;
   std::vector<int> processed;
-  std::function<void()> on_process;
+  std::function<void(size_t rounds)> on_process;  // after each process step
 
  private:
   const int batches_;
@@ -240,10 +242,26 @@ TEST_F(JobTypesTest, StreamingDataflowStopsBetweenRoundsWhenReshardingIsNeeded) 
   ASSERT_TRUE(boot.Schedule().ok());
   ASSERT_TRUE(WaitSettled(*reg, 1, 1));
   // The second round raises the flag (as a new instance joining would): the loop ends there.
-  feed->on_process = [&] {
-    if (feed->processed.size() == 2) {
+  feed->on_process = [&](size_t rounds) {
+    if (rounds == 2) {
       (void)reg->Persist("/job/leader/sharding/necessary", "");
     }
+  };
+  clock_.Advance(1s);
+  ASSERT_TRUE(rec_.WaitRuns(1));
+  std::lock_guard<std::mutex> l(feed->mu);
+  EXPECT_EQ(feed->processed, (std::vector<int>{1, 2}));
+}
+
+TEST_F(JobTypesTest, StreamingDataflowStopsBetweenRoundsWhenTheJobIsShuttingDown) {
+  auto reg = Session();
+  auto feed = std::make_shared<Feed>(100);
+  JobConfiguration c = Config(1);
+  c.props["streaming.process"] = "true";
+  ScheduleJobBootstrap boot(*reg, feed, c, Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  feed->on_process = [&](size_t rounds) {
+    if (rounds == 2) boot.Stop();  // no waiting: Stop only flags the job
   };
   clock_.Advance(1s);
   ASSERT_TRUE(rec_.WaitRuns(1));
