@@ -43,17 +43,26 @@ def free_port():
         return s.getsockname()[1]
 
 
-port = free_port()
-# STARTTLS: AUTH only once TLS is on. Implicit TLS: aiosmtpd does not see the TLS under it
-# (session.ssl is only set by STARTTLS), but nothing reaches it without TLS.
+# A port picked then bound by the Controller: another process may take it in between, so a
+# failed start retries with a new one.
 kwargs = dict(authenticator=authenticator, auth_require_tls=(mode != "implicit"))
-if mode == "implicit":
-    controller = Controller(Handler(), hostname="127.0.0.1", port=port, ssl_context=context,
-                            **kwargs)
+for attempt in range(5):
+    port = free_port()
+    if mode == "implicit":
+        # Implicit TLS: aiosmtpd does not see the TLS under it (session.ssl is only set by
+        # STARTTLS), but nothing reaches it without TLS: AUTH need not wait for STARTTLS.
+        controller = Controller(Handler(), hostname="127.0.0.1", port=port,
+                                ssl_context=context, **kwargs)
+    else:
+        controller = Controller(Handler(), hostname="127.0.0.1", port=port,
+                                tls_context=context, require_starttls=False, **kwargs)
+    try:
+        controller.start()
+        break
+    except Exception as e:  # a bind failure, most likely
+        print("smtp_server: port %d: %s" % (port, e), file=sys.stderr)
 else:
-    controller = Controller(Handler(), hostname="127.0.0.1", port=port, tls_context=context,
-                            require_starttls=False, **kwargs)
-controller.start()
+    sys.exit(1)
 print(port, flush=True)
 done = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: done.set())
