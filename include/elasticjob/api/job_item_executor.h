@@ -12,8 +12,9 @@
 // known ones.
 //
 // The factory runs when the job starts (its error fails Schedule(), naming the prop and the
-// value) and again whenever the job's configuration changes in the registry (its error is
-// then logged, and the job keeps its last good executor).
+// value): on the configuration given, before anything is written, then on the registry's,
+// which wins. It runs again whenever the job's configuration changes in the registry (its
+// error is then logged, and the job keeps its last good executor).
 //
 // Thread safety: Process may be called concurrently for different items of one job (up to
 // the job's jobExecutorThreadPoolSizeProviderType limit); implementations must allow that.
