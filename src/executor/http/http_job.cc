@@ -17,6 +17,10 @@ Result<HttpJobProps> ParseHttpJobProps(const JobConfiguration& config) {
   auto uri = infra::RequiredProp(props, "http.uri");
   if (!uri.ok()) return uri.status();
   p.uri = *uri;
+  if (p.uri.rfind("http://", 0) != 0 && p.uri.rfind("https://", 0) != 0) {
+    return InvalidArgument(
+        fmt::format("props.http.uri: expected an http:// or https:// URL, got '{}'", p.uri));
+  }
   auto method = infra::RequiredProp(props, "http.method");
   if (!method.ok()) return method.status();
   p.method = *method;

@@ -40,7 +40,7 @@ struct HttpJobProps {
 };
 
 // Reads the props of `config`. INVALID_ARGUMENT naming the prop and the value: a missing or
-// empty http.uri or http.method, an unknown method, a timeout that is not a positive
+// empty http.uri or http.method, a URI that is not http:// or https://, an unknown method, a timeout that is not a positive
 // integer, a http.fail.on.error.status other than true or false.
 Result<HttpJobProps> ParseHttpJobProps(const JobConfiguration& config);
 

@@ -394,6 +394,9 @@ TEST_F(JobTypesTest, HttpPropsAreCheckedAtStartNamingThePropAndValue) {
   };
   EXPECT_EQ(error({{"http.method", "GET"}}), "job 'job': props.http.uri: missing");
   EXPECT_EQ(error({{"http.uri", "http://127.0.0.1:1/"}}), "job 'job': props.http.method: missing");
+  EXPECT_EQ(error({{"http.uri", "ftp://127.0.0.1/x"}, {"http.method", "GET"}}),
+            "job 'job': props.http.uri: expected an http:// or https:// URL, got "
+            "'ftp://127.0.0.1/x'");
   EXPECT_EQ(error({{"http.uri", "http://127.0.0.1:1/"}, {"http.method", "FETCH"}}),
             "job 'job': props.http.method: unknown method 'FETCH' (known: GET, POST, PUT, "
             "DELETE, PATCH, HEAD)");
