@@ -20,7 +20,7 @@
 namespace elasticjob::cli {
 
 struct RunJobSpec {
-  std::string type;  // elasticJobType (SCRIPT)
+  std::string type;  // elasticJobType (SCRIPT, HTTP, ...)
   JobConfiguration config;
 };
 
@@ -41,9 +41,10 @@ struct RunFile {
 // Parses the text of a run file. Fails with INVALID_ARGUMENT naming the field and value:
 // no top-level `elasticjob:` map, a regCenter that is not a map of strings, no jobs, a job
 // name that is not a string, a job whose settings are not a map, a setting of the wrong type,
-// a job that ValidateJobConfiguration rejects, a type other than SCRIPT, a
-// shutdownGraceMilliseconds that is not a non-negative number of milliseconds, or a `dump`
-// that is not a map of an address string and a port from -1 to 65535. Appends one line
+// a job that ValidateJobConfiguration rejects, no elasticJobType (an unknown one fails when
+// the job starts, naming the known ones), a shutdownGraceMilliseconds that is not a
+// non-negative number of milliseconds, or a `dump` that is not a map of an address string
+// and a port from -1 to 65535. Appends one line
 // per unknown key to `*warnings` (when not null), also when the file is refused.
 Result<RunFile> ParseRunFile(std::string_view text, std::string_view registry_flag = {},
                              std::vector<std::string>* warnings = nullptr);

@@ -26,8 +26,11 @@
 // threads; items: CPU x 4 threads), so a thousand jobs need no thousand threads. Each job runs
 // at most its `jobExecutorThreadPoolSizeProviderType` of items at once on the item pool (CPU:
 // CPU x 2, SINGLE_THREAD: 1), so one slow job cannot take the whole pool. A job is a C++
-// SimpleJob or a type name ("SCRIPT", running `script.command.line`). ScheduleAll registers
-// many jobs at once.
+// SimpleJob, a C++ item executor (a DataflowJob<T>: elasticjob/api/dataflow_job.h) or a type
+// name: "SCRIPT" (`script.command.line`), "HTTP" (`http.uri`, ...) or a registered one
+// (elasticjob/api/job_item_executor.h, docs/job-types.md). A failed item's cause goes to the
+// job's error handler (jobErrorHandlerType: LOG by default; docs/error-handlers.md).
+// ScheduleAll registers many jobs at once.
 //
 // User code is fenced: an exception from the job, a listener, a sharding strategy,
 // on_item_run or on_trigger is caught and logged (from the job: a failed item); it never
@@ -61,6 +64,7 @@
 #include <string>
 #include <vector>
 
+#include "elasticjob/api/job_item_executor.h"
 #include "elasticjob/api/job_listener.h"
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/clock.h"
@@ -86,8 +90,9 @@ struct DumpPortOptions {
 
 struct BootstrapOptions {
   // What `/{job}` holds: ElasticJob writes the job class; a C++ job can name the Java class
-  // it stands in for ("com.acme.OrderJob"). Default: "SCRIPT" for script jobs, else
-  // "CPP_SIMPLE".
+  // it stands in for ("com.acme.OrderJob"). Default: the type name for a job by type name
+  // ("SCRIPT", "HTTP"), "CPP_SIMPLE" for a SimpleJob, the item executor's type_name() for
+  // one ("CPP_DATAFLOW" for a DataflowJob).
   std::string job_type_name;
   // The address to register; default: detected (see docs/runtime.md).
   std::string server_ip;
@@ -120,6 +125,10 @@ struct BootstrapOptions {
   // Where and how the dump port listens when the configuration's monitorPort is not -1. A
   // port that cannot be opened (taken, say) is logged; the job runs without it.
   DumpPortOptions dump_port;
+  // More job types a job by type name may name, for this bootstrap only (besides the built-in
+  // SCRIPT and HTTP and those of RegisterJobType; a name here wins over the latter). A
+  // built-in name, an empty name or a null factory fails Schedule().
+  std::map<std::string, JobItemExecutorFactory> job_types;
   // Bound on the wait for runs in progress at Shutdown() (Join's timeout).
   std::chrono::milliseconds shutdown_timeout{std::chrono::seconds(30)};
 };
@@ -129,9 +138,14 @@ class ScheduleJobBootstrap {
   // REQUIRES: `registry` is initialised and outlives this bootstrap.
   ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
                        JobConfiguration config, BootstrapOptions options = {});
-  // A job by type name: "SCRIPT" (props `script.command.line`).
+  // A job by type name: "SCRIPT" (props `script.command.line`), "HTTP" (props `http.*`), or
+  // one of options.job_types or RegisterJobType's. An unknown name fails Schedule(), listing
+  // the known ones.
   ScheduleJobBootstrap(RegistryCenter& registry, std::string job_type, JobConfiguration config,
                        BootstrapOptions options = {});
+  // A C++ item executor (a DataflowJob<T>, say).
+  ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<JobItemExecutor> executor,
+                       JobConfiguration config, BootstrapOptions options = {});
   ~ScheduleJobBootstrap();  // Shutdown()
   ScheduleJobBootstrap(const ScheduleJobBootstrap&) = delete;
   ScheduleJobBootstrap& operator=(const ScheduleJobBootstrap&) = delete;
