@@ -20,8 +20,6 @@ PACKAGES=(
   jq
   # the libFuzzer targets (tests/fuzz, scripts/fuzz.sh): clang and its fuzzer runtime
   clang libclang-rt-14-dev
-  # event tracing (issue 20): the database clients, and the servers its tests start
-  libsqlite3-dev libpq-dev libmariadb-dev postgresql mariadb-server
   # the chaos suite (scripts/chaos.sh): its analysis, ps for its process checks, ip for its
   # network namespaces
   python3 procps iproute2

@@ -150,16 +150,25 @@ void EventBus::Drain() {
   if (taken == nullptr) return;
   // Newest first: reversed onto the queue's end.
   std::vector<Event*> taken_list;
-  for (Event* e = taken; e != nullptr; e = e->next) taken_list.push_back(e);
+  for (Event* e = taken; e != nullptr; e = e->next) {
+    taken_list.push_back(e);
+    if (e->kind == Event::Kind::kFlush) ++flush_markers_;
+  }
   queue_.insert(queue_.end(), taken_list.rbegin(), taken_list.rend());
   Trim();
-  pending_.store(queue_.size(), std::memory_order_relaxed);
+  pending_.store(Events(), std::memory_order_relaxed);
+}
+
+void EventBus::PopFront() {
+  Event* e = queue_.front();
+  queue_.pop_front();
+  if (e->kind == Event::Kind::kFlush) --flush_markers_;
+  Delete(e);
 }
 
 void EventBus::Trim() {
-  while (queue_.size() > config_.queue_capacity) {
+  while (Events() > config_.queue_capacity) {
     Event* e = queue_.front();
-    queue_.pop_front();
     if (e->kind != Event::Kind::kFlush) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       ++episode_dropped_;
@@ -171,16 +180,13 @@ void EventBus::Trim() {
                                            url_.redacted, config_.queue_capacity));
       }
     }
-    Delete(e);
+    PopFront();
   }
 }
 
 void EventBus::CompleteFlushes() {
-  while (!queue_.empty() && queue_.front()->kind == Event::Kind::kFlush) {
-    Delete(queue_.front());
-    queue_.pop_front();
-  }
-  pending_.store(queue_.size(), std::memory_order_relaxed);
+  while (!queue_.empty() && queue_.front()->kind == Event::Kind::kFlush) PopFront();
+  pending_.store(Events(), std::memory_order_relaxed);
 }
 
 void EventBus::Sleep(std::chrono::steady_clock::time_point deadline, bool wake_on_push) {
@@ -252,17 +258,16 @@ void EventBus::Run() {
       uint64_t events = 0;
       for (size_t i = 0; i < batch.size(); ++i) {
         if (queue_.front()->kind != Event::Kind::kFlush) ++events;
-        Delete(queue_.front());
-        queue_.pop_front();
+        PopFront();
       }
       written_.fetch_add(events, std::memory_order_relaxed);
-      pending_.store(queue_.size(), std::memory_order_relaxed);
+      pending_.store(Events(), std::memory_order_relaxed);
       backoff = kFirstBackoff;
       if (failing_) {
         failing_ = false;
         infra::LogLine("INFO", fmt::format("tracing ({}): writing again", url_.redacted));
       }
-      if (dropping_ && queue_.size() <= config_.queue_capacity / 2) {
+      if (dropping_ && Events() <= config_.queue_capacity / 2) {
         dropping_ = false;
         infra::LogLine("WARN", fmt::format("tracing ({}): {} events were dropped (queue full); "
                                            "{} in all",
@@ -296,11 +301,10 @@ void EventBus::Run() {
   // Stopped: what is left (the database unreachable at shutdown, or late posts) is lost.
   Drain();
   uint64_t lost = 0;
-  for (Event* e : queue_) {
-    if (e->kind != Event::Kind::kFlush) ++lost;
-    Delete(e);
+  while (!queue_.empty()) {
+    if (queue_.front()->kind != Event::Kind::kFlush) ++lost;
+    PopFront();
   }
-  queue_.clear();
   pending_.store(0);
   if (lost > 0) {
     dropped_.fetch_add(lost);

@@ -63,6 +63,9 @@ class EventBus final : public Tracer {
   // Completes the flush markers at the queue's head.
   void CompleteFlushes();
   void Delete(Event* e);
+  // Removes and deletes the queue's first event.
+  void PopFront();
+  size_t Events() const { return queue_.size() - flush_markers_; }
 
   const TracingConfiguration config_;
   const TracingUrl url_;
@@ -89,6 +92,7 @@ class EventBus final : public Tracer {
 
   // The writer's own.
   std::deque<Event*> queue_;
+  size_t flush_markers_ = 0;  // kFlush events in queue_ (they count for nothing)
   std::unique_ptr<TracingStorage> storage_;
   bool dropping_ = false;         // a drop episode is going on
   uint64_t episode_dropped_ = 0;  // in it
