@@ -170,6 +170,27 @@ Result<RunFile> Parse(std::string_view text, std::string_view registry_flag,
     }
     file.shutdown_grace_ms = ms;
   }
+  if (const YAML::Node tracing = config::YamlChild(ej, "tracing");
+      tracing.IsDefined() && !tracing.IsNull()) {
+    if (tracing.IsScalar()) {
+      file.tracing_url = config::YamlScalarText(tracing);
+    } else if (tracing.IsMap()) {
+      const YAML::Node given = config::YamlChild(tracing, "url");
+      if (given.IsDefined() && !given.IsNull() && !given.IsScalar()) {
+        return config::YamlTypeError("elasticjob.tracing.url", "a database URL", given);
+      }
+      file.tracing_url = given.IsScalar() ? config::YamlScalarText(given) : kDefaultTracingUrl;
+      for (auto k = tracing.begin(); k != tracing.end(); ++k) {
+        const std::string key = k->first.IsScalar() ? k->first.Scalar() : "?";
+        if (key != "url" && key != "type") {
+          warnings->push_back(fmt::format("elasticjob.tracing: unknown key '{}' ignored", key));
+        }
+      }
+    } else {
+      return config::YamlTypeError("elasticjob.tracing", "a database URL or a map with url",
+                                   tracing);
+    }
+  }
   const YAML::Node jobs = config::YamlChild(ej, "jobs");
   if (!jobs.IsMap() || jobs.size() == 0) {
     return InvalidArgument("elasticjob.jobs: no jobs declared");
