@@ -1,11 +1,14 @@
 // EventBus: the Tracer behind Tracer::Open. Posters push events onto a lock-free stack
 // (one compare-and-swap; the writer takes the whole stack at once and restores the order),
-// so a post never waits for a lock, a database or the writer. One writer thread drains it
-// into its queue (bounded: beyond queue_capacity the oldest are dropped), writes batches of
-// up to batch_size events, one transaction each, and while the database is unreachable
-// retries with doubling backoff (100 ms up to max_backoff), still draining posts meanwhile so
-// the bound holds. Drops are counted and logged once per episode (when it starts, and its
-// count when it ends). A post wakes the writer only when it sleeps (one flag read otherwise).
+// so a post never waits for a lock, a database or the writer. One writer thread, at nice 10
+// (below the jobs' threads), drains it into its queue (bounded: beyond queue_capacity the
+// oldest are dropped) and writes batches of up to batch_size events, one transaction each.
+// Woken from idle by a post, it waits batch_delay first, so that a burst of triggers is
+// written after the burst, together. While the database is unreachable it retries with
+// doubling backoff (100 ms up to max_backoff); the posts of a wait are drained and the bound
+// applied after it (so the queue may pass its bound by one wait's posts). Drops are counted
+// and logged once per episode (when it starts, and its count when it ends). A post wakes the
+// writer only when it sleeps idle (one flag read otherwise); a Flush cuts batch_delay short.
 //
 // Thread safety: thread-safe. The destructor shuts down (flush bounded by
 // shutdown_timeout).
@@ -74,6 +77,7 @@ class EventBus final : public Tracer {
   std::mutex mu_;  // the writer's sleep, and stats
   std::condition_variable cv_;
   bool stop_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  bool flush_requested_ ELASTICJOB_GUARDED_BY(mu_) = false;  // a Flush waits
   std::string last_error_ ELASTICJOB_GUARDED_BY(mu_);
   std::mutex shutdown_mu_;  // one Shutdown at a time
   bool shut_down_ = false;  // GUARDED_BY(shutdown_mu_)

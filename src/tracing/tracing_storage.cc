@@ -152,40 +152,63 @@ bool TracingStorage::IsTrue(const std::optional<std::string>& v) const {
 namespace {
 
 // The idempotent writes of each dialect: a row already there (a retried batch) is left or,
-// for a completion, updated to the same values.
+// for a completion, updated to the same values. One statement is `head`, one or more
+// `tuple`s separated by commas, then `tail`.
+struct Statement {
+  std::string head, tuple, tail;
+};
 struct Statements {
-  std::string start, end, status, line;
+  Statement start, end, status, line;  // in Event::Kind's order
+  const Statement& Of(Event::Kind kind) const {
+    switch (kind) {
+      case Event::Kind::kExecutionStart:
+        return start;
+      case Event::Kind::kExecutionEnd:
+        return end;
+      case Event::Kind::kStatus:
+        return status;
+      default:
+        return line;
+    }
+  }
 };
 
+std::string Tuple(int n) {
+  std::string t = "(";
+  for (int i = 0; i < n; ++i) t += i == 0 ? "?" : ", ?";
+  return t + ")";
+}
+
 Statements StatementsOf(Kind kind) {
-  const std::string start =
-      "INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, "
-      "execution_source, is_success, start_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-  const std::string end =
-      "INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, "
-      "execution_source, failure_cause, is_success, start_time, complete_time) VALUES (?, ?, ?, "
-      "?, ?, ?, ?, ?, ?, ?, ?)";
-  const std::string status =
-      "INSERT INTO JOB_STATUS_TRACE_LOG (id, job_name, original_task_id, task_id, slave_id, "
-      "execution_type, sharding_item, state, message, creation_time) VALUES (?, ?, ?, ?, ?, ?, "
-      "?, ?, ?, ?)";
-  const std::string line =
-      "INSERT INTO JOB_EXECUTION_LOG_LINE (execution_id, line_no, log_time, log_level, log_text) "
-      "VALUES (?, ?, ?, ?, ?)";
+  Statements s;
+  s.start = {"INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, "
+             "execution_source, is_success, start_time) VALUES ",
+             Tuple(9), ""};
+  s.end = {"INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, "
+           "execution_source, failure_cause, is_success, start_time, complete_time) VALUES ",
+           Tuple(11), ""};
+  s.status = {"INSERT INTO JOB_STATUS_TRACE_LOG (id, job_name, original_task_id, task_id, "
+              "slave_id, execution_type, sharding_item, state, message, creation_time) VALUES ",
+              Tuple(10), ""};
+  s.line = {"INSERT INTO JOB_EXECUTION_LOG_LINE (execution_id, line_no, log_time, log_level, "
+            "log_text) VALUES ",
+            Tuple(5), ""};
   if (kind == Kind::kMySql) {
-    return {start + " ON DUPLICATE KEY UPDATE id = id",
-            end +
-                " ON DUPLICATE KEY UPDATE is_success = VALUES(is_success), complete_time = "
-                "VALUES(complete_time), failure_cause = VALUES(failure_cause)",
-            status + " ON DUPLICATE KEY UPDATE id = id",
-            line + " ON DUPLICATE KEY UPDATE line_no = line_no"};
+    s.start.tail = " ON DUPLICATE KEY UPDATE id = id";
+    s.end.tail =
+        " ON DUPLICATE KEY UPDATE is_success = VALUES(is_success), complete_time = "
+        "VALUES(complete_time), failure_cause = VALUES(failure_cause)";
+    s.status.tail = " ON DUPLICATE KEY UPDATE id = id";
+    s.line.tail = " ON DUPLICATE KEY UPDATE line_no = line_no";
+  } else {
+    s.start.tail = " ON CONFLICT (id) DO NOTHING";
+    s.end.tail =
+        " ON CONFLICT (id) DO UPDATE SET is_success = excluded.is_success, complete_time = "
+        "excluded.complete_time, failure_cause = excluded.failure_cause";
+    s.status.tail = " ON CONFLICT (id) DO NOTHING";
+    s.line.tail = " ON CONFLICT (execution_id, line_no) DO NOTHING";
   }
-  return {start + " ON CONFLICT (id) DO NOTHING",
-          end +
-              " ON CONFLICT (id) DO UPDATE SET is_success = excluded.is_success, complete_time "
-              "= excluded.complete_time, failure_cause = excluded.failure_cause",
-          status + " ON CONFLICT (id) DO NOTHING",
-          line + " ON CONFLICT (execution_id, line_no) DO NOTHING"};
+  return s;
 }
 
 const Statements& StatementsFor(Kind kind) {
@@ -195,52 +218,105 @@ const Statements& StatementsFor(Kind kind) {
   return kind == Kind::kMySql ? kMy : kind == Kind::kPostgreSql ? kPg : kSqlite;
 }
 
+// Rows per multi-row statement (a server round trip each).
+constexpr size_t kRowsPerStatement = 200;
+
 }  // namespace
 
-Status TracingStorage::WriteOne(const Event& e) {
-  const Statements& sql = StatementsFor(url_.kind);
+void TracingStorage::AppendParams(const Event& e, std::vector<SqlValue>& params) const {
   switch (e.kind) {
     case Event::Kind::kExecutionStart: {
       const RunInfo& r = *e.run;
-      return conn_
-          ->Execute(sql.start, {Str(UuidText(e.id)), r.job_name, r.task_id, r.hostname, r.ip,
-                                static_cast<int64_t>(e.item), Str(ExecutionSourceName(e.source)),
-                                Bool(false), FormatTimestamp(e.time)})
-          .status();
+      params.insert(params.end(),
+                    {Str(UuidText(e.id)), r.job_name, r.task_id, r.hostname, r.ip,
+                     static_cast<int64_t>(e.item), Str(ExecutionSourceName(e.source)),
+                     Bool(false), FormatTimestamp(e.time)});
+      return;
     }
     case Event::Kind::kExecutionEnd: {
       const RunInfo& r = *e.run;
       SqlValue cause = nullptr;
       if (!e.success) cause = Truncate(e.text, kMaxText);
-      return conn_
-          ->Execute(sql.end, {Str(UuidText(e.id)), r.job_name, r.task_id, r.hostname, r.ip,
-                              static_cast<int64_t>(e.item), Str(ExecutionSourceName(e.source)),
-                              std::move(cause), Bool(e.success), FormatTimestamp(e.start),
-                              FormatTimestamp(e.complete)})
-          .status();
+      params.insert(params.end(),
+                    {Str(UuidText(e.id)), r.job_name, r.task_id, r.hostname, r.ip,
+                     static_cast<int64_t>(e.item), Str(ExecutionSourceName(e.source)),
+                     std::move(cause), Bool(e.success), FormatTimestamp(e.start),
+                     FormatTimestamp(e.complete)});
+      return;
     }
     case Event::Kind::kStatus: {
       const RunInfo& r = *e.run;
-      return conn_
-          ->Execute(sql.status,
+      params.insert(params.end(),
                     {Str(UuidText(e.id)), r.job_name, std::string(), r.task_id, r.slave_id,
                      r.execution_type, r.items_text, Str(TraceStateName(e.state)),
-                     Truncate(e.text, kMaxText), FormatTimestamp(e.time)})
-          .status();
+                     Truncate(e.text, kMaxText), FormatTimestamp(e.time)});
+      return;
     }
     case Event::Kind::kLogLine:
-      return conn_
-          ->Execute(sql.line, {Str(UuidText(e.id)), e.line_no, FormatTimestamp(e.time),
-                               Str(LogLevelName(e.level)), Truncate(e.text, kMaxText)})
-          .status();
+      params.insert(params.end(), {Str(UuidText(e.id)), e.line_no, FormatTimestamp(e.time),
+                                   Str(LogLevelName(e.level)), Truncate(e.text, kMaxText)});
+      return;
     case Event::Kind::kFlush:
-      break;
+      return;
+  }
+}
+
+Status TracingStorage::WriteOne(const Event& e) {
+  if (e.kind == Event::Kind::kFlush) return Status::Ok();
+  const Statement& st = StatementsFor(url_.kind).Of(e.kind);
+  std::vector<SqlValue> params;
+  AppendParams(e, params);
+  return conn_->Execute(st.head + st.tuple + st.tail, params).status();
+}
+
+Status TracingStorage::WriteGrouped(std::span<Event* const> batch) {
+  // Each kind's rows together, in their order (a run's end after its start: starts go
+  // first), up to kRowsPerStatement rows a statement.
+  for (Event::Kind kind : {Event::Kind::kExecutionStart, Event::Kind::kExecutionEnd,
+                           Event::Kind::kStatus, Event::Kind::kLogLine}) {
+    const Statement& st = StatementsFor(url_.kind).Of(kind);
+    std::vector<SqlValue> params;
+    std::string sql;
+    size_t rows = 0;
+    auto flush = [&]() -> Status {
+      if (rows == 0) return Status::Ok();
+      auto r = conn_->Execute(sql + st.tail, params);
+      sql.clear();
+      params.clear();
+      rows = 0;
+      return r.status();
+    };
+    for (Event* e : batch) {
+      if (e->kind != kind) continue;
+      sql += rows == 0 ? st.head + st.tuple : ", " + st.tuple;
+      AppendParams(*e, params);
+      if (++rows == kRowsPerStatement) {
+        if (Status s = flush(); !s.ok()) return s;
+      }
+    }
+    if (Status s = flush(); !s.ok()) return s;
   }
   return Status::Ok();
 }
 
 TracingStorage::WriteResult TracingStorage::Write(std::span<Event* const> batch) {
   if (Status s = conn_->Begin(); !s.ok()) return {s, std::nullopt};
+  // A server database: few statements of many rows (a round trip each). SQLite, in the
+  // process: one prepared statement a row.
+  if (url_.kind != Kind::kSqlite) {
+    Status s = WriteGrouped(batch);
+    if (s.ok()) {
+      if (Status c = conn_->Commit(); !c.ok()) {
+        conn_->Rollback();
+        return {Status(StatusCode::kUnavailable, c.message()), std::nullopt};
+      }
+      return {Status::Ok(), std::nullopt};
+    }
+    conn_->Rollback();
+    if (s.code() == StatusCode::kUnavailable) return {s, std::nullopt};
+    // The database refused a row: row by row, to find it.
+    if (Status b = conn_->Begin(); !b.ok()) return {b, std::nullopt};
+  }
   for (size_t i = 0; i < batch.size(); ++i) {
     if (Status s = WriteOne(*batch[i]); !s.ok()) {
       conn_->Rollback();

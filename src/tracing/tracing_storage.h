@@ -60,6 +60,9 @@ class TracingStorage final : public TraceReader {
  private:
   Status CreateTables();
   Status WriteOne(const Event& e);
+  // The batch as multi-row statements, one kind after another.
+  Status WriteGrouped(std::span<Event* const> batch);
+  void AppendParams(const Event& e, std::vector<SqlValue>& params) const;
   SqlValue Bool(bool b) const;
   bool IsTrue(const std::optional<std::string>& v) const;
   Result<std::vector<JobExecutionEvent>> ExecutionRows(const std::string& where,

@@ -12,7 +12,8 @@
 // created when missing. The URL's password is never logged nor written to the registry.
 //
 // Posting costs a queue push: it never blocks a job or a trigger. One writer thread per
-// Tracer writes the queue in batches, one transaction each. While the database is down or
+// Tracer (at a lower CPU priority than the jobs' threads) writes the queue in batches, one
+// transaction each. While the database is down or
 // restarting, the writer retries with backoff (up to max_backoff) and loses nothing as long
 // as the queue holds (queue_capacity); a retried batch writes nothing twice. When the queue
 // overflows, the oldest events are dropped and counted (dropped()), logged once per episode.
@@ -49,6 +50,9 @@ struct TracingConfiguration {
   size_t queue_capacity = 100000;
   // Events written per transaction, at most.
   size_t batch_size = 1000;
+  // How long the writer, woken by a post after it went idle, waits for more before it
+  // writes: the events of a burst of triggers go in one transaction, after the burst.
+  std::chrono::milliseconds batch_delay{100};
   // The longest wait between two attempts while the database is unreachable.
   std::chrono::milliseconds max_backoff{std::chrono::seconds(5)};
   // An execution's log keeps at most this many lines and bytes (then a marker line).

@@ -4,6 +4,8 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <map>
+
 #include "tracing/sql_connection.h"
 
 namespace elasticjob::tracing {
@@ -13,15 +15,35 @@ namespace {
 class SqliteConnection final : public SqlConnection {
  public:
   explicit SqliteConnection(sqlite3* db) : db_(db) {}
-  ~SqliteConnection() override { sqlite3_close_v2(db_); }
+  ~SqliteConnection() override {
+    cache_.clear();  // statements before the connection
+    sqlite3_close_v2(db_);
+  }
   SqliteConnection(const SqliteConnection&) = delete;
   SqliteConnection& operator=(const SqliteConnection&) = delete;
 
+  // The writer's statements are the same few again and again: prepared once, kept.
   Result<int64_t> Execute(const std::string& sql, const std::vector<SqlValue>& params) override {
-    auto stmt = Prepare(sql, params);
-    if (!stmt.ok()) return stmt.status();
-    int rc = sqlite3_step(stmt->get());
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) return Error("execute");
+    auto it = cache_.find(sql);
+    if (it == cache_.end()) {
+      sqlite3_stmt* raw = nullptr;
+      if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
+                             SQLITE_PREPARE_PERSISTENT, &raw, nullptr) != SQLITE_OK) {
+        return Error("prepare");
+      }
+      it = cache_.emplace(sql, Stmt(raw)).first;
+    }
+    sqlite3_stmt* stmt = it->second.get();
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    Bind(stmt, params);
+    int rc = sqlite3_step(stmt);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+      Status error = Error("execute");
+      sqlite3_reset(stmt);
+      return error;
+    }
+    sqlite3_reset(stmt);
     return static_cast<int64_t>(sqlite3_changes(db_));
   }
 
@@ -74,6 +96,11 @@ class SqliteConnection final : public SqlConnection {
       return Error("prepare");
     }
     Stmt stmt(raw);
+    Bind(raw, params);
+    return stmt;
+  }
+
+  static void Bind(sqlite3_stmt* raw, const std::vector<SqlValue>& params) {
     for (size_t i = 0; i < params.size(); ++i) {
       int idx = static_cast<int>(i + 1);
       if (const auto* s = std::get_if<std::string>(&params[i])) {
@@ -84,7 +111,6 @@ class SqliteConnection final : public SqlConnection {
         sqlite3_bind_null(raw, idx);
       }
     }
-    return stmt;
   }
 
   Status Error(const char* what) {
@@ -98,6 +124,7 @@ class SqliteConnection final : public SqlConnection {
   }
 
   sqlite3* const db_;
+  std::map<std::string, Stmt> cache_;
 };
 
 }  // namespace
@@ -125,8 +152,13 @@ Result<std::unique_ptr<SqlConnection>> ConnectSqlite(const TracingUrl& url, bool
   if (Status s = conn->Exec("PRAGMA journal_mode=WAL"); !s.ok()) {
     return Status(StatusCode::kUnavailable, s.message());
   }
-  if (Status s = conn->Exec("PRAGMA synchronous=NORMAL"); !s.ok()) {
-    return Status(StatusCode::kUnavailable, s.message());
+  // NORMAL: a commit does not wait for the disk (a power cut may lose the last commits,
+  // never corrupt the file). A larger page cache: the ids are random UUIDs, whose inserts
+  // touch pages all over the key indexes.
+  for (const char* pragma : {"PRAGMA synchronous=NORMAL", "PRAGMA cache_size=-65536"}) {
+    if (Status s = conn->Exec(pragma); !s.ok()) {
+      return Status(StatusCode::kUnavailable, s.message());
+    }
   }
   return std::unique_ptr<SqlConnection>(std::move(conn));
 }
