@@ -31,6 +31,9 @@ struct JobExecutor::Run {
   std::atomic<size_t> remaining{0};
   // Tracing: what the pass's events share, and its failed items' errors (TASK_ERROR).
   std::shared_ptr<const tracing::RunInfo> trace;
+  // The pass's last status event, allocated ahead (a prepared trigger's), taken by its last
+  // item.
+  std::unique_ptr<tracing::Event> last_status;
   std::mutex errors_mu;
   std::vector<std::pair<int, std::string>> errors;  // GUARDED_BY(errors_mu)
 };
@@ -193,8 +196,10 @@ struct alignas(64) JobExecutor::Prepared {
   std::vector<ShardingContext> contexts;
   std::vector<ItemRun> reports;
   std::function<void()> skipped;
-  // Tracing: the items' start events and the pass's first two status events, built ahead.
+  // Tracing: the items' start and end events and the pass's first two status events, built
+  // ahead (the last one is the run's last_status).
   std::vector<std::unique_ptr<tracing::Event>> starts;
+  std::vector<std::unique_ptr<tracing::Event>> ends;
   std::unique_ptr<tracing::Event> staging;
   std::unique_ptr<tracing::Event> running;
 };
@@ -250,7 +255,9 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
       auto start = tracing_->MakeItemStart(run->trace, run->items[i], SourceOf(*run));
       prepared->contexts[i].log_sink = std::move(start.log);
       prepared->starts.push_back(std::move(start.start));
+      prepared->ends.push_back(std::make_unique<tracing::Event>());
     }
+    run->last_status = tracing_->StatusEvent(run->trace, TraceState::kTaskFinished, "");
     prepared->staging = tracing_->StatusEvent(run->trace, TraceState::kTaskStaging,
                                               tracing::StagingMessage(run->config->job_name));
     prepared->running = tracing_->StatusEvent(run->trace, TraceState::kTaskRunning, "");
@@ -452,6 +459,8 @@ void JobExecutor::Reread(const std::shared_ptr<Run>& run) {
   run->items.clear();
   run->params = nullptr;
   run->task_id.clear();
+  run->trace = nullptr;  // the task id may change
+  run->last_status = nullptr;
   const std::optional<uint64_t> changes = RegistryChanges();
   auto loaded = config_.LoadLastGood();
   if (!loaded.ok()) return End(run, loaded.status());
@@ -678,7 +687,8 @@ void JobExecutor::RunItem(const std::shared_ptr<Run>& run, const ShardingContext
 
 void JobExecutor::RunPrepared(Prepared& prepared, size_t i) {
   RunUserCode(prepared.run, prepared.contexts[i], prepared.reports[i],
-              i < prepared.starts.size() ? std::move(prepared.starts[i]) : nullptr);
+              i < prepared.starts.size() ? std::move(prepared.starts[i]) : nullptr,
+              i < prepared.ends.size() ? std::move(prepared.ends[i]) : nullptr);
 }
 
 ExecutionSource JobExecutor::SourceOf(const Run& run) {
@@ -701,7 +711,8 @@ void JobExecutor::TraceStatus(const Run& run, TraceState state, std::string mess
 }
 
 void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingContext& ctx,
-                              ItemRun& report, std::unique_ptr<tracing::Event> trace_start) {
+                              ItemRun& report, std::unique_ptr<tracing::Event> trace_start,
+                              std::unique_ptr<tracing::Event> trace_end) {
   report.started = clock_.WallNow();
   std::optional<tracing::JobTracing::Started> traced;
   if (trace_start != nullptr) traced = tracing_->PushStart(std::move(trace_start), report.started);
@@ -718,7 +729,7 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
   report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
   if (traced.has_value()) {
-    tracing_->PushEnd(std::move(*traced), report.success, report.error);
+    tracing_->PushEnd(std::move(*traced), report.success, report.error, std::move(trace_end));
     if (!report.success) {
       std::lock_guard<std::mutex> lock(run->errors_mu);
       run->errors.emplace_back(ctx.sharding_item, report.error);
@@ -735,7 +746,14 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
         errors.swap(run->errors);
       }
       std::sort(errors.begin(), errors.end());
-      if (errors.empty()) {
+      if (run->last_status != nullptr) {
+        // Built ahead: stamped and pushed (a misfire re-run's makes its own).
+        if (!errors.empty()) {
+          run->last_status->state = TraceState::kTaskError;
+          run->last_status->text = tracing::ItemErrorsMessage(errors);
+        }
+        tracing_->PushNow(std::move(run->last_status));
+      } else if (errors.empty()) {
         TraceStatus(*run, TraceState::kTaskFinished, "");
       } else {
         TraceStatus(*run, TraceState::kTaskError, tracing::ItemErrorsMessage(errors));

@@ -244,8 +244,10 @@ class JobExecutor {
   void RunPrepared(Prepared& prepared, size_t i);
   // Runs the user code for `ctx` and reports it in `report` (its `started` set here).
   // `start`: the item's start event (tracing on), pushed as the code starts.
+  // `end`: its end event, allocated ahead (a prepared trigger's), or null.
   void RunUserCode(const std::shared_ptr<Run>& run, const ShardingContext& ctx, ItemRun& report,
-                   std::unique_ptr<tracing::Event> start = nullptr);
+                   std::unique_ptr<tracing::Event> start = nullptr,
+                   std::unique_ptr<tracing::Event> end = nullptr);
   // Tracing: the execution source of `run`'s items, the status events of a cron trigger
   // skipped because `items` are still running, and a status event of `run`.
   static ExecutionSource SourceOf(const Run& run);

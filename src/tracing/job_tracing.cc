@@ -119,8 +119,9 @@ JobTracing::Started JobTracing::PushStart(std::unique_ptr<Event> start,
   return s;
 }
 
-void JobTracing::PushEnd(Started started, bool success, const std::string& error) const {
-  auto e = std::make_unique<Event>();
+void JobTracing::PushEnd(Started started, bool success, const std::string& error,
+                         std::unique_ptr<Event> e) const {
+  if (e == nullptr) e = std::make_unique<Event>();
   e->kind = Event::Kind::kExecutionEnd;
   e->id = started.id;
   e->run = std::move(started.run);

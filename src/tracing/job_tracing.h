@@ -76,8 +76,10 @@ class JobTracing {
     Clock::WallTime start{};
   };
   Started PushStart(std::unique_ptr<Event> start, Clock::WallTime started) const;
-  // The item run's end: success, or failure with `error` as the cause.
-  void PushEnd(Started started, bool success, const std::string& error) const;
+  // The item run's end: success, or failure with `error` as the cause. `event`: one
+  // allocated ahead (a prepared trigger's), else one is made.
+  void PushEnd(Started started, bool success, const std::string& error,
+               std::unique_ptr<Event> event = nullptr) const;
 
   EventBus& bus() const { return *bus_; }
   Clock& clock() const { return clock_; }

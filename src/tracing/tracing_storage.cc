@@ -181,18 +181,22 @@ std::string Tuple(int n) {
 
 Statements StatementsOf(Kind kind) {
   Statements s;
-  s.start = {"INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, "
-             "execution_source, is_success, start_time) VALUES ",
-             Tuple(9), ""};
-  s.end = {"INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, "
-           "execution_source, failure_cause, is_success, start_time, complete_time) VALUES ",
-           Tuple(11), ""};
-  s.status = {"INSERT INTO JOB_STATUS_TRACE_LOG (id, job_name, original_task_id, task_id, "
-              "slave_id, execution_type, sharding_item, state, message, creation_time) VALUES ",
-              Tuple(10), ""};
-  s.line = {"INSERT INTO JOB_EXECUTION_LOG_LINE (execution_id, line_no, log_time, log_level, "
-            "log_text) VALUES ",
-            Tuple(5), ""};
+  s.start = {
+      "INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, "
+      "execution_source, is_success, start_time) VALUES ",
+      Tuple(9), ""};
+  s.end = {
+      "INSERT INTO JOB_EXECUTION_LOG (id, job_name, task_id, hostname, ip, sharding_item, "
+      "execution_source, failure_cause, is_success, start_time, complete_time) VALUES ",
+      Tuple(11), ""};
+  s.status = {
+      "INSERT INTO JOB_STATUS_TRACE_LOG (id, job_name, original_task_id, task_id, "
+      "slave_id, execution_type, sharding_item, state, message, creation_time) VALUES ",
+      Tuple(10), ""};
+  s.line = {
+      "INSERT INTO JOB_EXECUTION_LOG_LINE (execution_id, line_no, log_time, log_level, "
+      "log_text) VALUES ",
+      Tuple(5), ""};
   if (kind == Kind::kMySql) {
     s.start.tail = " ON DUPLICATE KEY UPDATE id = id";
     s.end.tail =
@@ -227,21 +231,19 @@ void TracingStorage::AppendParams(const Event& e, std::vector<SqlValue>& params)
   switch (e.kind) {
     case Event::Kind::kExecutionStart: {
       const RunInfo& r = *e.run;
-      params.insert(params.end(),
-                    {Str(UuidText(e.id)), r.job_name, r.task_id, r.hostname, r.ip,
-                     static_cast<int64_t>(e.item), Str(ExecutionSourceName(e.source)),
-                     Bool(false), FormatTimestamp(e.time)});
+      params.insert(params.end(), {Str(UuidText(e.id)), r.job_name, r.task_id, r.hostname, r.ip,
+                                   static_cast<int64_t>(e.item), Str(ExecutionSourceName(e.source)),
+                                   Bool(false), FormatTimestamp(e.time)});
       return;
     }
     case Event::Kind::kExecutionEnd: {
       const RunInfo& r = *e.run;
       SqlValue cause = nullptr;
       if (!e.success) cause = Truncate(e.text, kMaxText);
-      params.insert(params.end(),
-                    {Str(UuidText(e.id)), r.job_name, r.task_id, r.hostname, r.ip,
-                     static_cast<int64_t>(e.item), Str(ExecutionSourceName(e.source)),
-                     std::move(cause), Bool(e.success), FormatTimestamp(e.start),
-                     FormatTimestamp(e.complete)});
+      params.insert(params.end(), {Str(UuidText(e.id)), r.job_name, r.task_id, r.hostname, r.ip,
+                                   static_cast<int64_t>(e.item), Str(ExecutionSourceName(e.source)),
+                                   std::move(cause), Bool(e.success), FormatTimestamp(e.start),
+                                   FormatTimestamp(e.complete)});
       return;
     }
     case Event::Kind::kStatus: {
