@@ -35,6 +35,13 @@ fi
 # root); setpriv execs it, so a background one's $! is the server's PID.
 AS_SERVER=()
 if [[ $(id -u) -eq 0 ]]; then AS_SERVER=(setpriv --reuid=postgres --regid=postgres --init-groups --); fi
+# A root directory only root may enter (a chroot made with `mktemp -d` has mode 700; a
+# normal Debian's is 755) would keep the postgres user from loading even its libraries: it
+# gets the search bit every Debian root has.
+if [[ $(id -u) -eq 0 ]] && ! "${AS_SERVER[@]}" /bin/true 2> /dev/null; then
+  echo "pg-server: '/' (mode $(stat -c %a /)) is not searchable by the postgres user; adding o+x" >&2
+  chmod o+x /
+fi
 
 # init_data: a new cluster in a new directory under /tmp, recorded in DIR/datadir.
 init_data() {

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   elasticjob::cli::AddShardingCommand(app, &exit_code);
   elasticjob::cli::AddRunCommand(app, &exit_code);
   elasticjob::cli::AddTraceCommand(app, &exit_code);
+  elasticjob::cli::AddDumpCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
