@@ -118,8 +118,8 @@ int RunJobs(const RunOptions& o) {
     running.push_back(scripts[i] != nullptr
                           ? std::make_unique<ScheduleJobBootstrap>(**registry, scripts[i],
                                                                    jobs[i].config, options)
-                          : std::make_unique<ScheduleJobBootstrap>(
-                                **registry, jobs[i].type, jobs[i].config, typed_options));
+                          : std::make_unique<ScheduleJobBootstrap>(**registry, jobs[i].type,
+                                                                   jobs[i].config, typed_options));
     boots.push_back(running.back().get());
   }
   const std::vector<Status> statuses = ScheduleJobBootstrap::ScheduleAll(boots);
