@@ -52,6 +52,7 @@ Result<ExecutionSource> ParseExecutionSource(std::string_view name);
 const char* TraceStateName(TraceState state);
 Result<TraceState> ParseTraceState(std::string_view name);
 
+// Tracer::Post gives an event whose id is not 36 characters (a UUID's text) a new UUID.
 struct JobExecutionEvent {
   std::string id;  // a UUID, the row's key
   std::string hostname;
