@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   elasticjob::cli::AddCronCommand(app, &exit_code);
   elasticjob::cli::AddShardingCommand(app, &exit_code);
   elasticjob::cli::AddRunCommand(app, &exit_code);
+  elasticjob::cli::AddTraceCommand(app, &exit_code);
   elasticjob::cli::AddDumpCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
