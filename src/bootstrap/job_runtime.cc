@@ -572,6 +572,14 @@ void JobRuntime::TriggerNow() {
   });
 }
 
+void JobRuntime::TriggerNowWithParameter(const std::string& parameter) {
+  if (!BeginTask()) return;
+  auto now = clock_.WallNow();
+  shared_->triggers.Post([self = shared_from_this(), now, parameter] {
+    self->executor_->TriggerNow(self->MakeDone(Source::kOperator, now, now), parameter);
+  });
+}
+
 void JobRuntime::FailoverIfNecessary() {
   if (!BeginTask()) return;
   shared_->triggers.Post([self = shared_from_this()] {

@@ -232,7 +232,13 @@ void ListenerManager::OnTrigger(std::string_view id, const TreeEvent& event) {
   if (event.type != TreeEvent::Type::kAdded || id != s_.instances.self().instance_id) return;
   Report(s_.storage.RemoveJobNodeIfExisted("trigger/" + std::string(id)),
          "removing the trigger node");
-  if (!controller_.IsShutdown()) controller_.TriggerNow();
+  if (controller_.IsShutdown()) return;
+  // A one-time parameter (beyond ElasticJob, whose instances ignore the value).
+  if (event.value.empty()) {
+    controller_.TriggerNow();
+  } else {
+    controller_.TriggerNowWithParameter(event.value);
+  }
 }
 
 void ListenerManager::OnConnectionState(ConnectionState state) {

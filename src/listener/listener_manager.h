@@ -19,7 +19,8 @@
 //                         queued for failover.
 //   leader/election/instance deleted: elect, if our server is available; added while a
 //                         resharding is flagged: the new leader shards (if idle).
-//   trigger/{our id}      added: delete it and run now (queued if a run is going on).
+//   trigger/{our id}      added: delete it and run now (queued if a run is going on); a
+//                         non-empty value is that run's job parameter.
 //   guarantee/started, guarantee/completed deleted: wake distribute-once listeners waiting
 //                         for the rest of the cluster (GuaranteeListenerManager).
 //   leader/sharding/necessary added or written, or a running mark or another sharding's processing
@@ -64,6 +65,11 @@ class JobController {
   virtual void Reschedule(const JobConfiguration& config) = 0;
   // An operator's "run now".
   virtual void TriggerNow() = 0;
+  // An operator's "run now" with a one-time job parameter (the trigger node's value).
+  virtual void TriggerNowWithParameter(const std::string& parameter) {
+    (void)parameter;
+    TriggerNow();
+  }
   // Claims queued failover items and runs them.
   virtual void FailoverIfNecessary() = 0;
   // Shards now if this instance leads and nothing runs (ShardNowIfIdleLeader), off the
