@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# End to end on a real ZooKeeper: `elasticjob agent` follows the namespace. Two agents (two
+# hosts) and a third that only runs jobs labelled `other`:
+#   a job added with `elasticjob job add` starts on both agents (watch-driven; the time it
+#   took is printed), its items split across them, the third agent ignores it;
+#   a props change restarts it with the new command, a cron change reschedules it;
+#   `elasticjob job remove` stops it on both, and nothing of it runs afterwards;
+#   a job labelled `other` runs on the third agent only; SIGTERM stops an agent cleanly.
+# Usage: agent.sh path/to/elasticjob path/to/zk-server.sh
+set -uo pipefail
+source "$(dirname "$0")/../lib/e2e.sh" "$@"
+source "$(dirname "$0")/../lib/ops.sh"
+e2e_start_zookeeper
+export ELASTICJOB_REGISTRY="$url"
+start_agent() {
+  local n="$1" ip="$2"
+  shift 2
+  ELASTICJOB_PREFERRED_NETWORK_IP="$ip" setsid "$EJ" agent "$@" > "$dir/$n.log" 2>&1 &
+  PID[$n]=$!
+  disown "$!"
+  wait_for_lines "$dir/$n.log" "agent: following" 1 20 || fail "agent $n did not start: $(cat "$dir/$n.log")"
+}
+start_agent 1 10.6.0.1 --label batch
+start_agent 2 10.6.0.2 --label batch
+start_agent 3 10.6.0.3 --label other
+
+cat > "$dir/dyn.yaml" <<'YAML'
+elasticjob:
+  jobs:
+    dyn:
+      elasticJobType: SCRIPT
+      cron: 0/1 * * * * ?
+      shardingTotalCount: 4
+      label: batch
+      props:
+        script.command.line: "/bin/sh -c 'echo v1 $0'"
+YAML
+t0=$(date +%s%N)
+"$EJ" job add "$dir/dyn.yaml" > /dev/null || fail "job add failed"
+wait_for_lines_in "job 'dyn' scheduled" 2 20 "$dir/1.log" "$dir/2.log" || fail "dyn did not start on both agents"
+echo "dyn scheduled on both agents $(( ($(date +%s%N) - t0) / 1000000 )) ms after job add"
+# Both run their share: 2 items each once the second has joined.
+owners() { "$EJ" job sharding dyn --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print(" ".join(sorted({i["server"] for i in r})), len(r))'; }
+owners_split() { [[ "$(owners)" == "10.6.0.1 10.6.0.2 4" ]]; }
+poll_until 20 owners_split || fail "items not split over the two agents: $(owners)"
+wait_for_lines "$dir/1.log" "v1 " 2 20 || fail "agent 1 ran nothing"
+wait_for_lines "$dir/2.log" "v1 " 2 20 || fail "agent 2 ran nothing"
+
+# A props change restarts the job with the new command; a cron change reschedules it.
+"$EJ" job config get dyn | sed "s#echo v1#echo v2#" > "$dir/v2.yaml"
+"$EJ" job config set dyn "$dir/v2.yaml" > /dev/null || fail "config set (props) failed"
+wait_for_lines_in "job 'dyn' stopped (type or props changed)" 2 20 "$dir/1.log" "$dir/2.log" ||
+  fail "the agents did not restart dyn"
+wait_for_lines_in "v2 " 2 20 "$dir/1.log" "$dir/2.log" || fail "the new command did not run"
+"$EJ" job config get dyn | sed "s#^cron: .*#cron: 0/2 * * * * ?#" > "$dir/cron.yaml"
+"$EJ" job config set dyn "$dir/cron.yaml" > /dev/null || fail "config set (cron) failed"
+wait_for_lines_in "rescheduled to cron '0/2 * * * * ?'" 2 20 "$dir/1.log" "$dir/2.log" ||
+  fail "the agents did not reschedule dyn"
+
+# Removed: stopped on both, and nothing of it runs afterwards.
+"$EJ" job remove dyn > /dev/null || fail "job remove failed"
+wait_for_lines_in "job 'dyn' stopped (removed)" 2 20 "$dir/1.log" "$dir/2.log" || fail "dyn did not stop"
+lines1=$(wc -l < "$dir/1.log")
+lines2=$(wc -l < "$dir/2.log")
+
+# A job labelled `other`: only the third agent runs it (and it gives dyn time to misbehave).
+sed 's/dyn:/labelled:/; s/label: batch/label: other/' "$dir/dyn.yaml" > "$dir/other.yaml"
+"$EJ" job add "$dir/other.yaml" > /dev/null || fail "job add (other) failed"
+wait_for_lines "$dir/3.log" "v1 " 4 20 || fail "agent 3 did not run the labelled job"
+grep -q "job 'dyn'" "$dir/3.log" && fail "agent 3 (label other) ran dyn"
+grep -q "job 'labelled'" "$dir/1.log" "$dir/2.log" && fail "a batch agent ran the job labelled other"
+after=$(tail -n +"$((lines1 + 1))" "$dir/1.log"; tail -n +"$((lines2 + 1))" "$dir/2.log")
+[[ "$after" != *"job=dyn"* ]] || fail "dyn ran after it was removed: $after"
+
+# SIGTERM: the agent stops its jobs and exits 0.
+gone() { ! kill -0 "${PID[3]}" 2>/dev/null; }
+kill -TERM "${PID[3]}"
+wait_for_lines "$dir/3.log" "SIGTERM received" 1 20 || fail "agent 3 ignored SIGTERM"
+poll_until 20 gone || fail "agent 3 did not exit"
+[[ "$(zk_ls /e2e/labelled/instances)" == "[]" ]] || fail "agent 3 left its instance: $(zk_ls /e2e/labelled/instances)"
+
+e2e_on_failure() { for n in 1 2 3; do echo "--- agent $n"; grep -v "outcome=SUCCESS\|^v[12] " "$dir/$n.log" | tail -20; done; }
+e2e_finish "agents follow the namespace: jobs added, changed and removed; items shared; labels"
