@@ -5,11 +5,9 @@
 #include <fmt/format.h>
 #include <signal.h>
 
-#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <iostream>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/graceful_stop.h"
