@@ -23,6 +23,9 @@ PACKAGES=(
   # the chaos suite (scripts/chaos.sh): its analysis, ps for its process checks, ip for its
   # network namespaces
   python3 procps iproute2
+  # tracing storages: SQLite, and the PostgreSQL and MariaDB servers the database tests start
+  # (scripts/pg-server.sh, scripts/mariadb-server.sh) with their client libraries
+  libsqlite3-dev libpq-dev postgresql-15 libmariadb-dev mariadb-server-core mariadb-client-core
 )
 
 missing=()
@@ -41,6 +44,16 @@ SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Server packages (postgresql-15) start their service when installed: a policy-rc.d that
+# refuses (101) keeps this script from starting servers nobody asked for (the tests start
+# their own, on free ports). It is removed afterwards unless it was there before.
+policy=/usr/sbin/policy-rc.d
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" > /dev/null
+  $SUDO chmod +x "$policy"
+  trap '$SUDO rm -f "$policy"' EXIT
+fi
+# Another apt run (an unattended upgrade) may hold the lock for a while: wait for it.
+$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "install-deps: done"

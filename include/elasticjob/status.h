@@ -93,8 +93,13 @@ class [[nodiscard]] Result {
   bool ok() const { return std::holds_alternative<T>(v_); }
   explicit operator bool() const { return ok(); }
 
-  // The error; an OK status when the result holds a value.
-  Status status() const { return ok() ? Status() : std::get<Status>(v_); }
+  // The error; an OK status when the result holds a value. A reference into this result
+  // (so `r.status().message()` lives as long as `r`); a copy from a temporary result.
+  const Status& status() const& {
+    static const Status kOk;
+    return ok() ? kOk : std::get<Status>(v_);
+  }
+  Status status() && { return ok() ? Status() : std::get<Status>(std::move(v_)); }
 
   // REQUIRES: ok()
   T& value() & { return std::get<T>(v_); }

@@ -67,10 +67,12 @@ void ListenerManager::OnEvent(const TreeEvent& event) {
 void ListenerManager::OnConfig(const TreeEvent& event) {
   if (event.type == TreeEvent::Type::kDeleted) return;
   auto config = ConfigFromYaml(event.value);
+  // ConfigFromYaml's errors name the config already ("config: not valid YAML ...").
   Status valid = config.ok() ? ValidateJobConfiguration(*config) : config.status();
   if (!valid.ok()) {
-    infra::LogLine("WARN", fmt::format("job '{}': config: {} (keeping the last good configuration)",
-                                       s_.storage.path().job_name(), valid.ToString()));
+    infra::LogLine("WARN", fmt::format("job '{}': {}{} (keeping the last good configuration)",
+                                       s_.storage.path().job_name(),
+                                       config.ok() ? "config: " : "", valid.message()));
     return;
   }
   // ShardingTotalCountChangedJobListener.
