@@ -5,7 +5,8 @@
 #   took is printed), its items split across them, the third agent ignores it;
 #   a props change restarts it with the new command, a cron change reschedules it;
 #   `elasticjob job remove` stops it on both, and nothing of it runs afterwards;
-#   a job labelled `other` runs on the third agent only; SIGTERM stops an agent cleanly.
+#   a job labelled `other` runs on the third agent only; a Java job (a class name as its
+#   type) is skipped; SIGTERM stops an agent cleanly.
 # Usage: agent.sh path/to/elasticjob path/to/zk-server.sh
 set -uo pipefail
 source "$(dirname "$0")/../lib/e2e.sh" "$@"
@@ -15,6 +16,7 @@ export ELASTICJOB_REGISTRY="$url"
 start_agent() {
   local n="$1" ip="$2"
   shift 2
+  : > "$dir/$n.log"
   ELASTICJOB_PREFERRED_NETWORK_IP="$ip" setsid "$EJ" agent "$@" > "$dir/$n.log" 2>&1 &
   PID[$n]=$!
   disown "$!"
@@ -71,6 +73,15 @@ grep -q "job 'dyn'" "$dir/3.log" && fail "agent 3 (label other) ran dyn"
 grep -q "job 'labelled'" "$dir/1.log" "$dir/2.log" && fail "a batch agent ran the job labelled other"
 after=$(tail -n +"$((lines1 + 1))" "$dir/1.log"; tail -n +"$((lines2 + 1))" "$dir/2.log")
 [[ "$after" != *"job=dyn"* ]] || fail "dyn ran after it was removed: $after"
+
+# A job a Java instance registered (its class as type): not run by the agents, nothing of
+# theirs registered for it.
+zk create /e2e/javaJob org.example.OrderJob > /dev/null
+zk create /e2e/javaJob/config '{"jobName":"javaJob","shardingTotalCount":1,"cron":"0/1 * * * * ?","label":"batch"}' > /dev/null
+wait_for_lines_in "job 'javaJob' (type 'org.example.OrderJob') not run here" 2 20 "$dir/1.log" "$dir/2.log" ||
+  fail "the agents did not skip the Java job"
+java_instances=$(zk_ls /e2e/javaJob/instances)
+[[ -z "$java_instances" || "$java_instances" == "[]" ]] || fail "an agent registered for the Java job: $java_instances"
 
 # SIGTERM: the agent stops its jobs and exits 0.
 gone() { ! kill -0 "${PID[3]}" 2>/dev/null; }

@@ -37,6 +37,8 @@ step '$EJ run examples/quickstart.yaml --registry $ELASTICJOB_REGISTRY > /tmp/ej
 step 'FIRST=$!'
 step '$EJ run examples/quickstart.yaml --registry $ELASTICJOB_REGISTRY > /tmp/ej-demo/2.log 2>&1 &'
 SECOND=$!
+# The background command creates its log: wait for the file before following it.
+poll_until 10 test -e "$dir/2.log" || fail "no log from the second copy"
 wait_for_lines "$dir/2.log" "scheduled" 1 20 || fail "the second copy did not start: $(cat "$dir/2.log")"
 poll_until 20 instances_are orderSync 2 || fail "the items did not split: $("$EJ" job sharding orderSync)"
 step '$EJ job sharding orderSync'
@@ -60,6 +62,7 @@ step "sed -i 's#^cron: .*#cron: 0/10 * * * * ?#' /tmp/ej-demo/orderSync.yaml"
 step '$EJ job config set orderSync /tmp/ej-demo/orderSync.yaml'
 wait_for_lines "$dir/2.log" "rescheduled to cron '0/10 * * * * ?'" 1 20 || fail "the copy was not rescheduled"
 step '$EJ agent > /tmp/ej-demo/agent.log 2>&1 &'
+poll_until 10 test -e "$dir/agent.log" || fail "no log from the agent"
 wait_for_lines "$dir/agent.log" "agent: following" 1 20 || fail "the agent did not start: $(cat "$dir/agent.log")"
 step '$EJ job add examples/agent-job.yaml'
 wait_for_lines "$dir/agent.log" "job 'reportJob' scheduled" 1 10 || fail "the agent did not start reportJob"
