@@ -168,6 +168,14 @@ int RunAgent(const AgentOptions& o) {
     std::cerr << "elasticjob: agent: watching the namespace: " << watch.status().message() << "\n";
     return kExitFailed;
   }
+  // After a lost connection, every job is looked at again: a reconcile whose reads failed
+  // meanwhile is done over, and what changed while the watch was away is caught up.
+  auto reconnects = watcher->AddConnectionStateListener(events, [&](ConnectionState state) {
+    if (state != ConnectionState::kReconnected) return;
+    auto jobs = watcher->GetChildrenKeysDirectly("/");
+    if (!jobs.ok()) return Log("listing the jobs after a reconnect: " + jobs.status().ToString());
+    for (const std::string& job : *jobs) agent.Reconcile(job);
+  });
   std::string labels;
   for (const std::string& l : o.labels) labels += (labels.empty() ? " (labels: " : ", ") + l;
   Log(fmt::format("following {}{}", o.registry, labels.empty() ? "" : labels + ")"));
@@ -177,6 +185,7 @@ int RunAgent(const AgentOptions& o) {
                            sig == SIGINT ? "SIGINT" : "SIGTERM")
             << std::flush;
   watch->reset();  // no reconcile from now on (waits for one in progress)
+  reconnects.reset();
   pool.Stop();
   pool.Join();
   std::vector<ScheduleJobBootstrap*> boots = agent.Boots();
