@@ -60,6 +60,9 @@ class JobConfigurationAPIImpl final : public JobConfigurationAPI {
     auto exists = lifecycle::Exists(reg_, "/" + std::string(job_name));
     if (!exists.ok()) return exists.status();
     if (!*exists) return NotFound(fmt::format("job '{}' not found", job_name));
+    // The config first: instances that see it gone write nothing more into the job
+    // (ListenerManager::JobRemoved) while its instance nodes go with the rest.
+    if (Status s = reg_.Remove(fmt::format("/{}/config", job_name)); !s.ok()) return s;
     return reg_.Remove("/" + std::string(job_name));
   }
 

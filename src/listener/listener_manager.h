@@ -10,7 +10,8 @@
 //   servers/{ip}          reshard (unless static sharding already has an assignment); our
 //                         server enabled and no leader: elect; our server DISABLED while we
 //                         lead: abdicate.
-//   instances/{id}        added or deleted: reshard (same condition). Another instance
+//   instances/{id}        added or deleted: reshard (same condition; not once the job's
+//                         config is gone: the job is being removed). Another instance
 //                         deleted with failover on: its running (and failovering) items are
 //                         queued for failover and claimed. Our own deleted by an operator:
 //                         shut this job down here; deleted by session expiry: ignored (the
@@ -116,6 +117,10 @@ class ListenerManager {
   void OnTrigger(std::string_view id, const TreeEvent& event);
   // ListenServersChangedJobListener's resharding, unless static sharding has an assignment.
   void ReshardUnlessStatic();
+  // The job's config is gone (the job is being removed, JobConfigurationAPI): its instances
+  // leaving then must not write resharding or failover nodes, which would bring `/{job}`
+  // back.
+  bool JobRemoved();
   void OnInstanceCrashed(const std::string& id);
   void OnOnlyInstanceOnline();
   void OnReconnected();

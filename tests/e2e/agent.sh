@@ -62,6 +62,7 @@ wait_for_lines_in "rescheduled to cron '0/2 * * * * ?'" 2 20 "$dir/1.log" "$dir/
 # Removed: stopped on both, and nothing of it runs afterwards.
 "$EJ" job remove dyn > /dev/null || fail "job remove failed"
 wait_for_lines_in "job 'dyn' stopped (removed)" 2 20 "$dir/1.log" "$dir/2.log" || fail "dyn did not stop"
+[[ -z "$(zk_ls /e2e/dyn)" ]] || fail "the removed job left nodes behind: $(zk ls -R /e2e/dyn | grep "^/")"
 lines1=$(wc -l < "$dir/1.log")
 lines2=$(wc -l < "$dir/2.log")
 

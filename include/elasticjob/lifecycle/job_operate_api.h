@@ -2,7 +2,7 @@
 // running cluster (trigger, disable, enable, shutdown, remove; disable or enable one item),
 // written to the registry exactly as ElasticJob 3.0.5's lifecycle module writes them, so a
 // Java instance honours an operation done here and a C++ instance one done by a Java console
-// (paths and values: docs/operations.md, docs/zk-layout contract).
+// (paths and values: docs/operations.md).
 //
 // A job name and a server IP select what an operation applies to, as in ElasticJob: both
 // given, that server of that job; only the job (empty IP), all its servers or instances;
