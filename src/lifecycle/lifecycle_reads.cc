@@ -63,8 +63,11 @@ Result<JobConfiguration> ReadConfig(RegistryCenter& reg, std::string_view job_na
     }
     return yaml.status();
   }
+  // The caller's arguments are fine; the registry's state is not.
   auto config = ConfigFromYaml(*yaml);
-  if (!config.ok()) return config.status().WithContext(fmt::format("job '{}'", job_name));
+  if (!config.ok()) {
+    return FailedPrecondition(fmt::format("job '{}': {}", job_name, config.status().message()));
+  }
   return config;
 }
 

@@ -30,7 +30,8 @@ Result<std::vector<std::string>> JobNames(RegistryCenter& reg);
 // OK when the job has a config; NOT_FOUND "job 'x' not found" otherwise.
 Status CheckJobExists(RegistryCenter& reg, std::string_view job_name);
 
-// The job's configuration, parsed (not validated). NOT_FOUND as CheckJobExists.
+// The job's configuration, parsed (not validated). NOT_FOUND as CheckJobExists;
+// FAILED_PRECONDITION naming the job and the key when the node is not a readable config.
 Result<JobConfiguration> ReadConfig(RegistryCenter& reg, std::string_view job_name);
 
 struct InstanceEntry {

@@ -63,6 +63,10 @@ class JobStatisticsAPIImpl final : public JobStatisticsAPI {
     std::vector<JobBriefInfo> result;
     for (const std::string& job : *jobs) {
       auto info = GetJobBriefInfo(job);
+      if (!info.ok() && info.status().code() == StatusCode::kFailedPrecondition) {
+        // One job's unreadable config does not hide the others: listed, with the reason.
+        info = Unreadable(job, info.status());
+      }
       if (!info.ok()) {
         if (info.status().code() == StatusCode::kNotFound) continue;  // removed meanwhile
         return info.status();
@@ -120,10 +124,14 @@ class JobStatisticsAPIImpl final : public JobStatisticsAPI {
     std::vector<TimePoint> times;
     if (!config->cron.has_value() || config->cron->empty()) return times;
     auto cron = CronExpression::Parse(*config->cron);
-    if (!cron.ok()) return cron.status().WithContext(fmt::format("job '{}'", job_name));
+    if (!cron.ok()) {
+      return FailedPrecondition(fmt::format("job '{}': {}", job_name, cron.status().message()));
+    }
     auto zone = config->time_zone.has_value() ? TimeZone::Parse(*config->time_zone)
                                               : Result<TimeZone>(TimeZone::SystemDefault());
-    if (!zone.ok()) return zone.status().WithContext(fmt::format("job '{}'", job_name));
+    if (!zone.ok()) {
+      return FailedPrecondition(fmt::format("job '{}': {}", job_name, zone.status().message()));
+    }
     for (int i = 0; i < count; ++i) {
       auto next = cron->NextFireTimeAfter(after, *zone);
       if (!next.has_value()) break;
@@ -134,6 +142,19 @@ class JobStatisticsAPIImpl final : public JobStatisticsAPI {
   }
 
  private:
+  Result<JobBriefInfo> Unreadable(const std::string& job, const Status& why) {
+    JobBriefInfo info;
+    info.job_name = job;
+    info.description = "config not readable: " + why.message();
+    auto instances = lifecycle::Instances(reg_, job);
+    if (!instances.ok()) return instances.status();
+    info.instance_count = static_cast<int>(instances->size());
+    auto status = ComputeStatus(job, *instances);
+    if (!status.ok()) return status.status();
+    info.status = *status;
+    return info;
+  }
+
   // JobStatisticsAPIImpl.getJobStatus.
   Result<JobStatus> ComputeStatus(std::string_view job_name,
                                   const std::vector<lifecycle::InstanceEntry>& instances) {

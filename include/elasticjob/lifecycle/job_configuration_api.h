@@ -29,8 +29,8 @@ class JobConfigurationAPI {
   virtual ~JobConfigurationAPI() = default;
 
   // The job's configuration. NOT_FOUND "job 'x' not found" when it has no `/{job}/config`;
-  // INVALID_ARGUMENT naming the job and the key when the node is not a readable config;
-  // a registry error otherwise.
+  // FAILED_PRECONDITION naming the job and the key when the node is not a readable config
+  // (the registry's state, not the caller's argument, is wrong); a registry error otherwise.
   virtual Result<JobConfiguration> GetJobConfiguration(std::string_view job_name) = 0;
 
   // Replaces the configuration of the existing job `config.job_name`. The configuration is

@@ -52,7 +52,8 @@ class JobStatisticsAPI {
 
   // The number of jobs in the namespace (top-level nodes that hold a config).
   virtual Result<int> GetJobsTotalCount() = 0;
-  // Every job with a config, sorted by name.
+  // Every job with a config, sorted by name. A job whose config is not readable is listed
+  // with its status, no cron, and "config not readable: <reason>" as its description.
   virtual Result<std::vector<JobBriefInfo>> GetAllJobsBriefInfo() = 0;
   // One job; NOT_FOUND "job 'x' not found" without a config.
   virtual Result<JobBriefInfo> GetJobBriefInfo(std::string_view job_name) = 0;
@@ -61,8 +62,8 @@ class JobStatisticsAPI {
   virtual Result<std::vector<JobBriefInfo>> GetJobsBriefInfo(std::string_view server_ip) = 0;
   // Up to `count` fire times of the job strictly after `after`, from its registered cron and
   // time zone (the system's zone when it names none): fewer when the cron stops firing,
-  // none for a job without a cron. NOT_FOUND for an unknown job, INVALID_ARGUMENT for a
-  // config whose cron or zone is invalid.
+  // none for a job without a cron. NOT_FOUND for an unknown job, FAILED_PRECONDITION for a
+  // registered config whose cron or zone is invalid.
   virtual Result<std::vector<TimePoint>> GetNextFireTimes(std::string_view job_name, int count,
                                                           TimePoint after) = 0;
 };

@@ -83,5 +83,21 @@ TEST_F(LifecycleMemoryTest, ItemsAndServersAreListed) {
   EXPECT_EQ(NewServerStatisticsAPI(*reg_)->GetServersTotalCount().value_or(-1), 1);
 }
 
+TEST_F(LifecycleMemoryTest, AnUnreadableConfigIsNamedAndDoesNotHideTheOtherJobs) {
+  ASSERT_TRUE(reg_->Persist("/broken/config", "shardingTotalCount: three\n").ok());
+  auto config = NewJobConfigurationAPI(*reg_)->GetJobConfiguration("broken");
+  EXPECT_EQ(config.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(config.status().message().find("job 'broken'"), std::string::npos);
+  EXPECT_NE(config.status().message().find("three"), std::string::npos);
+  auto jobs = NewJobStatisticsAPI(*reg_)->GetAllJobsBriefInfo();
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].job_name, "broken");
+  EXPECT_EQ((*jobs)[0].status, JobStatus::kCrashed);
+  EXPECT_EQ((*jobs)[0].description.rfind("config not readable: job 'broken': ", 0), 0u)
+      << (*jobs)[0].description;
+  EXPECT_EQ((*jobs)[1].job_name, "job");
+}
+
 }  // namespace
 }  // namespace elasticjob
