@@ -13,7 +13,7 @@ shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(cron_fuzzer config_yaml_fuzzer run_file_fuzzer sharding_item_parameters_fuzzer
-           sharding_context_fuzzer registry_values_fuzzer)
+           sharding_context_fuzzer registry_values_fuzzer dump_request_fuzzer)
 fi
 bash scripts/install-deps.sh >/dev/null
 cmake --preset fuzz >/dev/null

@@ -26,6 +26,10 @@ PACKAGES=(
   # tracing storages: SQLite, and the PostgreSQL and MariaDB servers the database tests start
   # (scripts/pg-server.sh, scripts/mariadb-server.sh) with their client libraries
   libsqlite3-dev libpq-dev postgresql-15 libmariadb-dev mariadb-server-core mariadb-client-core
+  # job types and error handlers: HTTP(S), SMTP and webhooks through libcurl, the DingTalk
+  # signature through OpenSSL; their tests' HTTP(S) server (cpp-httplib), SMTP server
+  # (aiosmtpd) and throwaway certificates (openssl)
+  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev python3-aiosmtpd openssl
 )
 
 missing=()

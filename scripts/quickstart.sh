@@ -23,5 +23,15 @@ echo
 echo "\$ elasticjob cron next \"0 0 25 * * ?\"   # a mistake is caught before deploying"
 "$EJ" cron next "0 0 25 * * ?" || echo "(exit $?)"
 echo
+# The HTTP job's endpoint (examples/quickstart.yaml): a throwaway web server on
+# 127.0.0.1:18089, stopped by its PID when this script ends.
+web_dir=$(mktemp -d)
+python3 -m http.server 18089 --bind 127.0.0.1 --directory "$web_dir" >/dev/null 2>&1 &
+web_pid=$!
+trap 'kill "$web_pid" 2>/dev/null || true; rm -rf "$web_dir"' EXIT
+for _ in $(seq 50); do
+  (exec 3<>/dev/tcp/127.0.0.1/18089) 2>/dev/null && break
+  sleep 0.1
+done
 echo "\$ elasticjob run examples/quickstart.yaml   # real jobs; stopped after 7 s (Ctrl-C normally)"
 timeout -s INT 7 "$EJ" run examples/quickstart.yaml || true

@@ -9,8 +9,10 @@
 //
 // Thread safety: all methods may be called from any thread.
 //
+// clang-format off
 //   elasticjob::SimulatedClock clock(std::chrono::sys_days{2026y / 11 / 22});
 //   clock.Advance(std::chrono::seconds(5));
+// clang-format on
 #ifndef ELASTICJOB_SIMULATED_CLOCK_H_
 #define ELASTICJOB_SIMULATED_CLOCK_H_
 

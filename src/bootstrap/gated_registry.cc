@@ -84,6 +84,10 @@ void GatedRegistry::ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Ex
                                      done(gate->closed() && s.ok() ? ShutDown() : std::move(s));
                                    });
 }
+CachedRead GatedRegistry::GetCached(std::string_view key) {
+  Gate::Pass pass(*gate_);
+  return pass ? inner_.GetCached(key) : CachedRead{};
+}
 Result<int64_t> GatedRegistry::GetRegistryCenterTime(std::string_view key) {
   return Call([&] { return inner_.GetRegistryCenterTime(key); });
 }

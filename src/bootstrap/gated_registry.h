@@ -25,6 +25,7 @@ class GatedRegistry final : public RegistryCenter {
   void Close() override;
   Result<std::string> Get(std::string_view key) override;
   Result<std::string> GetDirectly(std::string_view key) override;
+  CachedRead GetCached(std::string_view key) override;
   Result<bool> IsExisted(std::string_view key) override;
   Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) override;
   Result<int> GetNumChildren(std::string_view key) override;

@@ -8,7 +8,6 @@
 #include <map>
 #include <thread>
 
-#include "executor/script/script_job.h"
 #include "infra/change_epoch.h"
 #include "infra/log.h"
 #include "sharding/sharding_node.h"
@@ -84,16 +83,19 @@ JobRuntime::LastHold::~LastHold() {
 }
 
 JobRuntime::JobRuntime(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
-                       std::string job_type, JobConfiguration config, BootstrapOptions options)
+                       std::string job_type, JobConfiguration config, BootstrapOptions options,
+                       std::shared_ptr<JobItemExecutor> item_executor)
     : registry_(registry),
       gated_(registry, gate_),
       job_(std::move(job)),
       job_type_(std::move(job_type)),
+      item_executor_(std::move(item_executor)),
       config_(std::move(config)),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : Clock::System()),
       storage_(gated_, config_.job_name),
-      strategies_(JobShardingStrategyRegistry::WithBuiltins(clock_)) {}
+      strategies_(JobShardingStrategyRegistry::WithBuiltins(clock_)),
+      monitor_port_(config_.monitor_port) {}
 
 JobRuntime::~JobRuntime() = default;
 
@@ -124,7 +126,42 @@ Status JobRuntime::RegisterStrategies() {
   return Status::Ok();
 }
 
+Status JobRuntime::BuildTypedJob(const std::string& instance_id) {
+  JobItemExecutorFactory factory;
+  std::shared_ptr<JobItemExecutor> fixed = item_executor_;
+  if (job_ != nullptr) {
+    fixed = std::make_shared<executor::SimpleJobExecutor>(job_);
+  } else if (fixed == nullptr) {
+    auto found = executor::FindJobType(job_type_, options_.job_types);
+    if (!found.ok()) return found.status();
+    factory = *std::move(found);
+  }
+  auto typed = executor::TypedJob::Create(
+      std::move(factory), std::move(fixed), config_, instance_id,
+      [weak = weak_from_this()] {
+        auto self = weak.lock();
+        return self != nullptr && self->EligibleForJobRunning();
+      },
+      error_handler::NotificationSender::Shared());
+  if (!typed.ok()) return typed.status();
+  typed_ = *std::move(typed);
+  return Status::Ok();
+}
+
+bool JobRuntime::EligibleForJobRunning() {
+  if (IsShutdown() || IsPaused()) return false;
+  auto need = sharding_->IsNeedSharding();
+  return need.ok() && !*need;
+}
+
 void JobRuntime::ApplyConfig(const JobConfiguration& config) {
+  if (typed_ != nullptr) {
+    if (Status s = typed_->Update(config); !s.ok()) {
+      infra::LogLine("WARN", fmt::format("job '{}': {} (keeping the last good job type settings "
+                                         "and error handler)",
+                                         config_.job_name, s.ToString()));
+    }
+  }
   auto limit = ItemLimitOf(config);
   if (!limit.ok()) {
     infra::LogLine("WARN", fmt::format("job '{}': {} (keeping at most {} items at once)",
@@ -161,16 +198,6 @@ Status JobRuntime::Start(bool scheduled) {
     return context(strategy.status());
   }
   if (auto limit = ItemLimitOf(config_); !limit.ok()) return context(limit.status());
-  if (job_ == nullptr) {
-    if (job_type_ != "SCRIPT") {
-      return InvalidArgument(
-          fmt::format("job '{}': unknown job type '{}' (known: SCRIPT)", name, job_type_));
-    }
-    auto script = executor::ScriptJob::FromProps(config_.props,
-                                                 std::make_shared<executor::ScriptProcesses>());
-    if (!script.ok()) return context(script.status());
-    job_ = std::move(script).value();
-  }
   const bool has_cron = config_.cron.has_value() && !config_.cron->empty();
   if (scheduled && !has_cron) {
     return InvalidArgument(fmt::format("job '{}': cron: a scheduled job needs a cron", name));
@@ -181,9 +208,16 @@ Status JobRuntime::Start(bool scheduled) {
   }
   auto ip = instance::DetectIp(options_.server_ip);
   if (!ip.ok()) return context(ip.status());
+  // The job type and its props, and the error handler's, before anything is written.
+  if (Status s =
+          BuildTypedJob(instance::JobInstance::For(*ip, static_cast<long>(getpid())).instance_id);
+      !s.ok()) {
+    return context(s);
+  }
   std::string type_name = !options_.job_type_name.empty() ? options_.job_type_name
-                          : job_type_.empty()             ? "CPP_SIMPLE"
-                                                          : job_type_;
+                          : !job_type_.empty()            ? job_type_
+                          : item_executor_ != nullptr     ? item_executor_->type_name()
+                                                          : "CPP_SIMPLE";
   config_service_ = std::make_unique<config::ConfigService>(storage_, clock_);
   auto effective = config_service_->SetUp(type_name, config_);
   if (!effective.ok()) return effective.status();
@@ -203,6 +237,9 @@ Status JobRuntime::Start(bool scheduled) {
   auto item_limit = ItemLimitOf(config_);
   if (!item_limit.ok())
     return context(item_limit.status().WithContext("the registry's configuration"));
+  if (Status s = typed_->Update(config_); !s.ok()) {
+    return context(s.WithContext("the registry's configuration"));
+  }
   scheduled_ = scheduled;
   if (scheduled) {
     // The registry's config wins: it must still be a scheduled one.
@@ -254,15 +291,25 @@ Status JobRuntime::Start(bool scheduled) {
       GateListeners(*std::move(listeners), gate_), *guarantee_, shared_->timer, shared_->triggers,
       clock_, name);
   // User callbacks are fenced: an exception is logged, and nothing is called after Join.
-  auto report = [gate = gate_, name = std::string(name),
-                 fn = options_.on_item_run
-                          ? options_.on_item_run
-                          : std::function<void(const ItemRunReport&)>(PrintItemRun)](
-                    const ItemRunReport& r) { Fenced(*gate, name, "on_item_run", fn, r); };
+  auto report = [this, gate = gate_, name = std::string(name),
+                 fn = options_.on_item_run ? options_.on_item_run
+                                           : std::function<void(const ItemRunReport&)>(
+                                                 PrintItemRun)](const ItemRunReport& r) {
+    if (!r.success) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (throw_wait_.active && throw_wait_.result.ok()) {
+        throw_wait_.result =
+            Internal(fmt::format("job '{}' item {} failed on {} "
+                                 "(jobErrorHandlerType THROW): {}",
+                                 name, r.item, r.instance_id, r.error));
+      }
+    }
+    Fenced(*gate, name, "on_item_run", fn, r);
+  };
   limiter_ = std::make_shared<ItemLimiter>(shared_->items, *item_limit);
   executor_ = std::make_unique<executor::JobExecutor>(
       *config_service_, *sharding_, *execution_, *failover_, self,
-      std::make_shared<GatedJob>(job_, gate_), *limiter_, shared_->triggers, clock_,
+      std::make_shared<GatedJob>(typed_, gate_), *limiter_, shared_->triggers, clock_,
       std::move(report), job_listeners_, [this] { return RegistryChanges(); },
       OverdueBound(registry_.session_timeout()));
   listeners_ = std::make_unique<listener::ListenerManager>(
@@ -311,7 +358,24 @@ Status JobRuntime::Start(bool scheduled) {
     std::lock_guard<std::mutex> lock(mu_);
     ArmNextLocked(clock_.WallNow());
   }
+  OpenDumpPort();
   return Status::Ok();
+}
+
+void JobRuntime::OpenDumpPort() {
+  if (monitor_port_ < 0) return;
+  const DumpPortOptions& o = options_.dump_port;
+  auto server = snapshot::DumpServer::Acquire(o.address, monitor_port_,
+                                              {o.io_timeout, std::max(1, o.max_connections)});
+  auto registration =
+      server.ok() ? (*server)->Register(config_.job_name, registry_)
+                  : Result<std::unique_ptr<snapshot::DumpServer::Registration>>(server.status());
+  if (!registration.ok()) {
+    infra::LogLine("WARN", fmt::format("job '{}': {} (the job runs without a dump port)",
+                                       config_.job_name, registration.status().ToString()));
+    return;
+  }
+  dump_ = std::move(registration).value();
 }
 
 Status JobRuntime::TriggerCluster() {
@@ -328,6 +392,24 @@ Status JobRuntime::TriggerCluster() {
     if (Status s = storage_.CreateJobNodeIfNeeded("trigger/" + id); !s.ok()) return s;
   }
   return Status::Ok();
+}
+
+Status JobRuntime::TriggerClusterAndWait() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    throw_wait_ = ThrowWait{true, false, Status::Ok()};
+  }
+  Status s = TriggerCluster();
+  std::unique_lock<std::mutex> lock(mu_);
+  if (s.ok()) throw_cv_.wait(lock, [&] { return throw_wait_.done || stopped_; });
+  const ThrowWait ended = throw_wait_;
+  throw_wait_ = ThrowWait{};
+  if (!s.ok()) return s;
+  if (!ended.done) {
+    return Status(StatusCode::kCancelled,
+                  fmt::format("job '{}': stopped before its run ended", config_.job_name));
+  }
+  return ended.result;
 }
 
 void JobRuntime::ArmNextLocked(Clock::WallTime after) {
@@ -489,6 +571,16 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
           std::lock_guard<std::mutex> lock(self->mu_);
           self->no_failover_at_ = changes;
         }
+      }
+    }
+    if (source == Source::kOperator) {
+      std::lock_guard<std::mutex> lock(self->mu_);
+      if (self->throw_wait_.active && !self->throw_wait_.done) {
+        if (!outcome.ok() && self->throw_wait_.result.ok()) {
+          self->throw_wait_.result = outcome.status();
+        }
+        self->throw_wait_.done = true;
+        self->throw_cv_.notify_all();
       }
     }
     // Reported last: the trigger's work is done when it is reported.
@@ -694,6 +786,7 @@ void JobRuntime::Stop() {
     stopped_ = true;
     admissible_.store(false);
     infra::BumpChangeEpoch();
+    throw_cv_.notify_all();
     CancelArmedLocked();
     shared_->timer.Cancel(reconcile_task_);
   }
@@ -706,6 +799,7 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
   std::lock_guard<std::mutex> join_lock(join_mu_);
   if (joined_) return *joined_;
   Stop();
+  dump_.reset();  // waits for a dump of this job in progress
   bool started;
   int abandoned = 0;
   {

@@ -36,6 +36,7 @@
 #include "execution/execution_service.h"
 #include "executor/job_executor.h"
 #include "executor/job_listeners.h"
+#include "executor/typed_job.h"
 #include "failover/failover_service.h"
 #include "guarantee/guarantee_service.h"
 #include "instance/instance_service.h"
@@ -43,6 +44,7 @@
 #include "reconcile/reconcile_service.h"
 #include "server/server_service.h"
 #include "sharding/sharding_service.h"
+#include "snapshot/dump_server.h"
 #include "storage/change_notifier.h"
 #include "storage/job_node_storage.h"
 #include "trigger/timer_scheduler.h"
@@ -55,9 +57,10 @@ class JobRuntime final : public listener::JobController,
                          public sharding::RunningMarkWatcher,
                          public std::enable_shared_from_this<JobRuntime> {
  public:
-  // `job` null: a job by type name (`job_type`, "SCRIPT").
+  // `job` and `item_executor` null: a job by type name (`job_type`: "SCRIPT", "HTTP", ...).
   JobRuntime(RegistryCenter& registry, std::shared_ptr<SimpleJob> job, std::string job_type,
-             JobConfiguration config, BootstrapOptions options);
+             JobConfiguration config, BootstrapOptions options,
+             std::shared_ptr<JobItemExecutor> item_executor = nullptr);
   ~JobRuntime() override;
 
   // Registers the job and starts its listeners; `scheduled` arms the cron trigger (a one-off
@@ -66,6 +69,13 @@ class JobRuntime final : public listener::JobController,
   Status Start(bool scheduled);
   // Writes `trigger/{id}` for every live instance of the job: each runs its items once.
   Status TriggerCluster();
+  // TriggerCluster, then waits for this instance's run of it (OneOffJobBootstrap::Execute
+  // under jobErrorHandlerType THROW): OK when every item here succeeded (or it had none),
+  // INTERNAL naming the first failed item and its cause, the trigger's own error, or
+  // CANCELLED when the job is stopped first.
+  Status TriggerClusterAndWait();
+  // The error handler's type now (jobErrorHandlerType, the registry's).
+  std::string error_handler_type() { return typed_ != nullptr ? typed_->error_handler_type() : ""; }
   // No new runs; cancels the job's waits; returns at once (idempotent).
   void Stop();
   // Stop, then waits until `deadline` for triggers armed, queued or running, then leaves the
@@ -99,10 +109,16 @@ class JobRuntime final : public listener::JobController,
   // What a config update changes besides the schedule: the item limit; an unknown strategy
   // or limit type is logged (the last good limit stays).
   void ApplyConfig(const JobConfiguration& config);
+  // Builds typed_ (the job's item executor and error handler) for `instance_id`.
+  Status BuildTypedJob(const std::string& instance_id);
+  // JobRunState::IsEligibleForJobRunning: not stopped, not paused, no resharding pending.
+  bool EligibleForJobRunning();
   // Registers BootstrapOptions' sharding strategies with strategies_.
   Status RegisterStrategies();
   void ArmNextLocked(Clock::WallTime after);
   void ArmReconcile();
+  // Serves this job on the dump port when monitorPort is set; a failure is logged.
+  void OpenDumpPort();
   // kPrepareLead before a fire time: arms the next one, and prepares this one's run
   // (JobExecutor::PrepareTrigger) on the LaunchBoard, or arms OnCronFire when it cannot be.
   // `arming`: the ArmNextLocked call that armed it; a later one (a reschedule) has armed
@@ -136,6 +152,9 @@ class JobRuntime final : public listener::JobController,
   GatedRegistry gated_;
   std::shared_ptr<SimpleJob> job_;
   std::string job_type_;
+  std::shared_ptr<JobItemExecutor> item_executor_;  // a C++ item executor, or null
+  // What the executor runs: job_, item_executor_ or the type's, with the error handler.
+  std::shared_ptr<executor::TypedJob> typed_;
   JobConfiguration config_;
   BootstrapOptions options_;
   Clock& clock_;
@@ -165,6 +184,10 @@ class JobRuntime final : public listener::JobController,
   std::atomic<const std::atomic<uint64_t>*> counter_{nullptr};
   std::shared_ptr<const std::atomic<uint64_t>> counter_owner_;  // GUARDED_BY(watch_mu_)
   std::unique_ptr<Subscription> connection_;
+  // The configuration's monitorPort as given (the registry's never carries one).
+  const int monitor_port_;
+  // This job on the dump port, from Start to Join (which do not race).
+  std::unique_ptr<snapshot::DumpServer::Registration> dump_;
   std::mutex marks_mu_;
   std::map<int, std::unique_ptr<Subscription>> mark_watches_;  // GUARDED_BY(marks_mu_)
 
@@ -196,6 +219,13 @@ class JobRuntime final : public listener::JobController,
   // GUARDED_BY(mu_): the run prepared for the next fire time, until it starts.
   std::weak_ptr<executor::JobExecutor::Prepared> prepared_;
   uint64_t arming_ = 0;  // GUARDED_BY(mu_): ArmNextLocked calls
+  // TriggerClusterAndWait's wait for the next operator run here. GUARDED_BY(mu_).
+  struct ThrowWait {
+    bool active = false;
+    bool done = false;
+    Status result;  // the first item failure or the trigger's error
+  } throw_wait_;
+  std::condition_variable throw_cv_;
   // GUARDED_BY(mu_): the registry change count at which NeedFailover last found nothing.
   std::optional<uint64_t> no_failover_at_;
   trigger::TimerScheduler::TaskId reconcile_task_ = 0;  // GUARDED_BY(mu_)

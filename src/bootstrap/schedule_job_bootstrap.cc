@@ -117,14 +117,15 @@ class Lifecycle {
 
 namespace {
 
-std::shared_ptr<bootstrap::Lifecycle> NewLifecycle(RegistryCenter& registry,
-                                                   std::shared_ptr<SimpleJob> job,
-                                                   std::string job_type, JobConfiguration config,
-                                                   BootstrapOptions options) {
+std::shared_ptr<bootstrap::Lifecycle> NewLifecycle(
+    RegistryCenter& registry, std::shared_ptr<SimpleJob> job, std::string job_type,
+    JobConfiguration config, BootstrapOptions options,
+    std::shared_ptr<JobItemExecutor> executor = nullptr) {
   const auto timeout = options.shutdown_timeout;
   return std::make_shared<bootstrap::Lifecycle>(
       std::make_shared<bootstrap::JobRuntime>(registry, std::move(job), std::move(job_type),
-                                              std::move(config), std::move(options)),
+                                              std::move(config), std::move(options),
+                                              std::move(executor)),
       timeout);
 }
 
@@ -143,6 +144,12 @@ ScheduleJobBootstrap::ScheduleJobBootstrap(RegistryCenter& registry, std::string
                                            JobConfiguration config, BootstrapOptions options)
     : impl_(std::make_shared<Impl>(Impl{NewLifecycle(registry, nullptr, std::move(job_type),
                                                      std::move(config), std::move(options))})) {}
+
+ScheduleJobBootstrap::ScheduleJobBootstrap(RegistryCenter& registry,
+                                           std::shared_ptr<JobItemExecutor> executor,
+                                           JobConfiguration config, BootstrapOptions options)
+    : impl_(std::make_shared<Impl>(Impl{NewLifecycle(registry, nullptr, "", std::move(config),
+                                                     std::move(options), std::move(executor))})) {}
 
 ScheduleJobBootstrap::~ScheduleJobBootstrap() { Shutdown(); }
 
@@ -193,6 +200,12 @@ OneOffJobBootstrap::OneOffJobBootstrap(RegistryCenter& registry, std::string job
     : impl_(std::make_unique<Impl>(Impl{NewLifecycle(registry, nullptr, std::move(job_type),
                                                      std::move(config), std::move(options))})) {}
 
+OneOffJobBootstrap::OneOffJobBootstrap(RegistryCenter& registry,
+                                       std::shared_ptr<JobItemExecutor> executor,
+                                       JobConfiguration config, BootstrapOptions options)
+    : impl_(std::make_unique<Impl>(Impl{NewLifecycle(registry, nullptr, "", std::move(config),
+                                                     std::move(options), std::move(executor))})) {}
+
 OneOffJobBootstrap::~OneOffJobBootstrap() { Shutdown(); }
 
 Status OneOffJobBootstrap::Start() & {
@@ -205,7 +218,9 @@ Status OneOffJobBootstrap::Execute() & {
     return FailedPrecondition(fmt::format("job '{}': Execute() after Stop()/Shutdown()",
                                           impl_->life->runtime().config().job_name));
   }
-  return impl_->life->runtime().TriggerCluster();
+  bootstrap::JobRuntime& runtime = impl_->life->runtime();
+  if (runtime.error_handler_type() == "THROW") return runtime.TriggerClusterAndWait();
+  return runtime.TriggerCluster();
 }
 
 void OneOffJobBootstrap::Stop() { impl_->life->Stop(); }

@@ -1,10 +1,10 @@
 // `elasticjob agent --registry URL [--label L]...`: runs every command-line job of the
-// namespace (a job whose `/{job}` names a type this binary runs by name: SCRIPT) and follows
-// the namespace by watch: a job whose config appears is scheduled here, one whose config goes
-// is shut down, one whose type or props change is started again (a change of cron, time
-// zone or item count is followed by the running job itself, as by any instance). With
-// --label, only jobs whose `label` is one of those given. Several agents share each job's
-// items as any instances do. SIGINT or SIGTERM stops it as `elasticjob run` stops.
+// namespace (a job whose `/{job}` names a type this binary runs by name: SCRIPT, HTTP) and
+// follows the namespace by watch: a job whose config appears is scheduled here, one whose
+// config goes is shut down, one whose type or props change is started again (a change of
+// cron, time zone or item count is followed by the running job itself, as by any instance).
+// With --label, only jobs whose `label` is one of those given. Several agents share each
+// job's items as any instances do. SIGINT or SIGTERM stops it as `elasticjob run` stops.
 #include <fmt/format.h>
 #include <signal.h>
 

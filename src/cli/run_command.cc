@@ -62,6 +62,10 @@ int RunJobs(const RunOptions& o) {
   auto processes = std::make_shared<executor::ScriptProcesses>();
   std::vector<std::shared_ptr<SimpleJob>> scripts;
   for (const auto& spec : jobs) {
+    if (spec.type != "SCRIPT") {  // another type by name (HTTP): built when it starts
+      scripts.push_back(nullptr);
+      continue;
+    }
     auto job = executor::ScriptJob::FromProps(spec.config.props, processes);
     if (!job.ok()) {
       std::cerr << "elasticjob: " << o.file << ": job '" << spec.config.job_name
@@ -90,9 +94,13 @@ int RunJobs(const RunOptions& o) {
   std::vector<ScheduleJobBootstrap*> boots;
   BootstrapOptions options;
   options.job_type_name = "SCRIPT";
+  if (file->dump_address) options.dump_port.address = *file->dump_address;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    running.push_back(
-        std::make_unique<ScheduleJobBootstrap>(**registry, scripts[i], jobs[i].config, options));
+    running.push_back(scripts[i] != nullptr
+                          ? std::make_unique<ScheduleJobBootstrap>(**registry, scripts[i],
+                                                                   jobs[i].config, options)
+                          : std::make_unique<ScheduleJobBootstrap>(
+                                **registry, jobs[i].type, jobs[i].config, BootstrapOptions{}));
     boots.push_back(running.back().get());
   }
   const std::vector<Status> statuses = ScheduleJobBootstrap::ScheduleAll(boots);

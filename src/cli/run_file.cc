@@ -1,5 +1,6 @@
 #include "cli/run_file.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -24,6 +25,7 @@ const std::set<std::string>& KnownJobKeys() {
                                           "misfire",
                                           "maxTimeDiffSeconds",
                                           "reconcileIntervalMinutes",
+                                          "monitorPort",
                                           "jobShardingStrategyType",
                                           "jobExecutorServiceHandlerType",
                                           "jobExecutorThreadPoolSizeProviderType",
@@ -136,14 +138,13 @@ Result<RunJobSpec> ReadJob(const std::string& name, const YAML::Node& j,
   if (type.empty() && !java_class.empty()) {
     return InvalidArgument(
         fmt::format("{}: elasticJobClass '{}': Java classes cannot run here; use "
-                    "elasticJobType: SCRIPT or a C++ SimpleJob",
+                    "elasticJobType (SCRIPT, HTTP) or a C++ job",
                     where, java_class));
   }
-  if (type != "SCRIPT") {
+  // Any name: the job types known to the process are checked when the job starts.
+  if (type.empty()) {
     return InvalidArgument(
-        fmt::format("{}: elasticJobType: '{}' is not supported by `elasticjob run` yet "
-                    "(supported: SCRIPT)",
-                    where, type));
+        fmt::format("{}: elasticJobType: missing (built-in types: SCRIPT, HTTP)", where));
   }
   return RunJobSpec{type, *std::move(config)};
 }
@@ -170,6 +171,32 @@ Result<RunFile> Parse(std::string_view text, std::string_view registry_flag,
     }
     file.shutdown_grace_ms = ms;
   }
+  std::optional<int> dump_port;
+  if (const YAML::Node dump = config::YamlChild(ej, "dump"); !Absent(dump)) {
+    if (!dump.IsMap()) return config::YamlTypeError("elasticjob.dump", "a map of settings", dump);
+    std::string address;
+    if (Status s = OptionalString(dump, "address", "elasticjob.dump.", &address); !s.ok()) return s;
+    if (!Absent(config::YamlChild(dump, "address"))) {
+      in_addr parsed{};
+      if (inet_pton(AF_INET, address.c_str(), &parsed) != 1) {
+        return InvalidArgument(fmt::format(
+            "elasticjob.dump.address: expected an IPv4 address (127.0.0.1, 0.0.0.0), got '{}'",
+            address));
+      }
+      file.dump_address = address;
+    }
+    if (const YAML::Node port = config::YamlChild(dump, "port"); !Absent(port)) {
+      int value = -2;
+      std::string port_text = port.IsScalar() ? config::YamlScalarText(port) : "";
+      auto [end, ec] =
+          std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
+      if (!port.IsScalar() || ec != std::errc() || end != port_text.data() + port_text.size() ||
+          value < -1 || value > 65535) {
+        return config::YamlTypeError("elasticjob.dump.port", "a port from -1 (off) to 65535", port);
+      }
+      dump_port = value;
+    }
+  }
   const YAML::Node jobs = config::YamlChild(ej, "jobs");
   if (!jobs.IsMap() || jobs.size() == 0) {
     return InvalidArgument("elasticjob.jobs: no jobs declared");
@@ -180,6 +207,9 @@ Result<RunFile> Parse(std::string_view text, std::string_view registry_flag,
     }
     auto job = ReadJob(it->first.Scalar(), it->second, warnings);
     if (!job.ok()) return job.status();
+    if (dump_port && Absent(config::YamlChild(it->second, "monitorPort"))) {
+      job->config.monitor_port = *dump_port;
+    }
     file.jobs.push_back(*std::move(job));
   }
   return file;

@@ -253,6 +253,8 @@ Result<JobConfiguration> Read(std::string_view text) {
         s = integer(&c.max_time_diff_seconds);
       } else if (key == "reconcileIntervalMinutes") {
         s = integer(&c.reconcile_interval_minutes);
+      } else if (key == "monitorPort") {
+        s = integer(&c.monitor_port);
       } else if (key == "jobShardingStrategyType") {
         s = opt_str(&c.job_sharding_strategy_type);
       } else if (key == "jobExecutorThreadPoolSizeProviderType" ||

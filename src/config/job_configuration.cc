@@ -27,6 +27,7 @@ EJ_BUILDER_SETTER(Failover, failover, bool)
 EJ_BUILDER_SETTER(Misfire, misfire, bool)
 EJ_BUILDER_SETTER(MaxTimeDiffSeconds, max_time_diff_seconds, int)
 EJ_BUILDER_SETTER(ReconcileIntervalMinutes, reconcile_interval_minutes, int)
+EJ_BUILDER_SETTER(MonitorPort, monitor_port, int)
 EJ_BUILDER_SETTER(JobShardingStrategyType, job_sharding_strategy_type, std::string)
 EJ_BUILDER_SETTER(JobExecutorThreadPoolSizeProviderType,
                   job_executor_thread_pool_size_provider_type, std::string)
@@ -105,6 +106,12 @@ Status Validate(const JobConfiguration& c) {
         fmt::format("reconcileIntervalMinutes: must be -1 or 0 (no reconcile) or a number of "
                     "minutes, got {}",
                     c.reconcile_interval_minutes));
+  }
+  if (c.monitor_port < -1 || c.monitor_port > 65535) {
+    return InvalidArgument(fmt::format(
+        "monitorPort: must be -1 (no dump port), 0 (any free port) or a TCP port up to 65535, "
+        "got {}",
+        c.monitor_port));
   }
   if (Status s = CheckTypeName("jobShardingStrategyType", c.job_sharding_strategy_type); !s.ok())
     return s;

@@ -14,12 +14,14 @@
 // through BootstrapOptions::listener_types). They run in ascending order(). A listener that
 // throws is logged and the execution goes on, as ElasticJob's error handler does.
 //
+// clang-format off
 //   class AuditListener : public elasticjob::ElasticJobListener {
 //    public:
 //     void BeforeJobExecuted(const elasticjob::ShardingContexts& c) override { Audit("begin", c); }
 //     void AfterJobExecuted(const elasticjob::ShardingContexts& c) override { Audit("end", c); }
 //   };
 //   options.listeners.push_back(std::make_shared<AuditListener>());
+// clang-format on
 //
 // Thread safety: the hooks of one job are never called concurrently for one execution, but
 // listeners shared by several jobs are called from several threads.

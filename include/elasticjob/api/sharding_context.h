@@ -5,8 +5,10 @@
 // shardingItem, shardingParameter, nulls left out and Gson's HTML-safe escaping
 // (`=` becomes \u003d).
 //
+// clang-format off
 //   {"jobName":"orderSync","taskId":"orderSync@-@0,1@-@READY@-@10.0.0.5@-@4242",
 //    "shardingTotalCount":3,"jobParameter":"","shardingItem":0,"shardingParameter":"Beijing"}
+// clang-format on
 //
 // Thread safety: plain value type.
 #ifndef ELASTICJOB_API_SHARDING_CONTEXT_H_

@@ -5,12 +5,14 @@
 // Thread safety: Execute may be called concurrently for different items; implementations
 // must be safe for that.
 //
+// clang-format off
 //   class OrderSyncJob : public elasticjob::SimpleJob {
 //    public:
 //     void Execute(const elasticjob::ShardingContext& ctx) override {
 //       SyncRegion(ctx.sharding_parameter.value_or(""));
 //     }
 //   };
+// clang-format on
 #ifndef ELASTICJOB_API_SIMPLE_JOB_H_
 #define ELASTICJOB_API_SIMPLE_JOB_H_
 

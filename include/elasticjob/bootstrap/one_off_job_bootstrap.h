@@ -14,9 +14,11 @@
 //
 // Thread safety: as ScheduleJobBootstrap.
 //
+// clang-format off
 //   elasticjob::OneOffJobBootstrap job(**reg, std::make_shared<ReindexJob>(),
 //       *elasticjob::JobConfiguration::Builder("reindex", 4).Build());
 //   if (auto s = job.Execute(); !s.ok()) { std::cerr << s << "\n"; }
+// clang-format on
 #ifndef ELASTICJOB_BOOTSTRAP_ONE_OFF_JOB_BOOTSTRAP_H_
 #define ELASTICJOB_BOOTSTRAP_ONE_OFF_JOB_BOOTSTRAP_H_
 
@@ -35,6 +37,8 @@ class OneOffJobBootstrap {
                      JobConfiguration config, BootstrapOptions options = {});
   OneOffJobBootstrap(RegistryCenter& registry, std::string job_type, JobConfiguration config,
                      BootstrapOptions options = {});
+  OneOffJobBootstrap(RegistryCenter& registry, std::shared_ptr<JobItemExecutor> executor,
+                     JobConfiguration config, BootstrapOptions options = {});
   ~OneOffJobBootstrap();  // Shutdown()
   OneOffJobBootstrap(const OneOffJobBootstrap&) = delete;
   OneOffJobBootstrap& operator=(const OneOffJobBootstrap&) = delete;
@@ -44,7 +48,12 @@ class OneOffJobBootstrap {
   Status Start() &;
   Status Start() && = delete;
   // Runs the job once on every live instance (see above). Returns once the trigger nodes
-  // are written, not when the runs end. FAILED_PRECONDITION after Stop()/Shutdown().
+  // are written, not when the runs end; FAILED_PRECONDITION after Stop()/Shutdown().
+  // Under jobErrorHandlerType THROW (the registry's configuration) it waits for this
+  // instance's run and returns its failure: INTERNAL naming the first failed item, the
+  // instance and the cause (other instances' failures are theirs: logged there), CANCELLED
+  // when stopped before the run ended. ElasticJob throws the cause into Quartz's thread
+  // instead, where the caller never sees it.
   Status Execute() &;
   Status Execute() && = delete;
   // As ScheduleJobBootstrap's.

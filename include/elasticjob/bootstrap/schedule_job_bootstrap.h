@@ -26,8 +26,11 @@
 // threads; items: CPU x 4 threads), so a thousand jobs need no thousand threads. Each job runs
 // at most its `jobExecutorThreadPoolSizeProviderType` of items at once on the item pool (CPU:
 // CPU x 2, SINGLE_THREAD: 1), so one slow job cannot take the whole pool. A job is a C++
-// SimpleJob or a type name ("SCRIPT", running `script.command.line`). ScheduleAll registers
-// many jobs at once.
+// SimpleJob, a C++ item executor (a DataflowJob<T>: elasticjob/api/dataflow_job.h) or a type
+// name: "SCRIPT" (`script.command.line`), "HTTP" (`http.uri`, ...) or a registered one
+// (elasticjob/api/job_item_executor.h, docs/job-types.md). A failed item's cause goes to the
+// job's error handler (jobErrorHandlerType: LOG by default; docs/error-handlers.md).
+// ScheduleAll registers many jobs at once.
 //
 // User code is fenced: an exception from the job, a listener, a sharding strategy,
 // on_item_run or on_trigger is caught and logged (from the job: a failed item); it never
@@ -36,14 +39,19 @@
 // Thread safety: every method may be called from any thread (a Stop() during Schedule()
 // waits for it), but not from this job's own callbacks (Join would wait for itself).
 //
+// clang-format off
 //   auto reg = elasticjob::NewRegistryCenter("zookeeper://127.0.0.1:2181/demo");
-//   (*reg)->Init();
+//   if (!reg.ok() || !(*reg)->Init().ok()) { ... }
 //   auto config = elasticjob::JobConfiguration::Builder("orderSync", 3)
-//                     .Cron("0/5 * * * * ?").Build();
+//                     .Cron("0/5 * * * * ?")
+//                     .Build();
 //   elasticjob::ScheduleJobBootstrap job(**reg, std::make_shared<OrderSyncJob>(), *config);
 //   if (auto s = job.Schedule(); !s.ok()) { std::cerr << s << "\n"; }
 //   ...
 //   job.Shutdown();
+// clang-format on
+//
+// A complete program: examples/embedding/simple_job.cc.
 #ifndef ELASTICJOB_BOOTSTRAP_SCHEDULE_JOB_BOOTSTRAP_H_
 #define ELASTICJOB_BOOTSTRAP_SCHEDULE_JOB_BOOTSTRAP_H_
 
@@ -56,6 +64,7 @@
 #include <string>
 #include <vector>
 
+#include "elasticjob/api/job_item_executor.h"
 #include "elasticjob/api/job_listener.h"
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/clock.h"
@@ -66,10 +75,24 @@
 
 namespace elasticjob {
 
+// The dump port of a job whose configuration sets monitorPort (docs/dump.md). Jobs of one
+// process with the same address and port share one listener, started with the options of
+// the first of them.
+struct DumpPortOptions {
+  // The address the port listens on: loopback, so only this host can ask. "0.0.0.0" for
+  // every interface (the dump masks IPv4 addresses, not the rest of the job's nodes).
+  std::string address = "127.0.0.1";
+  // How long a client gets to send its line, and again to take the reply.
+  std::chrono::milliseconds io_timeout{std::chrono::seconds(5)};
+  // Connections open at once; one more is accepted and closed at once.
+  int max_connections = 8;
+};
+
 struct BootstrapOptions {
   // What `/{job}` holds: ElasticJob writes the job class; a C++ job can name the Java class
-  // it stands in for ("com.acme.OrderJob"). Default: "SCRIPT" for script jobs, else
-  // "CPP_SIMPLE".
+  // it stands in for ("com.acme.OrderJob"). Default: the type name for a job by type name
+  // ("SCRIPT", "HTTP"), "CPP_SIMPLE" for a SimpleJob, the item executor's type_name() for
+  // one ("CPP_DATAFLOW" for a DataflowJob).
   std::string job_type_name;
   // The address to register; default: detected (see docs/runtime.md).
   std::string server_ip;
@@ -99,6 +122,13 @@ struct BootstrapOptions {
   // or a name taken twice (a built-in one included) fails Schedule(), as does a
   // configuration naming an unknown type (the error lists the known ones).
   std::vector<std::shared_ptr<const JobShardingStrategy>> sharding_strategies;
+  // Where and how the dump port listens when the configuration's monitorPort is not -1. A
+  // port that cannot be opened (taken, say) is logged; the job runs without it.
+  DumpPortOptions dump_port;
+  // More job types a job by type name may name, for this bootstrap only (besides the built-in
+  // SCRIPT and HTTP and those of RegisterJobType; a name here wins over the latter). A
+  // built-in name, an empty name or a null factory fails Schedule().
+  std::map<std::string, JobItemExecutorFactory> job_types;
   // Bound on the wait for runs in progress at Shutdown() (Join's timeout).
   std::chrono::milliseconds shutdown_timeout{std::chrono::seconds(30)};
 };
@@ -108,9 +138,14 @@ class ScheduleJobBootstrap {
   // REQUIRES: `registry` is initialised and outlives this bootstrap.
   ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
                        JobConfiguration config, BootstrapOptions options = {});
-  // A job by type name: "SCRIPT" (props `script.command.line`).
+  // A job by type name: "SCRIPT" (props `script.command.line`), "HTTP" (props `http.*`), or
+  // one of options.job_types or RegisterJobType's. An unknown name fails Schedule(), listing
+  // the known ones.
   ScheduleJobBootstrap(RegistryCenter& registry, std::string job_type, JobConfiguration config,
                        BootstrapOptions options = {});
+  // A C++ item executor (a DataflowJob<T>, say).
+  ScheduleJobBootstrap(RegistryCenter& registry, std::shared_ptr<JobItemExecutor> executor,
+                       JobConfiguration config, BootstrapOptions options = {});
   ~ScheduleJobBootstrap();  // Shutdown()
   ScheduleJobBootstrap(const ScheduleJobBootstrap&) = delete;
   ScheduleJobBootstrap& operator=(const ScheduleJobBootstrap&) = delete;

@@ -3,6 +3,7 @@
 //
 // Build one with the builder, which applies ElasticJob's defaults and validates:
 //
+// clang-format off
 //   auto config = elasticjob::JobConfiguration::Builder("orderSync", 3)
 //                     .Cron("0/5 * * * * ?")
 //                     .ShardingItemParameters("0=Beijing,1=Shanghai,2=Guangzhou")
@@ -10,6 +11,7 @@
 //                     .Build();
 //   if (!config.ok()) { std::cerr << config.status() << "\n"; }  // names field and value
 //   std::string yaml = elasticjob::ConfigToYaml(*config);
+// clang-format on
 //
 // Optional fields use std::optional where ElasticJob distinguishes "not set" (null, left
 // out of the YAML) from an empty string (written as '').
@@ -44,8 +46,13 @@ struct JobConfiguration {
   bool monitor_execution = true;
   bool failover = false;
   bool misfire = true;
-  int max_time_diff_seconds = -1;                                          // -1: no time-skew check
-  int reconcile_interval_minutes = 10;                                     // < 1: no reconcile
+  int max_time_diff_seconds = -1;       // -1: no time-skew check
+  int reconcile_interval_minutes = 10;  // < 1: no reconcile
+  // The dump port of this instance (ElasticJob's monitorPort; docs/dump.md): -1 off, 0 any
+  // free port. An instance setting: read from YAML (ConfigFromYaml) but never written to
+  // the registry (ConfigToYaml leaves it out: ElasticJob 3's SnakeYAML refuses a config
+  // with a key it does not know), so the registry's configuration never changes it.
+  int monitor_port = -1;
   std::optional<std::string> job_sharding_strategy_type;                   // unset: AVG_ALLOCATION
   std::optional<std::string> job_executor_thread_pool_size_provider_type;  // unset: CPU
   std::optional<std::string> job_error_handler_type;                       // unset: LOG
@@ -81,6 +88,7 @@ class JobConfiguration::Builder {
   Builder& Misfire(bool v);
   Builder& MaxTimeDiffSeconds(int v);
   Builder& ReconcileIntervalMinutes(int v);
+  Builder& MonitorPort(int v);
   Builder& JobShardingStrategyType(std::string v);
   Builder& JobExecutorThreadPoolSizeProviderType(std::string v);
   Builder& JobErrorHandlerType(std::string v);
@@ -104,7 +112,8 @@ class JobConfiguration::Builder {
 // problem: empty or path-unsafe jobName; shardingTotalCount <= 0 or above
 // kMaxShardingTotalCount; a cron Quartz rejects; an
 // unknown timeZone; malformed shardingItemParameters (see ParseShardingItemParameters);
-// maxTimeDiffSeconds or reconcileIntervalMinutes below -1; an empty type name, listener
+// maxTimeDiffSeconds or reconcileIntervalMinutes below -1; a monitorPort outside -1..65535;
+// an empty type name, listener
 // type or property key.
 Status ValidateJobConfiguration(const JobConfiguration& config);
 
@@ -122,7 +131,7 @@ enum class ConfigYamlVersion { kV3_0_4, kV3_0_5 };
 // The `/{job}/config` YAML, as ElasticJob's SnakeYAML writes it: block style, keys in
 // alphabetical order, unset values and empty lists and maps left out, '' for empty strings,
 // quoting wherever a plain scalar would read back as another type or break the syntax,
-// props keys in alphabetical order.
+// props keys in alphabetical order. monitorPort is not written (an instance setting).
 std::string ConfigToYaml(const JobConfiguration& config,
                          ConfigYamlVersion version = ConfigYamlVersion::kV3_0_5);
 

@@ -1,10 +1,12 @@
 // RegistryCenter: the coordination store every elasticjob instance shares, modelled on
 // ElasticJob's CoordinatorRegistryCenter. Two implementations pass one conformance suite:
 //
+// clang-format off
 //   zookeeper://host:port[,host:port...]/namespace?digest=user:pass&sessionTimeoutMs=60000
 //       &connectionTimeoutMs=15000&baseSleepMs=1000&maxSleepMs=3000&maxRetries=3
 //       &cacheBatchMs=10
 //   memory://namespace      (one process; instances with the same namespace share a store)
+// clang-format on
 //
 // Keys are absolute paths below the namespace ("/orderJob/config"). Values are bytes
 // (UTF-8 text in practice). Every call returns a Status the caller must decide on:
@@ -16,12 +18,14 @@
 // and connection-state changes are delivered on the Executor the caller passes, in order per
 // subscription. Callbacks may call back into the registry.
 //
+// clang-format off
 //   auto reg = elasticjob::NewRegistryCenter("zookeeper://127.0.0.1:2181/demo");
 //   if (!reg.ok() || !(*reg)->Init().ok()) { ... }
 //   elasticjob::ThreadPool pool(2);
 //   elasticjob::SerialExecutor events(pool);
 //   auto sub = (*reg)->Watch("/orderJob", events, [](const elasticjob::TreeEvent& e) { ... });
 //   Status s = (*reg)->Persist("/orderJob/config", yaml);
+// clang-format on
 #ifndef ELASTICJOB_REG_REGISTRY_CENTER_H_
 #define ELASTICJOB_REG_REGISTRY_CENTER_H_
 
@@ -108,6 +112,15 @@ enum class ConnectionState {
 };
 const char* ConnectionStateName(ConnectionState state);
 
+// What the local caches hold at one key (RegistryCenter::GetCached).
+struct CachedRead {
+  // Whether a Watch's cache covers the key. False: reads of it go to the server (no Watch
+  // covers it, the Watch's policy leaves it out, or the backend keeps no cache).
+  bool covered = false;
+  // The cached value; nullopt when the cache covers the key but holds no such node.
+  std::optional<std::string> value;
+};
+
 // Destroying a subscription stops its deliveries (and waits for one in progress).
 class Subscription {
  public:
@@ -139,6 +152,13 @@ class RegistryCenter {
   virtual Result<std::string> Get(std::string_view key) = 0;
   // The value at `key`, from the server.
   virtual Result<std::string> GetDirectly(std::string_view key) = 0;
+  // What the local caches hold at `key`, never asking the server: for diagnostics (the dump
+  // port, docs/dump.md, compares it with the server's value). Default: not covered (a
+  // backend without caches, as memory:// whose reads are its store).
+  virtual CachedRead GetCached(std::string_view key) {
+    (void)key;
+    return {};
+  }
   // Whether `key` exists (cache first, as Get).
   virtual Result<bool> IsExisted(std::string_view key) = 0;
   // The names of `key`'s children sorted descending, as ElasticJob sorts them (cache first).

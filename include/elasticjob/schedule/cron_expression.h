@@ -12,11 +12,13 @@
 //
 // Thread safety: immutable; share freely across threads.
 //
+// clang-format off
 //   auto cron = elasticjob::CronExpression::Parse("0 0/15 9-17 ? * MON-FRI");
 //   if (!cron.ok()) { std::cerr << cron.status() << "\n"; return 2; }
 //   auto zone = elasticjob::TimeZone::Parse("Asia/Shanghai");
 //   std::optional<std::chrono::system_clock::time_point> next =
 //       cron->NextFireTimeAfter(std::chrono::system_clock::now(), *zone);
+// clang-format on
 #ifndef ELASTICJOB_SCHEDULE_CRON_EXPRESSION_H_
 #define ELASTICJOB_SCHEDULE_CRON_EXPRESSION_H_
 

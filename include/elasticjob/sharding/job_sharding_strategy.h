@@ -15,10 +15,14 @@
 // Thread safety: strategies must be stateless or internally synchronised; the registry is
 // safe for concurrent Find() once registration is done (register at start-up).
 //
+// clang-format off
 //   auto registry =
-//   elasticjob::JobShardingStrategyRegistry::WithBuiltins(elasticjob::Clock::System()); auto
-//   strategy = registry.Find("ROUND_ROBIN"); auto plan =
-//   (*strategy)->Sharding(elasticjob::SortInstancesAsLeader(ids), "orderJob", 10);
+//       elasticjob::JobShardingStrategyRegistry::WithBuiltins(elasticjob::Clock::System());
+//   auto strategy = registry.Find("ROUND_ROBIN");
+//   if (!strategy.ok()) { std::cerr << strategy.status() << "\n"; }
+//   std::vector<elasticjob::ShardingAssignment> plan =
+//       (*strategy)->Sharding(elasticjob::SortInstancesAsLeader(ids), "orderJob", 10);
+// clang-format on
 #ifndef ELASTICJOB_SHARDING_JOB_SHARDING_STRATEGY_H_
 #define ELASTICJOB_SHARDING_JOB_SHARDING_STRATEGY_H_
 

@@ -414,6 +414,17 @@ Result<std::string> ZooKeeperRegistryCenter::Get(std::string_view key) {
   return GetDirectly(key);
 }
 
+CachedRead ZooKeeperRegistryCenter::GetCached(std::string_view key) {
+  if (!ValidateKey(key).ok()) return {};
+  std::lock_guard<std::mutex> lock(data_mu_);
+  std::string full = Full(key);
+  TreeCache* c = CacheFor(full);
+  if (c == nullptr) return {};
+  auto it = c->nodes.find(full);
+  if (it == c->nodes.end()) return {true, std::nullopt};
+  return {true, it->second.value};
+}
+
 Result<bool> ZooKeeperRegistryCenter::IsExisted(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);

@@ -135,5 +135,47 @@ TEST(RunFileTest, ControlCharactersInValuesAreShownEscaped) {
             "job 'orderSync': shardingTotalCount: expected an integer, got '1\\x01\\x0A'");
 }
 
+TEST(RunFileTest, DumpPortFromTheJobOrTheFileWithItsAddress) {
+  std::vector<std::string> warnings;
+  auto file = ParseRunFile(
+      "elasticjob:\n  dump:\n    port: 9888\n    address: 0.0.0.0\n  jobs:\n"
+      "    own:\n      elasticJobType: SCRIPT\n      cron: 0/5 * * * * ?\n"
+      "      shardingTotalCount: 1\n      monitorPort: 9999\n"
+      "      props:\n        script.command.line: /bin/true\n"
+      "    inherits:\n      elasticJobType: SCRIPT\n      cron: 0/5 * * * * ?\n"
+      "      shardingTotalCount: 1\n      props:\n        script.command.line: /bin/true\n",
+      {}, &warnings);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  ASSERT_EQ(file->jobs.size(), 2u);
+  EXPECT_EQ(file->jobs[0].config.monitor_port, 9999);
+  EXPECT_EQ(file->jobs[1].config.monitor_port, 9888);
+  EXPECT_EQ(file->dump_address, "0.0.0.0");
+  // Without any: off, and no address.
+  auto plain =
+      ParseRunFile(FileWith("      shardingTotalCount: 1\n      props:\n"
+                            "        script.command.line: /bin/true\n"));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->jobs[0].config.monitor_port, -1);
+  EXPECT_FALSE(plain->dump_address.has_value());
+}
+
+TEST(RunFileTest, ABadDumpPortOrAddressNamesFieldAndValue) {
+  const std::string job =
+      "  jobs:\n    j:\n      elasticJobType: SCRIPT\n      cron: 0/5 * * * * ?\n"
+      "      shardingTotalCount: 1\n      props:\n        script.command.line: /bin/true\n";
+  std::string e = ErrorOf("elasticjob:\n  dump:\n    port: 70000\n" + job);
+  EXPECT_NE(e.find("elasticjob.dump.port"), std::string::npos) << e;
+  EXPECT_NE(e.find("70000"), std::string::npos) << e;
+  e = ErrorOf("elasticjob:\n  dump:\n    address: localhost\n" + job);
+  EXPECT_NE(e.find("elasticjob.dump.address"), std::string::npos) << e;
+  EXPECT_NE(e.find("'localhost'"), std::string::npos) << e;
+  e = ErrorOf("elasticjob:\n  dump: 9888\n" + job);
+  EXPECT_NE(e.find("elasticjob.dump"), std::string::npos) << e;
+  e = ErrorOf(FileWith("      shardingTotalCount: 1\n      monitorPort: -2\n"));
+  EXPECT_NE(e.find("monitorPort"), std::string::npos) << e;
+  EXPECT_NE(e.find("-2"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace elasticjob::cli

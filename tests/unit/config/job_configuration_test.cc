@@ -329,5 +329,27 @@ TEST(ConfigYamlTest, MultiLineAndLongTextsRoundTrip) {
   EXPECT_EQ(*back, *c);
 }
 
+TEST(JobConfigurationTest, MonitorPortIsReadButNeverWrittenToTheRegistry) {
+  auto c = JobConfiguration::Builder("dumped", 1).MonitorPort(9888).Build();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(JobConfiguration::Builder("j", 1).Build()->monitor_port, -1);  // off by default
+  // ElasticJob 3.0.5's SnakeYAML refuses a key it does not know: never written.
+  const std::string yaml = ConfigToYaml(*c);
+  EXPECT_EQ(yaml.find("monitorPort"), std::string::npos) << yaml;
+  auto read = ConfigFromYaml(yaml + "monitorPort: 9888\n");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->monitor_port, 9888);
+  for (int bad : {-2, 65536}) {
+    auto v = JobConfiguration::Builder("j", 1).MonitorPort(bad).Build();
+    ASSERT_FALSE(v.ok());
+    EXPECT_NE(v.status().message().find("monitorPort"), std::string::npos) << v.status();
+    EXPECT_NE(v.status().message().find(std::to_string(bad)), std::string::npos) << v.status();
+  }
+  EXPECT_TRUE(JobConfiguration::Builder("j", 1).MonitorPort(0).Build().ok());
+  auto wrong = ConfigFromYaml("jobName: j\nshardingTotalCount: 1\nmonitorPort: abc\n");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("monitorPort"), std::string::npos) << wrong.status();
+}
+
 }  // namespace
 }  // namespace elasticjob

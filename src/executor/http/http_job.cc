@@ -1,0 +1,88 @@
+#include "executor/http/http_job.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <stdexcept>
+
+#include "infra/log.h"
+#include "infra/printable.h"
+#include "infra/props.h"
+
+namespace elasticjob::executor {
+
+Result<HttpJobProps> ParseHttpJobProps(const JobConfiguration& config) {
+  const auto& props = config.props;
+  HttpJobProps p;
+  auto uri = infra::RequiredProp(props, "http.uri");
+  if (!uri.ok()) return uri.status();
+  p.uri = *uri;
+  if (p.uri.rfind("http://", 0) != 0 && p.uri.rfind("https://", 0) != 0) {
+    return InvalidArgument(
+        fmt::format("props.http.uri: expected an http:// or https:// URL, got '{}'", p.uri));
+  }
+  auto method = infra::RequiredProp(props, "http.method");
+  if (!method.ok()) return method.status();
+  p.method = *method;
+  static constexpr std::array<const char*, 6> kMethods = {"GET",    "POST",  "PUT",
+                                                          "DELETE", "PATCH", "HEAD"};
+  if (std::find(kMethods.begin(), kMethods.end(), p.method) == kMethods.end()) {
+    return InvalidArgument(fmt::format(
+        "props.http.method: unknown method '{}' (known: GET, POST, PUT, DELETE, PATCH, HEAD)",
+        p.method));
+  }
+  p.data = infra::PropOr(props, "http.data", "");
+  auto connect = infra::MillisProp(props, "http.connect.timeout.milliseconds", 3000);
+  if (!connect.ok()) return connect.status();
+  p.connect_timeout = *connect;
+  auto read = infra::MillisProp(props, "http.read.timeout.milliseconds", 5000);
+  if (!read.ok()) return read.status();
+  p.read_timeout = *read;
+  p.content_type = infra::PropOr(props, "http.content.type", "");
+  auto fail = infra::BoolProp(props, "http.fail.on.error.status", true);
+  if (!fail.ok()) return fail.status();
+  p.fail_on_error_status = *fail;
+  p.ca_file = infra::PropOr(props, "http.ssl.ca.file", "");
+  return p;
+}
+
+Result<std::shared_ptr<JobItemExecutor>> HttpJob::Create(const JobConfiguration& config) {
+  auto props = ParseHttpJobProps(config);
+  if (!props.ok()) return props.status();
+  return std::shared_ptr<JobItemExecutor>(std::make_shared<HttpJob>(*std::move(props)));
+}
+
+void HttpJob::Process(const JobConfiguration&, const ShardingContext& context, JobRunState&) {
+  infra::HttpRequest request;
+  request.method = props_.method;
+  request.url = props_.uri;
+  request.connect_timeout = props_.connect_timeout;
+  request.read_timeout = props_.read_timeout;
+  request.ca_file = props_.ca_file;
+  request.max_body_bytes = kHttpJobMaxBodyBytes;
+  request.headers.emplace_back("shardingContext", ShardingContextToJson(context));
+  if (!props_.content_type.empty())
+    request.headers.emplace_back("Content-Type", props_.content_type);
+  if (props_.method == "POST" || props_.method == "PUT" || props_.method == "PATCH") {
+    request.body = props_.data;
+  }
+  auto response = infra::SendHttp(request);
+  if (!response.ok()) throw std::runtime_error(response.status().message());
+  OnResponse(context, *response);
+  if (response->status >= 400 && props_.fail_on_error_status) {
+    throw std::runtime_error(fmt::format("{} {}: status {}: {}", props_.method, props_.uri,
+                                         response->status,
+                                         infra::OneLine(response->body.substr(0, 200))));
+  }
+}
+
+void HttpJob::OnResponse(const ShardingContext& context, const infra::HttpResponse& response) {
+  if (response.status >= 400 && !props_.fail_on_error_status) {
+    infra::LogLine("WARN", fmt::format("job '{}' item {}: {} {} answered status {} (ignored: "
+                                       "http.fail.on.error.status is false)",
+                                       context.job_name, context.sharding_item, props_.method,
+                                       props_.uri, response.status));
+  }
+}
+
+}  // namespace elasticjob::executor

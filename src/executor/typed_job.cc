@@ -1,0 +1,170 @@
+#include "executor/typed_job.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "executor/http/http_job.h"
+#include "executor/script/script_job.h"
+
+namespace elasticjob {
+namespace {
+
+using Factories = std::map<std::string, JobItemExecutorFactory>;
+
+Result<std::shared_ptr<JobItemExecutor>> ScriptFactory(const JobConfiguration& config) {
+  auto script =
+      executor::ScriptJob::FromProps(config.props, std::make_shared<executor::ScriptProcesses>());
+  if (!script.ok()) return script.status();
+  return std::shared_ptr<JobItemExecutor>(
+      std::make_shared<executor::SimpleJobExecutor>(*std::move(script)));
+}
+
+const Factories& Builtins() {
+  static const auto* builtins =
+      new Factories{{"SCRIPT", ScriptFactory}, {"HTTP", executor::HttpJob::Create}};
+  return *builtins;
+}
+
+// The process-wide registrations (RegisterJobType): plugins named at start-up, no job state.
+struct Registered {
+  std::mutex mu;
+  Factories factories;  // GUARDED_BY(mu)
+};
+
+Registered& Process() {
+  static auto* registered = new Registered;
+  return *registered;
+}
+
+}  // namespace
+
+Status RegisterJobType(const std::string& type, JobItemExecutorFactory factory) {
+  if (type.empty()) return InvalidArgument("job type: the name must not be empty");
+  if (!factory) return InvalidArgument(fmt::format("job type '{}': null factory", type));
+  if (Builtins().count(type) != 0) {
+    return Status(StatusCode::kAlreadyExists,
+                  fmt::format("job type '{}': taken by a built-in type", type));
+  }
+  Registered& r = Process();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!r.factories.emplace(type, std::move(factory)).second) {
+    return Status(StatusCode::kAlreadyExists, fmt::format("job type '{}': registered twice", type));
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> RegisteredJobTypes() {
+  std::set<std::string> names;
+  for (const auto& [name, factory] : Builtins()) names.insert(name);
+  Registered& r = Process();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& [name, factory] : r.factories) names.insert(name);
+  return {names.begin(), names.end()};
+}
+
+namespace executor {
+
+Result<JobItemExecutorFactory> FindJobType(const std::string& type, const Factories& extra) {
+  for (const auto& [name, factory] : extra) {
+    if (Builtins().count(name) != 0) {
+      return InvalidArgument(
+          fmt::format("job_types: '{}' is a built-in job type and cannot be replaced", name));
+    }
+    if (name.empty() || !factory) {
+      return InvalidArgument(fmt::format("job_types: '{}': empty name or null factory", name));
+    }
+  }
+  if (auto it = extra.find(type); it != extra.end()) return it->second;
+  if (auto it = Builtins().find(type); it != Builtins().end()) return it->second;
+  {
+    Registered& r = Process();
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (auto it = r.factories.find(type); it != r.factories.end()) return it->second;
+  }
+  std::set<std::string> known;
+  for (const auto& name : RegisteredJobTypes()) known.insert(name);
+  for (const auto& [name, factory] : extra) known.insert(name);
+  std::string list;
+  for (const auto& name : known) list += (list.empty() ? "" : ", ") + name;
+  return InvalidArgument(fmt::format("unknown job type '{}' (known: {})", type, list));
+}
+
+Result<std::shared_ptr<TypedJob>> TypedJob::Create(JobItemExecutorFactory factory,
+                                                   std::shared_ptr<JobItemExecutor> fixed,
+                                                   const JobConfiguration& config,
+                                                   std::string instance_id,
+                                                   std::function<bool()> eligible,
+                                                   error_handler::NotificationSender& sender) {
+  std::shared_ptr<TypedJob> job(new TypedJob(std::move(factory), std::move(fixed),
+                                             std::move(instance_id), std::move(eligible), sender));
+  if (Status s = job->Update(config); !s.ok()) return s;
+  return job;
+}
+
+Result<TypedJob::Current> TypedJob::Build(const JobConfiguration& config) {
+  Current next;
+  next.config = std::make_shared<const JobConfiguration>(config);
+  try {
+    if (factory_) {
+      auto made = factory_(config);
+      if (!made.ok()) return made.status();
+      if (*made == nullptr) return Internal("the job type's factory returned null");
+      next.executor = *std::move(made);
+    } else {
+      if (Status s = fixed_->Validate(config); !s.ok()) return s;
+      next.executor = fixed_;
+    }
+  } catch (const std::exception& e) {
+    return InvalidArgument(fmt::format("the job type's factory threw: {}", e.what()));
+  } catch (...) {
+    return InvalidArgument("the job type's factory threw an unknown exception");
+  }
+  auto handler = error_handler::NewJobErrorHandler(config, sender_);
+  if (!handler.ok()) return handler.status();
+  next.handler = *std::move(handler);
+  return next;
+}
+
+Status TypedJob::Update(const JobConfiguration& config) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (current_.config != nullptr && *current_.config == config) return Status::Ok();
+  }
+  auto next = Build(config);
+  if (!next.ok()) return next.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  current_ = *std::move(next);
+  return Status::Ok();
+}
+
+std::string TypedJob::error_handler_type() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_.handler != nullptr ? current_.handler->type() : "";
+}
+
+void TypedJob::Execute(const ShardingContext& context) {
+  Current now;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    now = current_;
+  }
+  std::string cause;
+  try {
+    now.executor->Process(*now.config, context, state_);
+    return;
+  } catch (const std::exception& e) {
+    cause = e.what();
+  } catch (...) {
+    cause = "unknown exception";
+  }
+  try {
+    now.handler->Handle({context.job_name, context.sharding_item, instance_id_, cause});
+  } catch (...) {
+    // A handler never turns a failed item into a crash; the item is reported failed below.
+  }
+  throw std::runtime_error(cause);
+}
+
+}  // namespace executor
+}  // namespace elasticjob

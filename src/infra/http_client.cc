@@ -1,0 +1,103 @@
+#include "infra/http_client.h"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace elasticjob::infra {
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct Sink {
+  std::string* body;
+  size_t max;
+  bool* truncated;
+};
+
+size_t Write(char* data, size_t size, size_t n, void* user) {
+  auto* sink = static_cast<Sink*>(user);
+  const size_t bytes = size * n;
+  const size_t room = sink->max > sink->body->size() ? sink->max - sink->body->size() : 0;
+  if (bytes > room) *sink->truncated = true;
+  sink->body->append(data, std::min(bytes, room));
+  return bytes;  // the rest is read and dropped
+}
+
+}  // namespace
+
+Result<HttpResponse> SendHttp(const HttpRequest& request) {
+  GlobalInit();
+  std::unique_ptr<CURL, void (*)(CURL*)> curl(curl_easy_init(), curl_easy_cleanup);
+  if (curl == nullptr) return Internal("curl_easy_init failed");
+  CURL* h = curl.get();
+  HttpResponse response;
+  Sink sink{&response.body, request.max_body_bytes, &response.truncated};
+  curl_slist* headers = nullptr;
+  for (const auto& [name, value] : request.headers) {
+    headers = curl_slist_append(headers, fmt::format("{}: {}", name, value).c_str());
+  }
+  // No "Expect: 100-continue" round trip before a body.
+  headers = curl_slist_append(headers, "Expect:");
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_list(headers, curl_slist_free_all);
+  char error[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for DNS timeouts
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(std::max<int64_t>(1, request.connect_timeout.count())));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(std::max<int64_t>(
+                       1, request.connect_timeout.count() + request.read_timeout.count())));
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, header_list.get());
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, Write);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+  if (!request.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, request.ca_file.c_str());
+  const std::string& m = request.method;
+  if (m == "HEAD") {
+    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+  } else if (m == "GET") {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, m.c_str());
+  }
+  if (m == "POST" || m == "PUT" || m == "PATCH" || (!request.body.empty() && m != "HEAD")) {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.body.size()));
+  }
+  const CURLcode rc = curl_easy_perform(h);
+  if (rc != CURLE_OK) {
+    const std::string why = error[0] != '\0' ? error : curl_easy_strerror(rc);
+    const std::string message = fmt::format("{} {}: {}", m, request.url, why);
+    if (rc == CURLE_OPERATION_TIMEDOUT) return Status(StatusCode::kTimeout, message);
+    if (rc == CURLE_URL_MALFORMAT || rc == CURLE_UNSUPPORTED_PROTOCOL) {
+      return InvalidArgument(message);
+    }
+    return Status(StatusCode::kUnavailable, message);
+  }
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &response.status);
+  return response;
+}
+
+std::string UrlEncode(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+}  // namespace elasticjob::infra

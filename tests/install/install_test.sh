@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the build to a temp prefix, builds examples/embedding as a separate CMake project
+# against it (find_package(elasticjob), elasticjob::elasticjob), and runs the result briefly
+# on a private ZooKeeper: it must schedule its job and run all three items.
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR
+set -uo pipefail
+build="$1"
+src="$2"
+zk="$src/scripts/zk-server.sh"
+tmp="$(mktemp -d)"
+trap 'bash "$zk" stop "$tmp/zk" > /dev/null 2>&1; rm -rf "$tmp"' EXIT
+fail() { echo "FAIL $*"; exit 1; }
+
+cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log" 2>&1 ||
+  fail "cmake --install: $(tail -5 "$tmp/install.log")"
+[[ -f "$tmp/prefix/lib/cmake/elasticjob/elasticjobConfig.cmake" ]] ||
+  [[ -n "$(find "$tmp/prefix" -name elasticjobConfig.cmake)" ]] || fail "no elasticjobConfig.cmake installed"
+generator=()
+command -v ninja > /dev/null && generator=(-G Ninja)
+cmake -S "$src/examples/embedding" -B "$tmp/build" "${generator[@]}" \
+  -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_BUILD_TYPE=Debug > "$tmp/configure.log" 2>&1 ||
+  fail "configuring the separate project: $(tail -15 "$tmp/configure.log")"
+cmake --build "$tmp/build" -j 2 > "$tmp/build.log" 2>&1 ||
+  fail "building the separate project: $(tail -15 "$tmp/build.log")"
+# The private build tree must not be what it used: only the prefix.
+grep -q "$tmp/prefix" "$tmp/build/CMakeCache.txt" || fail "the project did not find the installed copy"
+! grep -q "elasticjob_DIR:PATH=$build" "$tmp/build/CMakeCache.txt" || fail "found the build tree, not the install"
+
+read -r port _ < <(bash "$zk" start "$tmp/zk") || fail "cannot start ZooKeeper"
+url="zookeeper://127.0.0.1:$port/install-test"
+timeout 60 "$tmp/build/example_simple_job" "$url" 8 > "$tmp/run.log" 2>&1; rc=$?
+[[ $rc -eq 0 ]] || fail "the example exited $rc: $(tail -5 "$tmp/run.log")"
+grep -q "orderSync scheduled on $url" "$tmp/run.log" || fail "not scheduled: $(cat "$tmp/run.log")"
+for item in "0 (Beijing)" "1 (Shanghai)" "2 (Guangzhou)"; do
+  grep -q "orderSync item $item of 3" "$tmp/run.log" || fail "item $item did not run: $(cat "$tmp/run.log")"
+done
+echo "ok   installed, found by find_package(elasticjob) from a separate project, ran its job on ZooKeeper"
