@@ -5,6 +5,7 @@
 #   took is printed), its items split across them, the third agent ignores it;
 #   a props change restarts it with the new command, a cron change reschedules it;
 #   `elasticjob job remove` stops it on both, and nothing of it runs afterwards;
+#   an HTTP job runs on both agents (by type name);
 #   a job labelled `other` runs on the third agent only; a Java job (a class name as its
 #   type) is skipped; SIGTERM stops an agent cleanly.
 # Usage: agent.sh path/to/elasticjob path/to/zk-server.sh
@@ -74,6 +75,46 @@ grep -q "job 'dyn'" "$dir/3.log" && fail "agent 3 (label other) ran dyn"
 grep -q "job 'labelled'" "$dir/1.log" "$dir/2.log" && fail "a batch agent ran the job labelled other"
 after=$(tail -n +"$((lines1 + 1))" "$dir/1.log"; tail -n +"$((lines2 + 1))" "$dir/2.log")
 [[ "$after" != *"job=dyn"* ]] || fail "dyn ran after it was removed: $after"
+
+# An HTTP job (run by type name): both agents call the endpoint for their items.
+cat > "$dir/server.py" <<'PY'
+import http.server, sys
+log = open(sys.argv[1], "a", buffering=1)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        log.write("GET %s ctx=%s\n" % (self.path, self.headers.get("shardingContext")))
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[2], "w").write(str(s.server_address[1]))
+s.serve_forever()
+PY
+: > "$dir/requests.log"
+setsid python3 "$dir/server.py" "$dir/requests.log" "$dir/http.port" &
+PID[http]=$!
+disown "$!"
+poll_until 10 test -s "$dir/http.port" || fail "the HTTP server did not start"
+cat > "$dir/http.yaml" <<YAML
+elasticjob:
+  jobs:
+    ping:
+      elasticJobType: HTTP
+      cron: 0/1 * * * * ?
+      shardingTotalCount: 2
+      label: batch
+      props:
+        http.uri: http://127.0.0.1:$(cat "$dir/http.port")/ping
+        http.method: GET
+YAML
+"$EJ" job add "$dir/http.yaml" > /dev/null || fail "job add (HTTP) failed"
+wait_for_lines_in "job 'ping' scheduled (HTTP" 2 20 "$dir/1.log" "$dir/2.log" || fail "ping did not start on both agents"
+has_both() { grep -q "10.6.0.1@-@" "$dir/requests.log" && grep -q "10.6.0.2@-@" "$dir/requests.log"; }
+poll_until 20 has_both || fail "the HTTP job was not called by both agents: $(tail -3 "$dir/requests.log")"
+"$EJ" job remove ping > /dev/null || fail "job remove (HTTP) failed"
+wait_for_lines_in "job 'ping' stopped (removed)" 2 20 "$dir/1.log" "$dir/2.log" || fail "ping did not stop"
 
 # A job a Java instance registered (its class as type): not run by the agents, nothing of
 # theirs registered for it.
