@@ -11,6 +11,8 @@
 #include "infra/change_epoch.h"
 #include "infra/log.h"
 #include "sharding/sharding_node.h"
+#include "tracing/event_bus.h"
+#include "tracing/job_tracing.h"
 
 namespace elasticjob::bootstrap {
 
@@ -307,11 +309,21 @@ Status JobRuntime::Start(bool scheduled) {
     Fenced(*gate, name, "on_item_run", fn, r);
   };
   limiter_ = std::make_shared<ItemLimiter>(shared_->items, *item_limit);
+  std::shared_ptr<const tracing::JobTracing> job_tracing;
+  if (options_.tracer != nullptr) {
+    auto bus = std::dynamic_pointer_cast<tracing::EventBus>(options_.tracer);
+    if (bus == nullptr) {
+      return InvalidArgument(fmt::format(
+          "job '{}': BootstrapOptions.tracer: not a Tracer made by Tracer::Open", name));
+    }
+    job_tracing =
+        std::make_shared<tracing::JobTracing>(std::move(bus), tracing::HostName(), *ip, clock_);
+  }
   executor_ = std::make_unique<executor::JobExecutor>(
       *config_service_, *sharding_, *execution_, *failover_, self,
       std::make_shared<GatedJob>(typed_, gate_), *limiter_, shared_->triggers, clock_,
       std::move(report), job_listeners_, [this] { return RegistryChanges(); },
-      OverdueBound(registry_.session_timeout()));
+      OverdueBound(registry_.session_timeout()), std::move(job_tracing));
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},

@@ -21,6 +21,7 @@ void AddRunCommand(CLI::App& app, int* exit_code);
 void AddJobCommand(CLI::App& app, int* exit_code);
 void AddServerCommand(CLI::App& app, int* exit_code);
 void AddAgentCommand(CLI::App& app, int* exit_code);
+void AddTraceCommand(CLI::App& app, int* exit_code);
 void AddDumpCommand(CLI::App& app, int* exit_code);
 
 }  // namespace elasticjob::cli

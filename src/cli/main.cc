@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   elasticjob::cli::AddJobCommand(app, &exit_code);
   elasticjob::cli::AddServerCommand(app, &exit_code);
   elasticjob::cli::AddAgentCommand(app, &exit_code);
+  elasticjob::cli::AddTraceCommand(app, &exit_code);
   elasticjob::cli::AddDumpCommand(app, &exit_code);
   try {
     app.parse(argc, argv);

@@ -15,6 +15,7 @@
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/reg/registry_center.h"
+#include "elasticjob/tracing/tracer.h"
 #include "executor/script/script_job.h"
 
 namespace elasticjob::cli {
@@ -25,6 +26,8 @@ struct RunOptions {
   std::string registry;
   // --shutdown-grace-ms; -1: the file's shutdownGraceMilliseconds, else the default.
   int64_t shutdown_grace_ms = -1;
+  // --tracing [URL]; empty: the file's elasticjob.tracing, else off.
+  std::string tracing;
 };
 
 constexpr int64_t kDefaultShutdownGraceMs = 10000;
@@ -58,6 +61,18 @@ int RunJobs(const RunOptions& o) {
   const std::chrono::milliseconds grace(
       o.shutdown_grace_ms >= 0 ? o.shutdown_grace_ms
                                : file->shutdown_grace_ms.value_or(kDefaultShutdownGraceMs));
+  // Event tracing, for every job of the process (its URL's password is never printed).
+  std::shared_ptr<Tracer> tracer;
+  if (std::string tracing_url = !o.tracing.empty() ? o.tracing : file->tracing_url.value_or("");
+      !tracing_url.empty()) {
+    auto opened = Tracer::Open({.url = tracing_url});
+    if (!opened.ok()) {
+      std::cerr << "elasticjob: " << opened.status().message() << "\n";
+      return kExitBadInput;
+    }
+    tracer = *std::move(opened);
+    std::cout << "elasticjob: tracing to " << tracer->redacted_url() << "\n";
+  }
   // Every script runs under `processes`, which the shutdown signals.
   auto processes = std::make_shared<executor::ScriptProcesses>();
   std::vector<std::shared_ptr<SimpleJob>> scripts;
@@ -94,13 +109,16 @@ int RunJobs(const RunOptions& o) {
   std::vector<ScheduleJobBootstrap*> boots;
   BootstrapOptions options;
   options.job_type_name = "SCRIPT";
+  options.tracer = tracer;
   if (file->dump_address) options.dump_port.address = *file->dump_address;
+  BootstrapOptions typed_options;  // jobs of a type by name (HTTP, ...)
+  typed_options.tracer = tracer;
   for (size_t i = 0; i < jobs.size(); ++i) {
     running.push_back(scripts[i] != nullptr
                           ? std::make_unique<ScheduleJobBootstrap>(**registry, scripts[i],
                                                                    jobs[i].config, options)
-                          : std::make_unique<ScheduleJobBootstrap>(
-                                **registry, jobs[i].type, jobs[i].config, BootstrapOptions{}));
+                          : std::make_unique<ScheduleJobBootstrap>(**registry, jobs[i].type,
+                                                                   jobs[i].config, typed_options));
     boots.push_back(running.back().get());
   }
   const std::vector<Status> statuses = ScheduleJobBootstrap::ScheduleAll(boots);
@@ -118,6 +136,7 @@ int RunJobs(const RunOptions& o) {
   std::cout << std::flush;
   if (failed) {
     ScheduleJobBootstrap::ShutdownAll(boots);
+    if (tracer != nullptr) (void)tracer->Shutdown(std::chrono::seconds(5));
     return kExitBadInput;
   }
   int sig = 0;
@@ -128,6 +147,15 @@ int RunJobs(const RunOptions& o) {
   StopGracefully(*processes, boots, grace, signals);
   running.clear();
   (*registry)->Close();
+  if (tracer != nullptr) {
+    // What the jobs posted is written before the process ends (bounded).
+    if (Status s = tracer->Shutdown(std::chrono::seconds(10)); !s.ok()) {
+      std::cerr << "elasticjob: " << s.message() << "\n";
+    }
+    if (uint64_t dropped = tracer->dropped(); dropped > 0) {
+      std::cerr << fmt::format("elasticjob: tracing: {} events were dropped\n", dropped);
+    }
+  }
   return kExitOk;
 }
 
@@ -147,6 +175,13 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                   "At SIGINT or SIGTERM, how long running scripts get between SIGTERM and SIGKILL "
                   "(milliseconds; overrides the file's shutdownGraceMilliseconds; default 10000)")
       ->check(CLI::NonNegativeNumber);
+  run->add_option("--tracing", opts->tracing,
+                  "Event tracing into a database: sqlite:///path/events.db, "
+                  "postgresql://user:pass@host:port/db or mysql://user:pass@host:port/db "
+                  "(docs/tracing.md); overrides the file's elasticjob.tracing; without a value: " +
+                      std::string(kDefaultTracingUrl))
+      ->expected(0, 1)
+      ->default_str(kDefaultTracingUrl);
   run->callback([opts, exit_code] { *exit_code = RunJobs(*opts); });
 }
 

@@ -171,6 +171,27 @@ Result<RunFile> Parse(std::string_view text, std::string_view registry_flag,
     }
     file.shutdown_grace_ms = ms;
   }
+  if (const YAML::Node tracing = config::YamlChild(ej, "tracing");
+      tracing.IsDefined() && !tracing.IsNull()) {
+    if (tracing.IsScalar()) {
+      file.tracing_url = config::YamlScalarText(tracing);
+    } else if (tracing.IsMap()) {
+      const YAML::Node given = config::YamlChild(tracing, "url");
+      if (given.IsDefined() && !given.IsNull() && !given.IsScalar()) {
+        return config::YamlTypeError("elasticjob.tracing.url", "a database URL", given);
+      }
+      file.tracing_url = given.IsScalar() ? config::YamlScalarText(given) : kDefaultTracingUrl;
+      for (auto k = tracing.begin(); k != tracing.end(); ++k) {
+        const std::string key = k->first.IsScalar() ? k->first.Scalar() : "?";
+        if (key != "url" && key != "type") {
+          warnings->push_back(fmt::format("elasticjob.tracing: unknown key '{}' ignored", key));
+        }
+      }
+    } else {
+      return config::YamlTypeError("elasticjob.tracing", "a database URL or a map with url",
+                                   tracing);
+    }
+  }
   std::optional<int> dump_port;
   if (const YAML::Node dump = config::YamlChild(ej, "dump"); !Absent(dump)) {
     if (!dump.IsMap()) return config::YamlTypeError("elasticjob.dump", "a map of settings", dump);

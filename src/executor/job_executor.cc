@@ -31,6 +31,13 @@ struct JobExecutor::Run {
   std::optional<std::string> parameter;
   Done done;
   std::atomic<size_t> remaining{0};
+  // Tracing: what the pass's events share, and its failed items' errors (TASK_ERROR).
+  std::shared_ptr<const tracing::RunInfo> trace;
+  // The pass's last status event, allocated ahead (a prepared trigger's), taken by its last
+  // item.
+  std::unique_ptr<tracing::Event> last_status;
+  std::mutex errors_mu;
+  std::vector<std::pair<int, std::string>> errors;  // GUARDED_BY(errors_mu)
 };
 
 namespace {
@@ -95,7 +102,9 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
       // before it lets go of the lane (Finish); mark and note it in one step under the lock,
       // so that call sees both or neither.
       if (!config->misfire) {
+        std::vector<int> items = tracing_ != nullptr ? normal_items_ : std::vector<int>{};
         lock.unlock();
+        if (tracing_ != nullptr) TraceMisfire(*config, items);
         return done(Outcome::kMisfire);
       }
       // The marks are sent, not waited for: a process that falls behind must not fall
@@ -108,7 +117,9 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
         misfire_marked_ = true;
       }
       misfire_pending_ = true;
+      std::vector<int> items = tracing_ != nullptr ? normal_items_ : std::vector<int>{};
       lock.unlock();
+      if (tracing_ != nullptr) TraceMisfire(*config, items);
       return done(Outcome::kMisfire);
     }
     normal_running_ = true;
@@ -190,6 +201,12 @@ struct alignas(64) JobExecutor::Prepared {
   std::vector<ShardingContext> contexts;
   std::vector<ItemRun> reports;
   std::function<void()> skipped;
+  // Tracing: the items' start and end events and the pass's first two status events, built
+  // ahead (the last one is the run's last_status).
+  std::vector<std::unique_ptr<tracing::Event>> starts;
+  std::vector<std::unique_ptr<tracing::Event>> ends;
+  std::unique_ptr<tracing::Event> staging;
+  std::unique_ptr<tracing::Event> running;
 };
 
 std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
@@ -234,6 +251,21 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   for (int item : run->items) {
     prepared->contexts.push_back(ContextOf(*run, item));
     prepared->reports.push_back(ReportOf(*run, item));
+  }
+  if (tracing_ != nullptr) {
+    if (run->trace == nullptr)
+      run->trace = tracing_->RunInfoOf(run->config->job_name, run->task_id);
+    prepared->starts.reserve(run->items.size());
+    for (size_t i = 0; i < run->items.size(); ++i) {
+      auto start = tracing_->MakeItemStart(run->trace, run->items[i], SourceOf(*run));
+      prepared->contexts[i].log_sink = std::move(start.log);
+      prepared->starts.push_back(std::move(start.start));
+      prepared->ends.push_back(std::make_unique<tracing::Event>());
+    }
+    run->last_status = tracing_->StatusEvent(run->trace, TraceState::kTaskFinished, "");
+    prepared->staging = tracing_->StatusEvent(run->trace, TraceState::kTaskStaging,
+                                              tracing::StagingMessage(run->config->job_name));
+    prepared->running = tracing_->StatusEvent(run->trace, TraceState::kTaskRunning, "");
   }
   prepared->run = std::move(run);
   prepared->admissible = admissible;
@@ -309,7 +341,17 @@ bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
   if (!prepared.state.compare_exchange_strong(state, decision, std::memory_order_acq_rel)) {
     return state == Prepared::kAdmitted;  // another item start (or Abandon) decided
   }
-  if (go) return true;
+  if (go) {
+    if (prepared.staging != nullptr) {
+      // Built ahead: stamped and pushed, the start's only tracing work.
+      const Clock::WallTime now = clock_.WallNow();
+      prepared.staging->time = now;
+      prepared.running->time = now;
+      tracing_->bus().Push(std::move(prepared.staging));
+      tracing_->bus().Push(std::move(prepared.running));
+    }
+    return true;
+  }
   prepared.reason = reason;
   // The claim's end and this let-go meet: the second does the rest.
   if (prepared.meet.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -348,6 +390,7 @@ void JobExecutor::LetGo(const std::shared_ptr<Prepared>& prepared) {
   if (reason == kClaimPending) {
     // Admissible and current, but the marks were not confirmed by the fire time (or not all
     // of them): the items claimed start now, late by the claim's round trip.
+    if (prepared->staging != nullptr) tracing_->PushNow(std::move(prepared->staging));
     return Launch(run, std::move(claimed));
   }
   if (reason == kOverdue) {
@@ -389,6 +432,7 @@ void JobExecutor::Launch(const std::shared_ptr<Run>& run, Result<std::vector<int
   }
   if (run->items.empty()) return After(run, [this, run] { End(run, Outcome::kMisfire); });
   run->remaining = run->items.size();
+  if (tracing_ != nullptr) TraceStatus(*run, TraceState::kTaskRunning, "");
   RunItems(run);
 }
 
@@ -422,6 +466,8 @@ void JobExecutor::Reread(const std::shared_ptr<Run>& run) {
   run->items.clear();
   run->params = nullptr;
   run->task_id.clear();
+  run->trace = nullptr;  // the task id may change
+  run->last_status = nullptr;
   const std::optional<uint64_t> changes = RegistryChanges();
   auto loaded = config_.LoadLastGood();
   if (!loaded.ok()) return End(run, loaded.status());
@@ -442,6 +488,7 @@ void JobExecutor::TakePlan(Run& run, const std::shared_ptr<const Plan>& plan) {
   run.items = plan->items;
   run.params = plan->params;
   run.task_id = plan->task_id;
+  run.trace = plan->trace;
 }
 
 std::shared_ptr<const JobExecutor::Plan> JobExecutor::CurrentPlan(std::optional<uint64_t> changes) {
@@ -458,6 +505,7 @@ void JobExecutor::KeepPlan(std::optional<uint64_t> changes, const Run& run) {
   plan->items = run.items;
   plan->params = run.params;  // REQUIRES: Prepare(run) done
   plan->task_id = run.task_id;
+  plan->trace = run.trace;
   // What Completed reads after the run, read now: while the plan holds, it is the same.
   if (run.config->misfire) {
     auto misfired = execution_.GetMisfiredJobItems(run.items);
@@ -474,9 +522,15 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
   if (run->items.empty()) {
     // As ElasticJob, the listeners run even when this instance has nothing to run.
     if (Status s = Prepare(*run); !s.ok()) return End(run, s);
+    if (tracing_ != nullptr) {
+      TraceStatus(*run, TraceState::kTaskStaging, tracing::StagingMessage(run->config->job_name));
+      TraceStatus(*run, TraceState::kTaskFinished,
+                  tracing::EmptyItemsMessage(run->config->job_name));
+    }
     return Before(run, [this, run] { After(run, [this, run] { End(run, Outcome::kNoItems); }); });
   }
   auto skip_as_misfire = [&] {
+    if (tracing_ != nullptr) TraceMisfire(*run->config, run->items);
     run->items.clear();  // nothing of ours is running
     End(run, Outcome::kMisfire);
   };
@@ -498,6 +552,9 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
     run->holding = true;
   }
   if (Status s = Prepare(*run); !s.ok()) return End(run, s);
+  if (tracing_ != nullptr) {
+    TraceStatus(*run, TraceState::kTaskStaging, tracing::StagingMessage(run->config->job_name));
+  }
   Before(run, [this, run] { Begin(run); });
 }
 
@@ -544,6 +601,9 @@ void JobExecutor::RunFailover(Done done) {
     }
   }
   if (Status s = Prepare(*run); !s.ok()) return End(run, s);
+  if (tracing_ != nullptr) {
+    TraceStatus(*run, TraceState::kTaskStaging, tracing::StagingMessage(run->config->job_name));
+  }
   Before(run, [this, run] { Begin(run); });
 }
 
@@ -556,6 +616,9 @@ Status JobExecutor::Prepare(Run& run) {
     run.params = std::make_shared<const std::map<int, std::string>>(*std::move(params));
   }
   if (run.task_id.empty()) run.task_id = BuildTaskId(config.job_name, run.items, instance_id_);
+  if (tracing_ != nullptr && run.trace == nullptr) {
+    run.trace = tracing_->RunInfoOf(config.job_name, run.task_id);
+  }
   return Status::Ok();
 }
 
@@ -626,16 +689,44 @@ ItemRun JobExecutor::ReportOf(const Run& run, int item) {
 
 void JobExecutor::RunItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx) {
   ItemRun report = ReportOf(*run, ctx.sharding_item);
-  RunUserCode(run, ctx, report);
+  if (tracing_ == nullptr) return RunUserCode(run, ctx, report);
+  auto start = tracing_->MakeItemStart(run->trace, ctx.sharding_item, SourceOf(*run));
+  ShardingContext traced = ctx;
+  traced.log_sink = std::move(start.log);
+  RunUserCode(run, traced, report, std::move(start.start));
 }
 
 void JobExecutor::RunPrepared(Prepared& prepared, size_t i) {
-  RunUserCode(prepared.run, prepared.contexts[i], prepared.reports[i]);
+  RunUserCode(prepared.run, prepared.contexts[i], prepared.reports[i],
+              i < prepared.starts.size() ? std::move(prepared.starts[i]) : nullptr,
+              i < prepared.ends.size() ? std::move(prepared.ends[i]) : nullptr);
+}
+
+ExecutionSource JobExecutor::SourceOf(const Run& run) {
+  if (run.failover_items) return ExecutionSource::kFailover;
+  return run.misfire ? ExecutionSource::kMisfire : ExecutionSource::kNormalTrigger;
+}
+
+void JobExecutor::TraceMisfire(const JobConfiguration& config, const std::vector<int>& items) {
+  auto info =
+      tracing_->RunInfoOf(config.job_name, BuildTaskId(config.job_name, items, instance_id_));
+  tracing_->PostStatus(info, TraceState::kTaskStaging, tracing::StagingMessage(config.job_name));
+  tracing_->PostStatus(info, TraceState::kTaskFinished,
+                       tracing::MisfireMessage(config.job_name, items));
+}
+
+void JobExecutor::TraceStatus(const Run& run, TraceState state, std::string message) {
+  auto info =
+      run.trace != nullptr ? run.trace : tracing_->RunInfoOf(run.config->job_name, run.task_id);
+  tracing_->PostStatus(std::move(info), state, std::move(message));
 }
 
 void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingContext& ctx,
-                              ItemRun& report) {
+                              ItemRun& report, std::unique_ptr<tracing::Event> trace_start,
+                              std::unique_ptr<tracing::Event> trace_end) {
   report.started = clock_.WallNow();
+  std::optional<tracing::JobTracing::Started> traced;
+  if (trace_start != nullptr) traced = tracing_->PushStart(std::move(trace_start), report.started);
   auto start = std::chrono::steady_clock::now();
   try {
     job_->Execute(ctx);  // user code is fenced here
@@ -648,10 +739,39 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
   }
   report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
+  if (traced.has_value()) {
+    tracing_->PushEnd(std::move(*traced), report.success, report.error, std::move(trace_end));
+    if (!report.success) {
+      std::lock_guard<std::mutex> lock(run->errors_mu);
+      run->errors.emplace_back(ctx.sharding_item, report.error);
+    }
+  }
   if (on_item_run_) on_item_run_(report);
   // The last one ends the pass; the registry work goes to the control executor, so that
   // item threads start the items still queued first.
-  if (run->remaining.fetch_sub(1) == 1) control_.Post([this, run] { Finish(run); });
+  if (run->remaining.fetch_sub(1) == 1) {
+    if (tracing_ != nullptr) {
+      std::vector<std::pair<int, std::string>> errors;
+      {
+        std::lock_guard<std::mutex> lock(run->errors_mu);
+        errors.swap(run->errors);
+      }
+      std::sort(errors.begin(), errors.end());
+      if (run->last_status != nullptr) {
+        // Built ahead: stamped and pushed (a misfire re-run's makes its own).
+        if (!errors.empty()) {
+          run->last_status->state = TraceState::kTaskError;
+          run->last_status->text = tracing::ItemErrorsMessage(errors);
+        }
+        tracing_->PushNow(std::move(run->last_status));
+      } else if (errors.empty()) {
+        TraceStatus(*run, TraceState::kTaskFinished, "");
+      } else {
+        TraceStatus(*run, TraceState::kTaskError, tracing::ItemErrorsMessage(errors));
+      }
+    }
+    control_.Post([this, run] { Finish(run); });
+  }
 }
 
 void JobExecutor::Finish(const std::shared_ptr<Run>& run) {

@@ -36,6 +36,13 @@
 //               run (ElasticJob waits for that run to end).
 // Every item run reports one ItemRun (job, item, instance, outcome).
 //
+// Event tracing (`tracing`, when given; docs/tracing.md): each pass posts ElasticJob's status
+// events (TASK_STAGING when its items are known, TASK_RUNNING once they are claimed,
+// TASK_FINISHED or TASK_ERROR after the last; a cron trigger skipped because a run is going
+// posts TASK_STAGING and the misfire TASK_FINISHED), and each item run a start and an end
+// event, its context's log going to the execution's log. A prepared trigger builds its
+// events ahead: its start pushes them.
+//
 // The run plan: what a normal run works out from the registry in steps 1 and 2 (the config,
 // this instance's items, their parameters, and what step 5 will read) is kept with the
 // registry's change count it was read at (`registry_changes`: the job's Watch,
@@ -84,6 +91,7 @@
 #include "executor/job_listeners.h"
 #include "failover/failover_service.h"
 #include "sharding/sharding_service.h"
+#include "tracing/job_tracing.h"
 #include "trigger/launch_board.h"
 
 namespace elasticjob::executor {
@@ -112,7 +120,8 @@ class JobExecutor {
               Executor& control, Clock& clock, std::function<void(const ItemRun&)> on_item_run,
               std::shared_ptr<JobListeners> listeners = nullptr,
               ChangeCount registry_changes = nullptr,
-              std::chrono::milliseconds overdue_bound = std::chrono::seconds(1))
+              std::chrono::milliseconds overdue_bound = std::chrono::seconds(1),
+              std::shared_ptr<const tracing::JobTracing> tracing = nullptr)
       : job_(std::move(job)),
         clock_(clock),
         control_(control),
@@ -125,7 +134,8 @@ class JobExecutor {
         item_pool_(item_pool),
         listeners_(std::move(listeners)),
         registry_changes_(std::move(registry_changes)),
-        overdue_bound_(overdue_bound) {}
+        overdue_bound_(overdue_bound),
+        tracing_(std::move(tracing)) {}
 
   // See above. `done` gets the outcome or the first coordination error (item failures are
   // reported through ItemRun, not here).
@@ -182,6 +192,7 @@ class JobExecutor {
     std::string task_id;
     std::vector<int> misfired;  // of `items`, those with a misfire mark
     bool need_sharding = false;
+    std::shared_ptr<const tracing::RunInfo> trace;  // with tracing on
   };
   // The registry's change count for this job (nullopt: not counted).
   std::optional<uint64_t> RegistryChanges();
@@ -237,7 +248,16 @@ class JobExecutor {
   // Item `i` of a prepared run, with its context and report worked out ahead.
   void RunPrepared(Prepared& prepared, size_t i);
   // Runs the user code for `ctx` and reports it in `report` (its `started` set here).
-  void RunUserCode(const std::shared_ptr<Run>& run, const ShardingContext& ctx, ItemRun& report);
+  // `start`: the item's start event (tracing on), pushed as the code starts.
+  // `end`: its end event, allocated ahead (a prepared trigger's), or null.
+  void RunUserCode(const std::shared_ptr<Run>& run, const ShardingContext& ctx, ItemRun& report,
+                   std::unique_ptr<tracing::Event> start = nullptr,
+                   std::unique_ptr<tracing::Event> end = nullptr);
+  // Tracing: the execution source of `run`'s items, the status events of a cron trigger
+  // skipped because `items` are still running, and a status event of `run`.
+  static ExecutionSource SourceOf(const Run& run);
+  void TraceMisfire(const JobConfiguration& config, const std::vector<int>& items);
+  void TraceStatus(const Run& run, TraceState state, std::string message);
   ShardingContext ContextOf(const Run& run, int item);
   // The report of `item`'s run, but for its start, end and outcome.
   ItemRun ReportOf(const Run& run, int item);
@@ -273,6 +293,7 @@ class JobExecutor {
   const ChangeCount registry_changes_;
   // A cron run picked up later than this after its fire time is skipped (Overdue).
   const std::chrono::milliseconds overdue_bound_;
+  const std::shared_ptr<const tracing::JobTracing> tracing_;  // null: tracing off
 
   std::mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;

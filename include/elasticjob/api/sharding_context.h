@@ -10,15 +10,21 @@
 //    "shardingTotalCount":3,"jobParameter":"","shardingItem":0,"shardingParameter":"Beijing"}
 // clang-format on
 //
+// A job logs about its run through `log()` (elasticjob/api/job_log.h): with event tracing on,
+// the lines are kept with the execution; off, they go to the process log. The sink behind it
+// is shared by the copies of a context and is not part of its JSON or of ==.
+//
 // Thread safety: plain value type.
 #ifndef ELASTICJOB_API_SHARDING_CONTEXT_H_
 #define ELASTICJOB_API_SHARDING_CONTEXT_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "elasticjob/api/job_log.h"
 #include "elasticjob/status.h"
 
 namespace elasticjob {
@@ -30,8 +36,18 @@ struct ShardingContext {
   std::string job_parameter;
   int sharding_item = 0;
   std::optional<std::string> sharding_parameter;  // unset when the item has no parameter
+  // Where log() writes: the execution's log when tracing is on; null: the process log.
+  std::shared_ptr<JobLogSink> log_sink = nullptr;
 
-  friend bool operator==(const ShardingContext&, const ShardingContext&) = default;
+  // This run's log (see above).
+  JobLog log() const { return JobLog(*this); }
+
+  // The fields above but log_sink.
+  friend bool operator==(const ShardingContext& a, const ShardingContext& b) {
+    return a.job_name == b.job_name && a.task_id == b.task_id &&
+           a.sharding_total_count == b.sharding_total_count && a.job_parameter == b.job_parameter &&
+           a.sharding_item == b.sharding_item && a.sharding_parameter == b.sharding_parameter;
+  }
 };
 
 // ElasticJob's task id: `jobName@-@items@-@READY@-@instanceId`, items comma-separated in the

@@ -72,6 +72,7 @@
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/run_reports.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
+#include "elasticjob/tracing/tracer.h"
 
 namespace elasticjob {
 
@@ -131,6 +132,11 @@ struct BootstrapOptions {
   std::map<std::string, JobItemExecutorFactory> job_types;
   // Bound on the wait for runs in progress at Shutdown() (Join's timeout).
   std::chrono::milliseconds shutdown_timeout{std::chrono::seconds(30)};
+  // Event tracing (elasticjob/tracing/tracer.h): the process's Tracer, shared by its jobs;
+  // null: off. Every item run, trigger step and job log line is written to its database;
+  // nothing of it goes to the registry. Must be one Tracer::Open made (else Schedule()
+  // fails). SCRIPT jobs' stdout and stderr are captured into their executions' logs then.
+  std::shared_ptr<Tracer> tracer;
 };
 
 class ScheduleJobBootstrap {

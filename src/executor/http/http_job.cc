@@ -5,6 +5,7 @@
 #include <array>
 #include <stdexcept>
 
+#include "elasticjob/api/job_log.h"
 #include "infra/log.h"
 #include "infra/printable.h"
 #include "infra/props.h"
@@ -77,6 +78,15 @@ void HttpJob::Process(const JobConfiguration&, const ShardingContext& context, J
 }
 
 void HttpJob::OnResponse(const ShardingContext& context, const infra::HttpResponse& response) {
+  // The execution's log (JOB_EXECUTION_LOG_LINE with tracing on, stderr off): the status, then
+  // the body as it came, line by line (kept up to kHttpJobMaxBodyBytes).
+  const LogLevel level = response.status >= 400 ? LogLevel::kWarn : LogLevel::kInfo;
+  RecordExecutionOutput(
+      context,
+      fmt::format("{} {} -> status {}{}", props_.method, props_.uri, response.status,
+                  response.truncated ? " (body cut at 64 KiB)" : ""),
+      level);
+  if (!response.body.empty()) RecordExecutionOutput(context, response.body, level);
   if (response.status >= 400 && !props_.fail_on_error_status) {
     infra::LogLine("WARN", fmt::format("job '{}' item {}: {} {} answered status {} (ignored: "
                                        "http.fail.on.error.status is false)",

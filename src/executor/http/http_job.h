@@ -40,8 +40,8 @@ struct HttpJobProps {
 };
 
 // Reads the props of `config`. INVALID_ARGUMENT naming the prop and the value: a missing or
-// empty http.uri or http.method, a URI that is not http:// or https://, an unknown method, a timeout that is not a positive
-// integer, a http.fail.on.error.status other than true or false.
+// empty http.uri or http.method, a URI that is not http:// or https://, an unknown method, a
+// timeout that is not a positive integer, a http.fail.on.error.status other than true or false.
 Result<HttpJobProps> ParseHttpJobProps(const JobConfiguration& config);
 
 // How much of a response body is kept.
@@ -60,8 +60,9 @@ class HttpJob final : public JobItemExecutor {
   std::string type_name() const override { return "HTTP"; }
 
  private:
-  // Where every response ends: today a WARN line for a status >= 400 that does not fail the
-  // item. The one place per-execution job logs will take the body from.
+  // Where every response ends: the status line and the body go to the execution's job log
+  // (elasticjob/api/job_log.h: JOB_EXECUTION_LOG_LINE with tracing on, stderr off), at WARN
+  // for a status >= 400; such a status that does not fail the item is also a WARN line.
   void OnResponse(const ShardingContext& context, const infra::HttpResponse& response);
 
   const HttpJobProps props_;

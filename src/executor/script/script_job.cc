@@ -53,7 +53,29 @@ Result<std::shared_ptr<ScriptJob>> ScriptJob::FromProps(
 void ScriptJob::Execute(const ShardingContext& context) {
   std::vector<std::string> argv = words_;
   argv.push_back(ShardingContextToJson(context));
-  auto status = processes_->Run(argv);
+  if (context.log_sink == nullptr) return Check(processes_->Run(argv));
+  // Tracing on: stdout (INFO) and stderr (WARN) line by line into the execution's log.
+  std::string partial[2];
+  const LogLevel levels[2] = {LogLevel::kInfo, LogLevel::kWarn};
+  auto output = [&](int stream, std::string_view data) {
+    std::string& buf = partial[stream - 1];
+    buf.append(data);
+    size_t end = buf.rfind('\n');
+    if (end == std::string::npos) {
+      if (buf.size() < kMaxPartialLine) return;
+      end = buf.size() - 1;  // a line that long is cut into pieces
+    }
+    RecordExecutionOutput(context, std::string_view(buf).substr(0, end + 1), levels[stream - 1]);
+    buf.erase(0, end + 1);
+  };
+  auto status = processes_->Run(argv, output);
+  for (int i = 0; i < 2; ++i) {
+    if (!partial[i].empty()) RecordExecutionOutput(context, partial[i], levels[i]);
+  }
+  Check(std::move(status));
+}
+
+void ScriptJob::Check(Result<int> status) {
   if (!status.ok()) throw std::runtime_error(status.status().message());
   if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) return;
   if (WIFSIGNALED(*status)) {

@@ -4,7 +4,9 @@
 // (whitespace separates words; single or double quotes group them and are removed), so
 // `/bin/sh -c 'echo run $0'` runs sh with `echo run $0` and the JSON becomes $0. Each run is
 // a process group of its own under ScriptProcesses: it dies with its instance, and what it
-// leaves running when it exits is killed.
+// leaves running when it exits is killed. With event tracing on (the context has a log
+// sink), the command's stdout and stderr go to the execution's log, line by line (INFO and
+// WARN); off, they are the instance's, as ElasticJob leaves them.
 //
 // Thread safety: safe for concurrent Execute calls.
 #ifndef ELASTICJOB_EXECUTOR_SCRIPT_SCRIPT_JOB_H_
@@ -44,6 +46,11 @@ class ScriptJob final : public SimpleJob {
   void Execute(const ShardingContext& context) override;
 
  private:
+  // A partial line is recorded once it reaches this size.
+  static constexpr size_t kMaxPartialLine = 64 * 1024;
+  // Throws as Execute says unless `status` is a zero exit.
+  void Check(Result<int> status);
+
   const std::string command_line_;
   const std::vector<std::string> words_;
   const std::shared_ptr<ScriptProcesses> processes_;

@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,9 +77,64 @@ void Reap(pid_t pid, int* status) {
   }
 }
 
+// The read ends of a command's stdout and stderr, read into `output`.
+struct Capture {
+  int fds[2] = {-1, -1};     // read ends: stdout, stderr
+  int writes[2] = {-1, -1};  // the command's ends (closed once it started)
+  ~Capture() {
+    for (int fd : {fds[0], fds[1], writes[0], writes[1]}) {
+      if (fd >= 0) close(fd);
+    }
+  }
+  // Reads what is there from each open end (all of it when `drain`, else one read each);
+  // an end at end-of-file is closed.
+  void Read(const ScriptProcesses::Output& output, const short* revents, bool drain) {
+    char buf[8192];
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i] < 0 || (revents != nullptr && revents[i] == 0)) continue;
+      while (true) {
+        ssize_t n = read(fds[i], buf, sizeof buf);
+        if (n > 0) {
+          output(i + 1, std::string_view(buf, static_cast<size_t>(n)));
+          if (!drain) break;
+          continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+          close(fds[i]);
+          fds[i] = -1;
+        }
+        break;
+      }
+    }
+  }
+};
+
+// Reads the command's output until it exits (its pidfd becomes readable); without a pidfd,
+// until both ends reach end-of-file.
+void ReadUntilExit(Capture& capture, pid_t pid, const ScriptProcesses::Output& output) {
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  while (true) {
+    pollfd fds[3];
+    int n = 0;
+    for (int i = 0; i < 2; ++i) fds[n++] = pollfd{capture.fds[i], POLLIN, 0};
+    fds[n++] = pollfd{pidfd, POLLIN, 0};
+    if (pidfd < 0 && capture.fds[0] < 0 && capture.fds[1] < 0) break;
+    int rc = poll(fds, static_cast<nfds_t>(n), -1);
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    short revents[2] = {fds[0].revents, fds[1].revents};
+    capture.Read(output, revents, /*drain=*/false);
+    if (pidfd >= 0 && fds[2].revents != 0) break;
+  }
+  if (pidfd >= 0) close(pidfd);
+}
+
 }  // namespace
 
-Result<int> ScriptProcesses::Run(const std::vector<std::string>& words) {
+Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Output& output) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) {
@@ -112,8 +169,33 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words) {
   argv.push_back(nullptr);
   sigset_t none;
   sigemptyset(&none);
+  Capture capture;
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  if (output) {
+    for (int i = 0; i < 2; ++i) {
+      int p[2];
+      if (pipe2(p, O_CLOEXEC) != 0) {
+        posix_spawn_file_actions_destroy(&files);
+        kill(-group, SIGKILL);
+        close(life[1]);
+        int ignored = 0;
+        Reap(group, &ignored);
+        return Internal(fmt::format("cannot run '{}': pipe: {}", words[0], ErrnoText(errno)));
+      }
+      capture.fds[i] = p[0];
+      capture.writes[i] = p[1];
+      posix_spawn_file_actions_adddup2(&files, p[1], i + 1);
+    }
+  }
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, argv[0], nullptr, SpawnAttr(group, none).get(), argv.data(), environ);
+  int rc = posix_spawnp(&pid, argv[0], output ? &files : nullptr, SpawnAttr(group, none).get(),
+                        argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  for (int& fd : capture.writes) {
+    if (fd >= 0) close(fd);
+    fd = -1;
+  }
   if (rc == 0) {
     std::lock_guard<std::mutex> lock(mu_);
     groups_.insert(group);
@@ -122,6 +204,7 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words) {
   }
   int status = 0;
   if (rc == 0) {
+    if (output) ReadUntilExit(capture, pid, output);
     Reap(pid, &status);
     std::lock_guard<std::mutex> lock(mu_);
     groups_.erase(group);
@@ -133,6 +216,14 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words) {
   close(life[1]);
   int watcher_status = 0;
   Reap(group, &watcher_status);
+  if (output) {
+    // The group is dead: what it wrote is all there (a process that left the group and
+    // still holds an end is not waited for).
+    for (int fd : capture.fds) {
+      if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    }
+    capture.Read(output, nullptr, /*drain=*/true);
+  }
   if (rc != 0) return Internal(fmt::format("cannot run '{}': {}", words[0], ErrnoText(rc)));
   return status;
 }

@@ -21,9 +21,11 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "elasticjob/status.h"
@@ -44,7 +46,13 @@ class ScriptProcesses {
   // kFailedPrecondition after StopStarting, and with kInternal when the command cannot start
   // ("cannot run 'x': No such file or directory") or no process can be created.
   // REQUIRES: `argv` is not empty.
-  Result<int> Run(const std::vector<std::string>& argv);
+  //
+  // `output`, when given, receives what the command writes to its stdout (stream 1) and
+  // stderr (stream 2), in chunks as they come, on the calling thread (else both are the
+  // instance's, inherited). What its group writes after the command exited is read until
+  // the group is killed.
+  using Output = std::function<void(int stream, std::string_view data)>;
+  Result<int> Run(const std::vector<std::string>& argv, const Output& output = nullptr);
 
   // From now on, Run starts nothing. Idempotent.
   void StopStarting();

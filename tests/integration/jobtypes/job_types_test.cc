@@ -8,6 +8,8 @@
 
 #include "elasticjob/api/dataflow_job.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
+#include "elasticjob/tracing/trace_reader.h"
+#include "elasticjob/tracing/tracer.h"
 #include "error_handler/notification_sender.h"
 #include "integration/jobtypes/test_servers.h"
 #include "unit/bootstrap/runtime_test_support.h"
@@ -335,6 +337,63 @@ TEST_F(JobTypesTest, HttpSendsMethodBodyContentTypeAndTheShardingContextHeader) 
     items.insert(ctx->sharding_item);
   }
   EXPECT_EQ(items, (std::set<int>{0, 1}));
+}
+
+TEST_F(JobTypesTest, AnHttpJobsStatusAndResponseBodyGoToItsExecutionsLog) {
+  TestHttpServer server([](const Received& r) {
+    return r.path == "/bad" ? std::make_pair(503, std::string("busy\nretry later"))
+                            : std::make_pair(200, std::string("line one\r\nline two\n"));
+  });
+  std::string dir = std::filesystem::temp_directory_path() / "ej-http-trace-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string url = "sqlite://" + dir + "/events.db";
+  auto tracer = Tracer::Open({.url = url});
+  ASSERT_TRUE(tracer.ok()) << tracer.status();
+  auto reg = Session();
+  BootstrapOptions options = Options("10.0.0.1");
+  options.tracer = *tracer;
+  JobConfiguration good = HttpConfig("good", server.Url() + "/ok", "GET");
+  good.sharding_total_count = 1;
+  good.sharding_item_parameters.clear();
+  JobConfiguration bad = HttpConfig("bad", server.Url() + "/bad", "GET");
+  bad.sharding_total_count = 1;
+  bad.sharding_item_parameters.clear();
+  bad.job_error_handler_type = "IGNORE";
+  ScheduleJobBootstrap good_boot(*reg, "HTTP", good, options);
+  ScheduleJobBootstrap bad_boot(*reg, "HTTP", bad, options);
+  ASSERT_TRUE(good_boot.Schedule().ok());
+  ASSERT_TRUE(bad_boot.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(WaitRunsOf("good", 1));
+  ASSERT_TRUE(WaitRunsOf("bad", 1));
+  good_boot.Shutdown();
+  bad_boot.Shutdown();
+  ASSERT_TRUE((*tracer)->Flush(10s).ok());
+  auto reader = TraceReader::Open(url);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  auto lines_of = [&](const std::string& job) {
+    std::vector<std::pair<LogLevel, std::string>> out;
+    ExecutionQuery q;
+    q.job_name = job;
+    auto runs = (*reader)->Executions(q);
+    EXPECT_TRUE(runs.ok() && !runs->empty());
+    if (!runs.ok() || runs->empty()) return out;
+    auto lines = (*reader)->LogLines(runs->front().id);
+    EXPECT_TRUE(lines.ok());
+    if (lines.ok()) {
+      for (const auto& l : *lines) out.emplace_back(l.level, l.text);
+    }
+    return out;
+  };
+  using Lines = std::vector<std::pair<LogLevel, std::string>>;
+  EXPECT_EQ(lines_of("good"), (Lines{{LogLevel::kInfo, "GET " + server.Url() + "/ok -> status 200"},
+                                     {LogLevel::kInfo, "line one"},
+                                     {LogLevel::kInfo, "line two"}}));
+  EXPECT_EQ(lines_of("bad"), (Lines{{LogLevel::kWarn, "GET " + server.Url() + "/bad -> status 503"},
+                                    {LogLevel::kWarn, "busy"},
+                                    {LogLevel::kWarn, "retry later"}}));
+  (void)(*tracer)->Shutdown(5s);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(JobTypesTest, HttpStatusFrom400FailsTheItemUnlessFailOnErrorStatusIsFalse) {

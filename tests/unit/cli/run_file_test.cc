@@ -179,3 +179,38 @@ TEST(RunFileTest, ABadDumpPortOrAddressNamesFieldAndValue) {
 
 }  // namespace
 }  // namespace elasticjob::cli
+
+namespace elasticjob::cli {
+namespace {
+
+std::string WithTracing(const std::string& tracing) {
+  return "elasticjob:\n" + tracing +
+         "  jobs:\n    orderSync:\n      elasticJobType: SCRIPT\n      cron: 0/5 * * * * ?\n"
+         "      shardingTotalCount: 1\n      props:\n        script.command.line: /bin/true\n";
+}
+
+TEST(RunFileTracingTest, ReadsTheTracingUrlAsAScalarOrAMap) {
+  auto off = ParseRunFile(WithTracing(""));
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_FALSE(off->tracing_url.has_value());
+  auto scalar = ParseRunFile(WithTracing("  tracing: sqlite:///tmp/e.db\n"));
+  ASSERT_TRUE(scalar.ok()) << scalar.status();
+  EXPECT_EQ(scalar->tracing_url, "sqlite:///tmp/e.db");
+  std::vector<std::string> warnings;
+  auto map = ParseRunFile(
+      WithTracing("  tracing:\n    type: RDB\n    url: postgresql://u:p@h:5432/d\n    pool: 3\n"),
+      "", &warnings);
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_EQ(map->tracing_url, "postgresql://u:p@h:5432/d");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("elasticjob.tracing: unknown key 'pool'"), std::string::npos);
+  auto empty = ParseRunFile(WithTracing("  tracing: {}\n"));
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(empty->tracing_url, kDefaultTracingUrl);
+  auto bad = ParseRunFile(WithTracing("  tracing: [a, b]\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("elasticjob.tracing"), std::string::npos) << bad.status();
+}
+
+}  // namespace
+}  // namespace elasticjob::cli

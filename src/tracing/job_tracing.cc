@@ -1,0 +1,172 @@
+#include "tracing/job_tracing.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include "elasticjob/tracing/trace_reader.h"
+#include "elasticjob/tracing/tracer.h"
+#include "tracing/tracing_url.h"
+
+namespace elasticjob {
+
+Result<std::shared_ptr<Tracer>> Tracer::Open(const TracingConfiguration& config) {
+  auto url = tracing::ParseTracingUrl(config.url);
+  if (!url.ok()) return url.status();
+  auto positive = [&](const char* field, size_t v) -> Status {
+    if (v == 0) {
+      return InvalidArgument(fmt::format("tracing.{}: must be greater than 0, got 0", field));
+    }
+    return Status::Ok();
+  };
+  for (Status s : {positive("queue_capacity", config.queue_capacity),
+                   positive("batch_size", config.batch_size),
+                   positive("log_line_limit", config.log_line_limit),
+                   positive("log_byte_limit", config.log_byte_limit)}) {
+    if (!s.ok()) return s;
+  }
+  if (config.max_backoff.count() <= 0) {
+    return InvalidArgument(fmt::format("tracing.max_backoff: must be positive, got {} ms",
+                                       config.max_backoff.count()));
+  }
+  return std::shared_ptr<Tracer>(std::make_shared<tracing::EventBus>(config, *std::move(url)));
+}
+
+Result<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& url) {
+  auto parsed = tracing::ParseTracingUrl(url);
+  if (!parsed.ok()) return parsed.status();
+  auto storage = tracing::TracingStorage::Open(*parsed, /*writer=*/false);
+  if (!storage.ok()) return storage.status();
+  return std::unique_ptr<TraceReader>(std::move(storage).value());
+}
+
+}  // namespace elasticjob
+
+namespace elasticjob::tracing {
+
+void ExecutionLog::Append(LogLevel level, std::string_view line) {
+  const TracingConfiguration& config = bus_->config();
+  auto e = std::make_unique<Event>();
+  e->kind = Event::Kind::kLogLine;
+  e->id = id_;
+  e->time = clock_.WallNow();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cut_) return;
+    if (static_cast<size_t>(lines_) + 1 >= config.log_line_limit ||
+        bytes_ + line.size() > config.log_byte_limit) {
+      // The last line an execution may take says why the rest is missing.
+      cut_ = true;
+      e->level = LogLevel::kWarn;
+      e->text = fmt::format(
+          "[log cut: this execution reached its limit of {} lines or {} bytes; "
+          "later lines are not kept]",
+          config.log_line_limit, config.log_byte_limit);
+    } else {
+      e->level = level;
+      e->text = std::string(line);
+      bytes_ += line.size();
+    }
+    e->line_no = ++lines_;
+  }
+  bus_->Push(std::move(e));
+}
+
+int64_t ExecutionLog::lines() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lines_;
+}
+
+std::shared_ptr<const RunInfo> JobTracing::RunInfoOf(const std::string& job_name,
+                                                     const std::string& task_id) const {
+  return MakeRunInfo(job_name, task_id, hostname_, ip_);
+}
+
+std::unique_ptr<Event> JobTracing::StatusEvent(std::shared_ptr<const RunInfo> run, TraceState state,
+                                               std::string message) const {
+  auto e = std::make_unique<Event>();
+  e->kind = Event::Kind::kStatus;
+  e->id = NewUuid();
+  e->run = std::move(run);
+  e->state = state;
+  e->text = std::move(message);
+  return e;
+}
+
+void JobTracing::PushNow(std::unique_ptr<Event> event) const {
+  event->time = clock_.WallNow();
+  bus_->Push(std::move(event));
+}
+
+JobTracing::ItemStart JobTracing::MakeItemStart(std::shared_ptr<const RunInfo> run, int item,
+                                                ExecutionSource source) const {
+  ItemStart s;
+  s.start = std::make_unique<Event>();
+  s.start->kind = Event::Kind::kExecutionStart;
+  s.start->id = NewUuid();
+  s.start->run = std::move(run);
+  s.start->item = item;
+  s.start->source = source;
+  s.log = std::make_shared<ExecutionLog>(bus_, s.start->id, clock_);
+  return s;
+}
+
+JobTracing::Started JobTracing::PushStart(std::unique_ptr<Event> start,
+                                          Clock::WallTime started) const {
+  Started s{start->id, start->run, start->item, start->source, started};
+  start->time = started;
+  bus_->Push(std::move(start));
+  return s;
+}
+
+void JobTracing::PushEnd(Started started, bool success, const std::string& error,
+                         std::unique_ptr<Event> e) const {
+  if (e == nullptr) e = std::make_unique<Event>();
+  e->kind = Event::Kind::kExecutionEnd;
+  e->id = started.id;
+  e->run = std::move(started.run);
+  e->item = started.item;
+  e->source = started.source;
+  e->start = started.start;
+  e->time = started.start;
+  e->complete = clock_.WallNow();
+  e->success = success;
+  if (!success) e->text = error;
+  bus_->Push(std::move(e));
+}
+
+std::string StagingMessage(std::string_view job_name) {
+  return fmt::format("Job '{}' execute begin.", job_name);
+}
+
+std::string EmptyItemsMessage(std::string_view job_name) {
+  return fmt::format("Sharding item for job '{}' is empty.", job_name);
+}
+
+std::string MisfireMessage(std::string_view job_name, const std::vector<int>& items) {
+  return fmt::format(
+      "Previous job '{}' - shardingItems '[{}]' is still running, misfired job will start "
+      "after previous job completed.",
+      job_name, fmt::join(items, ", "));
+}
+
+std::string ItemErrorsMessage(const std::vector<std::pair<int, std::string>>& errors) {
+  std::string out = "{";
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += fmt::format("{}={}", errors[i].first, errors[i].second);
+  }
+  out += '}';
+  return out;
+}
+
+const std::string& HostName() {
+  static const std::string name = [] {
+    char buf[256] = {0};
+    if (gethostname(buf, sizeof buf - 1) != 0) return std::string("localhost");
+    return std::string(buf);
+  }();
+  return name;
+}
+
+}  // namespace elasticjob::tracing
