@@ -676,6 +676,14 @@ void JobRuntime::TriggerNow() {
   });
 }
 
+void JobRuntime::TriggerNowWithParameter(const std::string& parameter) {
+  if (!BeginTask()) return;
+  auto now = clock_.WallNow();
+  shared_->triggers.Post([self = shared_from_this(), now, parameter] {
+    self->executor_->TriggerNow(self->MakeDone(Source::kOperator, now, now), parameter);
+  });
+}
+
 void JobRuntime::FailoverIfNecessary() {
   if (!BeginTask()) return;
   shared_->triggers.Post([self = shared_from_this()] {
@@ -728,7 +736,11 @@ void JobRuntime::ShutdownInstance() {
   shared_->triggers.Post([self = shared_from_this()] {
     // Its items must go to the others: the flag first (an ElasticJob instance raises it on
     // any instance change, its own removal included; the others' listeners may not be ours).
-    if (Status s = self->sharding_->SetReshardingFlag(); !s.ok()) {
+    // Not when the job's config is gone (the job is being removed): the flag would bring
+    // `/{job}` back.
+    auto config = self->storage_.IsJobNodeExisted("config");
+    const bool removed = config.ok() && !*config;
+    if (Status s = removed ? Status::Ok() : self->sharding_->SetReshardingFlag(); !s.ok()) {
       infra::LogLine("WARN", fmt::format("job '{}': resharding flag not set at shutdown: {}",
                                          self->config_.job_name, s.ToString()));
     }

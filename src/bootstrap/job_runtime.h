@@ -92,6 +92,7 @@ class JobRuntime final : public listener::JobController,
   void Resume() override;
   void Reschedule(const JobConfiguration& config) override;
   void TriggerNow() override;
+  void TriggerNowWithParameter(const std::string& parameter) override;
   void FailoverIfNecessary() override;
   void ShardIfNecessary() override;
   void ShutdownInstance() override;

@@ -18,6 +18,9 @@ inline constexpr int kExitBadInput = 2;
 void AddCronCommand(CLI::App& app, int* exit_code);
 void AddShardingCommand(CLI::App& app, int* exit_code);
 void AddRunCommand(CLI::App& app, int* exit_code);
+void AddJobCommand(CLI::App& app, int* exit_code);
+void AddServerCommand(CLI::App& app, int* exit_code);
+void AddAgentCommand(CLI::App& app, int* exit_code);
 void AddTraceCommand(CLI::App& app, int* exit_code);
 void AddDumpCommand(CLI::App& app, int* exit_code);
 

@@ -11,6 +11,9 @@ int main(int argc, char** argv) {
   elasticjob::cli::AddCronCommand(app, &exit_code);
   elasticjob::cli::AddShardingCommand(app, &exit_code);
   elasticjob::cli::AddRunCommand(app, &exit_code);
+  elasticjob::cli::AddJobCommand(app, &exit_code);
+  elasticjob::cli::AddServerCommand(app, &exit_code);
+  elasticjob::cli::AddAgentCommand(app, &exit_code);
   elasticjob::cli::AddTraceCommand(app, &exit_code);
   elasticjob::cli::AddDumpCommand(app, &exit_code);
   try {

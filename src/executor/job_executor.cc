@@ -27,6 +27,8 @@ struct JobExecutor::Run {
   std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
   uint64_t session = 0;                      // the registry session its items were claimed in
   bool session_lost = false;                 // that session ended before the run did
+  // An operator's one-time job parameter (`trigger/{id}`'s value), in place of the config's.
+  std::optional<std::string> parameter;
   Done done;
   std::atomic<size_t> remaining{0};
   // Tracing: what the pass's events share, and its failed items' errors (TASK_ERROR).
@@ -50,7 +52,8 @@ std::vector<int> Minus(std::vector<int> items, const std::vector<int>& drop) {
 
 }  // namespace
 
-void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time) {
+void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time,
+                        std::optional<std::string> parameter) {
   // The count first: a change after it, even one made while the registry is read below,
   // leaves the plan kept from those reads out of date.
   const std::optional<uint64_t> changes = RegistryChanges();
@@ -90,6 +93,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
         // Run after the current run; a second operator trigger while one waits joins it.
         Done superseded = std::move(queued_);
         queued_ = std::move(done);
+        queued_parameter_ = std::move(parameter);
         lock.unlock();
         if (superseded) superseded(Outcome::kQueued);
         return;
@@ -124,6 +128,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
   run->config = std::move(config);
   run->fire_time = fire_time;
   run->done = std::move(done);
+  run->parameter = std::move(parameter);
   if (plan != nullptr) {
     // Nothing the plan was worked out from has changed: no claimed failover items, no
     // resharding pending, the same items.
@@ -436,14 +441,16 @@ bool JobExecutor::Overdue(Clock::WallTime fire_time) {
 }
 
 void JobExecutor::Drop(const std::shared_ptr<Run>& run) {
-  Done queued;
+  Queued queued;
   {
     std::lock_guard<std::mutex> lock(mu_);
     queued = ReleaseLocked(*run);
   }
   run->done = nullptr;  // never called: what it holds goes now
-  if (queued) {
-    control_.Post([this, queued = std::move(queued)]() mutable { TriggerNow(std::move(queued)); });
+  if (queued.done) {
+    control_.Post([this, queued = std::move(queued)]() mutable {
+      TriggerNow(std::move(queued.done), std::move(queued.parameter));
+    });
   }
 }
 
@@ -619,7 +626,7 @@ ShardingContexts JobExecutor::ContextsOf(const Run& run) {
   ShardingContexts c{run.task_id,
                      run.config->job_name,
                      run.config->sharding_total_count,
-                     run.config->job_parameter,
+                     run.parameter.value_or(run.config->job_parameter),
                      {}};
   for (int item : run.items) {
     auto it = run.params->find(item);
@@ -650,8 +657,12 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
 
 ShardingContext JobExecutor::ContextOf(const Run& run, int item) {
   const JobConfiguration& config = *run.config;
-  ShardingContext ctx{config.job_name,      run.task_id, config.sharding_total_count,
-                      config.job_parameter, item,        std::nullopt};
+  ShardingContext ctx{config.job_name,
+                      run.task_id,
+                      config.sharding_total_count,
+                      run.parameter.value_or(config.job_parameter),
+                      item,
+                      std::nullopt};
   if (auto it = run.params->find(item); it != run.params->end())
     ctx.sharding_parameter = it->second;
   return ctx;
@@ -824,7 +835,7 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
     // kept, a job that keeps falling behind does not write them again at every trigger).
     if (ours) execution_.ClearMisfireAsync(run->items, control_);
     return After(run, [this, run] {
-      Done queued;
+      Queued queued;
       {
         std::lock_guard<std::mutex> lock(mu_);
         queued = ReleaseLocked(*run);
@@ -842,7 +853,7 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
 }
 
 void JobExecutor::End(const std::shared_ptr<Run>& run, Result<Outcome> result) {
-  Done queued;
+  Queued queued;
   {
     std::lock_guard<std::mutex> lock(mu_);
     queued = ReleaseLocked(*run);
@@ -850,24 +861,26 @@ void JobExecutor::End(const std::shared_ptr<Run>& run, Result<Outcome> result) {
   Deliver(run, std::move(result), std::move(queued));
 }
 
-JobExecutor::Done JobExecutor::ReleaseLocked(const Run& run) {
+JobExecutor::Queued JobExecutor::ReleaseLocked(const Run& run) {
   if (run.holding) {
     for (int i : run.items) running_items_.erase(i);
   }
-  if (!run.normal) return nullptr;
+  if (!run.normal) return {};
   normal_running_ = false;
   normal_after_ = false;
   normal_items_.clear();
   misfire_pending_ = false;
   misfire_marked_ = false;  // any left are cleared by a later run, as someone else's
-  return std::move(queued_);
+  return {std::move(queued_), std::exchange(queued_parameter_, std::nullopt)};
 }
 
-void JobExecutor::Deliver(const std::shared_ptr<Run>& run, Result<Outcome> result, Done queued) {
+void JobExecutor::Deliver(const std::shared_ptr<Run>& run, Result<Outcome> result, Queued queued) {
   Done done = std::move(run->done);
   if (done) done(std::move(result));
-  if (queued) {
-    control_.Post([this, queued = std::move(queued)]() mutable { TriggerNow(std::move(queued)); });
+  if (queued.done) {
+    control_.Post([this, queued = std::move(queued)]() mutable {
+      TriggerNow(std::move(queued.done), std::move(queued.parameter));
+    });
   }
 }
 

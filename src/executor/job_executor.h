@@ -143,7 +143,11 @@ class JobExecutor {
   void Trigger(Done done, std::optional<Clock::WallTime> fire_time = std::nullopt) {
     Start(std::move(done), /*queue_if_busy=*/false, fire_time);
   }
-  void TriggerNow(Done done) { Start(std::move(done), /*queue_if_busy=*/true, std::nullopt); }
+  // With a `parameter`, this run's items see it as their job parameter (an operator's
+  // one-time parameter); a second trigger while one waits replaces it.
+  void TriggerNow(Done done, std::optional<std::string> parameter = std::nullopt) {
+    Start(std::move(done), /*queue_if_busy=*/true, std::nullopt, std::move(parameter));
+  }
 
   // A cron trigger prepared before its fire time (see "Prepared triggers" above).
   struct Prepared;
@@ -199,7 +203,8 @@ class JobExecutor {
   // Keeps what `run` (a normal run that read the registry from change count `changes`, and
   // is prepared) has worked out as the plan.
   void KeepPlan(std::optional<uint64_t> changes, const Run& run);
-  void Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time);
+  void Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time,
+             std::optional<std::string> parameter = std::nullopt);
   // A normal run holding the lane, with nothing known yet: failover items, else sharding and
   // this instance's items (read from the registry at change count `changes`), then Proceed.
   void ReadItems(const std::shared_ptr<Run>& run, std::optional<uint64_t> changes);
@@ -264,9 +269,14 @@ class JobExecutor {
   void End(const std::shared_ptr<Run>& run, Result<Outcome> result);
   // Releases `run`'s items (and the normal lane, for a normal run); returns a queued operator
   // trigger to start, if any.
-  Done ReleaseLocked(const Run& run) ELASTICJOB_REQUIRES(mu_);
+  // A trigger waiting for the current run, and its one-time parameter.
+  struct Queued {
+    Done done;
+    std::optional<std::string> parameter;
+  };
+  Queued ReleaseLocked(const Run& run) ELASTICJOB_REQUIRES(mu_);
   // Calls `run`'s done with `result`, then starts `queued` (if any) on the control executor.
-  void Deliver(const std::shared_ptr<Run>& run, Result<Outcome> result, Done queued);
+  void Deliver(const std::shared_ptr<Run>& run, Result<Outcome> result, Queued queued);
 
   // What an item start reads, first and in one cache line (the board prefetches it).
   alignas(64) const std::shared_ptr<SimpleJob> job_;
@@ -294,8 +304,9 @@ class JobExecutor {
   // The normal run's misfire marks are set in the registry by us (sent), until the run's last
   // re-run ends.
   bool misfire_marked_ ELASTICJOB_GUARDED_BY(mu_) = false;
-  Done queued_ ELASTICJOB_GUARDED_BY(mu_);                  // a trigger waiting to run
-  std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);  // every lane's items
+  Done queued_ ELASTICJOB_GUARDED_BY(mu_);  // a trigger waiting to run
+  std::optional<std::string> queued_parameter_ ELASTICJOB_GUARDED_BY(mu_);  // its parameter
+  std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);                  // every lane's items
   std::shared_ptr<const Plan> plan_ ELASTICJOB_GUARDED_BY(mu_);
 };
 

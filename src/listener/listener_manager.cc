@@ -71,8 +71,8 @@ void ListenerManager::OnConfig(const TreeEvent& event) {
   Status valid = config.ok() ? ValidateJobConfiguration(*config) : config.status();
   if (!valid.ok()) {
     infra::LogLine("WARN", fmt::format("job '{}': {}{} (keeping the last good configuration)",
-                                       s_.storage.path().job_name(),
-                                       config.ok() ? "config: " : "", valid.message()));
+                                       s_.storage.path().job_name(), config.ok() ? "config: " : "",
+                                       valid.message()));
     return;
   }
   // ShardingTotalCountChangedJobListener.
@@ -92,8 +92,13 @@ void ListenerManager::OnConfig(const TreeEvent& event) {
   }
 }
 
+bool ListenerManager::JobRemoved() {
+  auto config = s_.storage.IsJobNodeExisted("config");
+  return config.ok() && !*config;
+}
+
 void ListenerManager::ReshardUnlessStatic() {
-  if (replaying_ || controller_.IsShutdown()) return;
+  if (replaying_ || controller_.IsShutdown() || JobRemoved()) return;
   auto config = s_.config.LoadLastGood();
   if (config.ok() && config->static_sharding) {
     auto has = s_.sharding.HasShardingInfo();
@@ -141,7 +146,7 @@ void ListenerManager::OnInstance(std::string_view id, const TreeEvent& event) {
 
 void ListenerManager::OnInstanceCrashed(const std::string& id) {
   // JobCrashedJobListener.
-  if (controller_.IsShutdown()) return;
+  if (controller_.IsShutdown() || JobRemoved()) return;
   auto config = s_.config.LoadLastGood();
   if (!config.ok() || !config->failover) return;
   // From the server: a cache catching up after a reconnect (to another server of the
@@ -234,7 +239,13 @@ void ListenerManager::OnTrigger(std::string_view id, const TreeEvent& event) {
   if (event.type != TreeEvent::Type::kAdded || id != s_.instances.self().instance_id) return;
   Report(s_.storage.RemoveJobNodeIfExisted("trigger/" + std::string(id)),
          "removing the trigger node");
-  if (!controller_.IsShutdown()) controller_.TriggerNow();
+  if (controller_.IsShutdown()) return;
+  // A one-time parameter (beyond ElasticJob, whose instances ignore the value).
+  if (event.value.empty()) {
+    controller_.TriggerNow();
+  } else {
+    controller_.TriggerNowWithParameter(event.value);
+  }
 }
 
 void ListenerManager::OnConnectionState(ConnectionState state) {

@@ -10,7 +10,8 @@
 //   servers/{ip}          reshard (unless static sharding already has an assignment); our
 //                         server enabled and no leader: elect; our server DISABLED while we
 //                         lead: abdicate.
-//   instances/{id}        added or deleted: reshard (same condition). Another instance
+//   instances/{id}        added or deleted: reshard (same condition; not once the job's
+//                         config is gone: the job is being removed). Another instance
 //                         deleted with failover on: its running (and failovering) items are
 //                         queued for failover and claimed. Our own deleted by an operator:
 //                         shut this job down here; deleted by session expiry: ignored (the
@@ -19,7 +20,8 @@
 //                         queued for failover.
 //   leader/election/instance deleted: elect, if our server is available; added while a
 //                         resharding is flagged: the new leader shards (if idle).
-//   trigger/{our id}      added: delete it and run now (queued if a run is going on).
+//   trigger/{our id}      added: delete it and run now (queued if a run is going on); a
+//                         non-empty value is that run's job parameter.
 //   guarantee/started, guarantee/completed deleted: wake distribute-once listeners waiting
 //                         for the rest of the cluster (GuaranteeListenerManager).
 //   leader/sharding/necessary added or written, or a running mark or another sharding's processing
@@ -64,6 +66,11 @@ class JobController {
   virtual void Reschedule(const JobConfiguration& config) = 0;
   // An operator's "run now".
   virtual void TriggerNow() = 0;
+  // An operator's "run now" with a one-time job parameter (the trigger node's value).
+  virtual void TriggerNowWithParameter(const std::string& parameter) {
+    (void)parameter;
+    TriggerNow();
+  }
   // Claims queued failover items and runs them.
   virtual void FailoverIfNecessary() = 0;
   // Shards now if this instance leads and nothing runs (ShardNowIfIdleLeader), off the
@@ -110,6 +117,10 @@ class ListenerManager {
   void OnTrigger(std::string_view id, const TreeEvent& event);
   // ListenServersChangedJobListener's resharding, unless static sharding has an assignment.
   void ReshardUnlessStatic();
+  // The job's config is gone (the job is being removed, JobConfigurationAPI): its instances
+  // leaving then must not write resharding or failover nodes, which would bring `/{job}`
+  // back.
+  bool JobRemoved();
   void OnInstanceCrashed(const std::string& id);
   void OnOnlyInstanceOnline();
   void OnReconnected();

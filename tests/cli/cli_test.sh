@@ -100,6 +100,21 @@ expect_error "items are bounded" 2 "--items: must be at most 500, got 1000000000
 expect_error "duplicate instance ids rejected" 2 "given twice" \
   "$EJ" sharding plan --job j --items 2 a a
 
+# The operation commands without a server (memory:// is empty in a new process); against
+# ZooKeeper: tests/e2e/job_commands.sh.
+expect_output "job list of an empty namespace" "JOB  STATUS  CRON  INSTANCES  ITEMS  DESCRIPTION" \
+  "$EJ" job list --registry memory://cli
+expect_output "job list --json of an empty namespace" "[]" "$EJ" job list --registry memory://cli --json
+expect_output "the registry from ELASTICJOB_REGISTRY" "[]" \
+  env ELASTICJOB_REGISTRY=memory://cli "$EJ" server list --json
+expect_error "unknown job exits 1" 1 "job 'nope' not found" "$EJ" job show nope --registry memory://cli
+expect_error "no registry exits 2" 2 "no registry: give --registry URL or set ELASTICJOB_REGISTRY" \
+  env -u ELASTICJOB_REGISTRY "$EJ" job list
+expect_error "a malformed registry URL exits 2" 2 "--registry" "$EJ" job list --registry nope://x
+expect_error "a job name with a slash exits 2" 2 "job 'a/b'" "$EJ" job show a/b --registry memory://cli
+expect_error "a missing config file exits 1" 1 "cannot be read" \
+  "$EJ" job add /nonexistent.yaml --registry memory://cli
+
 rm -f /tmp/ej_cli_err.$$
 if ((failures > 0)); then
   echo "$failures CLI test(s) failed"

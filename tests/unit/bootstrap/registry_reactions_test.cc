@@ -44,6 +44,26 @@ TEST_F(RegistryReactionsTest, AnOperatorTriggerRunsNowAndOneArrivingDuringARunIs
   }));
 }
 
+TEST_F(RegistryReactionsTest, ATriggerNodesValueIsThatRunsJobParameterQueuedOrNot) {
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>(/*block=*/true);
+  ScheduleJobBootstrap boot(*reg, job, Config(1), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  const std::string node = "/job/trigger/" + Id("10.0.0.1");
+  ASSERT_TRUE(reg->Persist(node, "first").ok());
+  ASSERT_TRUE(job->WaitStarted(1));
+  // Queued behind the blocked run: it keeps its own parameter.
+  ASSERT_TRUE(WaitRegistry(*reg, [&] { return !*reg->IsExisted(node); }));
+  ASSERT_TRUE(reg->Persist(node, "second").ok());
+  ASSERT_TRUE(WaitRegistry(*reg, [&] { return !*reg->IsExisted(node); }));
+  job->Release();
+  ASSERT_TRUE(rec_.WaitRuns(2));
+  // An empty value: the configured parameter.
+  ASSERT_TRUE(reg->Persist(node, "").ok());
+  ASSERT_TRUE(rec_.WaitRuns(3));
+  EXPECT_EQ(job->parameters(), (std::vector<std::string>{"first", "second", ""}));
+}
+
 // A cron trigger is worked out kPrepareLead (200 ms) before its fire time; what happens
 // between then and the fire time must count as it would without the preparation. These tests
 // act 10 ms before a fire time: whether the preparation has run by then or not, the outcome

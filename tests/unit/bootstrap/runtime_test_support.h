@@ -77,6 +77,7 @@ class GateJob final : public SimpleJob {
     std::unique_lock<std::mutex> l(mu_);
     ++started_;
     totals_.insert(ctx.sharding_total_count);
+    parameters_.push_back(ctx.job_parameter);
     cv_.notify_all();
     cv_.wait(l, [&] { return !block_; });
   }
@@ -102,6 +103,11 @@ class GateJob final : public SimpleJob {
     std::lock_guard<std::mutex> l(mu_);
     return totals_;
   }
+  // Each item run's job parameter, in the order they started.
+  std::vector<std::string> parameters() {
+    std::lock_guard<std::mutex> l(mu_);
+    return parameters_;
+  }
 
  private:
   std::mutex mu_;
@@ -109,6 +115,7 @@ class GateJob final : public SimpleJob {
   bool block_;
   int started_ = 0;
   std::set<int> totals_;
+  std::vector<std::string> parameters_;
 };
 
 class RuntimeTest : public ::testing::Test {

@@ -1,0 +1,217 @@
+// `elasticjob agent --registry URL [--label L]...`: runs every command-line job of the
+// namespace (a job whose `/{job}` names a type this binary runs by name: SCRIPT, HTTP) and
+// follows the namespace by watch: a job whose config appears is scheduled here, one whose
+// config goes is shut down, one whose type or props change is started again (a change of
+// cron, time zone or item count is followed by the running job itself, as by any instance).
+// With --label, only jobs whose `label` is one of those given. Several agents share each
+// job's items as any instances do. SIGINT or SIGTERM stops it as `elasticjob run` stops.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/graceful_stop.h"
+#include "cli/registry_option.h"
+#include "elasticjob/bootstrap/schedule_job_bootstrap.h"
+#include "elasticjob/executor.h"
+#include "executor/script/script_job.h"
+#include "infra/printable.h"
+
+namespace elasticjob::cli {
+namespace {
+
+struct AgentOptions {
+  std::string registry;
+  std::vector<std::string> labels;
+  int64_t shutdown_grace_ms = 10000;
+};
+
+// What the namespace watch keeps: the top-level names, each job's type (its own value) and
+// its config; nothing else of the jobs (their running jobs watch their own subtrees).
+constexpr std::string_view kJobChildren[] = {"config"};
+NodeWatches AgentWatches(std::string_view key) {
+  if (key == "/") return {.value = false, .children = true};
+  if (key.find('/', 1) == std::string_view::npos) {
+    return {.value = true, .children = false, .named_children = kJobChildren};
+  }
+  return {.value = true, .children = false};
+}
+
+// The job a namespace key belongs to ("/orderJob/config" -> "orderJob"); empty for the root.
+std::string JobOf(std::string_view key) {
+  if (key.size() < 2) return "";
+  size_t slash = key.find('/', 1);
+  return std::string(key.substr(1, slash == std::string_view::npos ? key.npos : slash - 1));
+}
+
+void Log(const std::string& line) {
+  std::cout << "elasticjob: agent: " << line << "\n" << std::flush;
+}
+
+// The jobs this agent runs. Reconcile is called on the watch's serial executor only.
+class Agent {
+ public:
+  Agent(RegistryCenter& registry, std::set<std::string> labels,
+        std::shared_ptr<executor::ScriptProcesses> processes)
+      : registry_(registry), labels_(std::move(labels)), processes_(std::move(processes)) {}
+
+  // Brings job `name` here in line with the registry.
+  void Reconcile(const std::string& name) {
+    auto type = registry_.GetDirectly("/" + name);
+    auto yaml = registry_.GetDirectly("/" + name + "/config");
+    if (!type.ok() || !yaml.ok()) {
+      const Status& s = type.ok() ? yaml.status() : type.status();
+      if (s.code() == StatusCode::kNotFound) return Stop(name, "removed");
+      return Log(fmt::format("job '{}': cannot be read: {}", name, s.ToString()));
+    }
+    auto config = ConfigFromYaml(*yaml);
+    Status valid = config.ok() ? ValidateJobConfiguration(*config) : config.status();
+    if (!valid.ok()) {
+      return Log(fmt::format("job '{}': config refused, kept as it was: {}", name,
+                             infra::OneLine(valid.message())));
+    }
+    if (!labels_.empty() && labels_.count(config->label.value_or("")) == 0) {
+      return Stop(name, "label not selected");
+    }
+    auto it = running_.find(name);
+    if (it != running_.end()) {
+      if (it->second.type == *type && it->second.props == config->props) return;
+      Stop(name, "type or props changed");
+    }
+    Start(name, *type, *config);
+  }
+
+  // Every job's bootstrap, for the shutdown.
+  std::vector<ScheduleJobBootstrap*> Boots() {
+    std::vector<ScheduleJobBootstrap*> boots;
+    for (auto& [name, job] : running_) boots.push_back(job.boot.get());
+    return boots;
+  }
+
+ private:
+  struct Running {
+    std::string type;
+    std::map<std::string, std::string> props;
+    std::unique_ptr<ScheduleJobBootstrap> boot;
+  };
+
+  void Start(const std::string& name, const std::string& type, const JobConfiguration& config) {
+    std::unique_ptr<ScheduleJobBootstrap> boot;
+    if (type == "SCRIPT") {
+      // Built here so the scripts run under the shared processes the shutdown signals.
+      auto job = executor::ScriptJob::FromProps(config.props, processes_);
+      if (!job.ok()) {
+        return Log(fmt::format("job '{}': not started: {}", name, job.status().message()));
+      }
+      BootstrapOptions options;
+      options.job_type_name = "SCRIPT";
+      boot = std::make_unique<ScheduleJobBootstrap>(registry_, *std::move(job), config, options);
+    } else {
+      boot = std::make_unique<ScheduleJobBootstrap>(registry_, type, config);
+    }
+    if (Status s = boot->Schedule(); !s.ok()) {
+      if (skipped_.insert(name + "\n" + type).second) {
+        Log(fmt::format("job '{}' (type '{}') not run here: {}", name, infra::OneLine(type),
+                        s.message()));
+      }
+      return;
+    }
+    Log(fmt::format("job '{}' scheduled ({}, cron '{}')", name, type, config.cron.value_or("")));
+    running_[name] = Running{type, config.props, std::move(boot)};
+  }
+
+  void Stop(const std::string& name, const char* why) {
+    auto it = running_.find(name);
+    if (it == running_.end()) return;
+    it->second.boot->Shutdown();
+    running_.erase(it);
+    Log(fmt::format("job '{}' stopped ({})", name, why));
+  }
+
+  RegistryCenter& registry_;
+  const std::set<std::string> labels_;
+  std::shared_ptr<executor::ScriptProcesses> processes_;
+  std::map<std::string, Running> running_;
+  std::set<std::string> skipped_;  // job and type already reported as not runnable here
+};
+
+int RunAgent(const AgentOptions& o) {
+  // Signals are taken by sigwait below: block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  int code = kExitOk;
+  // Two sessions: the jobs' own, and the namespace watch's (whose cache of the top level must
+  // not overlap the jobs' caches of their subtrees).
+  auto registry = ConnectRegistry(o.registry, &code);
+  if (registry == nullptr) return code;
+  auto watcher = ConnectRegistry(o.registry, &code);
+  if (watcher == nullptr) return code;
+  auto processes = std::make_shared<executor::ScriptProcesses>();
+  Agent agent(*registry, std::set<std::string>(o.labels.begin(), o.labels.end()), processes);
+  ThreadPool pool(1);
+  SerialExecutor events(pool);
+  auto watch = watcher->Watch(
+      "/", events,
+      [&agent](const TreeEvent& e) {
+        const std::string job = JobOf(e.key);
+        if (!job.empty()) agent.Reconcile(job);
+      },
+      AgentWatches);
+  if (!watch.ok()) {
+    std::cerr << "elasticjob: agent: watching the namespace: " << watch.status().message() << "\n";
+    return kExitFailed;
+  }
+  // After a lost connection, every job is looked at again: a reconcile whose reads failed
+  // meanwhile is done over, and what changed while the watch was away is caught up.
+  auto reconnects = watcher->AddConnectionStateListener(events, [&](ConnectionState state) {
+    if (state != ConnectionState::kReconnected) return;
+    auto jobs = watcher->GetChildrenKeysDirectly("/");
+    if (!jobs.ok()) return Log("listing the jobs after a reconnect: " + jobs.status().ToString());
+    for (const std::string& job : *jobs) agent.Reconcile(job);
+  });
+  std::string labels;
+  for (const std::string& l : o.labels) labels += (labels.empty() ? " (labels: " : ", ") + l;
+  Log(fmt::format("following {}{}", o.registry, labels.empty() ? "" : labels + ")"));
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cout << fmt::format("elasticjob: {} received, shutting down\n",
+                           sig == SIGINT ? "SIGINT" : "SIGTERM")
+            << std::flush;
+  watch->reset();  // no reconcile from now on (waits for one in progress)
+  reconnects.reset();
+  pool.Stop();
+  pool.Join();
+  std::vector<ScheduleJobBootstrap*> boots = agent.Boots();
+  StopGracefully(*processes, boots, std::chrono::milliseconds(o.shutdown_grace_ms), signals);
+  watcher->Close();
+  registry->Close();
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddAgentCommand(CLI::App& app, int* exit_code) {
+  auto opts = std::make_shared<AgentOptions>();
+  CLI::App* agent = app.add_subcommand(
+      "agent",
+      "Run every command-line job of a namespace and follow it (jobs added, changed, "
+      "removed) until SIGINT or SIGTERM");
+  AddRegistryOption(*agent, &opts->registry);
+  agent->add_option("--label", opts->labels,
+                    "Only jobs whose label is this (repeatable; default: every job)");
+  agent
+      ->add_option("--shutdown-grace-ms", opts->shutdown_grace_ms,
+                   "At SIGINT or SIGTERM, how long running scripts get between SIGTERM and "
+                   "SIGKILL (milliseconds; default 10000)")
+      ->check(CLI::NonNegativeNumber);
+  agent->callback([opts, exit_code] { *exit_code = RunAgent(*opts); });
+}
+
+}  // namespace elasticjob::cli

@@ -1,0 +1,175 @@
+#include "elasticjob/lifecycle/job_operate_api.h"
+
+#include <fmt/format.h>
+
+#include "lifecycle/lifecycle_reads.h"
+
+namespace elasticjob {
+namespace {
+
+// The jobs an operation selects: `job_name` alone, or every job when it is empty.
+Result<std::vector<std::string>> SelectJobs(RegistryCenter& reg, std::string_view job_name,
+                                            std::string_view server_ip) {
+  if (job_name.empty() && server_ip.empty()) {
+    return InvalidArgument("name a job, a server IP, or both");
+  }
+  if (!server_ip.empty()) {
+    if (Status s = lifecycle::CheckName("server", server_ip); !s.ok()) return s;
+  }
+  if (job_name.empty()) return lifecycle::JobNames(reg);
+  if (Status s = lifecycle::CheckJobExists(reg, job_name); !s.ok()) return s;
+  return std::vector<std::string>{std::string(job_name)};
+}
+
+Status ServerNotFound(std::string_view job_name, std::string_view server_ip) {
+  if (job_name.empty()) {
+    return NotFound(fmt::format("server '{}' not found in any job", server_ip));
+  }
+  return NotFound(fmt::format("server '{}' not found in job '{}'", server_ip, job_name));
+}
+
+class JobOperateAPIImpl final : public JobOperateAPI {
+ public:
+  explicit JobOperateAPIImpl(RegistryCenter& reg) : reg_(reg) {}
+
+  Result<int> Trigger(std::string_view job_name, std::string_view server_ip,
+                      std::optional<std::string> parameter) override {
+    auto jobs = SelectJobs(reg_, job_name, server_ip);
+    if (!jobs.ok()) return jobs.status();
+    int triggered = 0;
+    for (const std::string& job : *jobs) {
+      auto instances = lifecycle::Instances(reg_, job);
+      if (!instances.ok()) return instances.status();
+      for (const auto& instance : *instances) {
+        if (!server_ip.empty() && instance.server_ip != server_ip) continue;
+        // TriggerService.triggerAllInstances: one persistent node per instance.
+        Status s = reg_.Persist(fmt::format("/{}/trigger/{}", job, instance.instance_id),
+                                parameter.value_or(""));
+        if (!s.ok()) return s;
+        ++triggered;
+      }
+    }
+    if (triggered == 0) {
+      return FailedPrecondition(
+          server_ip.empty() ? fmt::format("job '{}' has no live instance to trigger", job_name)
+          : job_name.empty()
+              ? fmt::format("server '{}' has no live instance to trigger", server_ip)
+              : fmt::format("job '{}' has no live instance on server '{}' to trigger", job_name,
+                            server_ip));
+    }
+    return triggered;
+  }
+
+  Result<int> Disable(std::string_view job_name, std::string_view server_ip) override {
+    return SetServers(job_name, server_ip, "DISABLED");
+  }
+  Result<int> Enable(std::string_view job_name, std::string_view server_ip) override {
+    return SetServers(job_name, server_ip, "ENABLED");
+  }
+
+  Result<int> Shutdown(std::string_view job_name, std::string_view server_ip) override {
+    auto jobs = SelectJobs(reg_, job_name, server_ip);
+    if (!jobs.ok()) return jobs.status();
+    int removed = 0;
+    bool server_known = server_ip.empty();
+    for (const std::string& job : *jobs) {
+      if (!server_ip.empty()) {
+        auto has = lifecycle::Exists(reg_, fmt::format("/{}/servers/{}", job, server_ip));
+        if (!has.ok()) return has.status();
+        server_known = server_known || *has;
+      }
+      auto instances = lifecycle::Instances(reg_, job);
+      if (!instances.ok()) return instances.status();
+      for (const auto& instance : *instances) {
+        if (!server_ip.empty() && instance.server_ip != server_ip) continue;
+        server_known = true;
+        Status s = reg_.Remove(fmt::format("/{}/instances/{}", job, instance.instance_id));
+        if (!s.ok()) return s;
+        ++removed;
+      }
+    }
+    if (!server_known) return ServerNotFound(job_name, server_ip);
+    return removed;
+  }
+
+  Result<int> Remove(std::string_view job_name, std::string_view server_ip) override {
+    auto shut = Shutdown(job_name, server_ip);
+    if (!shut.ok()) return shut.status();
+    auto jobs = SelectJobs(reg_, job_name, server_ip);
+    if (!jobs.ok()) return jobs.status();
+    int removed = 0;
+    for (const std::string& job : *jobs) {
+      auto servers = lifecycle::Children(reg_, fmt::format("/{}/servers", job));
+      if (!servers.ok()) return servers.status();
+      for (const std::string& ip : *servers) {
+        if (!server_ip.empty() && ip != server_ip) continue;
+        if (Status s = reg_.Remove(fmt::format("/{}/servers/{}", job, ip)); !s.ok()) return s;
+        ++removed;
+      }
+    }
+    return removed;
+  }
+
+ private:
+  Result<int> SetServers(std::string_view job_name, std::string_view server_ip,
+                         std::string_view state) {
+    auto jobs = SelectJobs(reg_, job_name, server_ip);
+    if (!jobs.ok()) return jobs.status();
+    int written = 0;
+    for (const std::string& job : *jobs) {
+      auto servers = lifecycle::Children(reg_, fmt::format("/{}/servers", job));
+      if (!servers.ok()) return servers.status();
+      for (const std::string& ip : *servers) {
+        if (!server_ip.empty() && ip != server_ip) continue;
+        if (Status s = reg_.Persist(fmt::format("/{}/servers/{}", job, ip), state); !s.ok()) {
+          return s;
+        }
+        ++written;
+      }
+    }
+    if (written == 0 && !server_ip.empty()) return ServerNotFound(job_name, server_ip);
+    return written;
+  }
+
+  RegistryCenter& reg_;
+};
+
+class ShardingOperateAPIImpl final : public ShardingOperateAPI {
+ public:
+  explicit ShardingOperateAPIImpl(RegistryCenter& reg) : reg_(reg) {}
+
+  Status Disable(std::string_view job_name, int item) override {
+    auto path = DisabledPath(job_name, item);
+    if (!path.ok()) return path.status();
+    return reg_.Persist(*path, "");
+  }
+  Status Enable(std::string_view job_name, int item) override {
+    auto path = DisabledPath(job_name, item);
+    if (!path.ok()) return path.status();
+    return reg_.Remove(*path);
+  }
+
+ private:
+  Result<std::string> DisabledPath(std::string_view job_name, int item) {
+    auto config = lifecycle::ReadConfig(reg_, job_name);
+    if (!config.ok()) return config.status();
+    if (item < 0 || item >= config->sharding_total_count) {
+      return InvalidArgument(fmt::format("item {}: job '{}' has items 0 to {}", item, job_name,
+                                         config->sharding_total_count - 1));
+    }
+    return fmt::format("/{}/sharding/{}/disabled", job_name, item);
+  }
+
+  RegistryCenter& reg_;
+};
+
+}  // namespace
+
+std::unique_ptr<JobOperateAPI> NewJobOperateAPI(RegistryCenter& registry) {
+  return std::make_unique<JobOperateAPIImpl>(registry);
+}
+std::unique_ptr<ShardingOperateAPI> NewShardingOperateAPI(RegistryCenter& registry) {
+  return std::make_unique<ShardingOperateAPIImpl>(registry);
+}
+
+}  // namespace elasticjob

@@ -1,0 +1,94 @@
+#include "lifecycle/lifecycle_reads.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "infra/printable.h"
+#include "instance/job_instance.h"
+
+namespace elasticjob::lifecycle {
+
+Status CheckName(std::string_view what, std::string_view name) {
+  if (name.empty() || name.find('/') != std::string_view::npos) {
+    return InvalidArgument(
+        fmt::format("{} '{}': expected a non-empty name without '/'", what, infra::OneLine(name)));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> Children(RegistryCenter& reg, const std::string& key) {
+  auto children = reg.GetChildrenKeysDirectly(key);
+  if (!children.ok()) {
+    if (children.status().code() == StatusCode::kNotFound) return std::vector<std::string>{};
+    return children.status();
+  }
+  std::sort(children->begin(), children->end());
+  return children;
+}
+
+Result<bool> Exists(RegistryCenter& reg, const std::string& key) {
+  auto value = reg.GetDirectly(key);
+  if (value.ok()) return true;
+  if (value.status().code() == StatusCode::kNotFound) return false;
+  return value.status();
+}
+
+Result<std::vector<std::string>> JobNames(RegistryCenter& reg) {
+  auto top = Children(reg, "/");
+  if (!top.ok()) return top.status();
+  std::vector<std::string> jobs;
+  for (const std::string& name : *top) {
+    auto has = Exists(reg, "/" + name + "/config");
+    if (!has.ok()) return has.status();
+    if (*has) jobs.push_back(name);
+  }
+  return jobs;
+}
+
+Status CheckJobExists(RegistryCenter& reg, std::string_view job_name) {
+  if (Status s = CheckName("job", job_name); !s.ok()) return s;
+  auto has = Exists(reg, fmt::format("/{}/config", job_name));
+  if (!has.ok()) return has.status();
+  if (!*has) return NotFound(fmt::format("job '{}' not found", job_name));
+  return Status::Ok();
+}
+
+Result<JobConfiguration> ReadConfig(RegistryCenter& reg, std::string_view job_name) {
+  if (Status s = CheckName("job", job_name); !s.ok()) return s;
+  auto yaml = reg.GetDirectly(fmt::format("/{}/config", job_name));
+  if (!yaml.ok()) {
+    if (yaml.status().code() == StatusCode::kNotFound) {
+      return NotFound(fmt::format("job '{}' not found", job_name));
+    }
+    return yaml.status();
+  }
+  // The caller's arguments are fine; the registry's state is not.
+  auto config = ConfigFromYaml(*yaml);
+  if (!config.ok()) {
+    return FailedPrecondition(fmt::format("job '{}': {}", job_name, config.status().message()));
+  }
+  return config;
+}
+
+Result<std::vector<InstanceEntry>> Instances(RegistryCenter& reg, std::string_view job_name) {
+  const std::string root = fmt::format("/{}/instances", job_name);
+  auto ids = Children(reg, root);
+  if (!ids.ok()) return ids.status();
+  std::vector<InstanceEntry> result;
+  for (const std::string& id : *ids) {
+    auto value = reg.GetDirectly(root + "/" + id);
+    if (!value.ok()) {
+      if (value.status().code() == StatusCode::kNotFound) continue;  // gone meanwhile
+      return value.status();
+    }
+    InstanceEntry entry{id, id.substr(0, id.find(instance::kDelimiter))};
+    if (auto parsed = instance::JobInstance::FromYaml(*value); parsed.ok()) {
+      entry.server_ip = parsed->server_ip;
+    }
+    result.push_back(std::move(entry));
+  }
+  return result;
+}
+
+}  // namespace elasticjob::lifecycle
