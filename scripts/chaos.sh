@@ -31,9 +31,9 @@ source "$ROOT/scripts/lib/ports.sh"
 # issue 24 (duplicates after a freeze and at join, a job stuck after a partition) land: the
 # lead moves each from PENDING to SCENARIOS as its fix is merged.
 SCENARIOS=(sigterm_mid_item zk_restart_within_session digest_acl hostile_config kill9_mid_item
-  sigstop_before_fire ensemble_leader_killed netns_partition)
+  sigstop_before_fire netns_partition)
 PENDING=(sigstop_past_session join_six proxy_partition zk_restart_past_session
-  zk_restarts_repeated hostile_nodes hostile_marks hostile_counts)
+  zk_restarts_repeated hostile_nodes hostile_marks hostile_counts ensemble_leader_killed)
 
 SESSION_MS=3000   # every instance's session timeout
 PERIOD=2          # the jobs' cron period (0/2 * * * * ?), seconds
@@ -512,6 +512,12 @@ sc_netns_partition() {
     return
   fi
   NETNS+=("$ZKNS" "$ANS")
+  # `ip netns exec` remounts / as a slave mount, which fails where / is not a mount point (a
+  # chroot, as scripts from ../shared/tools/fresh-machine.sh run in): the scenario cannot run.
+  if ! ip netns exec "$ZKNS" true 2> /dev/null; then
+    SKIP_REASON="ip netns exec does not work here ($(ip netns exec "$ZKNS" true 2>&1 | head -1))"
+    return
+  fi
   ip netns add "$ANS"
   ip -n "$ZKNS" link set lo up
   ip -n "$ANS" link set lo up
