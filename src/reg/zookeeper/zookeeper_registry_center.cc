@@ -10,6 +10,8 @@
 #include <future>
 #include <random>
 
+#include "infra/log.h"
+
 namespace elasticjob::reg {
 namespace {
 
@@ -321,6 +323,10 @@ void ZooKeeperRegistryCenter::OnSessionEvent(int state) {
     connected_ = false;
     suspended_ = true;
     worker_.Post([this] {
+      // Worth a line: the session's ephemeral nodes (instances, running marks, leadership)
+      // are gone, and other instances may take this one's items over.
+      infra::LogLine("WARN",
+                     fmt::format("zookeeper {}: session expired; opening a new one", url_.servers));
       NotifyConnectionState(ConnectionState::kLost);
       ReplaceSession();
     });
