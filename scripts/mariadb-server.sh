@@ -111,19 +111,7 @@ start_on() {
 case "$cmd" in
   start)
     [[ -f "$dir/datadir" && -d "$(cat "$dir/datadir")/db" ]] || init_data
-    if [[ -n "${3:-}" ]]; then
-      # A given port (a restart on the same port): a bind failure there is retried on it
-      # for up to 5 s (the old server's socket may still be closing).
-      for _ in $(seq 1 10); do
-        rc=0
-        start_on "$3" || rc=$?
-        ((rc == 0)) && exit 0
-        ((rc == 75)) || exit "$rc"
-        sleep 0.5
-      done
-      exit 1
-    fi
-    ports_start_with_retry 5 start_on
+    ports_start start_on "${3:-}"
     exit $?
     ;;
   stop)

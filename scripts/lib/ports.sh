@@ -1,11 +1,12 @@
-# Ports for the servers tests start (ZooKeeper today; PostgreSQL, MariaDB, HTTP and SMTP
-# servers later): source this file, then
+# Ports for the servers tests start (ZooKeeper, PostgreSQL, MariaDB: scripts/*-server.sh):
+# source this file, then
 #
 #   port=$(ports_pick)               a free TCP port on this machine, outside the kernel's
 #                                    ephemeral range (/proc/sys/net/ipv4/ip_local_port_range),
 #                                    so no client socket of a parallel test can be holding it
 #   ports_bind_failed LOG            true if LOG says the server could not bind its port
 #   ports_listener_pid PORT          the PID listening on 127.0.0.1:PORT (or on any address)
+#   ports_start FUNCTION [PORT]      starts a server through FUNCTION on PORT or a free port
 #
 # Picking outside the ephemeral range removes the common race (an outgoing connection of
 # another test is given our port); two tests picking the same port at the same moment is
@@ -87,4 +88,23 @@ ports_start_with_retry() {
     echo "ports: port $port was taken (bind failed), retrying with another" >&2
   done
   return "$rc"
+}
+
+# ports_start FUNCTION [PORT]: starts a server through `FUNCTION PORT` (as for
+# ports_start_with_retry) on PORT when given (a restart on the same port: a bind failure
+# there is retried on it for up to 5 s, the old server's socket may still be closing), else
+# on a fresh port (5 tries). Returns FUNCTION's status.
+ports_start() {
+  local fn="$1" port="${2:-}" rc _
+  if [[ -z "$port" ]]; then
+    ports_start_with_retry 5 "$fn"
+    return $?
+  fi
+  for _ in $(seq 1 10); do
+    rc=0
+    "$fn" "$port" || rc=$?
+    ((rc == 75)) || return "$rc"
+    sleep 0.5
+  done
+  return 1
 }
