@@ -3,7 +3,8 @@
 // follows the namespace by watch: a job whose config appears is scheduled here, one whose
 // config goes is shut down, one whose type or props change is started again (a change of
 // cron, time zone or item count is followed by the running job itself, as by any instance).
-// With --label, only jobs whose `label` is one of those given. Several agents share each
+// With --label, only jobs whose `label` is one of those given. With --tracing, every job's
+// runs are traced as `elasticjob run --tracing` traces them. Several agents share each
 // job's items as any instances do. SIGINT or SIGTERM stops it as `elasticjob run` stops.
 #include <fmt/format.h>
 #include <signal.h>
@@ -16,8 +17,10 @@
 #include "cli/commands.h"
 #include "cli/graceful_stop.h"
 #include "cli/registry_option.h"
+#include "cli/run_file.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/tracing/tracer.h"
 #include "executor/script/script_job.h"
 #include "infra/printable.h"
 
@@ -28,6 +31,7 @@ struct AgentOptions {
   std::string registry;
   std::vector<std::string> labels;
   int64_t shutdown_grace_ms = 10000;
+  std::string tracing;  // empty: off
 };
 
 // What the namespace watch keeps: the top-level names, each job's type (its own value) and
@@ -55,9 +59,13 @@ void Log(const std::string& line) {
 // The jobs this agent runs. Reconcile is called on the watch's serial executor only.
 class Agent {
  public:
+  // `tracer` may be null (no tracing).
   Agent(RegistryCenter& registry, std::set<std::string> labels,
-        std::shared_ptr<executor::ScriptProcesses> processes)
-      : registry_(registry), labels_(std::move(labels)), processes_(std::move(processes)) {}
+        std::shared_ptr<executor::ScriptProcesses> processes, std::shared_ptr<Tracer> tracer)
+      : registry_(registry),
+        labels_(std::move(labels)),
+        processes_(std::move(processes)),
+        tracer_(std::move(tracer)) {}
 
   // Brings job `name` here in line with the registry.
   void Reconcile(const std::string& name) {
@@ -101,17 +109,18 @@ class Agent {
 
   void Start(const std::string& name, const std::string& type, const JobConfiguration& config) {
     std::unique_ptr<ScheduleJobBootstrap> boot;
+    BootstrapOptions options;
+    options.tracer = tracer_;
     if (type == "SCRIPT") {
       // Built here so the scripts run under the shared processes the shutdown signals.
       auto job = executor::ScriptJob::FromProps(config.props, processes_);
       if (!job.ok()) {
         return Log(fmt::format("job '{}': not started: {}", name, job.status().message()));
       }
-      BootstrapOptions options;
       options.job_type_name = "SCRIPT";
       boot = std::make_unique<ScheduleJobBootstrap>(registry_, *std::move(job), config, options);
     } else {
-      boot = std::make_unique<ScheduleJobBootstrap>(registry_, type, config);
+      boot = std::make_unique<ScheduleJobBootstrap>(registry_, type, config, options);
     }
     if (Status s = boot->Schedule(); !s.ok()) {
       if (skipped_.insert(name + "\n" + type).second) {
@@ -135,6 +144,7 @@ class Agent {
   RegistryCenter& registry_;
   const std::set<std::string> labels_;
   std::shared_ptr<executor::ScriptProcesses> processes_;
+  const std::shared_ptr<Tracer> tracer_;
   std::map<std::string, Running> running_;
   std::set<std::string> skipped_;  // job and type already reported as not runnable here
 };
@@ -153,8 +163,20 @@ int RunAgent(const AgentOptions& o) {
   if (registry == nullptr) return code;
   auto watcher = ConnectRegistry(o.registry, &code);
   if (watcher == nullptr) return code;
+  // Event tracing, for every job of the agent (its URL's password is never printed).
+  std::shared_ptr<Tracer> tracer;
+  if (!o.tracing.empty()) {
+    auto opened = Tracer::Open({.url = o.tracing});
+    if (!opened.ok()) {
+      std::cerr << "elasticjob: agent: --tracing: " << opened.status().message() << "\n";
+      return kExitBadInput;
+    }
+    tracer = *std::move(opened);
+    Log("tracing to " + tracer->redacted_url());
+  }
   auto processes = std::make_shared<executor::ScriptProcesses>();
-  Agent agent(*registry, std::set<std::string>(o.labels.begin(), o.labels.end()), processes);
+  Agent agent(*registry, std::set<std::string>(o.labels.begin(), o.labels.end()), processes,
+              tracer);
   ThreadPool pool(1);
   SerialExecutor events(pool);
   auto watch = watcher->Watch(
@@ -192,6 +214,15 @@ int RunAgent(const AgentOptions& o) {
   StopGracefully(*processes, boots, std::chrono::milliseconds(o.shutdown_grace_ms), signals);
   watcher->Close();
   registry->Close();
+  if (tracer != nullptr) {
+    // What the jobs posted is written before the process ends (bounded).
+    if (Status s = tracer->Shutdown(std::chrono::seconds(10)); !s.ok()) {
+      std::cerr << "elasticjob: agent: " << s.message() << "\n";
+    }
+    if (uint64_t dropped = tracer->dropped(); dropped > 0) {
+      std::cerr << fmt::format("elasticjob: agent: tracing: {} events were dropped\n", dropped);
+    }
+  }
   return kExitOk;
 }
 
@@ -211,6 +242,13 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
                    "At SIGINT or SIGTERM, how long running scripts get between SIGTERM and "
                    "SIGKILL (milliseconds; default 10000)")
       ->check(CLI::NonNegativeNumber);
+  agent
+      ->add_option("--tracing", opts->tracing,
+                   "Event tracing of every job run here, as `run --tracing` (docs/tracing.md); "
+                   "without a value: " +
+                       std::string(kDefaultTracingUrl))
+      ->expected(0, 1)
+      ->default_str(kDefaultTracingUrl);
   agent->callback([opts, exit_code] { *exit_code = RunAgent(*opts); });
 }
 

@@ -7,7 +7,8 @@
 #   `elasticjob job remove` stops it on both, and nothing of it runs afterwards;
 #   an HTTP job runs on both agents (by type name);
 #   a job labelled `other` runs on the third agent only; a Java job (a class name as its
-#   type) is skipped; SIGTERM stops an agent cleanly.
+#   type) is skipped; the third agent traces its runs (--tracing); SIGTERM stops an agent
+#   cleanly.
 # Usage: agent.sh path/to/elasticjob path/to/zk-server.sh
 set -uo pipefail
 source "$(dirname "$0")/../lib/e2e.sh" "$@"
@@ -25,7 +26,7 @@ start_agent() {
 }
 start_agent 1 10.6.0.1 --label batch
 start_agent 2 10.6.0.2 --label batch
-start_agent 3 10.6.0.3 --label other
+start_agent 3 10.6.0.3 --label other --tracing "sqlite://$dir/events.db"
 
 cat > "$dir/dyn.yaml" <<'YAML'
 elasticjob:
@@ -70,7 +71,8 @@ lines2=$(wc -l < "$dir/2.log")
 # A job labelled `other`: only the third agent runs it (and it gives dyn time to misbehave).
 sed 's/dyn:/labelled:/; s/label: batch/label: other/' "$dir/dyn.yaml" > "$dir/other.yaml"
 "$EJ" job add "$dir/other.yaml" > /dev/null || fail "job add (other) failed"
-wait_for_lines "$dir/3.log" "v1 " 4 20 || fail "agent 3 did not run the labelled job"
+# (Agent 3 traces: its scripts' output goes to its database, its item reports to its log.)
+wait_for_lines "$dir/3.log" "job=labelled item=" 4 20 || fail "agent 3 did not run the labelled job"
 grep -q "job 'dyn'" "$dir/3.log" && fail "agent 3 (label other) ran dyn"
 grep -q "job 'labelled'" "$dir/1.log" "$dir/2.log" && fail "a batch agent ran the job labelled other"
 after=$(tail -n +"$((lines1 + 1))" "$dir/1.log"; tail -n +"$((lines2 + 1))" "$dir/2.log")
@@ -131,6 +133,10 @@ kill -TERM "${PID[3]}"
 wait_for_lines "$dir/3.log" "SIGTERM received" 1 20 || fail "agent 3 ignored SIGTERM"
 poll_until 20 gone || fail "agent 3 did not exit"
 [[ "$(zk_ls /e2e/labelled/instances)" == "[]" ]] || fail "agent 3 left its instance: $(zk_ls /e2e/labelled/instances)"
+# Agent 3 traced its runs (--tracing): the labelled job's item runs are in its database.
+traced=$("$EJ" trace executions --tracing "sqlite://$dir/events.db" --job labelled --json |
+  python3 -c 'import json,sys; print(sum(1 for r in json.load(sys.stdin) if r["is_success"]))')
+((traced >= 4)) || fail "agent 3 traced $traced successful runs of the labelled job, expected at least 4"
 
 e2e_on_failure() { for n in 1 2 3; do echo "--- agent $n"; grep -v "outcome=SUCCESS\|^v[12] " "$dir/$n.log" | tail -20; done; }
 e2e_finish "agents follow the namespace: jobs added, changed and removed; items shared; labels"
