@@ -14,7 +14,6 @@
 // as a separate project against an installed copy, by examples/embedding/CMakeLists.txt.
 #include <elasticjob/bootstrap/schedule_job_bootstrap.h>
 #include <elasticjob/reg/registry_center.h>
-
 #include <pthread.h>
 
 #include <csignal>
@@ -32,8 +31,8 @@ class OrderSyncJob : public elasticjob::SimpleJob {
   void Execute(const elasticjob::ShardingContext& context) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::cout << "orderSync item " << context.sharding_item << " ("
-              << context.sharding_parameter.value_or("") << ") of "
-              << context.sharding_total_count << std::endl;
+              << context.sharding_parameter.value_or("") << ") of " << context.sharding_total_count
+              << std::endl;
   }
 
  private:

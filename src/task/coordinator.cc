@@ -36,6 +36,21 @@ std::unique_ptr<rpc::TaskWorker::Stub> NewStub(const std::string& address) {
 
 }  // namespace
 
+std::vector<Coordinator::Call*> Coordinator::AwaitCompletions(
+    bool* woken, bool* cancelled, const std::function<void()>& cancel_calls) {
+  std::vector<Call*> done;
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return !completed_.empty() || woken_ || cancelled_; });
+  done.swap(completed_);
+  *woken = woken_;
+  woken_ = false;
+  if (cancelled_ && !*cancelled) {
+    *cancelled = true;
+    cancel_calls();
+  }
+  return done;
+}
+
 struct Coordinator::Call {
   std::string worker;  // instance id
   grpc::ClientContext context;
@@ -119,19 +134,10 @@ Status Coordinator::RunBroadcast(BroadcastJob& job) {
   size_t pending = calls.size();
   bool cancelled = false;
   while (pending > 0) {
-    std::vector<Call*> done;
     bool woken = false;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return !completed_.empty() || woken_ || cancelled_; });
-      done.swap(completed_);
-      woken = woken_;
-      woken_ = false;
-      if (cancelled_ && !cancelled) {
-        cancelled = true;
-        for (auto& [_, c] : calls) c->context.TryCancel();
-      }
-    }
+    std::vector<Call*> done = AwaitCompletions(&woken, &cancelled, [&] {
+      for (auto& [_, c] : calls) c->context.TryCancel();
+    });
     for (Call* c : done) {
       --pending;
       InstanceResult& r = results[c->worker];
@@ -302,19 +308,10 @@ Status Coordinator::RunMap(MapJob& job) {
           context(fmt::format("no live task worker for {} pending sub-task(s)", store.pending())));
       break;
     }
-    std::vector<Call*> done;
     bool woken = false;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return !completed_.empty() || woken_ || cancelled_; });
-      done.swap(completed_);
-      woken = woken_;
-      woken_ = false;
-      if (cancelled_ && !cancelled) {
-        cancelled = true;
-        for (auto& [c, _] : inflight) c->context.TryCancel();
-      }
-    }
+    std::vector<Call*> done = AwaitCompletions(&woken, &cancelled, [&] {
+      for (auto& [c, _] : inflight) c->context.TryCancel();
+    });
     if (!done.empty() && failure.ok()) {
       if (Status s = store.Begin(); !s.ok()) failure = s;
     }

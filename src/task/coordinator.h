@@ -68,6 +68,12 @@ class Coordinator {
   Status RunMap(MapJob& job);
   void Finished(Call* call);
 
+  // Waits for finished calls, a wake-up or a cancellation; returns the finished calls, sets
+  // `*woken`, and on the first cancellation sets `*cancelled` and calls `cancel_calls` (still
+  // holding mu_: it may only cancel RPC contexts).
+  std::vector<Call*> AwaitCompletions(bool* woken, bool* cancelled,
+                                      const std::function<void()>& cancel_calls);
+
   TaskJob& job_;
   const std::string job_name_;
   const std::string job_parameter_;

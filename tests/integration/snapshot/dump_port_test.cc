@@ -137,8 +137,7 @@ TEST_F(DumpPortTest, DumpsTheRunningJobWithItsAddressesMasked) {
   ASSERT_TRUE(dump.ok()) << dump.status();
   const std::string self = "ip1@-@" + std::to_string(getpid());
   EXPECT_TRUE(Has(*dump, "/dumpJob/servers/ip1 | ENABLED")) << *dump;
-  EXPECT_TRUE(Has(*dump, "/dumpJob/instances/" + self + " | jobInstanceId: " + self))
-      << *dump;
+  EXPECT_TRUE(Has(*dump, "/dumpJob/instances/" + self + " | jobInstanceId: " + self)) << *dump;
   EXPECT_TRUE(Has(*dump, "/dumpJob/leader/election/instance | " + self)) << *dump;
   EXPECT_TRUE(Has(*dump, "/dumpJob/sharding/0/instance | " + self)) << *dump;
   EXPECT_TRUE(Has(*dump, "/dumpJob/sharding/1/instance | " + self)) << *dump;
@@ -179,7 +178,8 @@ TEST_F(DumpPortTest, AClientThatNeverSendsANewlineStallsNeitherTheJobNorThePort)
   const auto start = SteadyClock::now();
   int silent = Connect(port_);
   ASSERT_EQ(send(silent, "dump@dumpJob", 12, MSG_NOSIGNAL), 12);  // no newline, ever
-  auto dump = Dump();  // others are answered meanwhile
+  // Others are answered meanwhile.
+  auto dump = Dump();
   ASSERT_TRUE(dump.ok()) << dump.status();
   EXPECT_TRUE(Has(*dump, "/dumpJob/servers/ip1 | ENABLED")) << *dump;
   EXPECT_TRUE(ClosedUnansweredWithin(silent, 20s));
