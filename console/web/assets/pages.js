@@ -1,0 +1,166 @@
+// The Overview, Jobs and Servers pages, and the job operation buttons the job page shares.
+import { api, reg, enc, canOperate } from './api.js';
+import { h, clear, badge, fmtTime, debounce, toast, confirmDialog } from './dom.js';
+import { executionsChart } from './charts.js';
+
+// A page: its element, refresh() (refetch and redraw), and onEvent from the live stream,
+// which refreshes (debounced) when `wants(type, data)` says the event concerns the page.
+export function page(el, refresh, wants = () => true) {
+  const later = debounce(() => refresh().catch((e) => toast(e.message, true)), 250);
+  return { el, refresh, onEvent: (type, data) => (wants(type, data) ? later() : null) };
+}
+
+// The operation buttons of a job (none for guests or a read-only console).
+export function jobOps(job, after) {
+  if (!canOperate()) return null;
+  const op = (label, verb, message, opts = {}) => h('button', {
+    type: 'button', class: opts.danger ? 'danger' : '', dataset: { op: verb, job: job.name },
+    title: message,
+    onclick: async () => {
+      const answer = await confirmDialog(`${label} ${job.name}?`, message,
+        { parameter: verb === 'trigger', ok: label });
+      if (!answer) return;
+      try {
+        const body = verb === 'trigger' && answer.parameter ? { parameter: answer.parameter } : {};
+        const r = await api('POST', reg(`jobs/${enc(job.name)}/${verb}`), body);
+        const n = r && (r.triggered ?? r.changed);
+        toast(`${label}: ${job.name}${n !== undefined && n !== null ? ` (${n})` : ''}`);
+        if (after) after(verb);
+      } catch (e) {
+        toast(`${label} ${job.name}: ${e.message}`, true);
+      }
+    },
+  }, label);
+  const disabled = job.status === 'DISABLED';
+  return h('span', { class: 'ops' },
+    op('Trigger', 'trigger', 'Run the job now on every live instance.'),
+    disabled ? op('Enable', 'enable', 'Enable the job on every server.')
+      : op('Disable', 'disable', 'Disable the job on every server: it stops being triggered.'),
+    op('Shutdown', 'shutdown', 'Stop the job\'s instances (they leave the registry).'),
+    op('Remove', 'remove', 'Remove the job: its instances stop and its nodes are deleted.',
+      { danger: true }));
+}
+
+export function jobLink(name) {
+  return h('a', { href: `#/jobs/${enc(name)}`, class: 'job-link' }, name);
+}
+
+function tracingNote(e) {
+  if (e.status === 404) return h('p', { class: 'muted tracing-off' }, 'Tracing is not configured: start the console with --tracing URL to see executions.');
+  throw e;
+}
+
+export function overviewPage() {
+  const cards = h('div', { class: 'cards' });
+  const chart = h('div', { class: 'card', id: 'overview-chart' });
+  const failures = h('div', { class: 'card', id: 'overview-failures' });
+  const el = h('section', { id: 'overview' }, h('h1', {}, 'Overview'), cards, chart, failures);
+  const card = (label, value, cls) => h('div', { class: `card ${cls || ''}` },
+    h('div', { class: 'muted' }, label), h('div', { class: 'stat' }, value));
+  async function refresh() {
+    const bucketMs = 60000;
+    const since = Date.now() - 60 * bucketMs;
+    const [ov, stats] = await Promise.all([
+      api('GET', reg('overview')),
+      api('GET', reg(`stats?since=${since}&bucketMs=${bucketMs}`)).catch((e) => ({ error: e })),
+    ]);
+    const j = ov.jobs || {};
+    clear(cards, card('Jobs', j.total ?? 0, 'jobs-total'),
+      ['OK', 'CRASHED', 'DISABLED', 'SHARDING_FLAG'].map((st) =>
+        h('div', { class: 'card' }, badge(st), h('div', { class: 'stat', dataset: { status: st } }, j[st] ?? 0))),
+      card('Servers', ov.servers ?? 0), card('Instances', ov.instances ?? 0));
+    if (stats.error) {
+      clear(chart, h('h3', {}, 'Executions, last hour'), tracingNote(stats.error));
+      clear(failures);
+      failures.hidden = true;
+      return;
+    }
+    failures.hidden = false;
+    const rate = stats.successRate === null || stats.successRate === undefined ? '—'
+      : `${(stats.successRate * 100).toFixed(1)}%`;
+    clear(chart, h('h3', {}, 'Executions, last hour ', h('span', { class: 'muted' }, `success rate ${rate}`)),
+      h('div', { class: 'legend' }, h('span', {}, h('i', { class: 'ok' }), 'succeeded'),
+        h('span', {}, h('i', { class: 'bad' }), 'failed'), h('span', {}, '— success rate')),
+      executionsChart(stats.buckets || [], bucketMs));
+    const rf = stats.recentFailures || [];
+    clear(failures, h('h3', {}, 'Recent failures'), rf.length === 0 ? h('p', { class: 'muted' }, 'None.')
+      : h('table', {}, h('tr', {}, ['Started', 'Job', 'Item', 'IP', 'Cause'].map((t) => h('th', {}, t))),
+        rf.map((e) => h('tr', {}, h('td', {}, fmtTime(e.startTime)), h('td', {}, jobLink(e.jobName)),
+          h('td', {}, e.shardingItem), h('td', {}, e.ip), h('td', {}, e.failureCause || '')))));
+  }
+  return page(el, refresh);
+}
+
+export function jobsPage() {
+  const search = h('input', { type: 'search', id: 'job-search', placeholder: 'Search name, cron, description',
+    value: sessionStorage.getItem('ejSearch') || '' });
+  const filter = h('select', { id: 'job-filter' }, ['', 'OK', 'CRASHED', 'DISABLED', 'SHARDING_FLAG']
+    .map((v) => h('option', { value: v }, v || 'All statuses')));
+  const count = h('span', { class: 'muted' });
+  const tbody = h('tbody', { id: 'jobs-body' });
+  const table = h('table', { id: 'jobs-table' }, h('thead', {}, h('tr', {},
+    ['Name', 'Status', 'Cron', 'Items', 'Instances', 'Next fire time', canOperate() ? 'Operations' : null]
+      .map((t) => (t ? h('th', { class: /Items|Instances/.test(t) ? 'num' : '' }, t) : null)))), tbody);
+  const el = h('section', { id: 'jobs' }, h('h1', {}, 'Jobs'),
+    h('div', { class: 'toolbar' }, search, filter, count), table);
+  let jobs = [];
+  function draw() {
+    const q = search.value.trim().toLowerCase();
+    const st = filter.value;
+    const shown = jobs.filter((j) => (!st || j.status === st) && (!q || j.name.toLowerCase().includes(q) ||
+      (j.cron || '').toLowerCase().includes(q) || (j.description || '').toLowerCase().includes(q)));
+    count.textContent = `${shown.length} of ${jobs.length} jobs`;
+    const ops = canOperate();
+    const rows = shown.map((j) => h('tr', { dataset: { job: j.name } },
+      h('td', {}, jobLink(j.name), j.description ? h('div', { class: 'muted description' }, j.description) : null),
+      h('td', {}, badge(j.status)), h('td', { class: 'cron' }, j.cron || ''),
+      h('td', { class: 'num' }, j.shardingTotalCount ?? ''), h('td', { class: 'num' }, j.instanceCount ?? 0),
+      h('td', {}, fmtTime(j.nextFireTime)),
+      ops ? h('td', { class: 'ops' }, jobOps(j, () => refresh())) : null));
+    clear(tbody, rows.length ? rows : h('tr', {}, h('td', { colSpan: 7, class: 'muted' }, 'No jobs.')));
+  }
+  search.addEventListener('input', () => {
+    sessionStorage.setItem('ejSearch', search.value);
+    draw();
+  });
+  filter.addEventListener('change', draw);
+  async function refresh() {
+    jobs = await api('GET', reg('jobs'));
+    draw();
+  }
+  return page(el, refresh, (type) => type === 'job' || type === 'jobs');
+}
+
+export function serversPage() {
+  const body = h('div', {});
+  const el = h('section', { id: 'servers' }, h('h1', {}, 'Servers'), body);
+  const op = (ip, verb, label, message) => h('button', {
+    type: 'button', class: verb === 'shutdown' ? 'danger' : '', dataset: { op: verb, server: ip },
+    onclick: async () => {
+      if (!(await confirmDialog(`${label} ${ip}?`, message, { ok: label }))) return;
+      try {
+        const r = await api('POST', reg(`servers/${enc(ip)}/${verb}`), {});
+        toast(`${label} ${ip}: ${r && r.changed !== undefined ? r.changed : 'done'}`);
+        refresh();
+      } catch (e) {
+        toast(`${label} ${ip}: ${e.message}`, true);
+      }
+    },
+  }, label);
+  async function refresh() {
+    const servers = await api('GET', reg('servers'));
+    const ops = canOperate();
+    clear(body, servers.length === 0 ? h('p', { class: 'muted' }, 'No servers.')
+      : h('table', { id: 'servers-table' }, h('tr', {}, ['Server', 'Instances', 'Jobs', 'Disabled jobs',
+        ops ? 'Operations' : null].map((t) => (t ? h('th', {}, t) : null))),
+      servers.map((sv) => h('tr', { dataset: { server: sv.ip } }, h('td', {}, sv.ip),
+        h('td', {}, (sv.instances || []).map((i) => h('div', {}, i))),
+        h('td', {}, (sv.jobs || []).map((j, k) => [k ? ', ' : '', jobLink(j)])),
+        h('td', { class: 'num' }, sv.disabledJobs ?? 0),
+        ops ? h('td', { class: 'ops' },
+          op(sv.ip, 'disable', 'Disable', 'Disable every job on this server.'),
+          op(sv.ip, 'enable', 'Enable', 'Enable every job on this server.'),
+          op(sv.ip, 'shutdown', 'Shutdown', 'Stop every job instance on this server.')) : null))));
+  }
+  return page(el, refresh, (type) => type !== 'execution');
+}
