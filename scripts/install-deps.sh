@@ -32,7 +32,13 @@ PACKAGES=(
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev python3-aiosmtpd openssl
   # the task models' RPC between instances (docs/task-models.md): gRPC and protobuf
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  # the web console's browser tests (tests/browser) and page-load benchmark: Debian's chromium,
+  # driven headless by puppeteer-core from npm (node and npm below)
+  chromium
 )
+# node and npm for those tests: Debian's, unless a node (with its npm) is installed already,
+# e.g. from another repository whose nodejs package ships npm itself.
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then PACKAGES+=(nodejs npm); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

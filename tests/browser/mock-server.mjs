@@ -38,7 +38,8 @@ const clients = new Set();
 
 const nextTimes = (cron, count = 5) => {
   const step = /^0\/(\d+) /.exec(cron);
-  const every = (step ? Number(step[1]) : 60) * 1000;
+  const minutes = /^0 0\/(\d+) /.exec(cron);
+  const every = step ? Number(step[1]) * 1000 : minutes ? Number(minutes[1]) * 60000 : 60000;
   const now = Date.now();
   return Array.from({ length: count }, (_, k) => (Math.floor(now / every) + k + 1) * every);
 };
@@ -63,6 +64,13 @@ function send(res, code, body, headers = {}) {
 async function handle(req, res) {
   const url = new URL(req.url, 'http://x');
   res.setHeader('Content-Security-Policy', "default-src 'self'");
+  // Stands in for `elasticjob job enable NAME` (an operation made outside the browser).
+  const outside = /^\/mock\/enable\/(.+)$/.exec(url.pathname);
+  if (outside && jobs.has(outside[1])) {
+    jobs.get(outside[1]).status = 'OK';
+    emit('job', { registry: 0, job: outside[1] });
+    return send(res, 204);
+  }
   if (!url.pathname.startsWith('/api/v1/')) {
     const file = url.pathname === '/' ? 'index.html' : url.pathname.slice(1);
     const full = path.join(web, file);
@@ -124,7 +132,7 @@ async function handle(req, res) {
     if (em) {
       const e = executions.find((x) => x.id === Number(em[1]));
       if (!e) return send(res, 404, { error: `no execution ${em[1]}` });
-      if (em[2]) return send(res, 200, { lines: [{ seq: 1, time: e.startTime, level: 'INFO', message: `item ${e.shardingItem} <b>ran</b>` }] });
+      if (em[2]) return send(res, 200, { lines: [{ seq: 1, time: e.startTime, level: 'INFO', message: `console-test-output: item ${e.shardingItem} <b>ran</b>` }] });
       return send(res, 200, { ...e, statusTraces: [{ id: 1, jobName: e.jobName, taskId: e.taskId, state: 'TASK_RUNNING', executionType: 'READY', message: '', creationTime: e.startTime }] });
     }
     const job = url.searchParams.get('job');

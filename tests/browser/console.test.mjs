@@ -1,0 +1,211 @@
+// The web console in a real headless browser (Debian's chromium through puppeteer-core):
+// run by console_test.sh against a real `elasticjob console` on a real ZooKeeper. Every wait
+// is on a condition with a bound; the first failed check exits 1 after a screenshot.
+//
+// Environment: CONSOLE_URL, SHOTS (screenshot directory), EJ (the elasticjob binary) and
+// REGISTRY (its --registry URL, for an operation made outside the browser), TRIGGER_JOB (a job
+// with no scheduled runs, traced), OTHER_JOB (a job whose description is HTML), and the
+// accounts ADMIN_USER/ADMIN_PASSWORD and GUEST_USER/GUEST_PASSWORD.
+import puppeteer from 'puppeteer-core';
+import { execFileSync } from 'node:child_process';
+
+const env = (k) => {
+  if (!process.env[k]) throw new Error(`${k} is not set`);
+  return process.env[k];
+};
+const base = env('CONSOLE_URL');
+const shots = env('SHOTS');
+const TRIGGER = env('TRIGGER_JOB');
+const OTHER = env('OTHER_JOB');
+const WAIT = { timeout: 15000 };
+const started = Date.now();
+let step = 'launch';
+
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+});
+const page = await browser.newPage();
+await page.setViewport({ width: 1280, height: 860 });
+const pageErrors = [];
+page.on('pageerror', (e) => pageErrors.push(e.message));
+page.on('console', (m) => {
+  // A refused forced call (the guest check) logs its 403; anything else is a failure.
+  if (m.type() === 'error' && !/status of 40[13]/.test(m.text())) pageErrors.push(m.text());
+});
+
+function ok(message) {
+  console.log(`ok   ${message}`);
+}
+async function check(name, fn) {
+  step = name;
+  await fn();
+  ok(name);
+}
+const text = (sel) => page.$eval(sel, (e) => e.textContent.trim());
+const jobRow = (name) => `#jobs-body tr[data-job="${name}"]`;
+const go = async (hash, sel) => {
+  await page.evaluate((h) => { location.hash = h; }, hash);
+  await page.waitForSelector(sel, WAIT);
+};
+async function confirmOp(buttonSel, parameter) {
+  await page.click(buttonSel);
+  await page.waitForSelector('#confirm[open]', WAIT);
+  if (parameter !== undefined) await page.type('#confirm-param', parameter);
+  await page.click('#confirm-ok');
+  await page.waitForSelector('#confirm:not([open])', WAIT);
+}
+async function login(user, password) {
+  await page.waitForSelector('#login-form', WAIT);
+  await page.type('#login-user', user);
+  await page.type('#login-password', password);
+  await page.click('#login-submit');
+  await page.waitForFunction((u) => !document.querySelector('#header').hidden &&
+    document.querySelector('#user').textContent.startsWith(u), WAIT, user);
+}
+
+try {
+  await check('the login page shows before anything else', async () => {
+    await page.goto(base, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('#login-form', WAIT);
+    if (!(await page.$eval('#header', (e) => e.hidden))) throw new Error('header shown before login');
+  });
+
+  await check('a wrong password is refused with a message', async () => {
+    await page.type('#login-user', env('ADMIN_USER'));
+    await page.type('#login-password', 'wrong-password');
+    await page.click('#login-submit');
+    await page.waitForFunction(() => document.querySelector('#login-error').textContent !== '', WAIT);
+    await page.$eval('#login-user', (e) => { e.value = ''; });
+    await page.$eval('#login-password', (e) => { e.value = ''; });
+  });
+
+  await check('admin logs in and sees the overview (jobs by status, executions chart)', async () => {
+    await login(env('ADMIN_USER'), env('ADMIN_PASSWORD'));
+    await page.waitForSelector('#overview', WAIT);
+    await page.waitForFunction(() => /admin/.test(document.querySelector('#user').textContent), WAIT);
+    await page.waitForFunction(() => Number(document.querySelector('.jobs-total .stat')?.textContent) >= 2, WAIT);
+    await page.waitForSelector('#overview-chart svg.chart', WAIT);
+    await page.screenshot({ path: `${shots}/overview.png` });
+  });
+
+  await check('the jobs table lists both jobs with status, cron and next fire time', async () => {
+    await go('#/jobs', jobRow(TRIGGER));
+    await page.waitForSelector(jobRow(OTHER), WAIT);
+    for (const name of [TRIGGER, OTHER]) {
+      const status = await text(`${jobRow(name)} .badge`);
+      if (status !== 'OK') throw new Error(`${name} status ${status}, expected OK`);
+    }
+    const cron = await text(`${jobRow(OTHER)} .cron`);
+    if (!cron.includes('*')) throw new Error(`cron column shows '${cron}'`);
+  });
+
+  await check('an HTML job description shows as text, never as markup', async () => {
+    const desc = await text(`${jobRow(OTHER)} .description`);
+    if (!desc.includes('<img src=x onerror=')) throw new Error(`description shows '${desc}'`);
+    if ((await page.$$('#jobs-table img')).length !== 0) throw new Error('an <img> element was created');
+    if (await page.evaluate(() => window.__xss)) throw new Error('the onerror handler ran');
+  });
+
+  await check('the search box filters the table', async () => {
+    await page.type('#job-search', OTHER);
+    await page.waitForFunction((t) => !document.querySelector(`#jobs-body tr[data-job="${t}"]`), WAIT, TRIGGER);
+    await page.$eval('#job-search', (e) => { e.value = ''; e.dispatchEvent(new Event('input')); });
+    await page.waitForSelector(jobRow(TRIGGER), WAIT);
+    await page.screenshot({ path: `${shots}/jobs.png` });
+  });
+
+  await check('disable a job from the table (with confirmation): its status becomes DISABLED', async () => {
+    await confirmOp(`${jobRow(OTHER)} button[data-op=disable]`);
+    await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'DISABLED', WAIT,
+      `${jobRow(OTHER)} .badge`);
+  });
+
+  await check('a change made outside the browser (elasticjob job enable) arrives live from the event stream', async () => {
+    execFileSync(env('EJ'), ['job', 'enable', OTHER, '--registry', env('REGISTRY')], { stdio: 'ignore' });
+    await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'OK', WAIT,
+      `${jobRow(OTHER)} .badge`);
+  });
+
+  await check('trigger a job with a parameter: its execution appears live, succeeds, and shows trace and logs', async () => {
+    await go(`#/jobs/${encodeURIComponent(TRIGGER)}`, '#sharding-table');
+    await page.waitForSelector('#job-executions h3', WAIT);
+    const before = (await page.$$('#executions-table tr.clickable')).length;
+    await confirmOp('#job-ops button[data-op=trigger]', 'from-the-browser');
+    await page.waitForFunction((n) => document.querySelectorAll('#executions-table tr.clickable').length > n,
+      WAIT, before);
+    await page.waitForSelector('#executions-table .badge.success', WAIT);
+    await page.waitForSelector('#job-executions svg.timeline rect.bar.ok', WAIT);
+    await page.click('#executions-table tr.clickable');
+    await page.waitForSelector('#execution-detail #status-trace', WAIT);
+    await page.waitForFunction(() => /console-test-output/.test(document.querySelector('#execution-log')?.textContent || ''), WAIT);
+    await page.screenshot({ path: `${shots}/job.png`, fullPage: true });
+  });
+
+  await check('the editor names an invalid cron at its field, with no preview', async () => {
+    await page.click('#cfg-cron', { clickCount: 3 });
+    await page.keyboard.press('Backspace');
+    await page.type('#cfg-cron', 'not a cron');
+    await page.waitForFunction(() => document.querySelector('#err-cron').textContent.trim() !== '', WAIT);
+    if (await page.$('#cron-preview-times')) throw new Error('a preview is shown for an invalid cron');
+    if (!(await page.$eval('#editor-save', (e) => e.disabled))) throw new Error('Save is enabled with errors');
+  });
+
+  await check('a valid cron clears the error and previews the next 5 fire times in the job\'s zone', async () => {
+    await page.click('#cfg-cron', { clickCount: 3 });
+    await page.keyboard.press('Backspace');
+    await page.type('#cfg-cron', '0 0/5 * * * ?');
+    await page.waitForFunction(() => document.querySelector('#err-cron').textContent === '' &&
+      document.querySelectorAll('#cron-preview-times li').length === 5, WAIT);
+    const times = await page.$$eval('#cron-preview-times li', (l) => l.map((e) => e.textContent));
+    if (!times.every((t) => /:[0-5][05]:00$/.test(t))) throw new Error(`preview ${times.join(', ')}`);
+    const editor = await page.$('#job-editor');
+    await editor.screenshot({ path: `${shots}/editor.png` });
+    await page.click('#editor-revert');
+  });
+
+  await check('the servers page lists the host with its jobs', async () => {
+    await go('#/servers', '#servers-table tr[data-server]');
+    await page.waitForFunction((j) => [...document.querySelectorAll('#servers-table a')].some((a) => a.textContent === j),
+      WAIT, TRIGGER);
+  });
+
+  await check('log out, log in as guest: no operation buttons anywhere', async () => {
+    await page.click('#logout');
+    await login(env('GUEST_USER'), env('GUEST_PASSWORD'));
+    await go('#/jobs', jobRow(TRIGGER));
+    if ((await page.$$('button[data-op]')).length !== 0) throw new Error('the jobs table has operation buttons');
+    await go(`#/jobs/${encodeURIComponent(TRIGGER)}`, '#sharding-table');
+    await page.waitForSelector('#editor-save', WAIT);
+    if ((await page.$$('button[data-op]')).length !== 0) throw new Error('the job page has operation buttons');
+    if (!(await page.$eval('#editor-save', (e) => e.disabled))) throw new Error('a guest can press Save');
+  });
+
+  await check('a guest\'s forced operation call is refused (403) and changes nothing', async () => {
+    const r = await page.evaluate(async (job) => {
+      const s = await (await fetch('api/v1/session')).json();
+      const res = await fetch(`api/v1/registries/0/jobs/${encodeURIComponent(job)}/disable`, {
+        method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': s.csrf || '' }, body: '{}' });
+      const after = await (await fetch(`api/v1/registries/0/jobs/${encodeURIComponent(job)}`)).json();
+      return { status: res.status, body: await res.text(), role: s.role, jobStatus: after.status };
+    }, TRIGGER);
+    if (r.role !== 'guest') throw new Error(`session role ${r.role}`);
+    if (r.status !== 403) throw new Error(`forced disable answered ${r.status} ${r.body}`);
+    if (r.jobStatus === 'DISABLED') throw new Error('the job was disabled anyway');
+  });
+
+  if (pageErrors.length) {
+    step = 'page errors';
+    throw new Error(`the page reported errors: ${pageErrors.join(' | ')}`);
+  }
+  console.log(`browser checks passed in ${((Date.now() - started) / 1000).toFixed(1)} s; screenshots in ${shots}`);
+  await browser.close();
+} catch (e) {
+  console.log(`FAIL ${step}: ${e.message}`);
+  if (pageErrors.length) console.log(`page errors: ${pageErrors.join(' | ')}`);
+  await page.screenshot({ path: `${shots}/failure.png`, fullPage: true }).catch(() => {});
+  console.log(`screenshot of the failure: ${shots}/failure.png`);
+  await browser.close();
+  process.exit(1);
+}
