@@ -18,7 +18,9 @@ async function boot() {
   try {
     state.session = await api('GET', 'session');
   } catch (e) {
-    clear(main, h('p', { class: 'errors' }, `Cannot reach the console API: ${e.message}`));
+    clear(main, h('p', { class: 'errors', id: 'unreachable' },
+      `Cannot reach the console API (${e.message}); retrying…`));
+    setTimeout(boot, 3000);
     return;
   }
   if (state.session.authEnabled && !state.session.user) showLogin();
