@@ -5,9 +5,12 @@
 // Environment: CONSOLE_URL, SHOTS (screenshot directory), EJ (the elasticjob binary) and
 // REGISTRY (its --registry URL, for an operation made outside the browser), TRIGGER_JOB (a job
 // with no scheduled runs, traced), OTHER_JOB (a job whose description is HTML), and the
-// accounts ADMIN_USER/ADMIN_PASSWORD and GUEST_USER/GUEST_PASSWORD.
+// accounts ADMIN_USER/ADMIN_PASSWORD and GUEST_USER/GUEST_PASSWORD; CONSOLE_SCRIPT starts the
+// console (for the restart check), CONSOLE_PIDFILE holds its PID (a process group leader),
+// CONSOLE_LOG is its log.
 import puppeteer from 'puppeteer-core';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
 
 const env = (k) => {
   if (!process.env[k]) throw new Error(`${k} is not set`);
@@ -35,6 +38,21 @@ page.on('console', (m) => {
   if (m.type() === 'error' && !/status of 40[13]/.test(m.text())) pageErrors.push(m.text());
 });
 
+// A process that has exited (a zombie until the shell that started it reaps it) is not alive.
+function alive(pid) {
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+async function waitFor(cond, ms, what) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 function ok(message) {
   console.log(`ok   ${message}`);
 }
@@ -193,6 +211,22 @@ try {
     if (r.role !== 'guest') throw new Error(`session role ${r.role}`);
     if (r.status !== 403) throw new Error(`forced disable answered ${r.status} ${r.body}`);
     if (r.jobStatus === 'DISABLED') throw new Error('the job was disabled anyway');
+  });
+
+  await check('after a console restart the page shows "reconnecting", then comes back on its own', async () => {
+    const pid = Number(fs.readFileSync(env('CONSOLE_PIDFILE'), 'utf8'));
+    process.kill(-pid, 'SIGTERM');
+    await page.waitForSelector('#live.reconnecting', WAIT);
+    await waitFor(() => !alive(pid), 10000, 'the console to stop');
+    const log = fs.openSync(env('CONSOLE_LOG'), 'a');
+    const child = spawn('bash', [env('CONSOLE_SCRIPT')], { detached: true, stdio: ['ignore', log, log] });
+    fs.writeFileSync(env('CONSOLE_PIDFILE'), String(child.pid));
+    child.unref();
+    // Sessions live in the console's memory: after the restart the page asks for a login.
+    await page.waitForSelector('#login-form', { timeout: 30000 });
+    pageErrors.length = 0; // the failed requests while it was down are expected
+    await login(env('GUEST_USER'), env('GUEST_PASSWORD'));
+    await page.waitForSelector('#live:not(.reconnecting)', WAIT);
   });
 
   if (pageErrors.length) {

@@ -28,6 +28,7 @@ bash "$here/npm_install.sh" "$OUT" || skip "puppeteer-core could not be installe
 dir="$(mktemp -d)"
 declare -a PIDS=()
 cleanup() {
+  [[ -s "$dir/console.pid" ]] && PIDS+=("$(cat "$dir/console.pid")")
   for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2> /dev/null; done
   for p in "${PIDS[@]}"; do
     for _ in $(seq 1 50); do kill -0 "$p" 2> /dev/null || break; sleep 0.1; done
@@ -81,22 +82,27 @@ users:
     passwordHash: "$guest_hash"
 YAML
 
-# The console, on a free port (retried on another if that one is taken meanwhile).
+# The console, on a free port (retried on another if that one is taken meanwhile), through a
+# script that console.test.mjs runs again to restart it (its PID goes into console.pid).
 for attempt in 1 2 3; do
   cport="$(ports_pick)"
-  setsid "$EJ" console --registry "$registry" --tracing "$tracing" --users "$dir/users.yaml" \
-    --listen "127.0.0.1:$cport" > "$dir/console.log" 2>&1 &
+  cat > "$dir/console.sh" << SH
+exec "$EJ" console --registry "$registry" --tracing "$tracing" --users "$dir/users.yaml" \
+  --listen "127.0.0.1:$cport"
+SH
+  setsid bash "$dir/console.sh" > "$dir/console.log" 2>&1 &
   cpid=$!
+  echo "$cpid" > "$dir/console.pid"
   if wait_for_lines "$dir/console.log" "console at" 1 30; then break; fi
   kill -9 -- "-$cpid" 2> /dev/null
   cport=""
   grep -qi "address already in use\|bind" "$dir/console.log" || break
 done
 [[ -n "$cport" ]] || { echo "FAIL elasticjob console did not start: $(tail -5 "$dir/console.log")"; exit 1; }
-PIDS+=("$cpid")
 
 mkdir -p "$OUT/screenshots"
 CONSOLE_URL="http://127.0.0.1:$cport/" SHOTS="$OUT/screenshots" EJ="$EJ" REGISTRY="$registry" \
+  CONSOLE_SCRIPT="$dir/console.sh" CONSOLE_PIDFILE="$dir/console.pid" CONSOLE_LOG="$dir/console.log" \
   TRIGGER_JOB=manual OTHER_JOB=html ADMIN_USER=alice ADMIN_PASSWORD="$admin_pw" \
   GUEST_USER=gus GUEST_PASSWORD="$guest_pw" timeout 150 node "$OUT/console.test.mjs"
 rc=$?
