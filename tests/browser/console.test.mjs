@@ -53,6 +53,13 @@ async function waitFor(cond, ms, what) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+// Server errors are failures, with the answer's body for the report.
+page.on('response', async (r) => {
+  if (r.status() >= 500) {
+    const body = await r.text().catch(() => '');
+    pageErrors.push(`${r.request().method()} ${r.url()} answered ${r.status()} ${body}`);
+  }
+});
 function ok(message) {
   console.log(`ok   ${message}`);
 }
@@ -158,7 +165,22 @@ try {
     await page.click('#executions-table tr.clickable');
     await page.waitForSelector('#execution-detail #status-trace', WAIT);
     await page.waitForFunction(() => /console-test-output/.test(document.querySelector('#execution-log')?.textContent || ''), WAIT);
-    await page.screenshot({ path: `${shots}/job.png`, fullPage: true });
+    await page.screenshot({ path: `${shots}/job.png` });
+    await page.screenshot({ path: `${shots}/job-full.png`, fullPage: true });
+  });
+
+  await check('a scheduled job\'s executions show on the timeline with their trigger lag', async () => {
+    await go(`#/jobs/${encodeURIComponent(OTHER)}`, '#sharding-table');
+    await page.waitForFunction(() => [...document.querySelectorAll('#executions-table td.lag')]
+      .some((td) => /\d/.test(td.textContent)), { timeout: 30000 });
+    await page.waitForSelector('#job-executions svg.timeline rect.bar', WAIT);
+    if (!/trigger lag median/.test(await text('#exec-summary'))) throw new Error('no trigger lag in the summary');
+    await page.click('#job-executions svg.timeline rect.bar');
+    await page.waitForSelector('#execution-detail #status-trace', WAIT);
+    const box = await page.$('#job-executions');
+    await box.screenshot({ path: `${shots}/executions.png` });
+    await go(`#/jobs/${encodeURIComponent(TRIGGER)}`, '#sharding-table');
+    await page.waitForSelector('#cfg-cron', WAIT);
   });
 
   await check('the editor names an invalid cron at its field, with no preview', async () => {

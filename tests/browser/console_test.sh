@@ -64,9 +64,14 @@ elasticjob:
       props:
         script.command.line: /bin/true
 YAML
+: > "$dir/run.log"
 setsid "$EJ" run "$dir/jobs.yaml" --registry "$registry" --tracing "$tracing" > "$dir/run.log" 2>&1 &
 PIDS+=($!)
-wait_for_lines "$dir/run.log" "scheduled" 1 30 || { echo "FAIL elasticjob run did not start: $(tail -5 "$dir/run.log")"; exit 1; }
+wait_for_lines "$dir/run.log" "scheduled" 2 30 || { echo "FAIL elasticjob run did not start: $(tail -5 "$dir/run.log")"; exit 1; }
+# The tracing database is created with the first events: `html`'s first run (within 10 s).
+follow_log "$dir/run.log" 1 || { echo "FAIL html did not run: $(tail -5 "$dir/run.log")"; exit 1; }
+for _ in $(seq 1 100); do [[ -s "$dir/trace.db" ]] && break; sleep 0.1; done
+[[ -s "$dir/trace.db" ]] || { echo "FAIL no tracing database after html's first run"; exit 1; }
 
 admin_pw="admin-$RANDOM$RANDOM"
 guest_pw="guest-$RANDOM$RANDOM"
@@ -90,6 +95,7 @@ for attempt in 1 2 3; do
 exec "$EJ" console --registry "$registry" --tracing "$tracing" --users "$dir/users.yaml" \
   --listen "127.0.0.1:$cport"
 SH
+  : > "$dir/console.log"
   setsid bash "$dir/console.sh" > "$dir/console.log" 2>&1 &
   cpid=$!
   echo "$cpid" > "$dir/console.pid"

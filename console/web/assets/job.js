@@ -50,7 +50,7 @@ export function jobPage(name) {
       throw e;
     }
     job = j;
-    const zone = (j.config && j.config.timeZone) || '';
+    const zone = j.timeZone || (j.config && j.config.timeZone) || '';
     clear(statusEl, badge(j.status), ' ',
       h('span', { class: 'muted' }, j.jobType || ''));
     clear(ops, jobOps(j, (verb) => (verb === 'remove' ? (location.hash = '#/jobs') : refresh())));
@@ -59,23 +59,27 @@ export function jobPage(name) {
     clear(timesBox, h('h3', {}, 'Next fire times', zone ? h('span', { class: 'muted' }, ` (${zone})`) : null),
       (j.nextFireTimes || []).length === 0 ? h('p', { class: 'muted' }, 'None (disabled, or no more fire times).')
         : h('ul', { class: 'times', id: 'job-next-times' }, j.nextFireTimes.map((t) => h('li', {}, fmtTime(t, zone)))));
-    if (!editor) {
+    if (!j.config) {
+      clear(editorBox, h('p', { class: 'errors' }, `The stored configuration cannot be read: ${j.configError || 'unknown error'}`));
+      editor = null;
+    } else if (!editor) {
       editor = configEditor(name, j, () => refresh());
       clear(editorBox, editor.el);
     } else if (!editor.dirty()) {
       editor.load(j);
     }
-    await drawExecutions(execBox, detailBox, name, zone);
+    await drawExecutions(execBox, detailBox, name, j.config && j.config.cron, zone);
   }
   return page(el, refresh, (type, data) => type === 'jobs' || data.job === name);
 }
 
 function drawConfig(box, j) {
   const c = j.config || {};
-  const rows = [];
+  const rows = j.config ? [] : [h('dt', {}, 'error'), h('dd', { class: 'errors' }, j.configError || 'unreadable')];
   for (const [k, v] of Object.entries(c)) {
     if (k === 'props' && v && typeof v === 'object') continue;
-    rows.push(h('dt', {}, k), h('dd', { dataset: { key: k } }, typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)));
+    const shown = v === null || v === undefined || v === '' ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    rows.push(h('dt', {}, k), h('dd', { dataset: { key: k } }, shown));
   }
   for (const [k, v] of Object.entries(c.props || {})) rows.push(h('dt', {}, `props.${k}`), h('dd', {}, String(v)));
   const yaml = h('details', {}, h('summary', {}, 'YAML'), h('pre', { id: 'job-yaml' }, j.yaml || ''));
@@ -208,7 +212,41 @@ function configEditor(name, job, saved) {
   return { el: form, load: (j) => { job = j; load(j); }, dirty: () => dirty };
 }
 
-async function drawExecutions(box, detail, name, zone) {
+// Trigger lag of each scheduled execution: its start minus the job's last fire time at or
+// before it (GET /api/v1/cron?after=, from 5 minutes before the oldest start). Executions with
+// no fire time in that window (manual triggers, failover, a cron that changed) have none.
+async function triggerLags(items, cron, zone) {
+  const lags = new Map();
+  const scheduled = items.filter((e) => e.executionSource === 'NORMAL_TRIGGER' && e.startTime);
+  if (!cron || scheduled.length === 0) return lags;
+  const from = Math.min(...scheduled.map((e) => e.startTime)) - 300000;
+  let fires = [];
+  try {
+    const r = await api('GET', `cron?expr=${enc(cron)}${zone ? `&zone=${enc(zone)}` : ''}&after=${from}&count=1000`);
+    fires = (r.nextFireTimes || []).filter((t) => t > from);
+  } catch {
+    return lags;
+  }
+  if (fires.length === 0 || fires[0] > from + 300000 + 1000) return lags;
+  for (const e of scheduled) {
+    let lo = 0, hi = fires.length - 1, at = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (fires[mid] <= e.startTime) {
+        at = mid;
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    // Past the end of the list the fire time before the start is not known.
+    if (at >= 0 && at < fires.length - 1) lags.set(e.id, e.startTime - fires[at]);
+  }
+  return lags;
+}
+
+// Execution times are shown in the browser's zone (fire times in the job's).
+async function drawExecutions(box, detail, name, cron, zone) {
   let r;
   try {
     r = await api('GET', reg(`executions?job=${enc(name)}&limit=200`));
@@ -229,22 +267,27 @@ async function drawExecutions(box, detail, name, zone) {
   const ok = done.filter((e) => e.success).length;
   const durations = done.map((e) => e.completeTime - e.startTime).sort((a, b) => a - b);
   const pct = (p) => durations[Math.min(durations.length - 1, Math.floor(p * durations.length))];
-  const pick = (e) => showExecution(detail, e, zone);
+  const pick = (e) => showExecution(detail, e);
+  const lags = await triggerLags(items, cron, zone);
+  const lagList = [...lags.values()].sort((a, b) => a - b);
+  const lagAt = (p) => lagList[Math.min(lagList.length - 1, Math.floor(p * lagList.length))];
   clear(box, h('h3', {}, 'Executions ', h('span', { class: 'muted' }, `(latest ${items.length})`)),
     h('p', { id: 'exec-summary' }, `Success rate ${done.length ? ((ok / done.length) * 100).toFixed(1) : '—'}% of ${done.length} finished; `,
-      `duration median ${fmtDuration(pct(0.5))}, p95 ${fmtDuration(pct(0.95))}, max ${fmtDuration(durations[durations.length - 1])}.`),
+      `duration median ${fmtDuration(pct(0.5))}, p95 ${fmtDuration(pct(0.95))}, max ${fmtDuration(durations[durations.length - 1])}`,
+      lagList.length ? `; trigger lag median ${fmtDuration(lagAt(0.5))}, p95 ${fmtDuration(lagAt(0.95))}.` : '.'),
     h('div', { class: 'legend' }, h('span', {}, h('i', { class: 'ok' }), 'succeeded'),
       h('span', {}, h('i', { class: 'bad' }), 'failed'), h('span', {}, h('i', { class: 'run' }), 'running')),
     timeline(items, pick),
-    h('table', { id: 'executions-table' }, h('tr', {}, ['Started', 'Item', 'IP', 'Source', 'Duration', 'Outcome']
+    h('table', { id: 'executions-table' }, h('tr', {}, ['Started', 'Item', 'IP', 'Source', 'Trigger lag', 'Duration', 'Outcome']
       .map((t) => h('th', {}, t))),
     items.slice(0, 50).map((e) => h('tr', { class: 'clickable', dataset: { id: e.id }, onclick: () => pick(e) },
-      h('td', {}, fmtTime(e.startTime, zone)), h('td', { class: 'num' }, e.shardingItem), h('td', {}, e.ip || ''),
-      h('td', {}, e.executionSource || ''), h('td', {}, e.completeTime ? fmtDuration(e.completeTime - e.startTime) : '—'),
+      h('td', {}, fmtTime(e.startTime)), h('td', { class: 'num' }, e.shardingItem), h('td', {}, e.ip || ''),
+      h('td', {}, e.executionSource || ''), h('td', { class: 'lag' }, lags.has(e.id) ? fmtDuration(lags.get(e.id)) : '—'),
+      h('td', {}, e.completeTime ? fmtDuration(e.completeTime - e.startTime) : '—'),
       h('td', {}, e.success === true ? badge('success') : e.success === false ? badge('failed') : badge('running'))))));
 }
 
-async function showExecution(box, e, zone) {
+async function showExecution(box, e) {
   box.hidden = false;
   clear(box, h('h3', {}, `Execution ${e.id}`), h('p', { class: 'muted' }, 'Loading…'));
   try {
@@ -256,17 +299,17 @@ async function showExecution(box, e, zone) {
     clear(box, h('h3', {}, `Execution ${one.id}`),
       h('dl', { class: 'kv' }, [['Job', one.jobName], ['Task', one.taskId], ['Item', one.shardingItem],
         ['Host', `${one.ip || ''} ${one.hostname || ''}`], ['Source', one.executionSource],
-        ['Started', fmtTime(one.startTime, zone)], ['Completed', fmtTime(one.completeTime, zone)],
+        ['Started', fmtTime(one.startTime)], ['Completed', fmtTime(one.completeTime)],
         ['Duration', one.completeTime ? fmtDuration(one.completeTime - one.startTime) : '—'],
         ['Outcome', one.success === true ? 'success' : one.success === false ? 'failed' : 'running'],
         ['Failure cause', one.failureCause || '']].map(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '')])),
       h('h3', {}, 'Status trace'), traces.length === 0 ? h('p', { class: 'muted' }, 'No status traces.')
         : h('table', { id: 'status-trace' }, h('tr', {}, ['Time', 'State', 'Type', 'Message'].map((t) => h('th', {}, t))),
-          traces.map((t) => h('tr', {}, h('td', {}, fmtTime(t.creationTime, zone)), h('td', {}, t.state),
+          traces.map((t) => h('tr', {}, h('td', {}, fmtTime(t.creationTime)), h('td', {}, t.state),
             h('td', {}, t.executionType || ''), h('td', {}, t.message || '')))),
       h('h3', {}, 'Log lines'), (logs.lines || []).length === 0 ? h('p', { class: 'muted' }, 'No log lines.')
         : h('pre', { class: 'log', id: 'execution-log' }, logs.lines.map((l) =>
-          `${fmtTime(l.time, zone)} ${l.level || ''} ${l.message}\n`).join('')));
+          `${fmtTime(l.time)} ${l.level || ''} ${l.message}\n`).join('')));
     box.scrollIntoView({ block: 'nearest' });
   } catch (err) {
     clear(box, h('h3', {}, `Execution ${e.id}`), h('p', { class: 'errors' }, err.message));

@@ -47,7 +47,7 @@ export function jobLink(name) {
 
 function tracingNote(e) {
   if (e.status === 404) return h('p', { class: 'muted tracing-off' }, 'Tracing is not configured: start the console with --tracing URL to see executions.');
-  throw e;
+  return h('p', { class: 'errors' }, `Executions cannot be read now: ${e.message}`);
 }
 
 export function overviewPage() {
