@@ -27,13 +27,15 @@ for (let i = 0; i < runs; i++) {
   const m = await page.evaluate(() => {
     const paint = Object.fromEntries(performance.getEntriesByType('paint').map((e) => [e.name, e.startTime]));
     const rendered = performance.getEntriesByName('jobs-rendered')[0];
+    const list = performance.getEntriesByType('resource').find((e) => /\/registries\/\d+\/jobs$/.test(e.name));
     return { fp: paint['first-paint'], fcp: paint['first-contentful-paint'],
       table: rendered ? rendered.startTime : null,
+      apiStart: list ? list.startTime : null, apiEnd: list ? list.responseEnd : null,
       rows: document.querySelectorAll('#jobs-body tr[data-job]').length };
   });
   results.push(m);
   console.log(`run ${i + 1}: first paint ${m.fp.toFixed(0)} ms, first contentful paint ${m.fcp.toFixed(0)} ms, ` +
-    `table of ${m.rows} jobs drawn ${m.table.toFixed(0)} ms`);
+    `table of ${m.rows} jobs drawn ${m.table.toFixed(0)} ms (GET jobs ${m.apiStart.toFixed(0)}-${m.apiEnd.toFixed(0)} ms)`);
   await context.close();
 }
 await browser.close();

@@ -68,6 +68,12 @@ async function check(name, fn) {
   await fn();
   ok(name);
 }
+// A screenshot of the page or of one element, without the passing notifications.
+async function shot(name, selector) {
+  await page.$$eval('.toast', (ts) => ts.forEach((e) => e.remove()));
+  if (selector) await (await page.$(selector)).screenshot({ path: `${shots}/${name}.png` });
+  else await page.screenshot({ path: `${shots}/${name}.png` });
+}
 const text = (sel) => page.$eval(sel, (e) => e.textContent.trim());
 const jobRow = (name) => `#jobs-body tr[data-job="${name}"]`;
 const go = async (hash, sel) => {
@@ -112,7 +118,7 @@ try {
     await page.waitForFunction(() => /admin/.test(document.querySelector('#user').textContent), WAIT);
     await page.waitForFunction(() => Number(document.querySelector('.jobs-total .stat')?.textContent) >= 2, WAIT);
     await page.waitForSelector('#overview-chart svg.chart', WAIT);
-    await page.screenshot({ path: `${shots}/overview.png` });
+    await shot('overview');
   });
 
   await check('the jobs table lists both jobs with status, cron and next fire time', async () => {
@@ -138,7 +144,7 @@ try {
     await page.waitForFunction((t) => !document.querySelector(`#jobs-body tr[data-job="${t}"]`), WAIT, TRIGGER);
     await page.$eval('#job-search', (e) => { e.value = ''; e.dispatchEvent(new Event('input')); });
     await page.waitForSelector(jobRow(TRIGGER), WAIT);
-    await page.screenshot({ path: `${shots}/jobs.png` });
+    await shot('jobs');
   });
 
   await check('disable a job from the table (with confirmation): its status becomes DISABLED', async () => {
@@ -165,7 +171,7 @@ try {
     await page.click('#executions-table tr.clickable');
     await page.waitForSelector('#execution-detail #status-trace', WAIT);
     await page.waitForFunction(() => /console-test-output/.test(document.querySelector('#execution-log')?.textContent || ''), WAIT);
-    await page.screenshot({ path: `${shots}/job.png` });
+    await shot('job');
     await page.screenshot({ path: `${shots}/job-full.png`, fullPage: true });
   });
 
@@ -177,8 +183,7 @@ try {
     if (!/trigger lag median/.test(await text('#exec-summary'))) throw new Error('no trigger lag in the summary');
     await page.click('#job-executions svg.timeline rect.bar');
     await page.waitForSelector('#execution-detail #status-trace', WAIT);
-    const box = await page.$('#job-executions');
-    await box.screenshot({ path: `${shots}/executions.png` });
+    await shot('executions', '#job-executions');
     await go(`#/jobs/${encodeURIComponent(TRIGGER)}`, '#sharding-table');
     await page.waitForSelector('#cfg-cron', WAIT);
   });
@@ -190,6 +195,7 @@ try {
     await page.waitForFunction(() => document.querySelector('#err-cron').textContent.trim() !== '', WAIT);
     if (await page.$('#cron-preview-times')) throw new Error('a preview is shown for an invalid cron');
     if (!(await page.$eval('#editor-save', (e) => e.disabled))) throw new Error('Save is enabled with errors');
+    await shot('editor-error', '#job-editor');
   });
 
   await check('a valid cron clears the error and previews the next 5 fire times in the job\'s zone', async () => {
@@ -200,8 +206,7 @@ try {
       document.querySelectorAll('#cron-preview-times li').length === 5, WAIT);
     const times = await page.$$eval('#cron-preview-times li', (l) => l.map((e) => e.textContent));
     if (!times.every((t) => /:[0-5][05]:00$/.test(t))) throw new Error(`preview ${times.join(', ')}`);
-    const editor = await page.$('#job-editor');
-    await editor.screenshot({ path: `${shots}/editor.png` });
+    await shot('editor', '#job-editor');
     await page.click('#editor-revert');
   });
 

@@ -107,6 +107,7 @@ done
 [[ -n "$cport" ]] || { echo "FAIL elasticjob console did not start: $(tail -5 "$dir/console.log")"; exit 1; }
 
 mkdir -p "$OUT/screenshots"
+rm -f "$OUT/screenshots"/*.png
 CONSOLE_URL="http://127.0.0.1:$cport/" SHOTS="$OUT/screenshots" EJ="$EJ" REGISTRY="$registry" \
   CONSOLE_SCRIPT="$dir/console.sh" CONSOLE_PIDFILE="$dir/console.pid" CONSOLE_LOG="$dir/console.log" \
   TRIGGER_JOB=manual OTHER_JOB=html ADMIN_USER=alice ADMIN_PASSWORD="$admin_pw" \

@@ -71,15 +71,19 @@ async function startApp() {
     state.session = await api('GET', 'session');
     showLogin();
   };
-  await loadRegistries();
+  // The page's data is fetched with the registry last chosen while the list loads; a registry
+  // that is gone routes again with the first one.
+  const saved = Number(localStorage.getItem('ejRegistry') || 0);
+  state.registry = saved;
   openEvents();
   route();
+  await loadRegistries(saved);
+  if (state.registry !== saved) route();
 }
 
-async function loadRegistries() {
+async function loadRegistries(saved) {
   const select = document.getElementById('registry');
   const list = await api('GET', 'registries');
-  const saved = Number(localStorage.getItem('ejRegistry') || 0);
   state.registry = list.some((r) => r.id === saved) ? saved : (list[0] ? list[0].id : 0);
   clear(select, list.map((r) => h('option', { value: String(r.id), selected: r.id === state.registry },
     `${r.url}${r.connected ? '' : ' (disconnected)'}`)));

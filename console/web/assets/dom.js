@@ -81,7 +81,8 @@ export function debounce(fn, ms) {
 
 export function toast(message, error = false) {
   const box = document.getElementById('toasts');
-  const t = h('div', { class: error ? 'toast error' : 'toast', role: 'status' }, message);
+  const t = h('div', { class: error ? 'toast error' : 'toast', role: 'status', title: 'Click to close',
+    onclick: () => t.remove() }, message);
   box.appendChild(t);
   setTimeout(() => t.remove(), error ? 8000 : 4000);
 }

@@ -166,14 +166,15 @@ function configEditor(name, job, saved) {
     for (const e of r.errors || []) {
       const field = String(e.field || '').replace(/^config\./, '');
       if (errorsOf[field]) {
-        errorsOf[field].textContent = e.message;
+        const msg = String(e.message || '');
+        errorsOf[field].textContent = msg.startsWith(`${field}: `) ? msg.slice(field.length + 2) : msg;
         errorsOf[field].parentElement.classList.add('invalid');
       } else {
         other.push(h('li', {}, e.field ? `${e.field}: ${e.message}` : e.message));
       }
     }
     clear(general, other.length ? h('ul', {}, other) : null);
-    const zone = r.timeZone || inputs.timeZone.input.value || '';
+    const zone = inputs.timeZone.input.value.trim() || r.timeZone || '';
     const times = r.nextFireTimes || [];
     clear(preview, h('strong', {}, 'Next fire times'), zone ? h('span', { class: 'muted' }, ` (${zone})`) : null,
       times.length ? h('ol', { class: 'times', id: 'cron-preview-times' }, times.map((t) => h('li', {}, fmtTime(t, zone))))
