@@ -42,6 +42,7 @@ start=$(date +%s%N)
 "$EJ" job add "$dir/jobs.yaml" --registry "$registry" > "$dir/add.log" 2>&1 || { echo "job add failed: $(tail -3 "$dir/add.log")"; exit 1; }
 echo "added $N jobs in $((($(date +%s%N) - start) / 1000000)) ms"
 cport="$(ports_pick)"
+: > "$dir/console.log"
 "$EJ" console --registry "$registry" --listen "127.0.0.1:$cport" > "$dir/console.log" 2>&1 &
 cpid=$!
 wait_for_lines "$dir/console.log" "console at" 1 30 || { echo "console did not start: $(tail -3 "$dir/console.log")"; exit 1; }
