@@ -67,6 +67,7 @@ std::set<std::string> LiveIds(const JobNodes& job) {
 
 void JobNodes::ParseConfig() {
   config.reset();
+  next_fire_cache.reset();
   cron.reset();
   zone.reset();
   config_error.clear();
@@ -288,7 +289,7 @@ std::vector<JobRow> RegistryView::Jobs(TimePoint now) const {
   std::vector<JobRow> rows;
   std::lock_guard<std::mutex> lock(mu_);
   rows.reserve(jobs_.size());
-  for (const auto& [name, job] : jobs_) {
+  for (auto& [name, job] : jobs_) {
     if (!job.config_yaml.has_value()) continue;
     JobRow row;
     row.brief.job_name = name;
@@ -301,8 +302,12 @@ std::vector<JobRow> RegistryView::Jobs(TimePoint now) const {
       row.brief.description = "config not readable: " + job.config_error;
     }
     row.brief.instance_count = static_cast<int>(job.instances.size());
-    auto next = job.NextFireTimes(now, 1);
-    if (!next.empty()) row.next_fire_time = next[0];
+    // A fire time worked out earlier is still the next one while it is ahead of `now`.
+    if (!job.next_fire_cache.has_value() || *job.next_fire_cache <= now) {
+      auto next = job.NextFireTimes(now, 1);
+      job.next_fire_cache = next.empty() ? std::nullopt : std::optional<TimePoint>(next[0]);
+    }
+    row.next_fire_time = job.next_fire_cache;
     rows.push_back(std::move(row));
   }
   return rows;

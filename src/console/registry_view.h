@@ -55,6 +55,9 @@ struct JobNodes {
   std::string config_error;
   std::optional<CronExpression> cron;  // set when the config has a valid cron and zone
   std::optional<TimeZone> zone;
+  // The next fire time last worked out (RegistryView::Jobs): still the next one while it is
+  // in the future. Cleared by ParseConfig.
+  std::optional<TimePoint> next_fire_cache;
 
   // Parses config_yaml into config, cron and zone.
   void ParseConfig();
@@ -113,7 +116,8 @@ class RegistryView {
   std::unique_ptr<Subscription> connection_;
 
   mutable std::mutex mu_;
-  std::map<std::string, JobNodes> jobs_ ELASTICJOB_GUARDED_BY(mu_);
+  // Mutable: Jobs() keeps each job's next fire time (JobNodes::next_fire_cache) here.
+  mutable std::map<std::string, JobNodes> jobs_ ELASTICJOB_GUARDED_BY(mu_);
 
   std::atomic<bool> connected_{true};  // atomic: written by the connection listener
 };
