@@ -9,6 +9,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <atomic>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -305,7 +306,13 @@ class ConsoleImpl final : public Console {
                                 options_.listen));
     }
     host_ = address->host;
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    thread_ = std::thread([this] {
+      server_->listen_after_bind();
+      listen_returned_.store(true);
+    });
+    // httplib's stop() does nothing until listen has started (it sets is_running first
+    // thing): wait for that, a matter of microseconds, so a console stopped at once stops.
+    while (!server_->is_running() && !listen_returned_.load()) std::this_thread::yield();
     return Status::Ok();
   }
 
@@ -913,6 +920,7 @@ class ConsoleImpl final : public Console {
       const std::string name = req.matches[2];
       auto found = view->Job(name);
       if (!found) return Error(res, 404, fmt::format("job '{}' not found", name));
+      ReadRunning(view->registry(), &*found);
       Reply(res, 200, JobToJson(*found, std::chrono::system_clock::now()));
     });
     s.Delete(job, [this](const Request& req, Response& res) {
@@ -1020,6 +1028,7 @@ class ConsoleImpl final : public Console {
   int port_ = 0;
   bool tls_ = false;
   std::thread thread_;
+  std::atomic<bool> listen_returned_{false};  // atomic: set by thread_, read by Start
 };
 
 }  // namespace

@@ -14,7 +14,9 @@ namespace elasticjob::console {
 namespace {
 
 constexpr std::string_view kJobChildren[] = {"config", "servers", "instances", "sharding"};
-constexpr std::string_view kItemChildren[] = {"instance", "disabled", "running", "failover"};
+// Not `running`: it comes and goes with every run of every item (two watch events per item
+// run); the one job a request shows reads it from the server (ReadRunning).
+constexpr std::string_view kItemChildren[] = {"instance", "disabled", "failover"};
 
 // Splits "/a/b/c" into {"a","b","c"}; at most 5 parts (deeper keys are not the console's).
 size_t SplitKey(std::string_view key, std::array<std::string_view, 5>& parts) {
@@ -123,6 +125,13 @@ std::vector<ShardingInfo> ShardingOf(const JobNodes& job) {
     result.push_back(std::move(info));
   }
   return result;
+}
+
+void ReadRunning(RegistryCenter& reg, JobNodes* job) {
+  for (auto& [i, item] : job->items) {
+    item.running = lifecycle::Exists(reg, fmt::format("/{}/sharding/{}/running", job->name, i))
+                       .value_or(false);
+  }
 }
 
 Result<JobNodes> ReadJobNodes(RegistryCenter& reg, const std::string& job_name) {
@@ -272,7 +281,6 @@ void RegistryView::Apply(const TreeEvent& event) {
           const std::string_view leaf = parts[3];
           if (leaf == "instance") item.owner = gone ? "" : event.value;
           if (leaf == "disabled") item.disabled = !gone;
-          if (leaf == "running") item.running = !gone;
           if (leaf == "failover") item.failover = !gone;
         }
       } else if (n == 2 && gone) {
