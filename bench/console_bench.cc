@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
   const double start_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   httplib::Client client("127.0.0.1", (*console)->port());
   client.set_keep_alive(true);
+  client.set_tcp_nodelay(true);
   size_t list_bytes = 0;
   size_t job_bytes = 0;
   Time(client, "/api/v1/registries/0/jobs", 20, &list_bytes);  // warm-up

@@ -1,4 +1,4 @@
-# cmake -DSRC_DIR=<dir> -DOUT=<file.cc> -P EmbedAssets.cmake
+# cmake -DSRC_DIR=<dir> -DOUT=<file.cc> [-DFILE_SET=<hash of the file list>] -P EmbedAssets.cmake
 # Writes a C++ source holding every file under SRC_DIR as a byte array, and a table of them
 # sorted by path (relative to SRC_DIR, '/' separated), for src/console/embedded_assets.h.
 # Run by the build whenever a file under SRC_DIR changes (src/CMakeLists.txt).

@@ -9,6 +9,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <atomic>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -281,6 +282,9 @@ class ConsoleImpl final : public Console {
                                                std::max(1, options_.request_threads));
     server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     server_->set_payload_max_length(kMaxBody);
+    // Headers and body go out in separate writes: without TCP_NODELAY the body waits for the
+    // client's delayed ACK (40 ms per answer on Linux).
+    server_->set_tcp_nodelay(true);
     server_->set_default_headers({
         {"Content-Security-Policy", "default-src 'self'"},
         {"X-Content-Type-Options", "nosniff"},
@@ -302,7 +306,13 @@ class ConsoleImpl final : public Console {
                                 options_.listen));
     }
     host_ = address->host;
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    thread_ = std::thread([this] {
+      server_->listen_after_bind();
+      listen_returned_.store(true);
+    });
+    // httplib's stop() does nothing until listen has started (it sets is_running first
+    // thing): wait for that, a matter of microseconds, so a console stopped at once stops.
+    while (!server_->is_running() && !listen_returned_.load()) std::this_thread::yield();
     return Status::Ok();
   }
 
@@ -910,6 +920,7 @@ class ConsoleImpl final : public Console {
       const std::string name = req.matches[2];
       auto found = view->Job(name);
       if (!found) return Error(res, 404, fmt::format("job '{}' not found", name));
+      ReadRunning(view->registry(), &*found);
       Reply(res, 200, JobToJson(*found, std::chrono::system_clock::now()));
     });
     s.Delete(job, [this](const Request& req, Response& res) {
@@ -1017,6 +1028,7 @@ class ConsoleImpl final : public Console {
   int port_ = 0;
   bool tls_ = false;
   std::thread thread_;
+  std::atomic<bool> listen_returned_{false};  // atomic: set by thread_, read by Start
 };
 
 }  // namespace

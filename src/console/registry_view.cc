@@ -14,7 +14,9 @@ namespace elasticjob::console {
 namespace {
 
 constexpr std::string_view kJobChildren[] = {"config", "servers", "instances", "sharding"};
-constexpr std::string_view kItemChildren[] = {"instance", "disabled", "running", "failover"};
+// Not `running`: it comes and goes with every run of every item (two watch events per item
+// run); the one job a request shows reads it from the server (ReadRunning).
+constexpr std::string_view kItemChildren[] = {"instance", "disabled", "failover"};
 
 // Splits "/a/b/c" into {"a","b","c"}; at most 5 parts (deeper keys are not the console's).
 size_t SplitKey(std::string_view key, std::array<std::string_view, 5>& parts) {
@@ -67,6 +69,7 @@ std::set<std::string> LiveIds(const JobNodes& job) {
 
 void JobNodes::ParseConfig() {
   config.reset();
+  next_fire_cache.reset();
   cron.reset();
   zone.reset();
   config_error.clear();
@@ -122,6 +125,13 @@ std::vector<ShardingInfo> ShardingOf(const JobNodes& job) {
     result.push_back(std::move(info));
   }
   return result;
+}
+
+void ReadRunning(RegistryCenter& reg, JobNodes* job) {
+  for (auto& [i, item] : job->items) {
+    item.running = lifecycle::Exists(reg, fmt::format("/{}/sharding/{}/running", job->name, i))
+                       .value_or(false);
+  }
 }
 
 Result<JobNodes> ReadJobNodes(RegistryCenter& reg, const std::string& job_name) {
@@ -271,7 +281,6 @@ void RegistryView::Apply(const TreeEvent& event) {
           const std::string_view leaf = parts[3];
           if (leaf == "instance") item.owner = gone ? "" : event.value;
           if (leaf == "disabled") item.disabled = !gone;
-          if (leaf == "running") item.running = !gone;
           if (leaf == "failover") item.failover = !gone;
         }
       } else if (n == 2 && gone) {
@@ -288,7 +297,7 @@ std::vector<JobRow> RegistryView::Jobs(TimePoint now) const {
   std::vector<JobRow> rows;
   std::lock_guard<std::mutex> lock(mu_);
   rows.reserve(jobs_.size());
-  for (const auto& [name, job] : jobs_) {
+  for (auto& [name, job] : jobs_) {
     if (!job.config_yaml.has_value()) continue;
     JobRow row;
     row.brief.job_name = name;
@@ -301,8 +310,12 @@ std::vector<JobRow> RegistryView::Jobs(TimePoint now) const {
       row.brief.description = "config not readable: " + job.config_error;
     }
     row.brief.instance_count = static_cast<int>(job.instances.size());
-    auto next = job.NextFireTimes(now, 1);
-    if (!next.empty()) row.next_fire_time = next[0];
+    // A fire time worked out earlier is still the next one while it is ahead of `now`.
+    if (!job.next_fire_cache.has_value() || *job.next_fire_cache <= now) {
+      auto next = job.NextFireTimes(now, 1);
+      job.next_fire_cache = next.empty() ? std::nullopt : std::optional<TimePoint>(next[0]);
+    }
+    row.next_fire_time = job.next_fire_cache;
     rows.push_back(std::move(row));
   }
   return rows;

@@ -5,10 +5,11 @@
 // statistics API works them out from the server's nodes.
 //
 // The watch's policy keeps only what the console shows: the top-level names, and of each job
-// its config, `servers/*`, `instances/*` and `sharding/{i}/{instance,disabled,running,
-// failover}`; leader, trigger and guarantee nodes are not watched. Every change is reported to
-// the `on_change` callback (on the view's own serial executor): the job's name, and whether the
-// set of jobs changed (a config appeared or went).
+// its config, `servers/*`, `instances/*` and `sharding/{i}/{instance,disabled,failover}`;
+// leader, trigger and guarantee nodes are not watched, nor `sharding/{i}/running` (it comes
+// and goes with every item run: ReadRunning reads it for the one job a request shows). Every change
+// is reported to the `on_change` callback (on the view's own serial executor): the job's name, and
+// whether the set of jobs changed (a config appeared or went).
 //
 // Thread safety: every method may be called from any thread once Start returned.
 #ifndef ELASTICJOB_CONSOLE_REGISTRY_VIEW_H_
@@ -41,7 +42,7 @@ struct JobNodes {
   struct Item {
     std::string owner;  // `sharding/{i}/instance`, "" when unassigned
     bool disabled = false;
-    bool running = false;
+    bool running = false;  // not watched: see ReadRunning
     bool failover = false;
   };
   std::string name;
@@ -55,6 +56,9 @@ struct JobNodes {
   std::string config_error;
   std::optional<CronExpression> cron;  // set when the config has a valid cron and zone
   std::optional<TimeZone> zone;
+  // The next fire time last worked out (RegistryView::Jobs): still the next one while it is
+  // in the future. Cleared by ParseConfig.
+  std::optional<TimePoint> next_fire_cache;
 
   // Parses config_yaml into config, cron and zone.
   void ParseConfig();
@@ -71,6 +75,10 @@ struct JobRow {
 
 // The items of a job with their status (ShardingStatisticsAPI's rules), by item.
 std::vector<ShardingInfo> ShardingOf(const JobNodes& job);
+
+// Sets each item's `running` from the server (`sharding/{i}/running`); false where it cannot
+// be read.
+void ReadRunning(RegistryCenter& registry, JobNodes* job);
 
 // The job read from the server (GetDirectly), for answers that must show a write just made.
 // NOT_FOUND "job 'x' not found" without a config.
@@ -113,7 +121,8 @@ class RegistryView {
   std::unique_ptr<Subscription> connection_;
 
   mutable std::mutex mu_;
-  std::map<std::string, JobNodes> jobs_ ELASTICJOB_GUARDED_BY(mu_);
+  // Mutable: Jobs() keeps each job's next fire time (JobNodes::next_fire_cache) here.
+  mutable std::map<std::string, JobNodes> jobs_ ELASTICJOB_GUARDED_BY(mu_);
 
   std::atomic<bool> connected_{true};  // atomic: written by the connection listener
 };

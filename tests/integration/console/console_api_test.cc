@@ -795,5 +795,32 @@ TEST_F(ConsoleApiTest, ServesHttpsWithSecureCookies) {
   EXPECT_TRUE(!r || r->status != 200);
 }
 
+// Last: pauses the suite's ZooKeeper for a few seconds.
+TEST_F(ConsoleApiTest, AnswersUnavailableWhileTheRegistryIsUnreachable) {
+  ConsoleOptions options;
+  // A short session and no retries: the registry's loss shows within ~3 s.
+  options.registry_urls = {zk_->Url("console", "sessionTimeoutMs=4000&maxRetries=0")};
+  options.listen = "127.0.0.1:0";
+  options.users_file = *dir_ + "/users.yaml";
+  auto console = StartConsole(options);
+  ASSERT_TRUE(console.ok()) << console.status();
+  Browser b((*console)->port());
+  ASSERT_EQ(b.Login("alice", "admin-pass").status, 200);
+  ASSERT_EQ(b.Get("/api/v1/registries").body[0]["connected"], true);
+  zk_->Pause();
+  HttpResult r = b.Post("/api/v1/registries/0/jobs/alpha/trigger");
+  const bool disconnected =
+      Eventually([&] { return b.Get("/api/v1/registries").body[0]["connected"] == false; });
+  // The list is still served, from the console's copy.
+  HttpResult list = b.Get("/api/v1/registries/0/jobs");
+  zk_->Resume();
+  EXPECT_EQ(r.status, 503) << r.text;
+  EXPECT_TRUE(r.body.contains("error"));
+  EXPECT_TRUE(disconnected);
+  EXPECT_EQ(list.status, 200);
+  EXPECT_GE(list.body.size(), 2u);
+  EXPECT_TRUE(Eventually([&] { return b.Get("/api/v1/registries").body[0]["connected"] == true; }));
+}
+
 }  // namespace
 }  // namespace elasticjob
