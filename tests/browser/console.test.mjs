@@ -2,7 +2,7 @@
 // run by console_test.sh against a real `elasticjob console` on a real ZooKeeper. Every wait
 // is on a condition with a bound; the first failed check exits 1 after a screenshot.
 //
-// Environment: CONSOLE_URL, SHOTS (screenshot directory), EJ (the elasticjob binary) and
+// Environment: CONSOLE_URL, READONLY_URL (a console without accounts or tracing), SHOTS (screenshot directory), EJ (the elasticjob binary) and
 // REGISTRY (its --registry URL, for an operation made outside the browser), TRIGGER_JOB (a job
 // with no scheduled runs, traced), OTHER_JOB (a job whose description is HTML), and the
 // accounts ADMIN_USER/ADMIN_PASSWORD and GUEST_USER/GUEST_PASSWORD; CONSOLE_SCRIPT starts the
@@ -188,6 +188,17 @@ try {
     await page.waitForSelector('#cfg-cron', WAIT);
   });
 
+  await check('disable and enable one sharding item', async () => {
+    const item0 = '#sharding-table tr[data-item="0"]';
+    await page.click(`${item0} button[data-op=disable]`);
+    await page.waitForFunction((sel) => document.querySelector(`${sel} .badge`)?.textContent === 'DISABLED', WAIT, item0);
+    await page.click(`${item0} button[data-op=enable]`);
+    await page.waitForFunction((sel) => {
+      const b = document.querySelector(`${sel} .badge`);
+      return b && b.textContent !== 'DISABLED' && document.querySelector(`${sel} button[data-op=disable]`);
+    }, WAIT, item0);
+  });
+
   await check('the editor names an invalid cron at its field, with no preview', async () => {
     await page.click('#cfg-cron', { clickCount: 3 });
     await page.keyboard.press('Backspace');
@@ -238,6 +249,23 @@ try {
     if (r.role !== 'guest') throw new Error(`session role ${r.role}`);
     if (r.status !== 403) throw new Error(`forced disable answered ${r.status} ${r.body}`);
     if (r.jobStatus === 'DISABLED') throw new Error('the job was disabled anyway');
+  });
+
+  await check('a console without accounts is read-only: banner, no login, no operations, tracing note', async () => {
+    const context = await browser.createBrowserContext();
+    const ro = await context.newPage();
+    ro.on('pageerror', (e) => pageErrors.push(`read-only page: ${e.message}`));
+    await ro.goto(env('READONLY_URL'), { waitUntil: 'domcontentloaded' });
+    await ro.waitForSelector('#readonly:not([hidden])', WAIT);
+    await ro.waitForSelector('#overview .tracing-off', WAIT);
+    if (await ro.$('#login-form')) throw new Error('a login form on a console without accounts');
+    await ro.evaluate(() => { location.hash = '#/jobs'; });
+    await ro.waitForSelector(jobRow(TRIGGER), WAIT);
+    if ((await ro.$$('button[data-op]')).length !== 0) throw new Error('operation buttons on a read-only console');
+    await ro.evaluate((j) => { location.hash = `#/jobs/${encodeURIComponent(j)}`; }, TRIGGER);
+    await ro.waitForSelector('#job-executions .tracing-off', WAIT);
+    if (!(await ro.$eval('#editor-save', (e) => e.disabled))) throw new Error('Save enabled on a read-only console');
+    await context.close();
   });
 
   await check('after a console restart the page shows "reconnecting", then comes back on its own', async () => {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The web console in a real headless browser (ctest browser.console, label browser): a private
 # ZooKeeper, `elasticjob run` with two small SCRIPT jobs traced to SQLite, and
-# `elasticjob console` over them with an admin and a guest account; console.test.mjs then
+# `elasticjob console` over them with an admin and a guest account (and a second one without
+# accounts or tracing: read-only); console.test.mjs then
 # drives Debian's chromium through puppeteer-core (pinned by package-lock.json, installed by
 # `npm ci` into OUT; nothing downloads a browser) and saves screenshots in OUT/screenshots.
 # Exits 77 (skipped, with the reason) only when node, npm's packages or chromium cannot be had.
@@ -106,9 +107,23 @@ SH
 done
 [[ -n "$cport" ]] || { echo "FAIL elasticjob console did not start: $(tail -5 "$dir/console.log")"; exit 1; }
 
+# A second console without --users and without --tracing: read-only, no login.
+: > "$dir/console-ro.log"
+for attempt in 1 2 3; do
+  roport="$(ports_pick)"
+  setsid "$EJ" console --registry "$registry" --listen "127.0.0.1:$roport" > "$dir/console-ro.log" 2>&1 &
+  ropid=$!
+  if wait_for_lines "$dir/console-ro.log" "console at" 1 30; then break; fi
+  kill -9 -- "-$ropid" 2> /dev/null
+  roport=""
+  grep -qi "address already in use\|bind" "$dir/console-ro.log" || break
+done
+[[ -n "$roport" ]] || { echo "FAIL the read-only console did not start: $(tail -5 "$dir/console-ro.log")"; exit 1; }
+PIDS+=("$ropid")
+
 mkdir -p "$OUT/screenshots"
 rm -f "$OUT/screenshots"/*.png
-CONSOLE_URL="http://127.0.0.1:$cport/" SHOTS="$OUT/screenshots" EJ="$EJ" REGISTRY="$registry" \
+READONLY_URL="http://127.0.0.1:$roport/" CONSOLE_URL="http://127.0.0.1:$cport/" SHOTS="$OUT/screenshots" EJ="$EJ" REGISTRY="$registry" \
   CONSOLE_SCRIPT="$dir/console.sh" CONSOLE_PIDFILE="$dir/console.pid" CONSOLE_LOG="$dir/console.log" \
   TRIGGER_JOB=manual OTHER_JOB=html ADMIN_USER=alice ADMIN_PASSWORD="$admin_pw" \
   GUEST_USER=gus GUEST_PASSWORD="$guest_pw" timeout 150 node "$OUT/console.test.mjs"
