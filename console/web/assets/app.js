@@ -50,6 +50,7 @@ function showLogin(note) {
       error.textContent = e.status === 401 ? 'Wrong user or password.' : e.message;
     }
   });
+  if (current && current.dispose) current.dispose();
   current = null;
   clear(main, form);
   user.focus();

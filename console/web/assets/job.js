@@ -70,7 +70,7 @@ export function jobPage(name) {
     }
     await drawExecutions(execBox, detailBox, name, j.config && j.config.cron, zone);
   }
-  return page(el, refresh, (type, data) => type === 'jobs' || data.job === name);
+  return page(el, refresh, (type, data) => type === 'jobs' || data.job === name, 500);
 }
 
 function drawConfig(box, j) {

@@ -4,10 +4,30 @@ import { h, clear, badge, fmtTime, debounce, toast, confirmDialog } from './dom.
 import { executionsChart } from './charts.js';
 
 // A page: its element, refresh() (refetch and redraw), and onEvent from the live stream,
-// which refreshes (debounced) when `wants(type, data)` says the event concerns the page.
-export function page(el, refresh, wants = () => true) {
-  const later = debounce(() => refresh().catch((e) => toast(e.message, true)), 250);
-  return { el, refresh, onEvent: (type, data) => (wants(type, data) ? later() : null) };
+// which refreshes, `delay` ms after the last event, when `wants(type, data)` says the event
+// concerns the page. A hidden tab refetches nothing until it is shown again.
+export function page(el, refresh, wants = () => true, delay = 250) {
+  let stale = false;
+  const run = () => {
+    if (document.hidden) {
+      stale = true;
+      return;
+    }
+    refresh().catch((e) => toast(e.message, true));
+  };
+  const later = debounce(run, delay);
+  const onVisible = () => {
+    if (!document.hidden && stale) {
+      stale = false;
+      run();
+    }
+  };
+  document.addEventListener('visibilitychange', onVisible);
+  return {
+    el, refresh,
+    onEvent: (type, data) => (wants(type, data) ? later() : null),
+    dispose: () => document.removeEventListener('visibilitychange', onVisible),
+  };
 }
 
 // The operation buttons of a job (none for guests or a read-only console).
@@ -88,7 +108,8 @@ export function overviewPage() {
         rf.map((e) => h('tr', {}, h('td', {}, fmtTime(e.startTime)), h('td', {}, jobLink(e.jobName)),
           h('td', {}, e.shardingItem), h('td', {}, e.ip), h('td', {}, e.failureCause || '')))));
   }
-  return page(el, refresh);
+  // The stats query reads an hour of executions: at most every 2 s.
+  return page(el, refresh, () => true, 2000);
 }
 
 export function jobsPage() {
@@ -129,7 +150,7 @@ export function jobsPage() {
     jobs = await api('GET', reg('jobs'));
     draw();
   }
-  return page(el, refresh, (type) => type === 'job' || type === 'jobs');
+  return page(el, refresh, (type) => type === 'job' || type === 'jobs', 1000);
 }
 
 export function serversPage() {
