@@ -112,12 +112,19 @@ try {
     await page.$eval('#login-password', (e) => { e.value = ''; });
   });
 
-  await check('admin logs in and sees the overview (jobs by status, executions chart)', async () => {
+  await check('admin logs in and sees the overview (jobs by status, executions chart, recent failures)', async () => {
     await login(env('ADMIN_USER'), env('ADMIN_PASSWORD'));
     await page.waitForSelector('#overview', WAIT);
     await page.waitForFunction(() => /admin/.test(document.querySelector('#user').textContent), WAIT);
-    await page.waitForFunction(() => Number(document.querySelector('.jobs-total .stat')?.textContent) >= 2, WAIT);
-    await page.waitForSelector('#overview-chart svg.chart', WAIT);
+    await page.waitForFunction(() => Number(document.querySelector('.jobs-total .stat')?.textContent) === 3, WAIT);
+    await page.waitForSelector('#overview-chart svg.chart rect.ok', WAIT);
+    // `failing` fails every 10 s: a red bar and a row in the recent failures.
+    await page.waitForSelector('#overview-chart svg.chart rect.bad', { timeout: 30000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('#overview-failures a.job-link')]
+      .some((a) => a.textContent === 'failing'), WAIT);
+    await page.select('#overview-window', '0');
+    await page.waitForFunction(() => /15 minutes/.test(document.querySelector('#success-rate')?.textContent || '') &&
+      document.querySelector('#overview-chart svg.chart rect.bad'), WAIT);
     await shot('overview');
   });
 

@@ -45,7 +45,8 @@ registry="zookeeper://127.0.0.1:$zkport/browser"
 tracing="sqlite://$dir/trace.db"
 
 # `manual` fires only when triggered (its cron's next time is in 2099); `html` runs every 10 s
-# (the overview's chart) and has an HTML description that must show as text.
+# (the overview's chart) and has an HTML description that must show as text; `failing` fails
+# every 10 s (the overview's recent failures).
 cat > "$dir/jobs.yaml" << 'YAML'
 elasticjob:
   jobs:
@@ -64,11 +65,17 @@ elasticjob:
       description: '<img src=x onerror="window.__xss=1">'
       props:
         script.command.line: /bin/true
+    failing:
+      elasticJobType: SCRIPT
+      cron: 0/10 * * * * ?
+      shardingTotalCount: 1
+      props:
+        script.command.line: /bin/false
 YAML
 : > "$dir/run.log"
 setsid "$EJ" run "$dir/jobs.yaml" --registry "$registry" --tracing "$tracing" > "$dir/run.log" 2>&1 &
 PIDS+=($!)
-wait_for_lines "$dir/run.log" "scheduled" 2 30 || { echo "FAIL elasticjob run did not start: $(tail -5 "$dir/run.log")"; exit 1; }
+wait_for_lines "$dir/run.log" "scheduled" 3 30 || { echo "FAIL elasticjob run did not start: $(tail -5 "$dir/run.log")"; exit 1; }
 # The tracing database is created with the first events: `html`'s first run (within 10 s).
 follow_log "$dir/run.log" 1 || { echo "FAIL html did not run: $(tail -5 "$dir/run.log")"; exit 1; }
 for _ in $(seq 1 100); do [[ -s "$dir/trace.db" ]] && break; sleep 0.1; done

@@ -77,9 +77,17 @@ export function overviewPage() {
   const el = h('section', { id: 'overview' }, h('h1', {}, 'Overview'), cards, chart, failures);
   const card = (label, value, cls) => h('div', { class: `card ${cls || ''}` },
     h('div', { class: 'muted' }, label), h('div', { class: 'stat' }, value));
+  // The chart's window: [label, its length, the bucket width].
+  const windows = [['last 15 minutes', 900000, 15000], ['last hour', 3600000, 60000],
+    ['last 6 hours', 21600000, 300000], ['last 24 hours', 86400000, 1200000]];
+  const windowSelect = h('select', { id: 'overview-window', onchange: () => {
+    localStorage.setItem('ejWindow', windowSelect.value);
+    refresh().catch((e) => toast(e.message, true));
+  } }, windows.map(([label], i) => h('option', { value: String(i) }, label)));
+  windowSelect.value = localStorage.getItem('ejWindow') || '1';
   async function refresh() {
-    const bucketMs = 60000;
-    const since = Date.now() - 60 * bucketMs;
+    const [label, length, bucketMs] = windows[Number(windowSelect.value)] || windows[1];
+    const since = Date.now() - length;
     const [ov, stats] = await Promise.all([
       api('GET', reg('overview')),
       api('GET', reg(`stats?since=${since}&bucketMs=${bucketMs}`)).catch((e) => ({ error: e })),
@@ -90,7 +98,7 @@ export function overviewPage() {
         h('div', { class: 'card' }, badge(st), h('div', { class: 'stat', dataset: { status: st } }, j[st] ?? 0))),
       card('Servers', ov.servers ?? 0), card('Instances', ov.instances ?? 0));
     if (stats.error) {
-      clear(chart, h('h3', {}, 'Executions, last hour'), tracingNote(stats.error));
+      clear(chart, h('h3', {}, 'Executions'), tracingNote(stats.error));
       clear(failures);
       failures.hidden = true;
       return;
@@ -98,7 +106,8 @@ export function overviewPage() {
     failures.hidden = false;
     const rate = stats.successRate === null || stats.successRate === undefined ? '—'
       : `${(stats.successRate * 100).toFixed(1)}%`;
-    clear(chart, h('h3', {}, 'Executions, last hour ', h('span', { class: 'muted' }, `success rate ${rate}`)),
+    clear(chart, h('div', { class: 'toolbar' }, h('h3', {}, 'Executions'), windowSelect,
+      h('span', { class: 'muted', id: 'success-rate' }, `success rate ${rate} (${label})`)),
       h('div', { class: 'legend' }, h('span', {}, h('i', { class: 'ok' }), 'succeeded'),
         h('span', {}, h('i', { class: 'bad' }), 'failed'), h('span', {}, '— success rate')),
       executionsChart(stats.buckets || [], bucketMs));
