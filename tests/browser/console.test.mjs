@@ -228,6 +228,19 @@ try {
     await page.click('#editor-revert');
   });
 
+  await check('the editor saves a change through the API: the configuration shows it', async () => {
+    await page.click('#cfg-description', { clickCount: 3 });
+    await page.keyboard.press('Backspace');
+    await page.type('#cfg-description', 'Saved from the browser');
+    await page.waitForFunction(() => !document.querySelector('#editor-save').disabled &&
+      document.querySelector('#editor-errors').textContent === '', WAIT);
+    await page.click('#editor-save');
+    await page.waitForFunction(() => document.querySelector('#job-config dd[data-key=description]')?.textContent ===
+      'Saved from the browser', WAIT);
+    const yaml = execFileSync(env('EJ'), ['job', 'config', 'get', TRIGGER, '--registry', env('REGISTRY')]).toString();
+    if (!yaml.includes('Saved from the browser')) throw new Error(`the registry has:\n${yaml}`);
+  });
+
   await check('the servers page lists the host with its jobs', async () => {
     await go('#/servers', '#servers-table tr[data-server]');
     await page.waitForFunction((j) => [...document.querySelectorAll('#servers-table a')].some((a) => a.textContent === j),

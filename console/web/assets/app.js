@@ -29,6 +29,9 @@ async function boot() {
 
 function showLogin(note) {
   closeEvents();
+  // Shown already (a logout and a request answered 401 meanwhile both lead here): keep the
+  // form and what is typed in it.
+  if (main.querySelector('#login-form')) return;
   document.getElementById('header').hidden = true;
   document.getElementById('readonly').hidden = true;
   const user = h('input', { id: 'login-user', name: 'user', autocomplete: 'username', required: true });

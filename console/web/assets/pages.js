@@ -8,7 +8,9 @@ import { executionsChart } from './charts.js';
 // concerns the page. A hidden tab refetches nothing until it is shown again.
 export function page(el, refresh, wants = () => true, delay = 250) {
   let stale = false;
+  let disposed = false;
   const run = () => {
+    if (disposed) return; // a refetch still pending when the page was left
     if (document.hidden) {
       stale = true;
       return;
@@ -26,7 +28,10 @@ export function page(el, refresh, wants = () => true, delay = 250) {
   return {
     el, refresh,
     onEvent: (type, data) => (wants(type, data) ? later() : null),
-    dispose: () => document.removeEventListener('visibilitychange', onVisible),
+    dispose: () => {
+      disposed = true;
+      document.removeEventListener('visibilitychange', onVisible);
+    },
   };
 }
 
