@@ -228,6 +228,22 @@ try {
     await page.click('#editor-revert');
   });
 
+  await check('the YAML editor validates the whole configuration as you type', async () => {
+    await page.select('#editor-mode', 'yaml');
+    await page.waitForSelector('#cfg-yaml', { visible: true, ...WAIT });
+    const yaml = await page.$eval('#cfg-yaml', (e) => e.value);
+    if (!/cron:/.test(yaml)) throw new Error(`the YAML editor holds '${yaml}'`);
+    await page.$eval('#cfg-yaml', (e) => {
+      e.value = e.value.replace(/^cron:.*$/m, 'cron: 61 * * * * ?');
+      e.dispatchEvent(new Event('input'));
+    });
+    await page.waitForFunction(() => /cron/.test(document.querySelector('#editor-errors').textContent), WAIT);
+    await page.click('#editor-revert');
+    await page.waitForFunction(() => document.querySelector('#editor-errors').textContent === '', WAIT);
+    await page.select('#editor-mode', 'form');
+    await page.waitForSelector('#cfg-cron', { visible: true, ...WAIT });
+  });
+
   await check('the editor saves a change through the API: the configuration shows it', async () => {
     await page.click('#cfg-description', { clickCount: 3 });
     await page.keyboard.press('Backspace');

@@ -124,6 +124,19 @@ function configEditor(name, job, saved) {
   let base = {};
   let dirty = false;
   let seq = 0;
+  // Form (the main fields) or YAML (the whole stored configuration, as `job config get` prints).
+  let mode = 'form';
+  const yamlArea = h('textarea', { id: 'cfg-yaml', class: 'yaml', rows: 16, spellcheck: false });
+  yamlArea.addEventListener('input', () => {
+    dirty = true;
+    validateSoon();
+  });
+  const modeSelect = h('select', { id: 'editor-mode', onchange: () => {
+    mode = modeSelect.value;
+    fieldsBox.hidden = mode !== 'form';
+    yamlBox.hidden = mode !== 'yaml';
+    validate();
+  } }, h('option', { value: 'form' }, 'Form'), h('option', { value: 'yaml' }, 'YAML'));
   const fields = FIELDS.map(([key, label, kind]) => {
     const id = `cfg-${key}`;
     const input = kind === 'textarea' ? h('textarea', { id, name: key, rows: 2 })
@@ -137,6 +150,8 @@ function configEditor(name, job, saved) {
     });
     return h('div', { class: 'field', dataset: { field: key } }, h('label', { htmlFor: id }, label), input, errorsOf[key]);
   });
+  const fieldsBox = h('div', { id: 'editor-fields' }, fields);
+  const yamlBox = h('div', { id: 'editor-yaml', hidden: true }, yamlArea);
   function load(j) {
     base = { ...(j.config || {}) };
     for (const [key, { input, kind }] of Object.entries(inputs)) {
@@ -144,6 +159,7 @@ function configEditor(name, job, saved) {
       if (kind === 'checkbox') input.checked = !!v;
       else input.value = v === undefined || v === null ? '' : String(v);
     }
+    yamlArea.value = j.yaml || '';
     dirty = false;
     showResult({ ok: true, errors: [], nextFireTimes: j.nextFireTimes, timeZone: base.timeZone });
   }
@@ -157,6 +173,7 @@ function configEditor(name, job, saved) {
     }
     return c;
   }
+  const body = () => (mode === 'yaml' ? { yaml: yamlArea.value } : { config: collect() });
   function showResult(r) {
     for (const k of Object.keys(errorsOf)) {
       errorsOf[k].textContent = '';
@@ -165,7 +182,7 @@ function configEditor(name, job, saved) {
     const other = [];
     for (const e of r.errors || []) {
       const field = String(e.field || '').replace(/^config\./, '');
-      if (errorsOf[field]) {
+      if (errorsOf[field] && mode === 'form') {
         const msg = String(e.message || '');
         errorsOf[field].textContent = msg.startsWith(`${field}: `) ? msg.slice(field.length + 2) : msg;
         errorsOf[field].parentElement.classList.add('invalid');
@@ -174,7 +191,7 @@ function configEditor(name, job, saved) {
       }
     }
     clear(general, other.length ? h('ul', {}, other) : null);
-    const zone = inputs.timeZone.input.value.trim() || r.timeZone || '';
+    const zone = (mode === 'form' && inputs.timeZone.input.value.trim()) || r.timeZone || '';
     const times = r.nextFireTimes || [];
     clear(preview, h('strong', {}, 'Next fire times'), zone ? h('span', { class: 'muted' }, ` (${zone})`) : null,
       times.length ? h('ol', { class: 'times', id: 'cron-preview-times' }, times.map((t) => h('li', {}, fmtTime(t, zone))))
@@ -184,7 +201,7 @@ function configEditor(name, job, saved) {
   async function validate() {
     const my = ++seq;
     try {
-      const r = await api('POST', reg(`jobs/${enc(name)}/validate`), { config: collect() });
+      const r = await api('POST', reg(`jobs/${enc(name)}/validate`), body());
       if (my === seq) showResult(r);
     } catch (e) {
       if (my === seq) showResult({ ok: false, errors: [{ field: e.data.field, message: e.message }] });
@@ -192,14 +209,14 @@ function configEditor(name, job, saved) {
   }
   const validateSoon = debounce(validate, 300);
   const form = h('form', { class: 'editor', id: 'editor-form', novalidate: true },
-    h('h3', {}, 'Edit configuration'), fields, general, preview,
+    h('div', { class: 'toolbar' }, h('h3', {}, 'Edit configuration'), modeSelect), fieldsBox, yamlBox, general, preview,
     h('div', { class: 'toolbar' }, save, revert,
       canOperate() ? null : h('span', { class: 'muted' }, 'Validation only: you cannot save.')));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (!canOperate()) return;
     try {
-      await api('PUT', reg(`jobs/${enc(name)}/config`), { config: collect() });
+      await api('PUT', reg(`jobs/${enc(name)}/config`), body());
       dirty = false;
       toast(`Saved ${name}`);
       saved();
@@ -208,7 +225,7 @@ function configEditor(name, job, saved) {
       toast(`Save ${name}: ${e.message}`, true);
     }
   });
-  revert.addEventListener('click', () => load({ config: base, nextFireTimes: job.nextFireTimes }));
+  revert.addEventListener('click', () => load(job));
   load(job);
   return { el: form, load: (j) => { job = j; load(j); }, dirty: () => dirty };
 }
