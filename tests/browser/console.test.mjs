@@ -263,6 +263,14 @@ try {
       WAIT, TRIGGER);
   });
 
+  await check('disable a server (every job on it), then enable it again', async () => {
+    const row = '#servers-table tr[data-server]';
+    await confirmOp(`${row} button[data-op=disable]`);
+    await page.waitForFunction((sel) => document.querySelector(`${sel} td.num`)?.textContent === '3', WAIT, row);
+    await confirmOp(`${row} button[data-op=enable]`);
+    await page.waitForFunction((sel) => document.querySelector(`${sel} td.num`)?.textContent === '0', WAIT, row);
+  });
+
   await check('log out, log in as guest: no operation buttons anywhere', async () => {
     await page.click('#logout');
     await login(env('GUEST_USER'), env('GUEST_PASSWORD'));
