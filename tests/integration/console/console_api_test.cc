@@ -405,6 +405,13 @@ TEST_F(ConsoleApiTest, NeedsALoginWhenAccountsAreOn) {
 
 TEST_F(ConsoleApiTest, LogsInAndOut) {
   Browser b(console_->port());
+  // A body that is not JSON by its type (what another site's form could send) is refused.
+  httplib::Client raw("127.0.0.1", console_->port());
+  auto form =
+      raw.Post("/api/v1/login", R"({"user":"alice","password":"admin-pass"})", "text/plain");
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->status, 400);
+  EXPECT_TRUE(form->get_header_value("Set-Cookie").empty());
   HttpResult bad = b.Login("alice", "wrong");
   EXPECT_EQ(bad.status, 401);
   EXPECT_EQ(bad.body["error"], "wrong user or password");
