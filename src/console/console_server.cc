@@ -367,6 +367,17 @@ class ConsoleImpl final : public Console {
     const bool open = path == "/api/v1/session" || path == "/api/v1/login";
     // Validation writes nothing: guests and the read-only console may use it, without CSRF.
     const bool validate = req.method == "POST" && path.ends_with("/validate");
+    // A body must be JSON by its type too: another site's page can send a form or text/plain
+    // without asking, application/json only after a CORS preflight this server never grants
+    // (so not even a login can be forged from elsewhere).
+    // (Before routing the body is not read yet: its headers tell whether there is one.)
+    const bool has_body =
+        req.get_header_value<uint64_t>("Content-Length") > 0 || req.has_header("Transfer-Encoding");
+    if (!reads && has_body &&
+        !req.get_header_value("Content-Type").starts_with("application/json")) {
+      Error(res, 400, "Content-Type: expected application/json for a request body");
+      return true;
+    }
     if (!users_) {
       if (!reads && !validate && path != "/api/v1/login") {
         Error(res, 403, "the console is read-only: start it with --users to operate");

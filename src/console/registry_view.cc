@@ -76,7 +76,8 @@ void JobNodes::ParseConfig() {
   if (!config_yaml.has_value()) return;
   auto parsed = ConfigFromYaml(*config_yaml);
   if (!parsed.ok()) {
-    config_error = parsed.status().message();
+    // As ReadConfig words it (lifecycle_reads.h), so the list reads as the statistics API's.
+    config_error = fmt::format("job '{}': {}", name, parsed.status().message());
     return;
   }
   config = *std::move(parsed);
@@ -199,6 +200,11 @@ Status RegistryView::Start() {
   if (!watch.ok()) return watch.status();
   watch_ = std::move(watch).value();
   // The initial contents are queued on events_ before Watch returns: wait for them.
+  Sync();
+  return Status::Ok();
+}
+
+void RegistryView::Sync() {
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
@@ -209,7 +215,6 @@ Status RegistryView::Start() {
   });
   std::unique_lock<std::mutex> lock(mu);
   cv.wait(lock, [&] { return done; });
-  return Status::Ok();
 }
 
 void RegistryView::Apply(const TreeEvent& event) {

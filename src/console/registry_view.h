@@ -97,6 +97,9 @@ class RegistryView {
 
   // Starts the watch and returns once the namespace's current contents are in the view.
   Status Start();
+  // Returns once every change delivered to the view so far is applied (memory:// delivers
+  // a write's events before the write returns: tests read the view after their writes).
+  void Sync();
 
   RegistryCenter& registry() { return *registry_; }
   bool connected() const { return connected_.load(); }

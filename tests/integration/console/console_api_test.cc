@@ -283,6 +283,26 @@ TEST_F(ConsoleApiTest, ListsRegistriesWithoutSecrets) {
   EXPECT_EQ(b.Get("/api/v1/registries/x/jobs").status, 404);
 }
 
+TEST_F(ConsoleApiTest, NeverShowsATracingPassword) {
+  ConsoleOptions options;
+  options.registry_urls = {zk_->Url("console")};
+  options.listen = "127.0.0.1:0";
+  // A database that refuses the connection (port 1): the error must not carry the password.
+  options.tracing_url = "postgresql://ops:hunter2secret@127.0.0.1:1/events";
+  auto console = StartConsole(options);
+  ASSERT_TRUE(console.ok()) << console.status();
+  Browser b((*console)->port());
+  HttpResult r = b.Get("/api/v1/registries/0/executions");
+  EXPECT_EQ(r.status, 503) << r.text;
+  EXPECT_NE(r.body["error"].get<std::string>().find("tracing database"), std::string::npos);
+  EXPECT_EQ(r.text.find("hunter2secret"), std::string::npos) << r.text;
+  EXPECT_EQ(b.Get("/api/v1/registries").text.find("hunter2secret"), std::string::npos);
+  options.tracing_url = "postgresql://ops:hunter2secret@127.0.0.1:notaport/events";
+  auto bad = StartConsole(options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().find("hunter2secret"), std::string::npos) << bad.status();
+}
+
 TEST_F(ConsoleApiTest, ListsJobsFromTheWatchedView) {
   Browser b = Admin();
   json alpha;
@@ -405,6 +425,13 @@ TEST_F(ConsoleApiTest, NeedsALoginWhenAccountsAreOn) {
 
 TEST_F(ConsoleApiTest, LogsInAndOut) {
   Browser b(console_->port());
+  // A body that is not JSON by its type (what another site's form could send) is refused.
+  httplib::Client raw("127.0.0.1", console_->port());
+  auto form =
+      raw.Post("/api/v1/login", R"({"user":"alice","password":"admin-pass"})", "text/plain");
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->status, 400);
+  EXPECT_TRUE(form->get_header_value("Set-Cookie").empty());
   HttpResult bad = b.Login("alice", "wrong");
   EXPECT_EQ(bad.status, 401);
   EXPECT_EQ(bad.body["error"], "wrong user or password");
