@@ -103,6 +103,17 @@ async function handle(req, res) {
     req.on('close', () => clients.delete(res));
     return;
   }
+  if (p === 'cron') {
+    const expr = url.searchParams.get('expr') || '';
+    const err = cronError(expr);
+    if (err) return send(res, 200, { ok: false, error: err, nextFireTimes: [] });
+    const count = Number(url.searchParams.get('count') || 5);
+    const after = Number(url.searchParams.get('after') || Date.now());
+    const step = nextTimes(expr, 2)[1] - nextTimes(expr, 2)[0];
+    const first = Math.floor(after / step) * step + step;
+    return send(res, 200, { ok: true, timeZone: url.searchParams.get('zone') || 'UTC',
+      nextFireTimes: Array.from({ length: count }, (_, k) => first + k * step) });
+  }
   if (p === 'registries') return send(res, 200, [{ id: 0, url: 'zookeeper://127.0.0.1:2181/mock', namespace: 'mock', connected: true }]);
   const m = /^registries\/0\/(.*)$/.exec(p);
   if (!m) return send(res, 404, { error: `no route ${p}` });
