@@ -177,7 +177,9 @@ try {
     await page.waitForSelector('#job-executions svg.timeline rect.bar.ok', WAIT);
     await page.click('#executions-table tr.clickable');
     await page.waitForSelector('#execution-detail #status-trace', WAIT);
-    await page.waitForFunction(() => /console-test-output/.test(document.querySelector('#execution-log')?.textContent || ''), WAIT);
+    // The script's output, with the parameter given at the trigger in its context.
+    await page.waitForFunction(() => /console-test-output.*"jobParameter":"from-the-browser"/
+      .test(document.querySelector('#execution-log')?.textContent || ''), WAIT);
     await shot('job');
     await page.screenshot({ path: `${shots}/job-full.png`, fullPage: true });
   });
