@@ -208,6 +208,14 @@ try {
     }, WAIT, item0);
   });
 
+  await check('disable and enable the job on its one server', async () => {
+    const sv = '#job-sharding span.server';
+    await page.click(`${sv} button[data-op=server-disable]`);
+    await page.waitForFunction((sel) => document.querySelector(`${sel} .badge`)?.textContent === 'DISABLED', WAIT, sv);
+    await page.click(`${sv} button[data-op=server-enable]`);
+    await page.waitForFunction((sel) => document.querySelector(`${sel} .badge`)?.textContent === 'ENABLED', WAIT, sv);
+  });
+
   await check('the editor names an invalid cron at its field, with no preview', async () => {
     await page.click('#cfg-cron', { clickCount: 3 });
     await page.keyboard.press('Backspace');

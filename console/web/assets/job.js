@@ -104,7 +104,21 @@ function drawSharding(box, j, refresh) {
     h('td', { class: 'num' }, s.item), h('td', {}, s.instance || '—'), h('td', {}, s.serverIp || '—'),
     h('td', {}, badge(s.status)), h('td', {}, s.failover ? badge('yes') : 'no'),
     ops ? h('td', { class: 'ops' }, itemOp(s.item, s.status === 'DISABLED' ? 'enable' : 'disable')) : null));
-  const servers = (j.servers || []).map((sv) => h('span', {}, sv.ip, ' ', badge(sv.status), ' '));
+  // The job on one server: disable or enable it there only.
+  const serverOp = (ip, verb) => h('button', {
+    type: 'button', dataset: { op: `server-${verb}`, server: ip },
+    onclick: async () => {
+      try {
+        await api('POST', reg(`jobs/${enc(j.name)}/${verb}`), { server: ip });
+        toast(`${j.name} ${verb}d on ${ip}`);
+        refresh();
+      } catch (e) {
+        toast(`${j.name} on ${ip}: ${e.message}`, true);
+      }
+    },
+  }, verb === 'disable' ? 'Disable here' : 'Enable here');
+  const servers = (j.servers || []).map((sv) => h('span', { class: 'server', dataset: { server: sv.ip } }, sv.ip, ' ',
+    badge(sv.status), ' ', ops ? serverOp(sv.ip, sv.status === 'DISABLED' ? 'enable' : 'disable') : null, ' '));
   clear(box, h('h3', {}, 'Sharding'), h('table', { id: 'sharding-table' },
     h('tr', {}, ['Item', 'Instance', 'Server', 'Status', 'Failover', ops ? '' : null]
       .map((t) => (t === null ? null : h('th', {}, t)))), rows),
