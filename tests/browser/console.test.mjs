@@ -281,6 +281,20 @@ try {
     await page.waitForFunction((sel) => document.querySelector(`${sel} td.num`)?.textContent === '0', WAIT, row);
   });
 
+  await check('add a job from the jobs page (its page opens), then delete it (with confirmation)', async () => {
+    await go('#/jobs', jobRow(TRIGGER));
+    await page.click('#add-job');
+    await page.waitForSelector('#add-yaml', { visible: true, ...WAIT });
+    await page.$eval('#add-yaml', (e) => {
+      e.value = 'jobName: added\ncron: 0 0/5 * * * ?\nshardingTotalCount: 1\nprops:\n  script.command.line: /bin/true\n';
+    });
+    await page.click('#add-submit');
+    await page.waitForSelector('#job[data-job="added"] #sharding-table', WAIT);
+    await confirmOp('#job-ops button[data-op=delete]');
+    await page.waitForSelector(jobRow(TRIGGER), WAIT);
+    await page.waitForFunction(() => !document.querySelector('#jobs-body tr[data-job="added"]'), WAIT);
+  });
+
   await check('log out, log in as guest: no operation buttons anywhere', async () => {
     await page.click('#logout');
     await login(env('GUEST_USER'), env('GUEST_PASSWORD'));

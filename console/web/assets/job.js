@@ -53,7 +53,7 @@ export function jobPage(name) {
     const zone = j.timeZone || (j.config && j.config.timeZone) || '';
     clear(statusEl, badge(j.status), ' ',
       h('span', { class: 'muted' }, j.jobType || ''));
-    clear(ops, jobOps(j, (verb) => (verb === 'remove' ? (location.hash = '#/jobs') : refresh())));
+    clear(ops, jobOps(j, (verb) => (verb === 'delete' ? (location.hash = '#/jobs') : refresh())));
     drawConfig(configBox, j);
     drawSharding(shardingBox, j, refresh);
     clear(timesBox, h('h3', {}, 'Next fire times', zone ? h('span', { class: 'muted' }, ` (${zone})`) : null),

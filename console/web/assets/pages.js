@@ -47,7 +47,8 @@ export function jobOps(job, after) {
       if (!answer) return;
       try {
         const body = verb === 'trigger' && answer.parameter ? { parameter: answer.parameter } : {};
-        const r = await api('POST', reg(`jobs/${enc(job.name)}/${verb}`), body);
+        const r = verb === 'delete' ? await api('DELETE', reg(`jobs/${enc(job.name)}`))
+          : await api('POST', reg(`jobs/${enc(job.name)}/${verb}`), body);
         const n = r && (r.triggered ?? r.changed);
         toast(`${label}: ${job.name}${n !== undefined && n !== null ? ` (${n})` : ''}`);
         if (after) after(verb);
@@ -62,7 +63,8 @@ export function jobOps(job, after) {
     disabled ? op('Enable', 'enable', 'Enable the job on every server.')
       : op('Disable', 'disable', 'Disable the job on every server: it stops being triggered.'),
     op('Shutdown', 'shutdown', 'Stop the job\'s instances (they leave the registry).'),
-    op('Remove', 'remove', 'Remove the job: its instances stop and its nodes are deleted.',
+    op('Remove', 'remove', 'Shut the job down and remove its server nodes (the configuration stays).'),
+    op('Delete', 'delete', 'Delete the job: its configuration and every node go; running instances stop.',
       { danger: true }));
 }
 
@@ -137,7 +139,7 @@ export function jobsPage() {
     ['Name', 'Status', 'Cron', 'Items', 'Instances', 'Next fire time', canOperate() ? 'Operations' : null]
       .map((t) => (t ? h('th', { class: /Items|Instances/.test(t) ? 'num' : '' }, t) : null)))), tbody);
   const el = h('section', { id: 'jobs' }, h('h1', {}, 'Jobs'),
-    h('div', { class: 'toolbar' }, search, filter, count), table);
+    h('div', { class: 'toolbar' }, search, filter, count, canOperate() ? addJobButton() : null), table);
   let jobs = [];
   function draw() {
     const q = search.value.trim().toLowerCase();
@@ -165,6 +167,41 @@ export function jobsPage() {
     draw();
   }
   return page(el, refresh, (type) => type === 'job' || type === 'jobs', 1000);
+}
+
+// Add a job: its type and its configuration as YAML (the form `elasticjob job config get`
+// prints), sent to POST jobs; the new job's page opens.
+const NEW_JOB = `jobName: my-job
+cron: 0 0/5 * * * ?
+shardingTotalCount: 1
+description: ''
+props:
+  script.command.line: /bin/true
+`;
+function addJobButton() {
+  const type = h('select', { id: 'add-type' }, ['SCRIPT', 'HTTP'].map((v) => h('option', { value: v }, v)));
+  const yaml = h('textarea', { id: 'add-yaml', class: 'yaml', rows: 8, spellcheck: false, value: NEW_JOB });
+  const error = h('p', { class: 'errors', id: 'add-error' });
+  const form = h('form', { class: 'card', id: 'add-form', hidden: true },
+    h('h3', {}, 'Add a job'), h('div', { class: 'toolbar' }, h('label', {}, 'Type ', type)), yaml, error,
+    h('div', { class: 'toolbar' }, h('button', { type: 'submit', class: 'primary', id: 'add-submit' }, 'Add'),
+      h('button', { type: 'button', onclick: () => { form.hidden = true; } }, 'Cancel')));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    error.textContent = '';
+    try {
+      const job = await api('POST', reg('jobs'), { jobType: type.value, yaml: yaml.value });
+      toast(`Added ${job.name}`);
+      location.hash = `#/jobs/${enc(job.name)}`;
+    } catch (e) {
+      error.textContent = e.message;
+    }
+  });
+  const button = h('button', { type: 'button', id: 'add-job', onclick: () => {
+    form.hidden = !form.hidden;
+    if (!form.hidden) yaml.focus();
+  } }, 'Add job');
+  return [button, form];
 }
 
 export function serversPage() {
