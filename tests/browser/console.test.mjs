@@ -2,12 +2,13 @@
 // run by console_test.sh against a real `elasticjob console` on a real ZooKeeper. Every wait
 // is on a condition with a bound; the first failed check exits 1 after a screenshot.
 //
-// Environment: CONSOLE_URL, READONLY_URL (a console without accounts or tracing), SHOTS (screenshot directory), EJ (the elasticjob binary) and
-// REGISTRY (its --registry URL, for an operation made outside the browser), TRIGGER_JOB (a job
-// with no scheduled runs, traced), OTHER_JOB (a job whose description is HTML), and the
-// accounts ADMIN_USER/ADMIN_PASSWORD and GUEST_USER/GUEST_PASSWORD; CONSOLE_SCRIPT starts the
-// console (for the restart check), CONSOLE_PIDFILE holds its PID (a process group leader),
-// CONSOLE_LOG is its log.
+// Environment: CONSOLE_URL, READONLY_URL (a console without accounts or tracing), SHOTS
+// (screenshot directory), EJ (the elasticjob binary) and REGISTRY (its --registry URL, for
+// operations and reads made outside the browser), TRIGGER_JOB (a job with no scheduled runs),
+// OTHER_JOB (an every-10-s job whose description is HTML), the accounts
+// ADMIN_USER/ADMIN_PASSWORD and GUEST_USER/GUEST_PASSWORD; CONSOLE_SCRIPT starts the console
+// (for the restart check), CONSOLE_PIDFILE holds its PID (a process group leader), CONSOLE_LOG
+// is its log. The namespace also has `failing`, an every-10-s job that fails.
 import puppeteer from 'puppeteer-core';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';

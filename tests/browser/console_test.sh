@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The web console in a real headless browser (ctest browser.console, label browser): a private
-# ZooKeeper, `elasticjob run` with two small SCRIPT jobs traced to SQLite, and
-# `elasticjob console` over them with an admin and a guest account (and a second one without
-# accounts or tracing: read-only); console.test.mjs then
-# drives Debian's chromium through puppeteer-core (pinned by package-lock.json, installed by
-# `npm ci` into OUT; nothing downloads a browser) and saves screenshots in OUT/screenshots.
+# ZooKeeper, `elasticjob run` with three small SCRIPT jobs traced to SQLite, `elasticjob
+# console` over them with an admin and a guest account, and a second console without accounts
+# or tracing (read-only); console.test.mjs then drives Debian's chromium through
+# puppeteer-core (pinned by package-lock.json, installed by `npm ci` into OUT; nothing
+# downloads a browser) and saves screenshots in OUT/screenshots. Everything started here is
+# stopped by PID (process groups) on exit.
 # Exits 77 (skipped, with the reason) only when node, npm's packages or chromium cannot be had.
 # Usage: console_test.sh path/to/elasticjob path/to/zk-server.sh OUT_DIR
 set -uo pipefail
