@@ -320,7 +320,7 @@ try {
     if (r.jobStatus === 'DISABLED') throw new Error('the job was disabled anyway');
   });
 
-  await check('a console without accounts is read-only: banner, no login, no operations, tracing note', async () => {
+  await check('a console without accounts is read-only (banner, no login, no operations, tracing note); its registry selector switches namespaces', async () => {
     const context = await browser.createBrowserContext();
     const ro = await context.newPage();
     ro.on('pageerror', (e) => pageErrors.push(`read-only page: ${e.message}`));
@@ -331,6 +331,13 @@ try {
     await ro.evaluate(() => { location.hash = '#/jobs'; });
     await ro.waitForSelector(jobRow(TRIGGER), WAIT);
     if ((await ro.$$('button[data-op]')).length !== 0) throw new Error('operation buttons on a read-only console');
+    // The registry selector: the second namespace has no jobs; back to the first.
+    const options = await ro.$$eval('#registry option', (os) => os.map((o) => o.textContent));
+    if (options.length !== 2 || !options[1].includes('/empty')) throw new Error(`registries ${options.join(', ')}`);
+    await ro.select('#registry', '1');
+    await ro.waitForFunction(() => /0 of 0 jobs/.test(document.querySelector('#jobs')?.textContent || ''), WAIT);
+    await ro.select('#registry', '0');
+    await ro.waitForSelector(jobRow(TRIGGER), WAIT);
     await ro.evaluate((j) => { location.hash = `#/jobs/${encodeURIComponent(j)}`; }, TRIGGER);
     await ro.waitForSelector('#job-executions .tracing-off', WAIT);
     if (!(await ro.$eval('#editor-save', (e) => e.disabled))) throw new Error('Save enabled on a read-only console');

@@ -115,11 +115,13 @@ SH
 done
 [[ -n "$cport" ]] || { echo "FAIL elasticjob console did not start: $(tail -5 "$dir/console.log")"; exit 1; }
 
-# A second console without --users and without --tracing: read-only, no login.
+# A second console without --users and without --tracing (read-only, no login), over two
+# namespaces: the jobs' and an empty one.
 : > "$dir/console-ro.log"
 for attempt in 1 2 3; do
   roport="$(ports_pick)"
-  setsid "$EJ" console --registry "$registry" --listen "127.0.0.1:$roport" > "$dir/console-ro.log" 2>&1 &
+  setsid "$EJ" console --registry "$registry" --registry "zookeeper://127.0.0.1:$zkport/empty" \
+    --listen "127.0.0.1:$roport" > "$dir/console-ro.log" 2>&1 &
   ropid=$!
   if wait_for_lines "$dir/console-ro.log" "console at" 1 30; then break; fi
   kill -9 -- "-$ropid" 2> /dev/null
