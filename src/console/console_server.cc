@@ -424,7 +424,16 @@ class ConsoleImpl final : public Console {
       Error(res, 429, fmt::format("too many failed logins: try again in {} s", seconds));
       return;
     }
+    // Each check takes 64 MiB and tens of milliseconds (argon2id): a bounded number at once,
+    // so a flood of logins cannot take the memory or every server thread.
+    if (checking_.fetch_add(1) >= kMaxPasswordChecks) {
+      checking_.fetch_sub(1);
+      res.set_header("Retry-After", "1");
+      Error(res, 429, "too many logins at once: try again in 1 s");
+      return;
+    }
     auto found = users_->Check(*user, *password);
+    checking_.fetch_sub(1);
     if (!found) {
       throttle_.Failed(*user, req.remote_addr);
       Error(res, 401, "wrong user or password");
@@ -1041,6 +1050,9 @@ class ConsoleImpl final : public Console {
   bool tls_ = false;
   std::thread thread_;
   std::atomic<bool> listen_returned_{false};  // atomic: set by thread_, read by Start
+  // Password checks running now (Login); atomic: server threads share it.
+  std::atomic<int> checking_{0};
+  static constexpr int kMaxPasswordChecks = 2;
 };
 
 }  // namespace
