@@ -240,6 +240,20 @@ class ConsoleImpl final : public Console {
       if (!parsed.ok()) return parsed.status();
       traces_ = std::make_unique<TraceReaders>(options_.tracing_url);
     }
+    // TLS files first: a bad one fails at once, before the registries are connected.
+    tls_ = !options_.tls_cert_file.empty();
+    if (tls_) {
+      auto ssl = std::make_unique<httplib::SSLServer>(options_.tls_cert_file.c_str(),
+                                                      options_.tls_key_file.c_str());
+      if (!ssl->is_valid()) {
+        return InvalidArgument(fmt::format(
+            "--tls-cert {} / --tls-key {}: cannot be loaded (PEM certificate and key expected)",
+            options_.tls_cert_file, options_.tls_key_file));
+      }
+      server_ = std::move(ssl);
+    } else {
+      server_ = std::make_unique<httplib::Server>();
+    }
     for (size_t i = 0; i < options_.registry_urls.size(); ++i) {
       const std::string& url = options_.registry_urls[i];
       const std::string redacted = RedactRegistryUrl(url);
@@ -262,19 +276,6 @@ class ConsoleImpl final : public Console {
         return Status(s.code(), fmt::format("registry {}: {}", redacted, s.message()));
       }
       registries_.push_back({redacted, NamespaceOf(redacted), std::move(view)});
-    }
-    tls_ = !options_.tls_cert_file.empty();
-    if (tls_) {
-      auto ssl = std::make_unique<httplib::SSLServer>(options_.tls_cert_file.c_str(),
-                                                      options_.tls_key_file.c_str());
-      if (!ssl->is_valid()) {
-        return InvalidArgument(fmt::format(
-            "--tls-cert {} / --tls-key {}: cannot be loaded (PEM certificate and key expected)",
-            options_.tls_cert_file, options_.tls_key_file));
-      }
-      server_ = std::move(ssl);
-    } else {
-      server_ = std::make_unique<httplib::Server>();
     }
     // Each open event stream holds a thread: the pool has one per allowed stream, plus the
     // request threads, so streams never starve other requests (more streams get 503).
@@ -423,7 +424,16 @@ class ConsoleImpl final : public Console {
       Error(res, 429, fmt::format("too many failed logins: try again in {} s", seconds));
       return;
     }
+    // Each check takes 64 MiB and tens of milliseconds (argon2id): a bounded number at once,
+    // so a flood of logins cannot take the memory or every server thread.
+    if (checking_.fetch_add(1) >= kMaxPasswordChecks) {
+      checking_.fetch_sub(1);
+      res.set_header("Retry-After", "1");
+      Error(res, 429, "too many logins at once: try again in 1 s");
+      return;
+    }
     auto found = users_->Check(*user, *password);
+    checking_.fetch_sub(1);
     if (!found) {
       throttle_.Failed(*user, req.remote_addr);
       Error(res, 401, "wrong user or password");
@@ -1040,6 +1050,9 @@ class ConsoleImpl final : public Console {
   bool tls_ = false;
   std::thread thread_;
   std::atomic<bool> listen_returned_{false};  // atomic: set by thread_, read by Start
+  // Password checks running now (Login); atomic: server threads share it.
+  std::atomic<int> checking_{0};
+  static constexpr int kMaxPasswordChecks = 2;
 };
 
 }  // namespace
