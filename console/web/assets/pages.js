@@ -137,7 +137,9 @@ export function jobsPage() {
   const tbody = h('tbody', { id: 'jobs-body' });
   const table = h('table', { id: 'jobs-table' }, h('thead', {}, h('tr', {},
     ['Name', 'Status', 'Cron', 'Items', 'Instances', 'Next fire time', canOperate() ? 'Operations' : null]
-      .map((t) => (t ? h('th', { class: /Items|Instances/.test(t) ? 'num' : '' }, t) : null)))), tbody);
+      .map((t) => (t ? h('th', { class: /Items|Instances/.test(t) ? 'num' : '',
+        title: t === 'Next fire time' ? 'In your browser\'s time zone (a job\'s page shows its own zone)' : null }, t)
+        : null)))), tbody);
   const el = h('section', { id: 'jobs' }, h('h1', {}, 'Jobs'),
     h('div', { class: 'toolbar' }, search, filter, count, canOperate() ? addJobButton() : null), table);
   let jobs = [];
