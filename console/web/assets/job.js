@@ -69,6 +69,8 @@ export function jobPage(name) {
       editor.load(j);
     }
     await drawExecutions(execBox, detailBox, name, j.config && j.config.cron, zone);
+    // An execution shown while it ran: its outcome, trace and log lines so far.
+    if (detailBox.dataset.running === '1') await showExecution(detailBox, { id: detailBox.dataset.id }, true);
   }
   return page(el, refresh, (type, data) => type === 'jobs' || data.job === name, 500);
 }
@@ -319,9 +321,11 @@ async function drawExecutions(box, detail, name, cron, zone) {
       h('td', {}, e.success === true ? badge('success') : e.success === false ? badge('failed') : badge('running'))))));
 }
 
-async function showExecution(box, e) {
+// `again`: the same execution redrawn (it was running when shown), without moving the page.
+async function showExecution(box, e, again = false) {
   box.hidden = false;
-  clear(box, h('h3', {}, `Execution ${e.id}`), h('p', { class: 'muted' }, 'Loading…'));
+  box.dataset.id = e.id;
+  if (!again) clear(box, h('h3', {}, `Execution ${e.id}`), h('p', { class: 'muted' }, 'Loading…'));
   try {
     const [one, logs] = await Promise.all([
       api('GET', reg(`executions/${enc(e.id)}`)),
@@ -342,7 +346,8 @@ async function showExecution(box, e) {
       h('h3', {}, 'Log lines'), (logs.lines || []).length === 0 ? h('p', { class: 'muted' }, 'No log lines.')
         : h('pre', { class: 'log', id: 'execution-log' }, logs.lines.map((l) =>
           `${fmtTime(l.time)} ${l.level || ''} ${l.message}\n`).join('')));
-    box.scrollIntoView({ block: 'nearest' });
+    box.dataset.running = one.completeTime ? '' : '1';
+    if (!again) box.scrollIntoView({ block: 'nearest' });
   } catch (err) {
     clear(box, h('h3', {}, `Execution ${e.id}`), h('p', { class: 'errors' }, err.message));
   }
