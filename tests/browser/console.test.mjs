@@ -161,6 +161,16 @@ try {
       `${jobRow(OTHER)} .badge`);
   });
 
+  await check('the overview counts it as DISABLED; its card lists the DISABLED jobs', async () => {
+    await go('#/', '#overview [data-status=DISABLED]');
+    await page.waitForFunction(() => document.querySelector('#overview [data-status=DISABLED]').textContent === '1', WAIT);
+    await page.click('a.card[href="#/jobs?status=DISABLED"]');
+    await page.waitForSelector(jobRow(OTHER), WAIT);
+    await page.waitForFunction((t) => !document.querySelector(`#jobs-body tr[data-job="${t}"]`), WAIT, TRIGGER);
+    await page.select('#job-filter', '');
+    await page.waitForSelector(jobRow(TRIGGER), WAIT);
+  });
+
   await check('a change made outside the browser (elasticjob job enable) arrives live from the event stream', async () => {
     execFileSync(env('EJ'), ['job', 'enable', OTHER, '--registry', env('REGISTRY')], { stdio: 'ignore' });
     await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'OK', WAIT,

@@ -100,11 +100,11 @@ async function loadRegistries(saved) {
 
 function route() {
   if (!state.session || (state.session.authEnabled && !state.session.user)) return;
-  const hash = location.hash.replace(/^#\/?/, '');
+  const [hash, query] = location.hash.replace(/^#\/?/, '').split('?');
   const parts = hash.split('/').map((p) => decodeURIComponent(p));
   let page, name = parts[0] || 'overview';
   if (name === 'jobs' && parts[1]) page = jobPage(parts.slice(1).join('/'));
-  else if (name === 'jobs') page = jobsPage();
+  else if (name === 'jobs') page = jobsPage(new URLSearchParams(query || '').get('status') || '');
   else if (name === 'servers') page = serversPage();
   else {
     name = 'overview';

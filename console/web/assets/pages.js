@@ -102,7 +102,8 @@ export function overviewPage() {
     const j = ov.jobs || {};
     clear(cards, card('Jobs', j.total ?? 0, 'jobs-total'),
       ['OK', 'CRASHED', 'DISABLED', 'SHARDING_FLAG'].map((st) =>
-        h('div', { class: 'card' }, badge(st), h('div', { class: 'stat', dataset: { status: st } }, j[st] ?? 0))),
+        h('a', { class: 'card', href: `#/jobs?status=${st}`, title: `The ${st} jobs` }, badge(st),
+          h('div', { class: 'stat', dataset: { status: st } }, j[st] ?? 0))),
       card('Servers', ov.servers ?? 0), card('Instances', ov.instances ?? 0));
     if (stats.error) {
       clear(chart, h('h3', {}, 'Executions'), tracingNote(stats.error));
@@ -128,11 +129,12 @@ export function overviewPage() {
   return page(el, refresh, () => true, 2000);
 }
 
-export function jobsPage() {
+// status: the filter to start with (#/jobs?status=CRASHED, as the overview links).
+export function jobsPage(status = '') {
   const search = h('input', { type: 'search', id: 'job-search', placeholder: 'Search name, cron, description',
     value: sessionStorage.getItem('ejSearch') || '' });
   const filter = h('select', { id: 'job-filter' }, ['', 'OK', 'CRASHED', 'DISABLED', 'SHARDING_FLAG']
-    .map((v) => h('option', { value: v }, v || 'All statuses')));
+    .map((v) => h('option', { value: v, selected: v === status }, v || 'All statuses')));
   const count = h('span', { class: 'muted' });
   const tbody = h('tbody', { id: 'jobs-body' });
   const table = h('table', { id: 'jobs-table' }, h('thead', {}, h('tr', {},
