@@ -1,5 +1,6 @@
 // The console's entry point: session and login, the header (registry selector, user, live
-// indicator), hash routing (#/, #/jobs[?status=S], #/jobs/NAME, #/servers) and the live event stream.
+// indicator), hash routing (#/, #/jobs[?status=S], #/jobs/NAME, #/servers) and the live
+// event stream.
 import { api, state, ApiError } from './api.js';
 import { h, clear, toast } from './dom.js';
 import { overviewPage, jobsPage, serversPage } from './pages.js';
