@@ -66,6 +66,7 @@ struct ListenAddress {
   int port = 0;
 };
 
+// "host:port" or "[v6]:port".
 Result<ListenAddress> ParseListen(const std::string& listen) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument(fmt::format("--listen '{}': {}", listen, why));
@@ -111,6 +112,8 @@ void Fail(Response& res, const Status& status) {
   Error(res, code, status.message(), code == 400 ? FieldOf(status.message()) : "");
 }
 
+// The value of cookie `name` in the request's Cookie header ("a=1; b=2"), or "". httplib
+// 0.11.4 parses no cookies; the console sets one cookie of hex characters only.
 std::string CookieOf(const Request& req, const std::string& name) {
   const std::string header = req.get_header_value("Cookie");
   size_t pos = 0;
