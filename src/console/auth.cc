@@ -148,6 +148,15 @@ std::optional<Session> SessionStore::Find(const std::string& token) {
   return s;
 }
 
+bool SessionStore::Valid(const std::string& token) {
+  if (token.empty()) return false;
+  const auto now = clock_.MonotonicNow();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(Key(token));
+  return it != sessions_.end() && now - it->second.last_used < idle_timeout_ &&
+         now - it->second.created < max_age_;
+}
+
 void SessionStore::Remove(const std::string& token) {
   const std::string key = Key(token);
   std::lock_guard<std::mutex> lock(mu_);

@@ -74,6 +74,9 @@ class SessionStore {
   // The session of `token` when it exists and has not expired (idle or absolute); marks it
   // used. Expired sessions are dropped.
   std::optional<Session> Find(const std::string& token);
+  // Whether the session of `token` exists and has not expired, without marking it used (an
+  // open event stream must not keep an unattended session alive).
+  bool Valid(const std::string& token);
   void Remove(const std::string& token);
 
  private:

@@ -817,7 +817,7 @@ class ConsoleImpl final : public Console {
     first_poll_done_ = true;
   }
 
-  void Events(const Request&, Response& res) {
+  void Events(const Request& req, Response& res) {
     auto stream = hub_.Connect();
     if (stream == nullptr) {
       return Error(
@@ -825,11 +825,14 @@ class ConsoleImpl final : public Console {
           fmt::format("too many event streams open (at most {})", options_.max_event_clients));
     }
     res.set_header("X-Accel-Buffering", "no");
+    // With accounts, the stream ends with its session (logout, expiry): checked before each
+    // write, so within a ping interval.
+    const std::string token = users_ ? CookieOf(req, kCookie) : "";
     res.set_chunked_content_provider(
         "text/event-stream",
-        [stream](size_t, httplib::DataSink& sink) {
+        [this, stream, token](size_t, httplib::DataSink& sink) {
           auto text = stream->Next();
-          if (!text) {
+          if (!text || (users_ && !sessions_.Valid(token))) {
             sink.done();
             return true;
           }

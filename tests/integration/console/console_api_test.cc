@@ -705,6 +705,10 @@ class EventReader {
     std::unique_lock lock(mu_);
     return cv_.wait_for(lock, 10s, [&] { return text_.find(needle) != std::string::npos; });
   }
+  bool WaitForEnd() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, 10s, [&] { return done_; });
+  }
   int WaitForStatus() {
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, 10s, [&] { return status_ != 0 || done_; });
@@ -760,6 +764,9 @@ TEST_F(ConsoleApiTest, StreamsJobEventsAfterAnOperation) {
   EventReader third(console_->port(), cookie);
   EXPECT_EQ(third.WaitForStatus(), 503);
   EXPECT_EQ(b.Get("/api/v1/registries/0/jobs").status, 200);  // requests are not starved
+  // A stream ends with its session.
+  ASSERT_EQ(b.Post("/api/v1/logout").status, 204);
+  EXPECT_TRUE(second.WaitForEnd()) << second.text();
 }
 
 TEST_F(ConsoleApiTest, RefusesANonLoopbackAddressWithoutUsers) {

@@ -41,6 +41,13 @@ TEST_F(ConsoleAuthTest, SessionsExpireWhenIdleAndAfterTheirMaximumAge) {
   const std::string idle = store.Create(alice);
   clock_.Advance(31min);
   EXPECT_FALSE(store.Find(idle).has_value());
+  // Valid does not count as use: it does not keep a session alive.
+  const std::string watched = store.Create(alice);
+  clock_.Advance(29min);
+  EXPECT_TRUE(store.Valid(watched));
+  clock_.Advance(1min);
+  EXPECT_FALSE(store.Valid(watched));
+  EXPECT_FALSE(store.Valid(""));
   // Logout.
   const std::string out = store.Create(alice);
   store.Remove(out);
