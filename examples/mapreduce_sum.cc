@@ -62,7 +62,8 @@ class SumJob final : public elasticjob::MapReduceJob {
     if (flaky_every > 0 && i % flaky_every == 0 && ctx.attempt() == 1) {
       throw std::runtime_error("number " + std::to_string(i) + " fails its first attempt");
     }
-    if (print_numbers) std::cout << "DID " << i << std::endl;
+    // One write per line: sub-tasks run on several threads at once.
+    if (print_numbers) std::cout << ("DID " + std::to_string(i) + "\n") << std::flush;
     long done = ++processed_;
     if (done % 1000 == 0) std::cout << "progress " << done << std::endl;
     return {true, ctx.payload()};

@@ -32,14 +32,14 @@ start() {
 job=resume
 n=6000
 batch=50
-args=(--job $job --subtasks $n --slow-us 3000 --prop task.batch.size=$batch --print-numbers
+args=(--job $job --subtasks $n --slow-us 4000 --prop task.batch.size=$batch --print-numbers
   --task-store "$store")
 start r1 "${args[@]}"
 start r2 "${args[@]}"
 start r3 "${args[@]}" --execute-when-workers 3
 
 # The coordinator is the process whose instance id (ip@-@pid) the run id carries.
-wait_for_lines_in "^DID" 1500 60 "$dir/r1.log" "$dir/r2.log" "$dir/r3.log" ||
+wait_for_lines_in "DID " 1500 60 "$dir/r1.log" "$dir/r2.log" "$dir/r3.log" ||
   fail "no progress: $(tail -3 "$dir/r1.log")"
 run="$(zk_get /e2e/$job/task/run)"
 coord_pid="$(sed -E 's/.*@-@([0-9]+)@[0-9]+$/\1/' <<< "$run")"
