@@ -379,20 +379,27 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
         }
         continue;
       }
+      std::vector<TaskStore::Outcome> outcomes;
+      outcomes.reserve(static_cast<size_t>(c->reply.outcomes_size()));
       for (const rpc::TaskOutcome& o : c->reply.outcomes()) {
-        auto rec = store.Record(o.id(), o.success(), o.data());
-        if (!rec.ok()) {
-          failure = rec.status();
-          break;
-        }
-        if (*rec == TaskStore::Recorded::kFirst) {
+        outcomes.push_back({o.id(), o.success(), o.data()});
+      }
+      auto recorded = store.RecordAll(outcomes);
+      if (!recorded.ok()) {
+        failure = recorded.status();
+        continue;
+      }
+      for (int i = 0; i < c->reply.outcomes_size() && failure.ok(); ++i) {
+        const rpc::TaskOutcome& o = c->reply.outcomes(i);
+        const TaskStore::Recorded rec = (*recorded)[static_cast<size_t>(i)];
+        if (rec == TaskStore::Recorded::kFirst) {
           for (const rpc::MappedTasks& m : o.mapped()) {
             if (Status s = store.Add(m.name(), m.payloads()); !s.ok()) failure = s;
           }
-        } else if (*rec == TaskStore::Recorded::kRetry) {
+        } else if (rec == TaskStore::Recorded::kRetry) {
           infra::LogLine("WARN", context(fmt::format("sub-task {} failed on {} (retried): {}",
                                                      o.id(), c->worker, o.data())));
-        } else if (*rec == TaskStore::Recorded::kFailed) {
+        } else if (rec == TaskStore::Recorded::kFailed) {
           infra::LogLine("WARN",
                          context(fmt::format("sub-task {} failed on {} after {} attempt(s): {}",
                                              o.id(), c->worker, settings_.max_attempts, o.data())));

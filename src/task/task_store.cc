@@ -51,6 +51,25 @@ class SqliteTaskStore final : public TaskStore {
 
 }  // namespace
 
+Status TaskStore::AddAll(std::string_view name, const std::vector<std::string_view>& payloads) {
+  for (std::string_view p : payloads) {
+    if (Status s = AddOne(name, p); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<TaskStore::Recorded>> TaskStore::RecordAll(
+    const std::vector<Outcome>& outcomes) {
+  std::vector<Recorded> out;
+  out.reserve(outcomes.size());
+  for (const Outcome& o : outcomes) {
+    auto r = Record(o.id, o.success, o.data);
+    if (!r.ok()) return r.status();
+    out.push_back(*r);
+  }
+  return out;
+}
+
 Result<std::unique_ptr<TaskStore>> TaskStore::OpenTemp(int max_attempts, std::string dir) {
   if (dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");

@@ -58,10 +58,10 @@ class TaskStore {
   // Adds pending sub-tasks named `name`, one per payload (any range of strings).
   template <typename Range>
   Status Add(std::string_view name, const Range& payloads) {
-    for (const auto& p : payloads) {
-      if (Status s = AddOne(name, p); !s.ok()) return s;
-    }
-    return Status::Ok();
+    std::vector<std::string_view> views;
+    views.reserve(static_cast<size_t>(payloads.size()));
+    for (const auto& p : payloads) views.emplace_back(p);
+    return AddAll(name, views);
   }
   // Takes up to `n` pending sub-tasks in id order, marking them dispatched (one attempt more);
   // stops before the payloads pass `max_bytes` (one at least).
@@ -72,6 +72,14 @@ class TaskStore {
   // attempt: kFailed), done now; kRetry: a failure that goes back to pending; kDuplicate: the
   // sub-task was not dispatched (done already, or requeued): ignored.
   virtual Result<Recorded> Record(uint64_t id, bool success, std::string_view data) = 0;
+  // Record of each of a reply's outcomes, in order (one statement for the successes in a
+  // shared store). The ids are distinct.
+  struct Outcome {
+    uint64_t id = 0;
+    bool success = false;
+    std::string_view data;
+  };
+  virtual Result<std::vector<Recorded>> RecordAll(const std::vector<Outcome>& outcomes);
   // A dispatched sub-task whose worker went: pending again, or failed with `reason` when it
   // had its last attempt. Not dispatched: nothing.
   Result<Recorded> Requeue(uint64_t id, std::string_view reason) {
@@ -90,6 +98,8 @@ class TaskStore {
  protected:
   explicit TaskStore(int max_attempts) : max_attempts_(max_attempts < 1 ? 1 : max_attempts) {}
   virtual Status AddOne(std::string_view name, std::string_view payload) = 0;
+  // AddOne of each (one statement in a shared store).
+  virtual Status AddAll(std::string_view name, const std::vector<std::string_view>& payloads);
 
   const int max_attempts_;
   int64_t total_ = 0;

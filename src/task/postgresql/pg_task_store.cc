@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "tracing/tracing_url.h"
@@ -30,6 +32,10 @@ class Params {
   }
   Params& Int(int64_t v) { return Text(std::to_string(v)); }
   Params& Bytes(std::string_view v) { return Add(v.data(), v.size(), 1); }
+  Params& Binary(std::string v) {  // owned binary bytes (an encoded array)
+    owned_.push_back(std::make_unique<std::string>(std::move(v)));
+    return Add(owned_.back()->data(), owned_.back()->size(), 1);
+  }
   Params& Bool(bool v) { return Text(v ? "t" : "f"); }
   int size() const { return static_cast<int>(values_.size()); }
   const char* const* values() const { return values_.data(); }
@@ -48,6 +54,43 @@ class Params {
   std::vector<int> lengths_;
   std::vector<int> formats_;
 };
+
+// PostgreSQL's binary array format, one dimension: the header, then each element's length
+// and bytes (all integers big-endian).
+class BinaryArray {
+ public:
+  explicit BinaryArray(uint32_t element_oid) : oid_(element_oid) {}
+  void Add(std::string_view bytes) {
+    Put32(static_cast<uint32_t>(bytes.size()));
+    body_.append(bytes);
+    ++n_;
+  }
+  void Add8(int64_t v) {
+    const uint64_t be = htobe64(static_cast<uint64_t>(v));
+    Add(std::string_view(reinterpret_cast<const char*>(&be), sizeof be));
+  }
+  size_t size() const { return n_; }
+  std::string Encode() const {
+    std::string out;
+    out.reserve(20 + body_.size());
+    for (uint32_t v : {1u, 0u, oid_, static_cast<uint32_t>(n_), 1u}) {
+      const uint32_t be = htonl(v);
+      out.append(reinterpret_cast<const char*>(&be), sizeof be);
+    }
+    return out + body_;
+  }
+
+ private:
+  void Put32(uint32_t v) {
+    const uint32_t be = htonl(v);
+    body_.append(reinterpret_cast<const char*>(&be), sizeof be);
+  }
+  const uint32_t oid_;
+  std::string body_;
+  size_t n_ = 0;
+};
+constexpr uint32_t kInt8Oid = 20;
+constexpr uint32_t kByteaOid = 17;
 
 int64_t Int8(const PGresult* r, int row, int col) {
   uint64_t v = 0;
@@ -83,6 +126,15 @@ constexpr const char* kStatements[][2] = {
      "UPDATE ej_task_subtask SET state=0 WHERE run_id=$1 AND id=$2 AND state=1 AND "
      "attempts<$3"},
     {"retried", "UPDATE ej_task_run SET retried=$2 WHERE run_id=$1"},
+    // Many sub-tasks in one statement: ids from $2 on, one per payload of the array.
+    {"insert_all",
+     "INSERT INTO ej_task_subtask(run_id, id, name, payload, state, attempts) SELECT $1, "
+     "$2::bigint + u.i - 1, $3, u.p, 0, 0 FROM unnest($4::bytea[]) WITH ORDINALITY AS u(p, i)"},
+    // Many successes in one statement: the ids it returns were dispatched (first outcomes).
+    {"finish_all",
+     "UPDATE ej_task_subtask AS t SET state=2, success=TRUE, result=u.r, payload=NULL FROM "
+     "unnest($2::bigint[], $3::bytea[]) AS u(id, r) WHERE t.run_id=$1 AND t.id=u.id AND "
+     "t.state=1 RETURNING t.id"},
 };
 
 class PgTaskStoreImpl final : public PgTaskStore {
@@ -233,6 +285,36 @@ class PgTaskStoreImpl final : public PgTaskStore {
     return success ? Recorded::kFirst : Recorded::kFailed;
   }
 
+  Result<std::vector<Recorded>> RecordAll(const std::vector<Outcome>& outcomes) override {
+    std::vector<Recorded> out(outcomes.size(), Recorded::kDuplicate);
+    BinaryArray ids(kInt8Oid);
+    BinaryArray results(kByteaOid);
+    std::map<uint64_t, size_t> index;  // the successes' ids -> their place
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      const Outcome& o = outcomes[i];
+      if (!o.success) {  // rare: one statement each
+        auto r = Record(o.id, false, o.data);
+        if (!r.ok()) return r.status();
+        out[i] = *r;
+        continue;
+      }
+      ids.Add8(static_cast<int64_t>(o.id));
+      results.Add(o.data);
+      index[o.id] = i;
+    }
+    if (ids.size() == 0) return out;
+    auto r = Prepared("finish_all",
+                      Params().Text(run_id_).Binary(ids.Encode()).Binary(results.Encode()));
+    if (!r.ok()) return r.status();
+    for (int row = 0; row < PQntuples(r->get()); ++row) {
+      auto it = index.find(static_cast<uint64_t>(Int8(r->get(), row, 0)));
+      if (it == index.end()) continue;
+      out[it->second] = Recorded::kFirst;
+      ++done_;
+    }
+    return out;
+  }
+
   Status ForEach(const std::function<void(const SubtaskResult&)>& fn) const override {
     // One row at a time: a million results need no million rows in memory.
     Params p;
@@ -273,6 +355,25 @@ class PgTaskStoreImpl final : public PgTaskStore {
     ++next_id_;
     ++total_;
     ++pending_;
+    return Status::Ok();
+  }
+
+  Status AddAll(std::string_view name, const std::vector<std::string_view>& payloads) override {
+    constexpr size_t kPerStatement = 10000;
+    for (size_t from = 0; from < payloads.size(); from += kPerStatement) {
+      const size_t n = std::min(kPerStatement, payloads.size() - from);
+      BinaryArray array(kByteaOid);
+      for (size_t i = from; i < from + n; ++i) array.Add(payloads[i]);
+      auto r = Prepared("insert_all", Params()
+                                          .Text(run_id_)
+                                          .Int(static_cast<int64_t>(next_id_))
+                                          .Text(std::string(name))
+                                          .Binary(array.Encode()));
+      if (!r.ok()) return r.status();
+      next_id_ += n;
+      total_ += static_cast<int64_t>(n);
+      pending_ += static_cast<int64_t>(n);
+    }
     return Status::Ok();
   }
 
