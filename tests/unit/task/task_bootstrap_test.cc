@@ -180,5 +180,48 @@ TEST(TaskBootstrapTest, ATaskStoreThatIsNotPostgreSqlIsRefusedNamingIt) {
   EXPECT_EQ(s.message().find("secret"), std::string::npos) << s;
 }
 
+// A job type given by name, broadcast by the prop: its executor runs once per instance per
+// run, with the run id as the sharding context's taskId.
+class Recording final : public JobItemExecutor {
+ public:
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> task_ids;
+  void Process(const JobConfiguration&, const ShardingContext& ctx, JobRunState&) override {
+    std::lock_guard<std::mutex> lock(mu);
+    task_ids.push_back(ctx.task_id);
+    cv.notify_all();
+  }
+};
+
+TEST(TaskBootstrapTest, AJobTypeGivenByNameBroadcastsByTheProp) {
+  auto reg = NewRegistryCenter("memory://task_type_broadcast");
+  ASSERT_TRUE((*reg)->Init().ok());
+  auto recording = std::make_shared<Recording>();
+  BootstrapOptions options;
+  options.job_types["RECORDING"] =
+      [recording](const JobConfiguration&) -> Result<std::shared_ptr<JobItemExecutor>> {
+    return std::shared_ptr<JobItemExecutor>(recording);
+  };
+  auto config = JobConfiguration::Builder("typed", 1).SetProperty("task.broadcast", "true").Build();
+  ASSERT_TRUE(config.ok());
+  OneOffJobBootstrap bootstrap(**reg, "RECORDING", *config, options);
+  ASSERT_TRUE(bootstrap.Start().ok());
+  // A task job's worker node: the broadcast runs through the task runtime.
+  EXPECT_EQ((*reg)->GetChildrenKeys("/typed/task/workers").value_or({}).size(), 1u);
+  ASSERT_TRUE(bootstrap.Execute().ok());
+  {
+    std::unique_lock<std::mutex> lock(recording->mu);
+    ASSERT_TRUE(recording->cv.wait_for(lock, std::chrono::seconds(30),
+                                       [&] { return !recording->task_ids.empty(); }));
+  }
+  bootstrap.Shutdown();
+  ASSERT_EQ(recording->task_ids.size(), 1u);
+  // The run id (typed@{instance}@{ms}), not ElasticJob's task id (typed@-@0@-@READY@-@...).
+  EXPECT_EQ(recording->task_ids[0].rfind("typed@", 0), 0u) << recording->task_ids[0];
+  EXPECT_EQ(recording->task_ids[0].find("READY"), std::string::npos) << recording->task_ids[0];
+  EXPECT_EQ((*reg)->GetDirectly("/typed").value_or(""), "RECORDING");
+}
+
 }  // namespace
 }  // namespace elasticjob
