@@ -6,8 +6,10 @@
 #include <endian.h>
 #include <fmt/format.h>
 #include <libpq-fe.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -125,7 +127,8 @@ constexpr const char* kStatements[][2] = {
     {"repend",
      "UPDATE ej_task_subtask SET state=0 WHERE run_id=$1 AND id=$2 AND state=1 AND "
      "attempts<$3"},
-    {"retried", "UPDATE ej_task_run SET retried=$2 WHERE run_id=$1"},
+    // Every commit: the run is still this coordinator's (the fence), and its retry count.
+    {"fence", "UPDATE ej_task_run SET retried=$2 WHERE run_id=$1 AND owner=$3"},
     // Many sub-tasks in one statement: ids from $2 on, one per payload of the array.
     {"insert_all",
      "INSERT INTO ej_task_subtask(run_id, id, name, payload, state, attempts) SELECT $1, "
@@ -158,7 +161,7 @@ class PgTaskStoreImpl final : public PgTaskStore {
       s = Exec(
           "CREATE TABLE IF NOT EXISTS ej_task_run(run_id VARCHAR(512) PRIMARY KEY,"
           " job_name VARCHAR(512) NOT NULL, root_done BOOLEAN NOT NULL DEFAULT FALSE,"
-          " retried BIGINT NOT NULL DEFAULT 0,"
+          " retried BIGINT NOT NULL DEFAULT 0, owner VARCHAR(200),"
           " created_time TIMESTAMP NOT NULL DEFAULT now());"
           "CREATE TABLE IF NOT EXISTS ej_task_subtask(run_id VARCHAR(512) NOT NULL,"
           " id BIGINT NOT NULL, name TEXT NOT NULL, payload BYTEA, state SMALLINT NOT NULL,"
@@ -182,11 +185,19 @@ class PgTaskStoreImpl final : public PgTaskStore {
     if (!run.ok()) return run.status();
     if (PQntuples(run->get()) == 0) return false;
     if (*PQgetvalue(run->get(), 0, 0) == 0) {  // the root had not finished: drop it all
-      if (Status s = Delete(run_id); !s.ok()) return s;
+      if (Status s = Delete(run_id, /*fenced=*/false); !s.ok()) return s;
       return false;
     }
     run_id_ = run_id;
-    retried_ = saved_retried_ = Int8(run->get(), 0, 1);
+    retried_ = Int8(run->get(), 0, 1);
+    // The run is ours from now on: a coordinator still at it fails its next commit. Its own
+    // statement, before the reset, so that the reset never waits on a transaction of the
+    // other's that waits on the run's row.
+    if (auto taken = Command("UPDATE ej_task_run SET owner=$2 WHERE run_id=$1",
+                             Params().Text(run_id).Text(token_));
+        !taken.ok()) {
+      return taken.status();
+    }
     if (Status s = Begin(); !s.ok()) return s;
     auto back = Command(
         "UPDATE ej_task_subtask SET state=0, attempts=GREATEST(attempts-1, 0) WHERE "
@@ -213,27 +224,26 @@ class PgTaskStoreImpl final : public PgTaskStore {
 
   Status Create(const std::string& run_id) override {
     run_id_ = run_id;
-    return Command("INSERT INTO ej_task_run(run_id, job_name) VALUES($1, $2)",
-                   Params().Text(run_id).Text(job_name_))
+    return Command("INSERT INTO ej_task_run(run_id, job_name, owner) VALUES($1, $2, $3)",
+                   Params().Text(run_id).Text(job_name_).Text(token_))
         .status();
   }
 
   Status MarkRootDone() override {
-    return Command("UPDATE ej_task_run SET root_done=TRUE WHERE run_id=$1", Params().Text(run_id_))
-        .status();
+    auto r = Command("UPDATE ej_task_run SET root_done=TRUE WHERE run_id=$1 AND owner=$2",
+                     Params().Text(run_id_).Text(token_));
+    if (!r.ok()) return r.status();
+    return *r == 1 ? Status::Ok() : TakenOver();
   }
 
-  Status Finish() override { return Delete(run_id_); }
+  Status Finish() override { return Delete(run_id_, /*fenced=*/true); }
 
   Status Begin() override { return Exec("BEGIN"); }
   Status Commit() override {
-    if (retried_ != saved_retried_) {
-      auto r = Prepared("retried", Params().Text(run_id_).Int(retried_));
-      if (!r.ok()) {
-        (void)Exec("ROLLBACK");
-        return r.status();
-      }
-      saved_retried_ = retried_;
+    auto r = Prepared("fence", Params().Text(run_id_).Int(retried_).Text(token_));
+    if (!r.ok() || Changed(r->get()) != 1) {
+      (void)Exec("ROLLBACK");
+      return r.ok() ? TakenOver() : r.status();
     }
     return Exec("COMMIT");
   }
@@ -377,16 +387,28 @@ class PgTaskStoreImpl final : public PgTaskStore {
     return Status::Ok();
   }
 
-  Status Delete(const std::string& run_id) {
+  // Deletes a run's rows; `fenced`: only while the run is this coordinator's.
+  Status Delete(const std::string& run_id, bool fenced) {
     if (Status s = Begin(); !s.ok()) return s;
-    for (const char* sql : {"DELETE FROM ej_task_subtask WHERE run_id=$1",
-                            "DELETE FROM ej_task_run WHERE run_id=$1"}) {
-      if (auto r = Command(sql, Params().Text(run_id)); !r.ok()) {
-        (void)Exec("ROLLBACK");
-        return r.status();
-      }
+    auto run = fenced ? Command("DELETE FROM ej_task_run WHERE run_id=$1 AND owner=$2",
+                                Params().Text(run_id).Text(token_))
+                      : Command("DELETE FROM ej_task_run WHERE run_id=$1", Params().Text(run_id));
+    if (!run.ok() || (fenced && *run != 1)) {
+      (void)Exec("ROLLBACK");
+      return run.ok() ? TakenOver() : run.status();
     }
-    return Commit();
+    if (auto r = Command("DELETE FROM ej_task_subtask WHERE run_id=$1", Params().Text(run_id));
+        !r.ok()) {
+      (void)Exec("ROLLBACK");
+      return r.status();
+    }
+    return Exec("COMMIT");
+  }
+
+  Status TakenOver() const {
+    return FailedPrecondition(
+        fmt::format("task store '{}': run {} was taken over by another coordinator (or is gone)",
+                    url_, run_id_));
   }
 
   static int64_t Changed(PGresult* r) {
@@ -431,7 +453,9 @@ class PgTaskStoreImpl final : public PgTaskStore {
   const std::string job_name_;
   std::string run_id_;
   uint64_t next_id_ = 1;
-  int64_t saved_retried_ = 0;
+  // This coordinator's mark on the runs it owns (ej_task_run.owner).
+  const std::string token_ =
+      fmt::format("{}:{}", getpid(), std::chrono::steady_clock::now().time_since_epoch().count());
   int64_t redispatched_ = 0;
   bool resumed_ = false;
 };

@@ -4,9 +4,13 @@
 // one resumes the run: finished sub-tasks are kept, the ones in flight go back to pending,
 // the root is not run again.
 //
-//   ej_task_run(run_id PK, job_name, root_done, retried, created_time)
+//   ej_task_run(run_id PK, job_name, root_done, retried, owner, created_time)
 //   ej_task_subtask(run_id, id, name, payload, state, attempts, success, result;
 //                   PK (run_id, id); state 0 pending, 1 dispatched, 2 done)
+//
+// Fencing: a run belongs to the store that created or last resumed it (`owner`); every
+// Commit, MarkRootDone and Finish of another fails with FAILED_PRECONDITION (the run was
+// taken over) and changes nothing.
 //
 // Thread safety: none; the run's coordinator thread owns it (one connection).
 #ifndef ELASTICJOB_TASK_POSTGRESQL_PG_TASK_STORE_H_

@@ -128,6 +128,39 @@ TEST_F(PgTaskStoreTest, ARunLostBeforeItsRootFinishedIsNotResumed) {
   ASSERT_TRUE(next->Finish().ok());
 }
 
+TEST_F(PgTaskStoreTest, ACoordinatorWhoseRunWasTakenOverChangesNothing) {
+  auto old = Connect();
+  ASSERT_NE(old, nullptr);
+  ASSERT_TRUE(old->Create("run-3").ok());
+  std::vector<std::string> p{"a", "b"};
+  ASSERT_TRUE(old->Add("N", p).ok());
+  ASSERT_TRUE(old->MarkRootDone().ok());
+  ASSERT_TRUE(old->Begin().ok());
+  ASSERT_EQ(old->TakePending(10)->size(), 2u);
+  ASSERT_TRUE(old->Commit().ok());
+  // A new coordinator resumes the run while the old one is still at it (its session lost,
+  // not noticed yet).
+  auto next = Connect();
+  ASSERT_NE(next, nullptr);
+  ASSERT_TRUE(*next->Resume("run-3"));
+  ASSERT_TRUE(old->Begin().ok());
+  ASSERT_EQ(*old->Record(1, true, "stale"), TaskStore::Recorded::kDuplicate);  // pending now
+  ASSERT_EQ(old->TakePending(10)->size(), 2u);  // would strand them as dispatched: rolled back
+  Status s = old->Commit();
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("run run-3 was taken over by another coordinator"), std::string::npos)
+      << s;
+  EXPECT_EQ(old->Finish().code(), StatusCode::kFailedPrecondition);
+  // The new one's run is whole.
+  ASSERT_TRUE(next->Begin().ok());
+  auto sent = next->TakePending(10);
+  ASSERT_TRUE(sent.ok());
+  ASSERT_EQ(sent->size(), 2u);
+  EXPECT_EQ(*next->Record(1, true, "one"), TaskStore::Recorded::kFirst);
+  ASSERT_TRUE(next->Commit().ok());
+  ASSERT_TRUE(next->Finish().ok());
+}
+
 TEST(PgTaskStoreUrlTest, AnUnreachableStoreFailsNamingItWithoutThePassword) {
   auto s = PgTaskStore::Connect("postgresql://u:secret@127.0.0.1:1/db", "job", 3);
   ASSERT_FALSE(s.ok());
