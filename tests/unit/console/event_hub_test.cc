@@ -79,10 +79,12 @@ TEST(EventHubTest, PollsOnlyWhileAStreamIsOpen) {
   std::condition_variable cv;
   int polls = 0;
   EventHub hub(Fast(), [&](EventHub& h) {
+    {
+      std::lock_guard lock(mu);
+      ++polls;  // counted before the stream can see what it publishes
+      cv.notify_all();
+    }
     h.Publish("execution", "{\"poll\":true}");
-    std::lock_guard lock(mu);
-    ++polls;
-    cv.notify_all();
   });
   {
     std::unique_lock lock(mu);
