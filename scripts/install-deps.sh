@@ -32,8 +32,9 @@ PACKAGES=(
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev python3-aiosmtpd openssl
   # the task models' RPC between instances (docs/task-models.md): gRPC and protobuf
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  # the web console (docs/console.md): password hashes (argon2id) and session tokens
-  libsodium-dev
+  # the web console (docs/console.md): password hashes (argon2id) and session tokens; zlib for
+  # its gzipped answers
+  libsodium-dev zlib1g-dev
   # the web console's browser tests (tests/browser) and page-load benchmark: Debian's chromium,
   # driven headless by puppeteer-core from npm (node and npm below)
   chromium

@@ -265,6 +265,40 @@ TEST_F(ConsoleApiTest, ServesTheEmbeddedPageWithSecurityHeaders) {
   EXPECT_EQ(admin.Get("/api/v1/nothing").status, 404);
 }
 
+// Never brotli (Debian's cpp-httplib would compress at quality 11: hundreds of ms per answer);
+// gzip for a body of 1 KiB or more when the client accepts it, nothing otherwise.
+TEST_F(ConsoleApiTest, GzipsLargeAnswersAndNeverBrotli) {
+  httplib::Client raw("127.0.0.1", console_->port());
+  raw.set_decompress(false);
+  auto page = raw.Get("/assets/job.js", {{"Accept-Encoding", "gzip, deflate, br"}});
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->get_header_value("Content-Encoding"), "gzip");
+  EXPECT_EQ(page->get_header_value("Vary"), "Accept-Encoding");
+  EXPECT_FALSE(page->has_header("X-Elasticjob-Accepts-Gzip"));
+  ASSERT_GE(page->body.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(page->body[0]), 0x1f);  // the gzip magic
+  EXPECT_EQ(static_cast<unsigned char>(page->body[1]), 0x8b);
+  auto br_only = raw.Get("/assets/job.js", {{"Accept-Encoding", "br"}});
+  ASSERT_TRUE(br_only);
+  EXPECT_FALSE(br_only->has_header("Content-Encoding"));
+  EXPECT_NE(br_only->body.find("export"), std::string::npos);
+  auto refused = raw.Get("/assets/job.js", {{"Accept-Encoding", "gzip;q=0, br"}});
+  ASSERT_TRUE(refused);
+  EXPECT_FALSE(refused->has_header("Content-Encoding"));
+  // The decompressing client reads the same bytes as the plain one.
+  httplib::Client plain("127.0.0.1", console_->port());
+  auto inflated = plain.Get("/assets/job.js", {{"Accept-Encoding", "gzip"}});
+  ASSERT_TRUE(inflated);
+  EXPECT_EQ(inflated->body, br_only->body);
+  // A small answer (an error) is sent as it is.
+  auto small = raw.Get("/api/v1/registries", {{"Accept-Encoding", "gzip, br"}});
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->status, 401);
+  EXPECT_FALSE(small->has_header("Content-Encoding"));
+  EXPECT_NE(small->body.find("error"), std::string::npos);
+}
+
 TEST_F(ConsoleApiTest, ListsRegistriesWithoutSecrets) {
   Browser b = Admin();
   HttpResult r = b.Get("/api/v1/registries");
