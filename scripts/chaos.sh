@@ -274,6 +274,7 @@ sc_finish() {
  "killed": {$(for p in "${!KILLED[@]}"; do printf '"%s": %s,' "$p" "${KILLED[$p]}"; done | sed 's/,$//')},
  "exited": {$(for p in "${!EXITED[@]}"; do printf '"%s": %s,' "$p" "${EXITED[$p]}"; done | sed 's/,$//')},
  "failover_bound": $FAILOVER_S, "converge_bound": $CONVERGE_S,
+ "logs": [$(for n in "${!PID[@]}"; do printf '"%s",' "$sd/$n.log"; done | sed 's/,$//')],
  "proc": "$sd/proc.log", "flat": $FLAT, "slack": ${SLACK:-$PERIOD}}
 JSON
   "${PY[@]}" analyze "$sd/meta.json" > "$sd/analysis.txt"

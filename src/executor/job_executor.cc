@@ -26,7 +26,11 @@ struct JobExecutor::Run {
   std::string task_id;
   std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
   uint64_t session = 0;                      // the registry session its items were claimed in
-  bool session_lost = false;                 // that session ended before the run did
+  // That session ended before the run did (Finish saw it, or Fence): others may own the
+  // items now. atomic: Fence sets it on the job's strand while the run goes on elsewhere.
+  std::atomic<bool> session_lost{false};
+  // Requested by Fence; the items' contexts carry it (a SCRIPT item's group is killed).
+  const std::shared_ptr<Cancellation> cancel = std::make_shared<Cancellation>();
   // An operator's one-time job parameter (`trigger/{id}`'s value), in place of the config's.
   std::optional<std::string> parameter;
   Done done;
@@ -241,8 +245,11 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   TakePlan(*run, plan);
   run->fire_time = fire_time;
   run->done = std::move(done);
-  run->holding = true;
   run->remaining = run->items.size();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    HoldLocked(run);
+  }
   auto prepared = std::make_shared<Prepared>();
   prepared->executor = this;
   prepared->changes = plan->changes;
@@ -426,7 +433,10 @@ void JobExecutor::Launch(const std::shared_ptr<Run>& run, Result<std::vector<int
     // Some run elsewhere (logged by the claim): this run leaves them.
     std::vector<int> unclaimed = Minus(run->items, *claimed);
     std::lock_guard<std::mutex> lock(mu_);
-    for (int i : unclaimed) running_items_.erase(i);
+    for (int i : unclaimed) {
+      running_items_.erase(i);
+      fenced_items_.erase(i);
+    }
     run->items = *claimed;
     if (run->normal) normal_items_ = run->items;
   }
@@ -460,8 +470,9 @@ void JobExecutor::Reread(const std::shared_ptr<Run>& run) {
     std::lock_guard<std::mutex> lock(mu_);
     for (int i : run->items) running_items_.erase(i);
     normal_items_.clear();
+    holding_runs_.erase(run.get());
+    run->holding = false;
   }
-  run->holding = false;
   run->plan = nullptr;
   run->items.clear();
   run->params = nullptr;
@@ -549,7 +560,7 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_items_.insert(run->items.begin(), run->items.end());
-    run->holding = true;
+    HoldLocked(run);
   }
   if (Status s = Prepare(*run); !s.ok()) return End(run, s);
   if (tracing_ != nullptr) {
@@ -577,7 +588,7 @@ void JobExecutor::RunFailover(Done done) {
     for (int i : *claimed) {
       if (running_items_.insert(i).second) run->items.push_back(i);
     }
-    run->holding = true;
+    HoldLocked(run);
   }
   run->done = std::move(done);
   if (run->items.empty()) return End(run, Outcome::kNoItems);
@@ -665,6 +676,7 @@ ShardingContext JobExecutor::ContextOf(const Run& run, int item) {
                       std::nullopt};
   if (auto it = run.params->find(item); it != run.params->end())
     ctx.sharding_parameter = it->second;
+  ctx.cancellation = run.cancel;
   return ctx;
 }
 
@@ -729,13 +741,19 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
   if (trace_start != nullptr) traced = tracing_->PushStart(std::move(trace_start), report.started);
   auto start = std::chrono::steady_clock::now();
   try {
-    job_->Execute(ctx);  // user code is fenced here
+    // A run fenced before this item started (its session expired) does not start it.
+    if (!run->cancel->requested()) job_->Execute(ctx);  // user code is fenced here
   } catch (const std::exception& e) {
     report.success = false;
     report.error = e.what();
   } catch (...) {
     report.success = false;
     report.error = "unknown exception";
+  }
+  if (run->cancel->requested()) {
+    report.success = false;
+    report.error = "cancelled: " + run->cancel->reason() +
+                   (report.error.empty() ? "" : " (" + report.error + ")");
   }
   report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
@@ -775,12 +793,16 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
 }
 
 void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
-  if (run->config->monitor_execution && execution_.session_epoch() != run->session) {
-    // The session its items were claimed in ended during the run: others may hold them now,
-    // under marks of their own, which a blind delete would remove (and a second run of the
-    // item would start beside theirs). Only marks still ours go; no misfire re-run follows.
+  if (run->session_lost.load() ||
+      (run->config->monitor_execution && execution_.session_epoch() != run->session)) {
+    // The session its items were claimed in ended during the run (or Fence cut it short):
+    // others may hold them now, under marks of their own, which a blind delete would remove
+    // (and a second run of the item would start beside theirs). Only marks still ours go; no
+    // misfire re-run follows.
     run->session_lost = true;
-    if (Status s = execution_.ClearOwnRunningInfo(run->items); !s.ok()) return End(run, s);
+    if (run->config->monitor_execution) {
+      if (Status s = execution_.ClearOwnRunningInfo(run->items); !s.ok()) return End(run, s);
+    }
     return Completed(run);
   }
   execution_.RegisterJobCompletedAsync(*run->config, run->items, control_, [this, run](Status s) {
@@ -791,7 +813,9 @@ void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
 
 void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   const JobConfiguration& config = *run->config;
-  if (run->failover_items) {
+  // A failover run whose session ended leaves the failover nodes: the items were queued for
+  // failover again when that session expired, and the nodes may be their new claimer's.
+  if (run->failover_items && !run->session_lost.load()) {
     if (Status s = failover_.UpdateFailoverComplete(run->items); !s.ok()) return End(run, s);
   }
   if (!run->normal) {
@@ -861,9 +885,18 @@ void JobExecutor::End(const std::shared_ptr<Run>& run, Result<Outcome> result) {
   Deliver(run, std::move(result), std::move(queued));
 }
 
+void JobExecutor::HoldLocked(const std::shared_ptr<Run>& run) {
+  run->holding = true;
+  holding_runs_.emplace(run.get(), run);
+}
+
 JobExecutor::Queued JobExecutor::ReleaseLocked(const Run& run) {
   if (run.holding) {
-    for (int i : run.items) running_items_.erase(i);
+    for (int i : run.items) {
+      running_items_.erase(i);
+      fenced_items_.erase(i);
+    }
+    holding_runs_.erase(&run);
   }
   if (!run.normal) return {};
   normal_running_ = false;
@@ -882,6 +915,35 @@ void JobExecutor::Deliver(const std::shared_ptr<Run>& run, Result<Outcome> resul
       TriggerNow(std::move(queued.done), std::move(queued.parameter));
     });
   }
+}
+
+std::vector<int> JobExecutor::Fence(const std::string& reason) {
+  std::vector<std::shared_ptr<Run>> runs;
+  std::vector<int> items;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, run] : holding_runs_) {
+      if (run->session_lost.exchange(true)) continue;  // fenced already
+      runs.push_back(run);
+      for (int i : run->items) {
+        fenced_items_.insert(i);
+        items.push_back(i);
+      }
+    }
+  }
+  // Outside mu_: the requests run the items' callbacks (a SCRIPT item's group killed).
+  for (const auto& run : runs) run->cancel->Request(reason);
+  std::sort(items.begin(), items.end());
+  return items;
+}
+
+std::vector<int> JobExecutor::running_items() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int> out;
+  for (int i : running_items_) {
+    if (fenced_items_.count(i) == 0) out.push_back(i);
+  }
+  return out;
 }
 
 void JobExecutor::Stop() {

@@ -253,6 +253,10 @@ void ListenerManager::OnConnectionState(ConnectionState state) {
   if (controller_.IsShutdown()) return;
   if (state == ConnectionState::kSuspended || state == ConnectionState::kLost) {
     controller_.Pause();
+    // The session expired: its ephemeral nodes are gone and others may take this
+    // instance's items over at once. What runs here must stop (issue 24: a survivor took
+    // over items of a live instance while they ran).
+    if (state == ConnectionState::kLost) controller_.FenceRunningItems();
   } else if (state == ConnectionState::kReconnected) {
     OnReconnected();
   }
