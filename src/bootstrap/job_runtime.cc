@@ -520,6 +520,9 @@ void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
   }
   if (paused) {
     // Quartz's "do nothing" misfire policy: a fire time that passes while paused is skipped.
+    infra::LogLine("INFO", fmt::format("job={}: a fire time passed while paused (registry "
+                                       "connection suspended or session expired): skipped",
+                                       config_.job_name));
     EndTask();
     return;
   }

@@ -35,6 +35,8 @@ struct JobExecutor::Run {
   std::optional<std::string> parameter;
   Done done;
   std::atomic<size_t> remaining{0};
+  // Every item of this pass has returned (its end is being written): nothing left to cancel.
+  std::atomic<bool> items_done{false};
   // Tracing: what the pass's events share, and its failed items' errors (TASK_ERROR).
   std::shared_ptr<const tracing::RunInfo> trace;
   // The pass's last status event, allocated ahead (a prepared trigger's), taken by its last
@@ -468,7 +470,10 @@ void JobExecutor::Reread(const std::shared_ptr<Run>& run) {
   // The lane stays ours; what the plan gave is worked out again.
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (int i : run->items) running_items_.erase(i);
+    for (int i : run->items) {
+      running_items_.erase(i);
+      fenced_items_.erase(i);
+    }
     normal_items_.clear();
     holding_runs_.erase(run.get());
     run->holding = false;
@@ -530,6 +535,11 @@ void JobExecutor::KeepPlan(std::optional<uint64_t> changes, const Run& run) {
 }
 
 void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
+  if (run->items.empty() && run->misfire) {
+    // A misfire re-run (Completed) left with nothing: the after-listeners of its run, then
+    // the end.
+    return After(run, [this, run] { End(run, Outcome::kRan); });
+  }
   if (run->items.empty()) {
     // As ElasticJob, the listeners run even when this instance has nothing to run.
     if (Status s = Prepare(*run); !s.ok()) return End(run, s);
@@ -543,6 +553,7 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
   auto skip_as_misfire = [&] {
     if (tracing_ != nullptr) TraceMisfire(*run->config, run->items);
     run->items.clear();  // nothing of ours is running
+    if (run->misfire) return After(run, [this, run] { End(run, Outcome::kRan); });
     End(run, Outcome::kMisfire);
   };
   bool held = false;
@@ -566,6 +577,7 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
   if (tracing_ != nullptr) {
     TraceStatus(*run, TraceState::kTaskStaging, tracing::StagingMessage(run->config->job_name));
   }
+  if (run->misfire) return Begin(run);  // its before-listeners ran before its first pass
   Before(run, [this, run] { Begin(run); });
 }
 
@@ -661,6 +673,7 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
   // claimed start: an item running on another instance is left to it (ElasticJob writes the
   // marks first too, but overwrites a mark it finds).
   run->session = execution_.session_epoch();
+  run->items_done = false;
   execution_.ClaimAsync(
       *run->config, run->items, control_,
       [this, run](Result<std::vector<int>> claimed) { Launch(run, std::move(claimed)); });
@@ -768,6 +781,7 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
   // The last one ends the pass; the registry work goes to the control executor, so that
   // item threads start the items still queued first.
   if (run->remaining.fetch_sub(1) == 1) {
+    run->items_done = true;
     if (tracing_ != nullptr) {
       std::vector<std::pair<int, std::string>> errors;
       {
@@ -873,7 +887,47 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   if (!ours && !marked.empty()) execution_.ClearMisfireAsync(marked, control_);
   run->misfire = true;
   run->fire_time.reset();
-  Begin(run);
+  // The re-run stands for the triggers this run made skip: it runs what they would have run,
+  // this instance's items now, not only this run's (chaos proxy_partition: an item whose
+  // failover run elsewhere ended during this run missed its fire). Mostly they are the same.
+  if (run->plan != nullptr && CurrentPlan(RegistryChanges()) == run->plan) return Begin(run);
+  auto now = ItemsNow(config);
+  if (!now.ok()) return End(run, now.status());
+  std::vector<int> had = run->items;
+  std::sort(had.begin(), had.end());
+  if (*now == had) return Begin(run);
+  // Our misfire marks go first: they name this run's items, and a trigger during the re-run
+  // marks its own.
+  if (ours) {
+    execution_.ClearMisfireAsync(run->items, control_);
+    std::lock_guard<std::mutex> lock(mu_);
+    misfire_marked_ = false;
+  }
+  Reread(run);
+}
+
+Result<std::vector<int>> JobExecutor::ItemsNow(const JobConfiguration& config) {
+  std::vector<int> out;
+  if (config.failover) {
+    auto claimed = failover_.GetLocalFailoverItems();
+    if (!claimed.ok()) return claimed.status();
+    out = *claimed;
+  }
+  if (out.empty()) {
+    auto local = sharding_.GetLocalShardingItems(config.sharding_total_count);
+    if (!local.ok()) return local.status();
+    out = *local;
+    if (config.failover) {
+      auto taken = failover_.GetLocalTakeOffItems(out);
+      if (!taken.ok()) return taken.status();
+      out = Minus(std::move(out), *taken);
+    }
+    auto disabled = execution_.GetDisabledItems(out);
+    if (!disabled.ok()) return disabled.status();
+    out = Minus(std::move(out), *disabled);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void JobExecutor::End(const std::shared_ptr<Run>& run, Result<Outcome> result) {
@@ -925,9 +979,10 @@ std::vector<int> JobExecutor::Fence(const std::string& reason) {
     for (const auto& [key, run] : holding_runs_) {
       if (run->session_lost.exchange(true)) continue;  // fenced already
       runs.push_back(run);
+      const bool done = run->items_done.load();
       for (int i : run->items) {
         fenced_items_.insert(i);
-        items.push_back(i);
+        if (!done) items.push_back(i);  // a pass whose items all returned cancels nothing
       }
     }
   }

@@ -178,7 +178,8 @@ class JobExecutor {
   // start), its items are no longer reported as this instance's (running_items), its end
   // clears only marks still ours, leaves the failover nodes and re-runs nothing. The items
   // stay held here until their code returns, so no run of ours starts beside it. Returns
-  // the items fenced now (sorted).
+  // the items fenced now whose code was running or still to start (sorted): a run whose items
+  // had all returned (its end being written) is fenced too, but cancels nothing.
   std::vector<int> Fence(const std::string& reason);
 
   // The items running here now (every lane), but those of fenced runs: a mark of ours on any
@@ -273,6 +274,10 @@ class JobExecutor {
   // (misfire re-runs, listeners).
   void Finish(const std::shared_ptr<Run>& run);
   void Completed(const std::shared_ptr<Run>& run);
+  // What a trigger would run here now, sorted: the claimed failover items, else this
+  // instance's items minus those taken over and the disabled ones (from the cache; no
+  // sharding wait: a re-run does not follow while one is pending).
+  Result<std::vector<int>> ItemsNow(const JobConfiguration& config);
   // Ends `run`: releases its items and lane, then Deliver.
   void End(const std::shared_ptr<Run>& run, Result<Outcome> result);
   // Releases `run`'s items (and the normal lane, for a normal run); returns a queued operator

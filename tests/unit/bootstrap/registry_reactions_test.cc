@@ -401,6 +401,37 @@ TEST_F(RegistryReactionsTest, ASessionExpiryCancelsTheItemsRunningThereAndClears
   })) << DumpTree(*reg, "/job");
 }
 
+TEST_F(RegistryReactionsTest, AMisfireReRunRunsTheItemsTheSkippedTriggerWouldHaveRun) {
+  // Chaos proxy_partition: a run of item 1 only (item 0 was taken over by another instance's
+  // failover run), a trigger skipped as a misfire meanwhile, item 0 free again before the
+  // run ends: the re-run stands for the skipped trigger and runs item 0 too.
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>(/*block=*/true);
+  struct ReleaseOnExit {
+    std::shared_ptr<GateJob> job;
+    ~ReleaseOnExit() { job->Release(); }
+  } release_on_exit{job};
+  ScheduleJobBootstrap boot(*reg, job, Config(2, true), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 2, 1)) << DumpTree(*reg, "/job");
+  ASSERT_TRUE(reg->Persist("/job/sharding/0/failover", "10.0.0.2@-@1").ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(job->WaitStarted(1)) << rec_.Dump() << DumpTree(*reg, "/job");
+  ASSERT_TRUE(reg->Remove("/job/sharding/0/failover").ok());  // its failover run ended
+  clock_.Advance(1s);                                         // a misfire: the run goes on
+  ASSERT_TRUE(WaitRegistry(*reg, [&] { return *reg->IsExisted("/job/sharding/1/misfire"); }))
+      << DumpTree(*reg, "/job");
+  job->Release();
+  ASSERT_TRUE(rec_.Wait([](const auto& runs, const auto&) {
+    for (const auto& r : runs) {
+      if (r.item == 0 && r.misfire_rerun) return true;
+    }
+    return false;
+  })) << rec_.Dump()
+      << DumpTree(*reg, "/job");
+  EXPECT_EQ(rec_.runs().front().item, 1) << rec_.Dump();
+}
+
 TEST_F(RegistryReactionsTest, ACrashedInstancesRunningItemsAreTakenOverAtOnce) {
   auto r1 = Session(), r2 = Session();
   auto stuck = std::make_shared<GateJob>(/*block=*/true);
