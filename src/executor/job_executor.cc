@@ -223,6 +223,10 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   // The epoch first, then what it guards (infra/change_epoch.h).
   const uint64_t epoch = infra::ChangeEpoch().load();
   const bool admissible_now = admissible != nullptr && admissible->load();
+  // Paused (the connection is suspended or the session lost) or stopped: nothing to claim
+  // ahead (the claim would wait for the connection, holding the items). The trigger decides
+  // at the fire time.
+  if (admissible != nullptr && !admissible_now) return nullptr;
   const std::optional<uint64_t> changes = RegistryChanges();
   std::shared_ptr<const Plan> plan = CurrentPlan(changes);
   if (plan == nullptr || plan->items.empty()) return nullptr;

@@ -451,6 +451,25 @@ def cmd_analyze(args):
                         notes.append(f"{job} item {item}: the run of pid {inst} started at "
                                      f"{fmt_t(r['start'], t0)} was fenced (killed) at "
                                      f"{fmt_t(t, t0)}")
+    # Failover runs: an instance logs `took over item N` just before it runs N for a departed
+    # instance. Such a run re-runs the departed one's run (also one whose end could not be
+    # recorded before its session expired), not the fire time it happens to start near: it is
+    # not a duplicate of that fire's run (overlaps are still checked, like every run's).
+    took = re.compile(r"^\+?(-?[\d.]+)s .*job '(\S+)' instance \S+@-@(\d+): took over item (\d+)")
+    takeovers = []
+    for log in m.get("logs", []):
+        try:
+            with open(log, errors="replace") as f:
+                for line in f:
+                    g = took.search(line)
+                    if g:
+                        takeovers.append((t0 + float(g.group(1)), g.group(2), int(g.group(3)),
+                                          int(g.group(4))))
+        except OSError:
+            continue
+    for r in runs:
+        r["failover"] = any((job, inst, item) == (r["job"], r["inst"], r["item"]) and
+                            0 <= r["start"] - t <= 3 for t, job, inst, item in takeovers)
     # 1. No two overlapping runs of one item. A run without an end ends when its instance's
     #    process group was killed (the suite kills it) or the instance exited, else at the
     #    analysis time.
@@ -500,11 +519,20 @@ def cmd_analyze(args):
                 served = None if in_window else next(
                     (k for k, r in enumerate(rs)
                      if k not in used and f - early <= r["start"] < f + slack - 0.05), None)
+                if served is None and not in_window:
+                    # A run still going at the fire time (started within a period before it)
+                    # serves it too: the item was running then. A taken-over item stays off
+                    # its owner's runs until its failover run ends (ElasticJob's
+                    # getLocalTakeOffItems), so a fire during that run is consumed by it.
+                    served = next((k for k, r in enumerate(rs)
+                                   if k not in used and f - period <= r["start"] < f
+                                   and r["until"] > f), None)
                 if served is not None:
                     used.add(served)
                 elif not in_window:
                     missing.append((job, item, f))
-                same = [r for r in rs if f - 0.05 <= r["start"] < f + period - 0.05]
+                same = [r for r in rs if f - 0.05 <= r["start"] < f + period - 0.05
+                        and not r["failover"]]
                 if len(same) > 1:
                     cut = [r for r in same[:-1] if r["end"] is None and r["inst"] in ends]
                     # One instance running an item again after its run (a misfire re-run)
