@@ -8,7 +8,9 @@
 // Without --cron the job is one-off: the copy given --execute-when-workers K runs it once
 // K task workers are registered. Test knobs: --flaky-every K (every K-th number throws on
 // its first attempt), --always-fail I (number I always throws), --oversize (the root maps
-// one payload over the limit), --slow-us U (each number takes U microseconds).
+// one payload over the limit), --slow-us U (each number takes U microseconds),
+// --print-numbers (a line `DID <i>` per number run). --task-store URL: the shared task store
+// (postgresql://...), from which a new leader resumes a run its predecessor left.
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
@@ -31,6 +33,7 @@ class SumJob final : public elasticjob::MapReduceJob {
   long always_fail = 0;
   bool oversize = false;
   long slow_us = 0;
+  bool print_numbers = false;
 
   elasticjob::TaskResult Process(elasticjob::TaskContext& ctx) override {
     if (ctx.IsRootTask()) {
@@ -59,6 +62,8 @@ class SumJob final : public elasticjob::MapReduceJob {
     if (flaky_every > 0 && i % flaky_every == 0 && ctx.attempt() == 1) {
       throw std::runtime_error("number " + std::to_string(i) + " fails its first attempt");
     }
+    // One write per line: sub-tasks run on several threads at once.
+    if (print_numbers) std::cout << ("DID " + std::to_string(i) + "\n") << std::flush;
     long done = ++processed_;
     if (done % 1000 == 0) std::cout << "progress " << done << std::endl;
     return {true, ctx.payload()};
@@ -87,7 +92,8 @@ class SumJob final : public elasticjob::MapReduceJob {
   }
 
  private:
-  std::chrono::steady_clock::time_point start_;
+  // Set again by the root; a resumed run (no root here) counts from the process's start.
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::atomic<long> processed_{0};
 };
 
@@ -110,6 +116,8 @@ int main(int argc, char** argv) {
   app.add_option("--always-fail", job->always_fail, "this number always fails");
   app.add_flag("--oversize", job->oversize, "the root maps a payload over the limit");
   app.add_option("--slow-us", job->slow_us, "microseconds of work per number");
+  app.add_flag("--print-numbers", job->print_numbers, "a line 'DID <i>' per number run");
+  app.add_option("--task-store", f.task_store, "the shared task store (postgresql://...)");
   std::vector<std::string> props;
   app.add_option("--prop", props, "a job prop, key=value (task.max.attempts, ...)");
   CLI11_PARSE(app, argc, argv);

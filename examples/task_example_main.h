@@ -25,6 +25,7 @@ struct Flags {
   std::string cron;
   int execute_when_workers = 0;
   std::map<std::string, std::string> props;
+  std::string task_store;  // BootstrapOptions::task_store
 };
 
 // Runs `job` as Flags say; returns the process's exit code.
@@ -53,6 +54,7 @@ inline int RunTaskJob(const Flags& f, std::shared_ptr<elasticjob::TaskJob> job) 
     return 2;
   }
   elasticjob::BootstrapOptions options;
+  options.task_store = f.task_store;
   options.on_item_run = [](const elasticjob::ItemRunReport& r) {
     if (!r.success) std::cout << "RUN FAILED " << r.error << std::endl;
   };

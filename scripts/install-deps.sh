@@ -34,6 +34,8 @@ PACKAGES=(
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev python3-aiosmtpd openssl
   # the task models' RPC between instances (docs/task-models.md): gRPC and protobuf
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  # the web console (docs/console.md): password hashes (argon2id) and session tokens
+  libsodium-dev
 )
 
 missing=()

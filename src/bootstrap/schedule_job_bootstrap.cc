@@ -10,6 +10,7 @@
 #include "bootstrap/job_runtime.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 #include "executor/script/script_job.h"
+#include "executor/typed_job.h"
 #include "infra/log.h"
 #include "task/task_runtime.h"
 
@@ -145,8 +146,9 @@ std::shared_ptr<bootstrap::Lifecycle> NewTaskLifecycle(RegistryCenter& registry,
                                                        std::shared_ptr<TaskJob> job,
                                                        JobConfiguration config,
                                                        BootstrapOptions options) {
-  auto task = std::make_shared<task::TaskRuntime>(registry, std::move(job), config,
-                                                  options.server_ip, options.task_rpc_address);
+  auto task =
+      std::make_shared<task::TaskRuntime>(registry, std::move(job), config, options.server_ip,
+                                          options.task_rpc_address, options.task_store);
   if (!config.job_sharding_strategy_type && options.sharding_strategy == nullptr) {
     options.sharding_strategy = task->strategy();
   }
@@ -173,6 +175,25 @@ class SimpleBroadcast final : public BroadcastJob {
   const std::shared_ptr<SimpleJob> job_;
 };
 
+// An item executor made by a job type's factory (HTTP, a type given by name), as the
+// SimpleJob a broadcast runs once per instance.
+class ExecutorAsSimpleJob final : public SimpleJob {
+ public:
+  ExecutorAsSimpleJob(std::shared_ptr<JobItemExecutor> executor, JobConfiguration config)
+      : executor_(std::move(executor)), config_(std::move(config)) {}
+  void Execute(const ShardingContext& context) override {
+    Eligible state;
+    executor_->Process(config_, context, state);  // throws when it fails
+  }
+
+ private:
+  struct Eligible final : JobRunState {
+    bool IsEligibleForJobRunning() override { return true; }
+  };
+  const std::shared_ptr<JobItemExecutor> executor_;
+  const JobConfiguration config_;
+};
+
 bool BroadcastByProp(const JobConfiguration& config) {
   auto it = config.props.find("task.broadcast");
   return it != config.props.end() && it->second == "true";
@@ -189,6 +210,15 @@ std::shared_ptr<bootstrap::Lifecycle> NewSimpleLifecycle(RegistryCenter& registr
       auto script = executor::ScriptJob::FromProps(config.props,
                                                    std::make_shared<executor::ScriptProcesses>());
       if (script.ok()) job = std::move(script).value();
+    } else if (job == nullptr && !job_type.empty()) {
+      // HTTP or a type given by name: its executor, made here from the configuration given.
+      auto factory = executor::FindJobType(job_type, options.job_types);
+      if (factory.ok()) {
+        auto made = (*factory)(config);
+        if (made.ok() && *made != nullptr) {
+          job = std::make_shared<ExecutorAsSimpleJob>(std::move(made).value(), config);
+        }
+      }
     }
     if (job != nullptr) {
       if (options.job_type_name.empty()) options.job_type_name = job_type;

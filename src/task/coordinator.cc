@@ -34,6 +34,14 @@ std::unique_ptr<rpc::TaskWorker::Stub> NewStub(const std::string& address) {
       grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
 }
 
+// A call's deadline (task.rpc.deadline.ms), if any.
+void SetDeadline(grpc::ClientContext& context, const TaskSettings& settings) {
+  if (settings.rpc_deadline_ms > 0) {
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::milliseconds(settings.rpc_deadline_ms));
+  }
+}
+
 }  // namespace
 
 std::vector<Coordinator::Call*> Coordinator::AwaitCompletions(
@@ -124,6 +132,7 @@ Status Coordinator::RunBroadcast(BroadcastJob& job) {
     t->set_attempt(1);
     auto stub = NewStub(w.address);
     Call* raw = call.get();
+    SetDeadline(raw->context, settings_);
     stub->async()->RunTasks(&raw->context, &raw->request, &raw->reply, [this, raw](grpc::Status s) {
       raw->status = std::move(s);
       Finished(raw);
@@ -141,7 +150,10 @@ Status Coordinator::RunBroadcast(BroadcastJob& job) {
     for (Call* c : done) {
       --pending;
       InstanceResult& r = results[c->worker];
-      if (!c->status.ok()) {
+      if (c->status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+        r.data = fmt::format("instance {} did not answer within task.rpc.deadline.ms ({} ms)",
+                             c->worker, settings_.rpc_deadline_ms);
+      } else if (!c->status.ok()) {
         r.data =
             fmt::format("instance {} failed the RPC: {}", c->worker, c->status.error_message());
       } else if (c->reply.outcomes_size() != 1) {
@@ -205,10 +217,28 @@ class StoreResults final : public SubtaskResults {
 
 }  // namespace
 
+Coordinator::~Coordinator() = default;
+
 Status Coordinator::RunMap(MapJob& job) {
-  auto opened = TaskStore::OpenTemp(settings_.max_attempts);
-  if (!opened.ok()) return opened.status();
-  TaskStore& store = **opened;
+  if (store_ == nullptr) {
+    auto opened = TaskStore::OpenTemp(settings_.max_attempts);
+    if (!opened.ok()) return opened.status();
+    store_ = std::move(opened).value();
+  }
+  Status s = RunMapIn(job, *store_);
+  // A shared store keeps a cancelled run (the job stopping, the session lost) for the next
+  // coordinator; a run that ended, well or not, goes.
+  if (store_->shared() && s.code() == StatusCode::kCancelled) {
+    handed_over_ = true;
+  } else if (Status f = store_->Finish(); !f.ok()) {
+    infra::LogLine("WARN", fmt::format("job '{}' run {}: the task store keeps the run: {}",
+                                       job_name_, run_id_, f.ToString()));
+    handed_over_ = store_->shared();
+  }
+  return s;
+}
+
+Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
   auto context = [&](std::string what) {
     return fmt::format("job '{}' run {}: {}", job_name_, run_id_, what);
   };
@@ -229,8 +259,16 @@ Status Coordinator::RunMap(MapJob& job) {
     Status c = store.Commit();
     return s.ok() ? c : s;
   };
-  TaskResult r = CallFenced([&] { return job.Process(root); });
-  if (!r.success) return Internal(context("the root task failed: " + r.data));
+  if (store.resumed()) {
+    infra::LogLine(
+        "INFO", context(fmt::format("resumed from the task store '{}': {} of {} "
+                                    "sub-task(s) done, {} pending",
+                                    store.path(), store.done(), store.total(), store.pending())));
+  } else {
+    TaskResult r = CallFenced([&] { return job.Process(root); });
+    if (!r.success) return Internal(context("the root task failed: " + r.data));
+    if (Status s = store.MarkRootDone(); !s.ok()) return s;
+  }
 
   std::map<std::string, Worker> workers;
   auto refresh = [&]() -> Status {
@@ -286,6 +324,7 @@ Status Coordinator::RunMap(MapJob& job) {
             out->set_attempt(static_cast<uint32_t>(t.attempt));
           }
           Call* raw = call.get();
+          SetDeadline(raw->context, settings_);
           inflight[raw] = std::move(call);
           ++w.inflight;
           w.stub->async()->RunTasks(&raw->context, &raw->request, &raw->reply,
@@ -323,33 +362,44 @@ Status Coordinator::RunMap(MapJob& job) {
       if (!failure.ok() || cancelled) continue;
       if (!c->status.ok()) {
         // The worker is gone or broken: its batches go elsewhere.
+        const std::string why =
+            c->status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED
+                ? fmt::format("did not answer within task.rpc.deadline.ms ({} ms)",
+                              settings_.rpc_deadline_ms)
+                : fmt::format("failed an RPC ({})", c->status.error_message());
         if (!w.gone) {
-          infra::LogLine("WARN", context(fmt::format("worker {} failed an RPC ({}); its "
-                                                     "sub-tasks go to the other workers",
-                                                     c->worker, c->status.error_message())));
+          infra::LogLine("WARN", context(fmt::format("worker {} {}; its sub-tasks go to the "
+                                                     "other workers",
+                                                     c->worker, why)));
         }
         w.gone = true;
-        if (Status s = requeue_call(
-                c, fmt::format("worker {} lost: {}", c->worker, c->status.error_message()));
+        if (Status s = requeue_call(c, fmt::format("worker {} lost: {}", c->worker, why));
             !s.ok()) {
           failure = s;
         }
         continue;
       }
+      std::vector<TaskStore::Outcome> outcomes;
+      outcomes.reserve(static_cast<size_t>(c->reply.outcomes_size()));
       for (const rpc::TaskOutcome& o : c->reply.outcomes()) {
-        auto rec = store.Record(o.id(), o.success(), o.data());
-        if (!rec.ok()) {
-          failure = rec.status();
-          break;
-        }
-        if (*rec == TaskStore::Recorded::kFirst) {
+        outcomes.push_back({o.id(), o.success(), o.data()});
+      }
+      auto recorded = store.RecordAll(outcomes);
+      if (!recorded.ok()) {
+        failure = recorded.status();
+        continue;
+      }
+      for (int i = 0; i < c->reply.outcomes_size() && failure.ok(); ++i) {
+        const rpc::TaskOutcome& o = c->reply.outcomes(i);
+        const TaskStore::Recorded rec = (*recorded)[static_cast<size_t>(i)];
+        if (rec == TaskStore::Recorded::kFirst) {
           for (const rpc::MappedTasks& m : o.mapped()) {
             if (Status s = store.Add(m.name(), m.payloads()); !s.ok()) failure = s;
           }
-        } else if (*rec == TaskStore::Recorded::kRetry) {
+        } else if (rec == TaskStore::Recorded::kRetry) {
           infra::LogLine("WARN", context(fmt::format("sub-task {} failed on {} (retried): {}",
                                                      o.id(), c->worker, o.data())));
-        } else if (*rec == TaskStore::Recorded::kFailed) {
+        } else if (rec == TaskStore::Recorded::kFailed) {
           infra::LogLine("WARN",
                          context(fmt::format("sub-task {} failed on {} after {} attempt(s): {}",
                                              o.id(), c->worker, settings_.max_attempts, o.data())));
@@ -371,8 +421,12 @@ Status Coordinator::RunMap(MapJob& job) {
       if (Status s = refresh(); !s.ok()) {
         infra::LogLine("WARN", context("listing the task workers: " + s.ToString()));
       }
+    }
+    // A worker gone (its node went, a call failed or passed its deadline): its other calls
+    // end now, and are requeued when they complete.
+    if (failure.ok() && !cancelled) {
       for (auto& [c, _] : inflight) {
-        if (workers[c->worker].gone) c->context.TryCancel();  // requeued when it completes
+        if (workers[c->worker].gone) c->context.TryCancel();
       }
     }
     if (!failure.ok() && !cancelled) {

@@ -20,6 +20,7 @@
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
 #include "task/task_settings.h"
+#include "task/task_store.h"
 
 namespace elasticjob::task {
 
@@ -40,19 +41,25 @@ class Coordinator {
   // The live workers now (a registry read). Called at the start and after every Wake.
   using ListWorkers = std::function<Result<std::vector<WorkerEndpoint>>()>;
 
+  // `store`: the run's task store (a shared one, maybe holding a run to resume: see
+  // TaskStore::resumed()); null: a local one in a temp file.
   Coordinator(TaskJob& job, std::string job_name, std::string job_parameter,
               std::string instance_id, std::string run_id, TaskSettings settings,
-              ListWorkers list_workers)
+              ListWorkers list_workers, std::unique_ptr<TaskStore> store = nullptr)
       : job_(job),
         job_name_(std::move(job_name)),
         job_parameter_(std::move(job_parameter)),
         instance_id_(std::move(instance_id)),
         run_id_(std::move(run_id)),
         settings_(settings),
-        list_workers_(std::move(list_workers)) {}
+        list_workers_(std::move(list_workers)),
+        store_(std::move(store)) {}
+  ~Coordinator();
 
   // The whole run. OK when it succeeded; else the reason (a failed root, sub-tasks failed in
-  // a MapJob, a throwing PreProcess/PostProcess/Reduce, no live worker, CANCELLED).
+  // a MapJob, a throwing PreProcess/PostProcess/Reduce, no live worker, CANCELLED). A run
+  // cancelled (or whose store failed) with a shared store stays in it for the next
+  // coordinator (handed_over()); otherwise the store's rows go.
   Status Run();
   // The worker set may have changed: the run looks again.
   void Wake();
@@ -61,11 +68,14 @@ class Coordinator {
   void Cancel(std::string reason);
 
   const RunCounts& counts() const { return counts_; }
+  // The run was left in the shared store for the next coordinator to resume.
+  bool handed_over() const { return handed_over_; }
 
  private:
   struct Call;
   Status RunBroadcast(BroadcastJob& job);
   Status RunMap(MapJob& job);
+  Status RunMapIn(MapJob& job, TaskStore& store);
   void Finished(Call* call);
 
   // Waits for finished calls, a wake-up or a cancellation; returns the finished calls, sets
@@ -81,7 +91,9 @@ class Coordinator {
   const std::string run_id_;
   const TaskSettings settings_;
   const ListWorkers list_workers_;
+  std::unique_ptr<TaskStore> store_;
   RunCounts counts_;
+  bool handed_over_ = false;
 
   std::mutex mu_;
   std::condition_variable cv_;

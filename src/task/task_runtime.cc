@@ -10,7 +10,9 @@
 
 #include "infra/log.h"
 #include "instance/job_instance.h"
+#include "task/postgresql/pg_task_store.h"
 #include "task/task_node.h"
+#include "tracing/tracing_url.h"
 
 namespace elasticjob::task {
 
@@ -46,12 +48,14 @@ class LeaderStrategy final : public JobShardingStrategy {
 }  // namespace
 
 TaskRuntime::TaskRuntime(RegistryCenter& registry, std::shared_ptr<TaskJob> job,
-                         JobConfiguration config, std::string server_ip, std::string rpc_address)
+                         JobConfiguration config, std::string server_ip, std::string rpc_address,
+                         std::string task_store)
     : registry_(registry),
       job_(std::move(job)),
       config_(std::move(config)),
       server_ip_(std::move(server_ip)),
-      rpc_address_(rpc_address.empty() ? "127.0.0.1:0" : std::move(rpc_address)) {
+      rpc_address_(rpc_address.empty() ? "127.0.0.1:0" : std::move(rpc_address)),
+      task_store_(std::move(task_store)) {
   auto ip = instance::DetectIp(server_ip_);
   instance_id_ =
       instance::JobInstance::For(ip.ok() ? *ip : "127.0.0.1", static_cast<long>(getpid()))
@@ -81,6 +85,14 @@ Status TaskRuntime::Start() {
   auto settings = TaskSettings::FromProps(config_.props);
   if (!settings.ok()) return settings.status().WithContext(fmt::format("job '{}'", name));
   settings_ = *settings;
+  if (!task_store_.empty()) {
+    auto url = tracing::ParseTracingUrl(task_store_);
+    if (!url.ok() || url->kind != tracing::TracingUrl::Kind::kPostgreSql) {
+      return InvalidArgument(fmt::format("job '{}': task_store: '{}' is not a postgresql:// URL{}",
+                                         name, tracing::RedactUrl(task_store_),
+                                         url.ok() ? "" : " (" + url.status().message() + ")"));
+    }
+  }
   auto server = WorkerServer::Start(
       rpc_address_, std::make_unique<WorkerService>(job_, name, instance_id_, settings_));
   if (!server.ok()) return server.status().WithContext(fmt::format("job '{}'", name));
@@ -101,9 +113,13 @@ Status TaskRuntime::Start() {
       std::lock_guard<std::mutex> lock(mu_);
       if (running_ != nullptr) {
         running_->Cancel(
-            "the registry session expired during the run, so another instance may lead the "
-            "job now; the local task store cannot hand the run over: the next trigger runs it "
-            "from the root");
+            task_store_.empty()
+                ? "the registry session expired during the run, so another instance may lead "
+                  "the job now; the local task store cannot hand the run over: the next "
+                  "trigger runs it from the root"
+                : "the registry session expired during the run, so another instance may lead "
+                  "the job now; the run stays in the shared task store, and the next trigger "
+                  "resumes it");
       }
       return;
     }
@@ -167,6 +183,32 @@ Result<std::vector<WorkerEndpoint>> TaskRuntime::LiveWorkers() {
   return out;
 }
 
+Result<std::unique_ptr<TaskStore>> TaskRuntime::OpenSharedStore(const std::string& previous,
+                                                                std::string* run_id) {
+  const std::string& job = config_.job_name;
+  auto store = PgTaskStore::Connect(task_store_, job, settings_.max_attempts);
+  if (!store.ok()) return store.status();
+  if (!previous.empty()) {
+    auto resumed = (*store)->Resume(previous);
+    if (!resumed.ok()) return resumed.status();
+    if (*resumed) {
+      infra::LogLine("WARN", fmt::format("job '{}': run {} was left by its coordinator; "
+                                         "resuming it from the task store ({} of {} sub-task(s) "
+                                         "done, {} in flight sent again)",
+                                         job, previous, (*store)->done(), (*store)->total(),
+                                         (*store)->redispatched()));
+      *run_id = previous;
+      return std::unique_ptr<TaskStore>(std::move(store).value());
+    }
+    infra::LogLine("WARN", fmt::format("job '{}': run {} was lost, and the task store has no "
+                                       "run of that id past its root task; run {} starts "
+                                       "from the root",
+                                       job, previous, *run_id));
+  }
+  if (Status s = (*store)->Create(*run_id); !s.ok()) return s;
+  return std::unique_ptr<TaskStore>(std::move(store).value());
+}
+
 void TaskRuntime::Execute(const ShardingContext& context) {
   if (context.sharding_item != 0) return;
   {
@@ -175,21 +217,35 @@ void TaskRuntime::Execute(const ShardingContext& context) {
   }
   const std::string& job = config_.job_name;
   const auto start = std::chrono::steady_clock::now();
-  const std::string run_id = fmt::format("{}@{}@{}", job, instance_id_,
-                                         std::chrono::duration_cast<std::chrono::milliseconds>(
-                                             std::chrono::system_clock::now().time_since_epoch())
-                                             .count());
-  // A run left by a coordinator that died (the local store died with it): say so, then
-  // run from the root.
-  if (auto previous = registry_.GetDirectly(RunPath(job)); previous.ok() && !previous->empty()) {
+  const std::string new_run_id =
+      fmt::format("{}@{}@{}", job, instance_id_,
+                  std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count());
+  std::string run_id = new_run_id;
+  std::string previous;
+  if (auto p = registry_.GetDirectly(RunPath(job)); p.ok()) previous = *p;
+  std::unique_ptr<TaskStore> store;
+  if (!task_store_.empty() && dynamic_cast<MapJob*>(job_.get()) != nullptr) {
+    // A shared store: the run a lost coordinator left is resumed from it.
+    auto opened = OpenSharedStore(previous, &run_id);
+    if (!opened.ok()) {
+      infra::LogLine("WARN", fmt::format("job '{}': {}", job, opened.status().ToString()));
+      throw std::runtime_error(opened.status().ToString());
+    }
+    store = std::move(opened).value();
+  } else if (!previous.empty()) {
+    // A run left by a coordinator that died (the local store died with it): say so, then
+    // run from the root.
     infra::LogLine("WARN", fmt::format("job '{}': run {} was lost with its coordinator (the "
                                        "local task store keeps no sub-task beyond it); run {} "
                                        "starts from the root",
-                                       job, *previous, run_id));
+                                       job, previous, run_id));
   }
   (void)registry_.Persist(RunPath(job), run_id);
-  Coordinator coordinator(*job_, job, context.job_parameter, instance_id_, run_id, settings_,
-                          [this] { return LiveWorkers(); });
+  Coordinator coordinator(
+      *job_, job, context.job_parameter, instance_id_, run_id, settings_,
+      [this] { return LiveWorkers(); }, std::move(store));
   std::shared_ptr<Events> events;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -210,16 +266,21 @@ void TaskRuntime::Execute(const ShardingContext& context) {
     std::lock_guard<std::mutex> lock(mu_);
     running_ = nullptr;
   }
-  (void)registry_.Remove(RunPath(job));
+  // A run handed over stays named for the next coordinator.
+  if (!coordinator.handed_over()) (void)registry_.Remove(RunPath(job));
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
   const RunCounts& c = coordinator.counts();
-  infra::LogLine(s.ok() ? "INFO" : "WARN",
-                 fmt::format("job '{}' run {}: {} in {} ms; sub-tasks created={} succeeded={} "
-                             "failed={} retried={}",
-                             job, run_id, s.ok() ? "done" : s.ToString(), ms, c.created,
-                             c.succeeded, c.failed, c.retried));
+  const std::string counts = fmt::format(
+      "run {}: {} in {} ms; sub-tasks created={} succeeded={} failed={} retried={}", run_id,
+      s.ok() ? "done" : s.ToString(), ms, c.created, c.succeeded, c.failed, c.retried);
+  infra::LogLine(s.ok() ? "INFO" : "WARN", fmt::format("job '{}' {}", job, counts));
+  // Tracing on: the same line in the run's execution log (JOB_EXECUTION_LOG_LINE), where
+  // `elasticjob trace logs` and the console show it with the execution.
+  if (context.log_sink != nullptr) {
+    context.log().Log(s.ok() ? LogLevel::kInfo : LogLevel::kWarn, counts);
+  }
   if (!s.ok()) throw std::runtime_error(s.ToString());
 }
 

@@ -31,10 +31,11 @@ namespace elasticjob::task {
 
 class TaskRuntime final : public SimpleJob {
  public:
-  // `server_ip`: as BootstrapOptions::server_ip; `rpc_address`: where the endpoint listens.
-  // REQUIRES: `registry` outlives this object.
+  // `server_ip`: as BootstrapOptions::server_ip; `rpc_address`: where the endpoint listens;
+  // `task_store`: the shared task store's URL (BootstrapOptions::task_store), "" for the
+  // local one. REQUIRES: `registry` outlives this object.
   TaskRuntime(RegistryCenter& registry, std::shared_ptr<TaskJob> job, JobConfiguration config,
-              std::string server_ip, std::string rpc_address);
+              std::string server_ip, std::string rpc_address, std::string task_store = "");
   ~TaskRuntime() override;
 
   // Settings from the props, the endpoint, the worker node. Fails naming the prop, the
@@ -57,12 +58,17 @@ class TaskRuntime final : public SimpleJob {
  private:
   Result<std::vector<WorkerEndpoint>> LiveWorkers();
   Status Register();
+  // The shared store for this trigger's run: the run `previous` names resumed when the
+  // store holds it, else a new one under `*run_id`.
+  Result<std::unique_ptr<TaskStore>> OpenSharedStore(const std::string& previous,
+                                                     std::string* run_id);
 
   RegistryCenter& registry_;
   const std::shared_ptr<TaskJob> job_;
   const JobConfiguration config_;
   const std::string server_ip_;
   const std::string rpc_address_;
+  const std::string task_store_;
   std::string instance_id_;  // set by the constructor
   std::shared_ptr<const JobShardingStrategy> strategy_;
   TaskSettings settings_;                 // set by Start

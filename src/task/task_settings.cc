@@ -39,6 +39,9 @@ Result<TaskSettings> TaskSettings::FromProps(const std::map<std::string, std::st
   v = static_cast<long>(t.max_payload_bytes);
   if (Status s = ReadInt(props, "task.max.payload.bytes", 1, 64L << 20, &v); !s.ok()) return s;
   t.max_payload_bytes = static_cast<size_t>(v);
+  if (Status s = ReadInt(props, "task.rpc.deadline.ms", 0, 86400000, &t.rpc_deadline_ms); !s.ok()) {
+    return s;
+  }
   return t;
 }
 

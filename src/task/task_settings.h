@@ -1,6 +1,6 @@
 // TaskSettings: a task job's knobs, read from its configuration's props
 // (docs/task-models.md): task.max.attempts, task.batch.size, task.max.inflight.batches,
-// task.max.payload.bytes.
+// task.max.payload.bytes, task.rpc.deadline.ms.
 //
 // Thread safety: value type.
 #ifndef ELASTICJOB_TASK_TASK_SETTINGS_H_
@@ -22,6 +22,9 @@ struct TaskSettings {
   int batch_size = 1000;               // sub-tasks per RPC
   int max_inflight_batches = 2;        // RPCs in flight per worker: the backpressure bound
   size_t max_payload_bytes = 1 << 20;  // a sub-task's payload, and a result's bytes
+  // How long one RPC (a batch, a broadcast's Process) may go unanswered before its worker is
+  // given up on for the run and its sub-tasks sent to the others; 0: no deadline.
+  long rpc_deadline_ms = 0;
 
   // The props' values over the defaults. INVALID_ARGUMENT naming the prop and the value.
   static Result<TaskSettings> FromProps(const std::map<std::string, std::string>& props);

@@ -18,7 +18,57 @@ std::string_view Blob(sqlite3_stmt* stmt, int col) {
   return p == nullptr ? std::string_view() : std::string_view(static_cast<const char*>(p), n);
 }
 
+// The local store: SQLite in a temp file, removed with the store.
+class SqliteTaskStore final : public TaskStore {
+ public:
+  SqliteTaskStore(sqlite3* db, std::string path, int max_attempts)
+      : TaskStore(max_attempts), db_(db), path_(std::move(path)) {}
+  ~SqliteTaskStore() override;
+
+  const std::string& path() const override { return path_; }
+  Status Begin() override { return Exec("BEGIN"); }
+  Status Commit() override { return Exec("COMMIT"); }
+  Result<std::vector<StoredTask>> TakePending(int n, size_t max_bytes) override;
+  Result<Recorded> Record(uint64_t id, bool success, std::string_view data) override;
+  Status ForEach(const std::function<void(const SubtaskResult&)>& fn) const override;
+
+  Status Exec(const char* sql);
+  Status Prepare(const char* sql, sqlite3_stmt** stmt);
+
+  sqlite3_stmt* insert_ = nullptr;
+  sqlite3_stmt* select_pending_ = nullptr;
+  sqlite3_stmt* mark_dispatched_ = nullptr;
+  sqlite3_stmt* finish_ = nullptr;
+  sqlite3_stmt* repend_ = nullptr;
+
+ private:
+  Status AddOne(std::string_view name, std::string_view payload) override;
+  Status Error(std::string_view what) const;
+
+  sqlite3* const db_;
+  const std::string path_;
+};
+
 }  // namespace
+
+Status TaskStore::AddAll(std::string_view name, const std::vector<std::string_view>& payloads) {
+  for (std::string_view p : payloads) {
+    if (Status s = AddOne(name, p); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<TaskStore::Recorded>> TaskStore::RecordAll(
+    const std::vector<Outcome>& outcomes) {
+  std::vector<Recorded> out;
+  out.reserve(outcomes.size());
+  for (const Outcome& o : outcomes) {
+    auto r = Record(o.id, o.success, o.data);
+    if (!r.ok()) return r.status();
+    out.push_back(*r);
+  }
+  return out;
+}
 
 Result<std::unique_ptr<TaskStore>> TaskStore::OpenTemp(int max_attempts, std::string dir) {
   if (dir.empty()) {
@@ -40,7 +90,7 @@ Result<std::unique_ptr<TaskStore>> TaskStore::OpenTemp(int max_attempts, std::st
     return Status(StatusCode::kInternal,
                   fmt::format("task store '{}': cannot open: {}", templ, msg));
   }
-  std::unique_ptr<TaskStore> store(new TaskStore(db, templ, max_attempts));
+  auto store = std::make_unique<SqliteTaskStore>(db, templ, max_attempts);
   // A run's store dies with its coordinator (docs/task-models.md): no journal, no syncs.
   if (Status s = store->Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
                              "PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;"
@@ -69,13 +119,10 @@ Result<std::unique_ptr<TaskStore>> TaskStore::OpenTemp(int max_attempts, std::st
        }) {
     if (Status s = store->Prepare(sql, stmt); !s.ok()) return s;
   }
-  return store;
+  return std::unique_ptr<TaskStore>(std::move(store));
 }
 
-TaskStore::TaskStore(sqlite3* db, std::string path, int max_attempts)
-    : db_(db), path_(std::move(path)), max_attempts_(max_attempts < 1 ? 1 : max_attempts) {}
-
-TaskStore::~TaskStore() {
+SqliteTaskStore::~SqliteTaskStore() {
   for (sqlite3_stmt* s : {insert_, select_pending_, mark_dispatched_, finish_, repend_}) {
     sqlite3_finalize(s);
   }
@@ -83,12 +130,12 @@ TaskStore::~TaskStore() {
   unlink(path_.c_str());
 }
 
-Status TaskStore::Error(std::string_view what) const {
+Status SqliteTaskStore::Error(std::string_view what) const {
   return Status(StatusCode::kInternal,
                 fmt::format("task store '{}': {}: {}", path_, what, sqlite3_errmsg(db_)));
 }
 
-Status TaskStore::Exec(const char* sql) {
+Status SqliteTaskStore::Exec(const char* sql) {
   char* err = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
     std::string msg = err != nullptr ? err : "unknown error";
@@ -98,15 +145,12 @@ Status TaskStore::Exec(const char* sql) {
   return Status::Ok();
 }
 
-Status TaskStore::Prepare(const char* sql, sqlite3_stmt** stmt) {
+Status SqliteTaskStore::Prepare(const char* sql, sqlite3_stmt** stmt) {
   if (sqlite3_prepare_v2(db_, sql, -1, stmt, nullptr) != SQLITE_OK) return Error(sql);
   return Status::Ok();
 }
 
-Status TaskStore::Begin() { return Exec("BEGIN"); }
-Status TaskStore::Commit() { return Exec("COMMIT"); }
-
-Status TaskStore::AddOne(std::string_view name, std::string_view p) {
+Status SqliteTaskStore::AddOne(std::string_view name, std::string_view p) {
   sqlite3_reset(insert_);
   sqlite3_bind_text(insert_, 1, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
   sqlite3_bind_blob(insert_, 2, p.data(), static_cast<int>(p.size()), SQLITE_STATIC);
@@ -116,7 +160,7 @@ Status TaskStore::AddOne(std::string_view name, std::string_view p) {
   return Status::Ok();
 }
 
-Result<std::vector<StoredTask>> TaskStore::TakePending(int n, size_t max_bytes) {
+Result<std::vector<StoredTask>> SqliteTaskStore::TakePending(int n, size_t max_bytes) {
   std::vector<StoredTask> out;
   size_t bytes = 0;
   sqlite3_reset(select_pending_);
@@ -148,7 +192,8 @@ Result<std::vector<StoredTask>> TaskStore::TakePending(int n, size_t max_bytes) 
   return out;
 }
 
-Result<TaskStore::Recorded> TaskStore::Record(uint64_t id, bool success, std::string_view data) {
+Result<TaskStore::Recorded> SqliteTaskStore::Record(uint64_t id, bool success,
+                                                    std::string_view data) {
   // A failure with attempts left: back to pending (only if dispatched).
   if (!success) {
     sqlite3_reset(repend_);
@@ -173,11 +218,7 @@ Result<TaskStore::Recorded> TaskStore::Record(uint64_t id, bool success, std::st
   return success ? Recorded::kFirst : Recorded::kFailed;
 }
 
-Result<TaskStore::Recorded> TaskStore::Requeue(uint64_t id, std::string_view reason) {
-  return Record(id, false, reason);
-}
-
-Status TaskStore::ForEach(const std::function<void(const SubtaskResult&)>& fn) const {
+Status SqliteTaskStore::ForEach(const std::function<void(const SubtaskResult&)>& fn) const {
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v2(db_,
                          "SELECT id, name, success, result FROM tasks WHERE state=2 "

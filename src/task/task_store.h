@@ -1,7 +1,9 @@
-// TaskStore: a run's sub-tasks and results in SQLite (a temp file per run, removed when the
-// store goes; docs/task-models.md), so the coordinator's memory does not grow with their
-// number. Rows are pending, dispatched or done; a result is taken once per sub-task id (a
-// late duplicate is ignored); a failure is retried until `max_attempts` dispatches.
+// TaskStore: a run's sub-tasks and results (docs/task-models.md), so the coordinator's memory
+// does not grow with their number. Rows are pending, dispatched or done; a result is taken
+// once per sub-task id (a late duplicate is ignored); a failure is retried until
+// `max_attempts` dispatches. Two kinds: the local store (SQLite, a temp file per run, removed
+// when the store goes; OpenTemp) and the shared one (PostgreSQL, task/postgresql/
+// pg_task_store.h), from which a new coordinator resumes a run its predecessor left.
 //
 // Thread safety: none; the run's coordinator thread owns it.
 #ifndef ELASTICJOB_TASK_TASK_STORE_H_
@@ -19,9 +21,6 @@
 #include "elasticjob/api/task_job.h"
 #include "elasticjob/status.h"
 
-struct sqlite3;
-struct sqlite3_stmt;
-
 namespace elasticjob::task {
 
 struct StoredTask {
@@ -33,39 +32,59 @@ struct StoredTask {
 
 class TaskStore {
  public:
-  // Opens a fresh store in a temp file under `dir` (default: $TMPDIR or /tmp). Fails naming
-  // the file and SQLite's message.
+  // Opens a fresh local store in a temp file under `dir` (default: $TMPDIR or /tmp). Fails
+  // naming the file and SQLite's message.
   static Result<std::unique_ptr<TaskStore>> OpenTemp(int max_attempts, std::string dir = "");
-  ~TaskStore();
+  virtual ~TaskStore() = default;
   TaskStore(const TaskStore&) = delete;
   TaskStore& operator=(const TaskStore&) = delete;
 
-  const std::string& path() const { return path_; }
+  // The local store's file, or the shared store's URL (password hidden).
+  virtual const std::string& path() const = 0;
+  // A store another coordinator can resume the run from (PostgreSQL).
+  virtual bool shared() const { return false; }
+  // The store holds a run whose root task had finished (a resumed run): the coordinator
+  // skips the root and goes on with what is pending.
+  virtual bool resumed() const { return false; }
+  // The root task finished and its sub-tasks are stored (a shared store remembers it).
+  virtual Status MarkRootDone() { return Status::Ok(); }
+  // The run is over: a shared store deletes its rows.
+  virtual Status Finish() { return Status::Ok(); }
 
-  // Groups the calls between them in one SQLite transaction (one disk sync at most).
-  Status Begin();
-  Status Commit();
+  // Groups the calls between them in one transaction.
+  virtual Status Begin() = 0;
+  virtual Status Commit() = 0;
 
   // Adds pending sub-tasks named `name`, one per payload (any range of strings).
   template <typename Range>
   Status Add(std::string_view name, const Range& payloads) {
-    for (const auto& p : payloads) {
-      if (Status s = AddOne(name, p); !s.ok()) return s;
-    }
-    return Status::Ok();
+    std::vector<std::string_view> views;
+    views.reserve(static_cast<size_t>(payloads.size()));
+    for (const auto& p : payloads) views.emplace_back(p);
+    return AddAll(name, views);
   }
   // Takes up to `n` pending sub-tasks in id order, marking them dispatched (one attempt more);
   // stops before the payloads pass `max_bytes` (one at least).
-  Result<std::vector<StoredTask>> TakePending(int n, size_t max_bytes = SIZE_MAX);
+  virtual Result<std::vector<StoredTask>> TakePending(int n, size_t max_bytes = SIZE_MAX) = 0;
 
   enum class Recorded { kFirst, kRetry, kFailed, kDuplicate };
   // Records a dispatched sub-task's outcome. kFirst: a success (or a failure after the last
   // attempt: kFailed), done now; kRetry: a failure that goes back to pending; kDuplicate: the
   // sub-task was not dispatched (done already, or requeued): ignored.
-  Result<Recorded> Record(uint64_t id, bool success, std::string_view data);
+  virtual Result<Recorded> Record(uint64_t id, bool success, std::string_view data) = 0;
+  // Record of each of a reply's outcomes, in order (one statement for the successes in a
+  // shared store). The ids are distinct.
+  struct Outcome {
+    uint64_t id = 0;
+    bool success = false;
+    std::string_view data;
+  };
+  virtual Result<std::vector<Recorded>> RecordAll(const std::vector<Outcome>& outcomes);
   // A dispatched sub-task whose worker went: pending again, or failed with `reason` when it
   // had its last attempt. Not dispatched: nothing.
-  Result<Recorded> Requeue(uint64_t id, std::string_view reason);
+  Result<Recorded> Requeue(uint64_t id, std::string_view reason) {
+    return Record(id, false, reason);
+  }
 
   int64_t total() const { return total_; }
   int64_t done() const { return done_; }
@@ -74,23 +93,15 @@ class TaskStore {
   int64_t pending() const { return pending_; }
 
   // Every done sub-task in id order.
-  Status ForEach(const std::function<void(const SubtaskResult&)>& fn) const;
+  virtual Status ForEach(const std::function<void(const SubtaskResult&)>& fn) const = 0;
 
- private:
-  TaskStore(sqlite3* db, std::string path, int max_attempts);
-  Status AddOne(std::string_view name, std::string_view payload);
-  Status Exec(const char* sql);
-  Status Prepare(const char* sql, sqlite3_stmt** stmt);
-  Status Error(std::string_view what) const;
+ protected:
+  explicit TaskStore(int max_attempts) : max_attempts_(max_attempts < 1 ? 1 : max_attempts) {}
+  virtual Status AddOne(std::string_view name, std::string_view payload) = 0;
+  // AddOne of each (one statement in a shared store).
+  virtual Status AddAll(std::string_view name, const std::vector<std::string_view>& payloads);
 
-  sqlite3* const db_;
-  const std::string path_;
   const int max_attempts_;
-  sqlite3_stmt* insert_ = nullptr;
-  sqlite3_stmt* select_pending_ = nullptr;
-  sqlite3_stmt* mark_dispatched_ = nullptr;
-  sqlite3_stmt* finish_ = nullptr;
-  sqlite3_stmt* repend_ = nullptr;
   int64_t total_ = 0;
   int64_t done_ = 0;
   int64_t failed_ = 0;

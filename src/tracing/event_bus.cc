@@ -40,15 +40,39 @@ void EventBus::Push(std::unique_ptr<Event> event) {
     return;
   }
   Event* e = event.release();
-  Event* old = head_.load(std::memory_order_relaxed);
+  std::atomic<Event*>& head = shards_[ShardOf(*e)].head;
+  Event* old = head.load(std::memory_order_relaxed);
   do {
     e->next = old;
   } while (
-      !head_.compare_exchange_weak(old, e, std::memory_order_seq_cst, std::memory_order_relaxed));
-  // The writer set the flag before it last looked at head_: one of the two sees the other.
+      !head.compare_exchange_weak(old, e, std::memory_order_seq_cst, std::memory_order_relaxed));
+  // The writer set the flag before it last looked at the shards: one of the two sees the
+  // other.
   if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) {
     std::lock_guard<std::mutex> lock(mu_);
     cv_.notify_one();
+  }
+}
+
+size_t EventBus::ShardOf(const Event& e) {
+  if (e.kind == Event::Kind::kLogLine) {
+    // One execution's lines in one stack: written in the order pushed.
+    return (static_cast<unsigned char>(e.id[0]) + static_cast<unsigned char>(e.id[1])) % kShards;
+  }
+  static std::atomic<size_t> next{0};
+  thread_local const size_t mine = next.fetch_add(1, std::memory_order_relaxed) % kShards;
+  return mine;
+}
+
+void EventBus::TakeAll(std::vector<Event*>& out, size_t* flush_markers) {
+  for (Shard& shard : shards_) {
+    Event* taken = shard.head.exchange(nullptr, std::memory_order_acquire);
+    const size_t first = out.size();
+    for (Event* e = taken; e != nullptr; e = e->next) {
+      out.push_back(e);
+      if (e->kind == Event::Kind::kFlush) ++*flush_markers;
+    }
+    std::reverse(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());  // oldest first
   }
 }
 
@@ -130,11 +154,12 @@ Status EventBus::Shutdown(std::chrono::milliseconds timeout) {
   cv_.notify_all();
   if (writer_.joinable()) writer_.join();
   // A post that passed the closed_ check as it was set: dropped here, not leaked.
-  for (Event* e = head_.exchange(nullptr, std::memory_order_acquire); e != nullptr;) {
-    Event* next = e->next;
+  std::vector<Event*> late;
+  size_t markers = 0;
+  TakeAll(late, &markers);
+  for (Event* e : late) {
     if (e->kind != Event::Kind::kFlush) dropped_.fetch_add(1, std::memory_order_relaxed);
     Delete(e);
-    e = next;
   }
   return flushed;
 }
@@ -160,15 +185,20 @@ void EventBus::Delete(Event* e) {
 }
 
 void EventBus::Drain() {
-  Event* taken = head_.exchange(nullptr, std::memory_order_acquire);
-  if (taken == nullptr) return;
-  // Newest first: reversed onto the queue's end.
-  std::vector<Event*> taken_list;
-  for (Event* e = taken; e != nullptr; e = e->next) {
-    taken_list.push_back(e);
-    if (e->kind == Event::Kind::kFlush) ++flush_markers_;
+  std::vector<Event*> taken;
+  size_t markers = 0;
+  TakeAll(taken, &markers);
+  if (taken.empty()) return;
+  if (markers > 0) {
+    // A flush marker completes once everything posted before it is written. An event of
+    // another shard posted before the Flush may have missed the pass that found the marker;
+    // it is seen now (the marker's push came after it): the markers go after a second pass.
+    TakeAll(taken, &markers);
+    auto is_marker = [](const Event* e) { return e->kind == Event::Kind::kFlush; };
+    std::stable_partition(taken.begin(), taken.end(), [&](Event* e) { return !is_marker(e); });
   }
-  queue_.insert(queue_.end(), taken_list.rbegin(), taken_list.rend());
+  flush_markers_ += markers;
+  queue_.insert(queue_.end(), taken.begin(), taken.end());
   Trim();
   pending_.store(Events(), std::memory_order_relaxed);
 }
@@ -206,9 +236,11 @@ void EventBus::CompleteFlushes() {
 void EventBus::Sleep(std::chrono::steady_clock::time_point deadline, bool wake_on_push) {
   if (wake_on_push) {
     sleeping_.store(true, std::memory_order_seq_cst);
-    if (head_.load(std::memory_order_seq_cst) != nullptr) {
-      sleeping_.store(false);
-      return;
+    for (const Shard& shard : shards_) {
+      if (shard.head.load(std::memory_order_seq_cst) != nullptr) {
+        sleeping_.store(false);
+        return;
+      }
     }
   }
   std::unique_lock<std::mutex> lock(mu_);

@@ -1,10 +1,15 @@
-// EventBus: the Tracer behind Tracer::Open. Posters push events onto a lock-free stack
-// (one compare-and-swap; the writer takes the whole stack at once and restores the order),
-// so a post never waits for a lock, a database or the writer. One writer thread, at nice 10
-// (below the jobs' threads), drains it into its queue (bounded: beyond queue_capacity the
-// oldest are dropped) and writes batches of up to batch_size events, one transaction each.
-// Woken from idle by a post, it waits batch_delay first, so that a burst of triggers is
-// written after the burst, together. While the database is unreachable it retries with
+// EventBus: the Tracer behind Tracer::Open. Posters push events onto lock-free stacks
+// (one compare-and-swap; the writer takes each stack whole and restores its order), so a
+// post never waits for a lock, a database or the writer. The stacks are sharded: a thread
+// pushes onto a shard of its own (threads share one only past kShards), so the threads that
+// launch jobs at the same fire time do not pass one cache line back and forth; an
+// execution's log lines all go to the shard of its id, so they are written in the order
+// they were pushed. Events of different shards may be written in either order (every
+// statement is idempotent and order-free: a start leaves an end's row, docs/tracing.md). One writer
+// thread, at nice 10 (below the jobs' threads), drains it into its queue (bounded: beyond
+// queue_capacity the oldest are dropped) and writes batches of up to batch_size events, one
+// transaction each. Woken from idle by a post, it waits batch_delay first, so that a burst of
+// triggers is written after the burst, together. While the database is unreachable it retries with
 // doubling backoff (100 ms up to max_backoff); the posts of a wait are drained and the bound
 // applied after it (so the queue may pass its bound by one wait's posts). Drops are counted
 // and logged once per episode (when it starts, and its count when it ends). A post wakes the
@@ -82,8 +87,17 @@ class EventBus final : public Tracer {
   std::mutex shutdown_mu_;  // one Shutdown at a time
   bool shut_down_ = false;  // GUARDED_BY(shutdown_mu_)
 
-  // The posters' stack (newest first); taken whole by the writer.
-  std::atomic<Event*> head_{nullptr};
+  // The posters' stacks (newest first), each on its own cache line; taken whole by the
+  // writer.
+  static constexpr size_t kShards = 8;
+  struct alignas(64) Shard {
+    std::atomic<Event*> head{nullptr};
+  };
+  Shard shards_[kShards];
+  // The shard `e` goes to.
+  static size_t ShardOf(const Event& e);
+  // Takes every shard's stack (the writer; Shutdown); appends each, oldest first, to `out`.
+  void TakeAll(std::vector<Event*>& out, size_t* flush_markers);
   // The writer sleeps (waiting for a post): the next post wakes it.
   std::atomic<bool> sleeping_{false};
   // Posts refused from now on (after Shutdown).

@@ -5,7 +5,8 @@
 # (every sub-task once, the reduce sees all); a throwing sub-task retried, then reported; a
 # payload over the limit refused with a clear error; a worker killed (-9) mid-run, its
 # sub-tasks finished elsewhere and the result still exact; the coordinator killed (-9), the
-# next trigger run from the root on the new leader, naming the lost run.
+# next trigger run from the root on the new leader, naming the lost run; a worker stopped
+# (SIGSTOP) given up on after task.rpc.deadline.ms, its sub-tasks finished elsewhere.
 # Usage: task_models.sh path/to/examples-dir path/to/zk-server.sh
 set -uo pipefail
 source "$(dirname "$0")/../lib/e2e.sh" "$@"
@@ -123,5 +124,22 @@ grep -h "was lost with its coordinator" "$dir/l2.log" "$dir/l3.log" | grep -q "s
   fail "loss: the lost run was not named"
 stop l2 l3
 
+# 8. A worker that stops answering (SIGSTOP): given up on after task.rpc.deadline.ms (1.5 s),
+#    before its session expires (4 s), and its sub-tasks finish on the others; exact result.
+start s1 mapreduce_sum --job stopped --subtasks 6000 --slow-us 1000 --prop task.batch.size=20 \
+  --prop task.rpc.deadline.ms=1500
+start s2 mapreduce_sum --job stopped --subtasks 6000 --slow-us 1000 --prop task.batch.size=20 \
+  --prop task.rpc.deadline.ms=1500
+start s3 mapreduce_sum --job stopped --subtasks 6000 --slow-us 1000 --prop task.batch.size=20 \
+  --prop task.rpc.deadline.ms=1500 --execute-when-workers 3
+wait_for_lines "$dir/s2.log" "progress 1000" 1 || fail "stop: s2 did no work: $(tail -3 "$dir/s2.log")"
+kill -STOP -- "-${PID[s2]}"
+wait_for_lines "$dir/s1.log" "RESULT" 1 90 || fail "stop: no result: $(tail -5 "$dir/s1.log")"
+grep -q -F "RESULT 18003000 subtasks=6000 " "$dir/s1.log" || fail "stop: $(grep RESULT "$dir/s1.log")"
+grep -q "did not answer within task.rpc.deadline.ms (1500 ms); its sub-tasks go to the other" \
+  "$dir/s1.log" || fail "stop: the stopped worker was not given up on by the deadline"
+kill -CONT -- "-${PID[s2]}"
+stop s1 s2 s3
+
 e2e_on_failure() { for f in "$dir"/*.log; do echo "== $f"; tail -n 15 "$f"; done; }
-e2e_finish "task models: broadcast (one-off, cron), mapreduce, retries, oversize, kill -9 of a worker and of the coordinator"
+e2e_finish "task models: broadcast (one-off, cron), mapreduce, retries, oversize, kill -9 of a worker and of the coordinator, a stopped worker past the RPC deadline"

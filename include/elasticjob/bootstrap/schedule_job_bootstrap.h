@@ -141,6 +141,13 @@ struct BootstrapOptions {
   // A task job's TaskWorker RPC endpoint (docs/task-models.md): "host:port", port 0 picks a
   // free one. Default: "127.0.0.1:0".
   std::string task_rpc_address;
+  // A MapJob/MapReduceJob's shared task store (docs/task-models.md):
+  // "postgresql://user:password@host:port/db", the same on every instance of the job. The
+  // run's sub-tasks and results are kept there, and when its coordinator is lost the next
+  // trigger on the new leader resumes the run (no finished sub-task runs again). Per
+  // process, like the tracer's URL: nothing of it goes to the registry. "": the local store
+  // (a temp SQLite file that dies with the coordinator). Another scheme fails Schedule().
+  std::string task_store;
 };
 
 class ScheduleJobBootstrap {

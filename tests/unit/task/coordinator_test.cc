@@ -255,5 +255,70 @@ TEST_F(CoordinatorTest, CancelEndsARunInProgressWithTheReason) {
   job->cv.notify_all();
 }
 
+// The sub-tasks sent to `stuck` do not answer until released (a stopped process).
+class StuckJob final : public MapReduceJob {
+ public:
+  std::string stuck;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::map<std::string, int> runs;  // payload -> answered runs
+  std::vector<SubtaskResult> reduced;
+  TaskResult Process(TaskContext& ctx) override {
+    if (ctx.IsRootTask()) {
+      std::vector<Subtask> n;
+      for (int i = 1; i <= 40; ++i) n.push_back({std::to_string(i)});
+      return {ctx.Map(std::move(n), "N").ok(), ""};
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    if (ctx.instance_id() == stuck) {
+      cv.wait(lock, [&] { return release; });
+      return {true, "late"};
+    }
+    ++runs[ctx.payload()];
+    return {true, ctx.payload()};
+  }
+  void Reduce(TaskContext&, const SubtaskResults& results) override {
+    ASSERT_TRUE(results.ForEach([&](const SubtaskResult& r) { reduced.push_back(r); }).ok());
+  }
+};
+
+TEST_F(CoordinatorTest, AWorkerThatStopsAnsweringIsGivenUpOnAfterTheDeadline) {
+  auto job = std::make_shared<StuckJob>();
+  TaskSettings settings;
+  settings.batch_size = 5;
+  settings.rpc_deadline_ms = 300;
+  StartWorkers(job, 2, settings);
+  job->stuck = endpoints_[0].instance_id;
+  Coordinator c(*job, "sum", "", "me", "run-1", settings, List());
+  Status s = c.Run();
+  {
+    std::lock_guard<std::mutex> lock(job->mu);
+    job->release = true;
+  }
+  job->cv.notify_all();
+  ASSERT_TRUE(s.ok()) << s;
+  // Every sub-task answered once, by the other worker; the stuck one's came back as retries.
+  EXPECT_EQ(job->runs.size(), 40u);
+  for (const auto& [n, count] : job->runs) EXPECT_EQ(count, 1) << n;
+  ASSERT_EQ(job->reduced.size(), 40u);
+  for (const SubtaskResult& r : job->reduced) {
+    EXPECT_TRUE(r.success);
+    EXPECT_NE(r.data, "late");
+  }
+  EXPECT_EQ(c.counts().failed, 0);
+  EXPECT_EQ(c.counts().retried, 10);  // two batches of five were in flight on the stuck one
+}
+
+TEST(TaskSettingsTest, TheRpcDeadlineIsAPropInMilliseconds) {
+  auto t = TaskSettings::FromProps({{"task.rpc.deadline.ms", "2500"}});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->rpc_deadline_ms, 2500);
+  EXPECT_EQ(TaskSettings::FromProps({})->rpc_deadline_ms, 0);
+  auto bad = TaskSettings::FromProps({{"task.rpc.deadline.ms", "-1"}});
+  EXPECT_EQ(bad.status().message(),
+            "props: task.rpc.deadline.ms: '-1' is not an integer in [0, 86400000]");
+}
+
 }  // namespace
 }  // namespace elasticjob::task
