@@ -23,6 +23,8 @@ PACKAGES=(
   # the chaos suite (scripts/chaos.sh): its analysis, ps for its process checks, ip for its
   # network namespaces
   python3 procps iproute2
+  # ... and gawk, whose time extension stamps each line of the instances' logs
+  gawk
   # tracing storages: SQLite, and the PostgreSQL and MariaDB servers the database tests start
   # (scripts/pg-server.sh, scripts/mariadb-server.sh) with their client libraries
   libsqlite3-dev libpq-dev postgresql-15 libmariadb-dev mariadb-server-core mariadb-client-core
