@@ -69,13 +69,10 @@ int RunCronNext(const CronNextOptions& o) {
     }
   }
   std::string out;
-  for (int i = 0; i < o.count; ++i) {
-    auto next = cron->NextFireTimeAfter(from, *zone);
-    if (!next) break;
+  for (auto next : cron->NextFireTimes(from, *zone, o.count)) {
     int64_t ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(next->time_since_epoch()).count();
-    out += fmt::format("{}\t{}\n", ms, zone->FormatIso8601(*next));
-    from = *next;
+        std::chrono::duration_cast<std::chrono::milliseconds>(next.time_since_epoch()).count();
+    out += fmt::format("{}\t{}\n", ms, zone->FormatIso8601(next));
   }
   std::cout << out << std::flush;
   return kExitOk;

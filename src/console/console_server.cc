@@ -252,6 +252,7 @@ class TraceReaders {
       if (owner_.idle_.size() < 8) owner_.idle_.push_back(std::move(reader_));
     }
     TraceReader* operator->() { return reader_.get(); }
+    TraceReader& operator*() { return *reader_; }
 
    private:
     TraceReaders& owner_;
@@ -738,17 +739,24 @@ class ConsoleImpl final : public Console {
     Reply(res, 200, {{"items", items}, {"limit", q.limit}, {"offset", q.offset}});
   }
 
+  // The execution `id`, or nullopt with the answer written (404 for an unknown id).
+  static std::optional<JobExecutionEvent> ExecutionOf(TraceReader& reader, const std::string& id,
+                                                      Response& res) {
+    auto e = reader.Execution(id);
+    if (e.ok()) return std::move(e).value();
+    if (e.status().code() == StatusCode::kNotFound) {
+      Error(res, 404, fmt::format("execution '{}' not found", id));
+    } else {
+      Fail(res, e.status());
+    }
+    return std::nullopt;
+  }
+
   void Execution(const Request& req, Response& res) {
     auto reader = ReaderOf(req, res);
     if (reader == nullptr) return;
-    const std::string id = req.matches[2];
-    auto e = (*reader)->Execution(id);
-    if (!e.ok()) {
-      if (e.status().code() == StatusCode::kNotFound) {
-        return Error(res, 404, fmt::format("execution '{}' not found", id));
-      }
-      return Fail(res, e.status());
-    }
+    auto e = ExecutionOf(**reader, req.matches[2], res);
+    if (!e) return;
     json result = ExecutionToJson(*e);
     StatusQuery q;
     q.task_id = e->task_id;
@@ -763,17 +771,11 @@ class ConsoleImpl final : public Console {
   void ExecutionLogs(const Request& req, Response& res) {
     auto reader = ReaderOf(req, res);
     if (reader == nullptr) return;
-    const std::string id = req.matches[2];
-    auto e = (*reader)->Execution(id);
-    if (!e.ok()) {
-      if (e.status().code() == StatusCode::kNotFound) {
-        return Error(res, 404, fmt::format("execution '{}' not found", id));
-      }
-      return Fail(res, e.status());
-    }
+    auto e = ExecutionOf(**reader, req.matches[2], res);
+    if (!e) return;
     auto after = IntParam(req, "after", 0, INT64_MAX);
     if (!after.ok()) return Fail(res, after.status());
-    auto lines = (*reader)->LogLines(id, after->value_or(0));
+    auto lines = (*reader)->LogLines(e->id, after->value_or(0));
     if (!lines.ok()) return Fail(res, lines.status());
     json out = json::array();
     for (const auto& l : *lines) {
@@ -990,11 +992,9 @@ class ConsoleImpl final : public Console {
         result["timeZone"] = zone->id();
         TimePoint after =
             after_ms->has_value() ? FromMs(**after_ms) : std::chrono::system_clock::now();
-        for (int64_t i = 0; i < count->value_or(5); ++i) {
-          auto next = cron->NextFireTimeAfter(after, *zone);
-          if (!next) break;
-          result["nextFireTimes"].push_back(EpochMs(*next));
-          after = *next;
+        for (TimePoint next :
+             cron->NextFireTimes(after, *zone, static_cast<int>(count->value_or(5)))) {
+          result["nextFireTimes"].push_back(EpochMs(next));
         }
       }
       Reply(res, 200, result);

@@ -100,15 +100,8 @@ JobStatus JobNodes::Status() const {
 }
 
 std::vector<TimePoint> JobNodes::NextFireTimes(TimePoint after, int count) const {
-  std::vector<TimePoint> times;
-  if (!cron.has_value() || !zone.has_value()) return times;
-  for (int i = 0; i < count; ++i) {
-    auto next = cron->NextFireTimeAfter(after, *zone);
-    if (!next.has_value()) break;
-    times.push_back(*next);
-    after = *next;
-  }
-  return times;
+  if (!cron.has_value() || !zone.has_value()) return {};
+  return cron->NextFireTimes(after, *zone, count);
 }
 
 std::vector<ShardingInfo> ShardingOf(const JobNodes& job) {

@@ -132,13 +132,7 @@ class JobStatisticsAPIImpl final : public JobStatisticsAPI {
     if (!zone.ok()) {
       return FailedPrecondition(fmt::format("job '{}': {}", job_name, zone.status().message()));
     }
-    for (int i = 0; i < count; ++i) {
-      auto next = cron->NextFireTimeAfter(after, *zone);
-      if (!next.has_value()) break;
-      times.push_back(*next);
-      after = *next;
-    }
-    return times;
+    return cron->NextFireTimes(after, *zone, count);
   }
 
  private:

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "elasticjob/schedule/time_zone.h"
 #include "elasticjob/status.h"
@@ -52,6 +53,10 @@ class CronExpression {
   // whole seconds), in `zone`. nullopt when the expression never fires again (a year in the
   // past, a 30th of February, or beyond Quartz's limit of the current year + 100).
   std::optional<TimePoint> NextFireTimeAfter(TimePoint after, const TimeZone& zone) const;
+
+  // Up to `count` fire times strictly after `after`, in order: fewer when the expression
+  // stops firing (NextFireTimeAfter, chained).
+  std::vector<TimePoint> NextFireTimes(TimePoint after, const TimeZone& zone, int count) const;
 
   // Whether `t` (milliseconds ignored) is a fire time in `zone`.
   bool IsSatisfiedBy(TimePoint t, const TimeZone& zone) const;

@@ -339,6 +339,19 @@ std::optional<CronExpression::TimePoint> CronExpression::NextFireTimeAfter(
   return TimePoint{} + std::chrono::milliseconds(*ms);
 }
 
+std::vector<CronExpression::TimePoint> CronExpression::NextFireTimes(TimePoint after,
+                                                                     const TimeZone& zone,
+                                                                     int count) const {
+  std::vector<TimePoint> times;
+  for (int i = 0; i < count; ++i) {
+    auto next = NextFireTimeAfter(after, zone);
+    if (!next.has_value()) break;
+    times.push_back(*next);
+    after = *next;
+  }
+  return times;
+}
+
 bool CronExpression::IsSatisfiedBy(TimePoint t, const TimeZone& zone) const {
   int64_t ms = ToMillis(t);
   int64_t whole = ms - ((ms % 1000) + 1000) % 1000;

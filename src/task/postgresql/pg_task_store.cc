@@ -14,6 +14,7 @@
 #include <map>
 #include <vector>
 
+#include "tracing/postgresql/pg_connect.h"
 #include "tracing/tracing_url.h"
 
 namespace elasticjob::task {
@@ -472,27 +473,12 @@ Result<std::unique_ptr<PgTaskStore>> PgTaskStore::Connect(std::string_view url,
         parsed->redacted));
   }
   const tracing::TracingUrl& u = *parsed;
-  std::string port = u.port != 0 ? std::to_string(u.port) : "";
-  const char* keys[] = {
-      "host", "port", "user", "password", "dbname", "connect_timeout", "client_encoding", nullptr};
-  const char* values[] = {u.host.c_str(),
-                          port.empty() ? nullptr : port.c_str(),
-                          u.user.empty() ? nullptr : u.user.c_str(),
-                          u.password.empty() ? nullptr : u.password.c_str(),
-                          u.database.c_str(),
-                          "5",
-                          "UTF8",
-                          nullptr};
-  PGconn* conn = PQconnectdbParams(keys, values, 0);
-  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
-    std::string msg = conn != nullptr ? PQerrorMessage(conn) : "out of memory";
-    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-    PQfinish(conn);
-    return Status(StatusCode::kUnavailable,
-                  fmt::format("task store '{}': cannot connect: {}", u.redacted, msg));
+  auto opened = tracing::OpenPgConnection(u);
+  if (!opened.ok()) {
+    return Status(StatusCode::kUnavailable, fmt::format("task store '{}': cannot connect: {}",
+                                                        u.redacted, opened.status().message()));
   }
-  PQsetNoticeProcessor(
-      conn, [](void*, const char*) {}, nullptr);  // "relation exists" notices
+  PGconn* conn = *opened;
   auto store =
       std::make_unique<PgTaskStoreImpl>(conn, u.redacted, std::move(job_name), max_attempts);
   if (Status s = store->Setup(); !s.ok()) return s;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <libpq-fe.h>
 
+#include "tracing/postgresql/pg_connect.h"
 #include "tracing/sql_connection.h"
 
 namespace elasticjob::tracing {
@@ -97,7 +98,7 @@ class PgConnection final : public SqlConnection {
 
 }  // namespace
 
-Result<std::unique_ptr<SqlConnection>> ConnectPostgreSql(const TracingUrl& url) {
+Result<PGconn*> OpenPgConnection(const TracingUrl& url, const char* options) {
   std::string port = url.port != 0 ? std::to_string(url.port) : "";
   const char* keys[] = {
       "host",    "port", "user", "password", "dbname", "connect_timeout", "client_encoding",
@@ -109,18 +110,26 @@ Result<std::unique_ptr<SqlConnection>> ConnectPostgreSql(const TracingUrl& url) 
                           url.database.c_str(),
                           "5",
                           "UTF8",
-                          "-c TimeZone=UTC",
+                          options,
                           nullptr};
   PGconn* conn = PQconnectdbParams(keys, values, 0);
   if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
     std::string msg = conn != nullptr ? PQerrorMessage(conn) : "out of memory";
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     PQfinish(conn);
-    return Status(StatusCode::kUnavailable, fmt::format("postgresql: {}", msg));
+    return Status(StatusCode::kUnavailable, msg);
   }
   PQsetNoticeProcessor(
       conn, [](void*, const char*) {}, nullptr);  // "relation exists" notices
-  return std::unique_ptr<SqlConnection>(std::make_unique<PgConnection>(conn));
+  return conn;
+}
+
+Result<std::unique_ptr<SqlConnection>> ConnectPostgreSql(const TracingUrl& url) {
+  auto conn = OpenPgConnection(url, "-c TimeZone=UTC");
+  if (!conn.ok()) {
+    return Status(StatusCode::kUnavailable, fmt::format("postgresql: {}", conn.status().message()));
+  }
+  return std::unique_ptr<SqlConnection>(std::make_unique<PgConnection>(*conn));
 }
 
 }  // namespace elasticjob::tracing
