@@ -23,6 +23,8 @@ PACKAGES=(
   # the chaos suite (scripts/chaos.sh): its analysis, ps for its process checks, ip for its
   # network namespaces
   python3 procps iproute2
+  # ... and gawk, whose time extension stamps each line of the instances' logs
+  gawk
   # tracing storages: SQLite, and the PostgreSQL and MariaDB servers the database tests start
   # (scripts/pg-server.sh, scripts/mariadb-server.sh) with their client libraries
   libsqlite3-dev libpq-dev postgresql-15 libmariadb-dev mariadb-server-core mariadb-client-core
@@ -32,7 +34,16 @@ PACKAGES=(
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev python3-aiosmtpd openssl
   # the task models' RPC between instances (docs/task-models.md): gRPC and protobuf
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  # the web console (docs/console.md): password hashes (argon2id) and session tokens; zlib for
+  # its gzipped answers
+  libsodium-dev zlib1g-dev
+  # the web console's browser tests (tests/browser) and page-load benchmark: Debian's chromium,
+  # driven headless by puppeteer-core from npm (node and npm below)
+  chromium
 )
+# node and npm for those tests: Debian's, unless a node (with its npm) is installed already,
+# e.g. from another repository whose nodejs package ships npm itself.
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then PACKAGES+=(nodejs npm); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

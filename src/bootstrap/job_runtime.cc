@@ -1,6 +1,7 @@
 #include "bootstrap/job_runtime.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -519,6 +520,9 @@ void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
   }
   if (paused) {
     // Quartz's "do nothing" misfire policy: a fire time that passes while paused is skipped.
+    infra::LogLine("INFO", fmt::format("job={}: a fire time passed while paused (registry "
+                                       "connection suspended or session expired): skipped",
+                                       config_.job_name));
     EndTask();
     return;
   }
@@ -750,6 +754,21 @@ void JobRuntime::ShutdownInstance() {
 }
 
 std::vector<int> JobRuntime::LocallyRunningItems() { return executor_->running_items(); }
+
+void JobRuntime::FenceRunningItems() {
+  const auto at = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  std::vector<int> items = executor_->Fence(
+      "the registry session expired while it ran (other instances may run the item now)");
+  if (items.empty()) return;
+  // at_ms: when the items were cancelled (the chaos suite ends the runs it killed there).
+  infra::LogLine("WARN", fmt::format("job={} instance={}: the registry session expired while "
+                                     "items {} ran here: cancelled (script process groups "
+                                     "killed), no longer this instance's at_ms={}",
+                                     config_.job_name, instances_->self().instance_id,
+                                     fmt::join(items, ","), at));
+}
 
 void JobRuntime::OnJobEvent(const TreeEvent& event) {
   notifier_->Notify();  // waits re-check their condition

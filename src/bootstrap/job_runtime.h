@@ -97,6 +97,7 @@ class JobRuntime final : public listener::JobController,
   void ShardIfNecessary() override;
   void ShutdownInstance() override;
   std::vector<int> LocallyRunningItems() override;
+  void FenceRunningItems() override;
   void GuaranteeCleared(guarantee::Phase phase) override;
 
   // sharding::RunningMarkWatcher: each mark gets a watch of its own, delivering to the

@@ -23,6 +23,7 @@ void AddServerCommand(CLI::App& app, int* exit_code);
 void AddAgentCommand(CLI::App& app, int* exit_code);
 void AddTraceCommand(CLI::App& app, int* exit_code);
 void AddDumpCommand(CLI::App& app, int* exit_code);
+void AddConsoleCommand(CLI::App& app, int* exit_code);
 
 }  // namespace elasticjob::cli
 

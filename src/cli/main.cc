@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   elasticjob::cli::AddAgentCommand(app, &exit_code);
   elasticjob::cli::AddTraceCommand(app, &exit_code);
   elasticjob::cli::AddDumpCommand(app, &exit_code);
+  elasticjob::cli::AddConsoleCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "reg/registry_url.h"
 
 namespace elasticjob::cli {
 
@@ -32,7 +33,8 @@ std::unique_ptr<RegistryCenter> ConnectRegistry(std::string url, int* exit_code)
     return nullptr;
   }
   if (Status s = (*registry)->Init(); !s.ok()) {
-    std::cerr << "elasticjob: registry " << url << ": " << s.message() << "\n";
+    std::cerr << "elasticjob: registry " << reg::RedactRegistryUrl(url) << ": " << s.message()
+              << "\n";
     *exit_code = kExitFailed;
     return nullptr;
   }

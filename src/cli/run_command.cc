@@ -14,6 +14,7 @@
 #include "cli/run_file.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/config/job_configuration.h"
+#include "elasticjob/console/console_server.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/tracing/tracer.h"
 #include "executor/script/script_job.h"
@@ -28,6 +29,9 @@ struct RunOptions {
   int64_t shutdown_grace_ms = -1;
   // --tracing [URL]; empty: the file's elasticjob.tracing, else off.
   std::string tracing;
+  // --console ADDR (host:port): the web console in this process; empty: none.
+  std::string console;
+  std::string console_users;  // --console-users FILE
 };
 
 constexpr int64_t kDefaultShutdownGraceMs = 10000;
@@ -70,6 +74,7 @@ int RunJobs(const RunOptions& o) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   // Event tracing, for every job of the process (its URL's password is never printed).
   std::shared_ptr<Tracer> tracer;
+  std::string console_tracing_url;  // what the console reads executions from
   if (std::string tracing_url = !o.tracing.empty() ? o.tracing : file->tracing_url.value_or("");
       !tracing_url.empty()) {
     auto opened = Tracer::Open({.url = tracing_url});
@@ -78,6 +83,7 @@ int RunJobs(const RunOptions& o) {
       return kExitBadInput;
     }
     tracer = *std::move(opened);
+    console_tracing_url = tracing_url;
     std::cout << "elasticjob: tracing to " << tracer->redacted_url() << "\n";
   }
   // Every script runs under `processes`, which the shutdown signals.
@@ -140,8 +146,27 @@ int RunJobs(const RunOptions& o) {
     if (tracer != nullptr) (void)tracer->Shutdown(std::chrono::seconds(5));
     return kExitBadInput;
   }
+  // The web console over this process's registry (docs/console.md).
+  std::unique_ptr<Console> console;
+  if (!o.console.empty()) {
+    ConsoleOptions console_options;
+    console_options.registry_urls = {url};
+    console_options.tracing_url = console_tracing_url;
+    console_options.listen = o.console;
+    console_options.users_file = o.console_users;
+    auto started = StartConsole(console_options);
+    if (!started.ok()) {
+      std::cerr << "elasticjob: console: " << started.status().message() << "\n";
+      ScheduleJobBootstrap::ShutdownAll(boots);
+      if (tracer != nullptr) (void)tracer->Shutdown(std::chrono::seconds(5));
+      return started.status().code() == StatusCode::kInvalidArgument ? kExitBadInput : 1;
+    }
+    console = std::move(started).value();
+    std::cout << "elasticjob: console at " << console->url() << "\n" << std::flush;
+  }
   int sig = 0;
   sigwait(&signals, &sig);
+  console.reset();
   std::cout << fmt::format("elasticjob: {} received, shutting down\n",
                            sig == SIGINT ? "SIGINT" : "SIGTERM")
             << std::flush;
@@ -183,6 +208,11 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                       std::string(kDefaultTracingUrl))
       ->expected(0, 1)
       ->default_str(kDefaultTracingUrl);
+  run->add_option("--console", opts->console,
+                  "Serve the web console in this process at host:port (docs/console.md)");
+  run->add_option("--console-users", opts->console_users,
+                  "Users file of --console (without it the console is read-only and "
+                  "loopback-only)");
   run->callback([opts, exit_code] { *exit_code = RunJobs(*opts); });
 }
 

@@ -26,11 +26,17 @@ struct JobExecutor::Run {
   std::string task_id;
   std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
   uint64_t session = 0;                      // the registry session its items were claimed in
-  bool session_lost = false;                 // that session ended before the run did
+  // That session ended before the run did (Finish saw it, or Fence): others may own the
+  // items now. atomic: Fence sets it on the job's strand while the run goes on elsewhere.
+  std::atomic<bool> session_lost{false};
+  // Requested by Fence; the items' contexts carry it (a SCRIPT item's group is killed).
+  const std::shared_ptr<Cancellation> cancel = std::make_shared<Cancellation>();
   // An operator's one-time job parameter (`trigger/{id}`'s value), in place of the config's.
   std::optional<std::string> parameter;
   Done done;
   std::atomic<size_t> remaining{0};
+  // Every item of this pass has returned (its end is being written): nothing left to cancel.
+  std::atomic<bool> items_done{false};
   // Tracing: what the pass's events share, and its failed items' errors (TASK_ERROR).
   std::shared_ptr<const tracing::RunInfo> trace;
   // The pass's last status event, allocated ahead (a prepared trigger's), taken by its last
@@ -217,6 +223,10 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   // The epoch first, then what it guards (infra/change_epoch.h).
   const uint64_t epoch = infra::ChangeEpoch().load();
   const bool admissible_now = admissible != nullptr && admissible->load();
+  // Paused (the connection is suspended or the session lost) or stopped: nothing to claim
+  // ahead (the claim would wait for the connection, holding the items). The trigger decides
+  // at the fire time.
+  if (admissible != nullptr && !admissible_now) return nullptr;
   const std::optional<uint64_t> changes = RegistryChanges();
   std::shared_ptr<const Plan> plan = CurrentPlan(changes);
   if (plan == nullptr || plan->items.empty()) return nullptr;
@@ -241,8 +251,11 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   TakePlan(*run, plan);
   run->fire_time = fire_time;
   run->done = std::move(done);
-  run->holding = true;
   run->remaining = run->items.size();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    HoldLocked(run);
+  }
   auto prepared = std::make_shared<Prepared>();
   prepared->executor = this;
   prepared->changes = plan->changes;
@@ -426,7 +439,10 @@ void JobExecutor::Launch(const std::shared_ptr<Run>& run, Result<std::vector<int
     // Some run elsewhere (logged by the claim): this run leaves them.
     std::vector<int> unclaimed = Minus(run->items, *claimed);
     std::lock_guard<std::mutex> lock(mu_);
-    for (int i : unclaimed) running_items_.erase(i);
+    for (int i : unclaimed) {
+      running_items_.erase(i);
+      fenced_items_.erase(i);
+    }
     run->items = *claimed;
     if (run->normal) normal_items_ = run->items;
   }
@@ -458,10 +474,14 @@ void JobExecutor::Reread(const std::shared_ptr<Run>& run) {
   // The lane stays ours; what the plan gave is worked out again.
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (int i : run->items) running_items_.erase(i);
+    for (int i : run->items) {
+      running_items_.erase(i);
+      fenced_items_.erase(i);
+    }
     normal_items_.clear();
+    holding_runs_.erase(run.get());
+    run->holding = false;
   }
-  run->holding = false;
   run->plan = nullptr;
   run->items.clear();
   run->params = nullptr;
@@ -519,6 +539,11 @@ void JobExecutor::KeepPlan(std::optional<uint64_t> changes, const Run& run) {
 }
 
 void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
+  if (run->items.empty() && run->misfire) {
+    // A misfire re-run (Completed) left with nothing: the after-listeners of its run, then
+    // the end.
+    return After(run, [this, run] { End(run, Outcome::kRan); });
+  }
   if (run->items.empty()) {
     // As ElasticJob, the listeners run even when this instance has nothing to run.
     if (Status s = Prepare(*run); !s.ok()) return End(run, s);
@@ -532,6 +557,7 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
   auto skip_as_misfire = [&] {
     if (tracing_ != nullptr) TraceMisfire(*run->config, run->items);
     run->items.clear();  // nothing of ours is running
+    if (run->misfire) return After(run, [this, run] { End(run, Outcome::kRan); });
     End(run, Outcome::kMisfire);
   };
   bool held = false;
@@ -549,12 +575,13 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_items_.insert(run->items.begin(), run->items.end());
-    run->holding = true;
+    HoldLocked(run);
   }
   if (Status s = Prepare(*run); !s.ok()) return End(run, s);
   if (tracing_ != nullptr) {
     TraceStatus(*run, TraceState::kTaskStaging, tracing::StagingMessage(run->config->job_name));
   }
+  if (run->misfire) return Begin(run);  // its before-listeners ran before its first pass
   Before(run, [this, run] { Begin(run); });
 }
 
@@ -577,7 +604,7 @@ void JobExecutor::RunFailover(Done done) {
     for (int i : *claimed) {
       if (running_items_.insert(i).second) run->items.push_back(i);
     }
-    run->holding = true;
+    HoldLocked(run);
   }
   run->done = std::move(done);
   if (run->items.empty()) return End(run, Outcome::kNoItems);
@@ -650,6 +677,7 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
   // claimed start: an item running on another instance is left to it (ElasticJob writes the
   // marks first too, but overwrites a mark it finds).
   run->session = execution_.session_epoch();
+  run->items_done = false;
   execution_.ClaimAsync(
       *run->config, run->items, control_,
       [this, run](Result<std::vector<int>> claimed) { Launch(run, std::move(claimed)); });
@@ -665,6 +693,7 @@ ShardingContext JobExecutor::ContextOf(const Run& run, int item) {
                       std::nullopt};
   if (auto it = run.params->find(item); it != run.params->end())
     ctx.sharding_parameter = it->second;
+  ctx.cancellation = run.cancel;
   return ctx;
 }
 
@@ -729,13 +758,19 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
   if (trace_start != nullptr) traced = tracing_->PushStart(std::move(trace_start), report.started);
   auto start = std::chrono::steady_clock::now();
   try {
-    job_->Execute(ctx);  // user code is fenced here
+    // A run fenced before this item started (its session expired) does not start it.
+    if (!run->cancel->requested()) job_->Execute(ctx);  // user code is fenced here
   } catch (const std::exception& e) {
     report.success = false;
     report.error = e.what();
   } catch (...) {
     report.success = false;
     report.error = "unknown exception";
+  }
+  if (run->cancel->requested()) {
+    report.success = false;
+    report.error = "cancelled: " + run->cancel->reason() +
+                   (report.error.empty() ? "" : " (" + report.error + ")");
   }
   report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
@@ -750,6 +785,7 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
   // The last one ends the pass; the registry work goes to the control executor, so that
   // item threads start the items still queued first.
   if (run->remaining.fetch_sub(1) == 1) {
+    run->items_done = true;
     if (tracing_ != nullptr) {
       std::vector<std::pair<int, std::string>> errors;
       {
@@ -775,12 +811,16 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
 }
 
 void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
-  if (run->config->monitor_execution && execution_.session_epoch() != run->session) {
-    // The session its items were claimed in ended during the run: others may hold them now,
-    // under marks of their own, which a blind delete would remove (and a second run of the
-    // item would start beside theirs). Only marks still ours go; no misfire re-run follows.
+  if (run->session_lost.load() ||
+      (run->config->monitor_execution && execution_.session_epoch() != run->session)) {
+    // The session its items were claimed in ended during the run (or Fence cut it short):
+    // others may hold them now, under marks of their own, which a blind delete would remove
+    // (and a second run of the item would start beside theirs). Only marks still ours go; no
+    // misfire re-run follows.
     run->session_lost = true;
-    if (Status s = execution_.ClearOwnRunningInfo(run->items); !s.ok()) return End(run, s);
+    if (run->config->monitor_execution) {
+      if (Status s = execution_.ClearOwnRunningInfo(run->items); !s.ok()) return End(run, s);
+    }
     return Completed(run);
   }
   execution_.RegisterJobCompletedAsync(*run->config, run->items, control_, [this, run](Status s) {
@@ -791,7 +831,9 @@ void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
 
 void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   const JobConfiguration& config = *run->config;
-  if (run->failover_items) {
+  // A failover run whose session ended leaves the failover nodes: the items were queued for
+  // failover again when that session expired, and the nodes may be their new claimer's.
+  if (run->failover_items && !run->session_lost.load()) {
     if (Status s = failover_.UpdateFailoverComplete(run->items); !s.ok()) return End(run, s);
   }
   if (!run->normal) {
@@ -849,7 +891,47 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   if (!ours && !marked.empty()) execution_.ClearMisfireAsync(marked, control_);
   run->misfire = true;
   run->fire_time.reset();
-  Begin(run);
+  // The re-run stands for the triggers this run made skip: it runs what they would have run,
+  // this instance's items now, not only this run's (chaos proxy_partition: an item whose
+  // failover run elsewhere ended during this run missed its fire). Mostly they are the same.
+  if (run->plan != nullptr && CurrentPlan(RegistryChanges()) == run->plan) return Begin(run);
+  auto now = ItemsNow(config);
+  if (!now.ok()) return End(run, now.status());
+  std::vector<int> had = run->items;
+  std::sort(had.begin(), had.end());
+  if (*now == had) return Begin(run);
+  // Our misfire marks go first: they name this run's items, and a trigger during the re-run
+  // marks its own.
+  if (ours) {
+    execution_.ClearMisfireAsync(run->items, control_);
+    std::lock_guard<std::mutex> lock(mu_);
+    misfire_marked_ = false;
+  }
+  Reread(run);
+}
+
+Result<std::vector<int>> JobExecutor::ItemsNow(const JobConfiguration& config) {
+  std::vector<int> out;
+  if (config.failover) {
+    auto claimed = failover_.GetLocalFailoverItems();
+    if (!claimed.ok()) return claimed.status();
+    out = *claimed;
+  }
+  if (out.empty()) {
+    auto local = sharding_.GetLocalShardingItems(config.sharding_total_count);
+    if (!local.ok()) return local.status();
+    out = *local;
+    if (config.failover) {
+      auto taken = failover_.GetLocalTakeOffItems(out);
+      if (!taken.ok()) return taken.status();
+      out = Minus(std::move(out), *taken);
+    }
+    auto disabled = execution_.GetDisabledItems(out);
+    if (!disabled.ok()) return disabled.status();
+    out = Minus(std::move(out), *disabled);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void JobExecutor::End(const std::shared_ptr<Run>& run, Result<Outcome> result) {
@@ -861,9 +943,18 @@ void JobExecutor::End(const std::shared_ptr<Run>& run, Result<Outcome> result) {
   Deliver(run, std::move(result), std::move(queued));
 }
 
+void JobExecutor::HoldLocked(const std::shared_ptr<Run>& run) {
+  run->holding = true;
+  holding_runs_.emplace(run.get(), run);
+}
+
 JobExecutor::Queued JobExecutor::ReleaseLocked(const Run& run) {
   if (run.holding) {
-    for (int i : run.items) running_items_.erase(i);
+    for (int i : run.items) {
+      running_items_.erase(i);
+      fenced_items_.erase(i);
+    }
+    holding_runs_.erase(&run);
   }
   if (!run.normal) return {};
   normal_running_ = false;
@@ -882,6 +973,36 @@ void JobExecutor::Deliver(const std::shared_ptr<Run>& run, Result<Outcome> resul
       TriggerNow(std::move(queued.done), std::move(queued.parameter));
     });
   }
+}
+
+std::vector<int> JobExecutor::Fence(const std::string& reason) {
+  std::vector<std::shared_ptr<Run>> runs;
+  std::vector<int> items;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, run] : holding_runs_) {
+      if (run->session_lost.exchange(true)) continue;  // fenced already
+      runs.push_back(run);
+      const bool done = run->items_done.load();
+      for (int i : run->items) {
+        fenced_items_.insert(i);
+        if (!done) items.push_back(i);  // a pass whose items all returned cancels nothing
+      }
+    }
+  }
+  // Outside mu_: the requests run the items' callbacks (a SCRIPT item's group killed).
+  for (const auto& run : runs) run->cancel->Request(reason);
+  std::sort(items.begin(), items.end());
+  return items;
+}
+
+std::vector<int> JobExecutor::running_items() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int> out;
+  for (int i : running_items_) {
+    if (fenced_items_.count(i) == 0) out.push_back(i);
+  }
+  return out;
 }
 
 void JobExecutor::Stop() {

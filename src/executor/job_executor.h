@@ -171,11 +171,20 @@ class JobExecutor {
   // No more queued runs: a queued operator trigger gets CANCELLED.
   void Stop();
 
-  // The items running here now (every lane).
-  std::vector<int> running_items() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return {running_items_.begin(), running_items_.end()};
-  }
+  // Fencing (docs/runtime.md): this instance's registry session expired, so the items of
+  // every run holding items here may be run by others already. Each such run is cancelled
+  // (its contexts' Cancellation requested with `reason`: a SCRIPT item's process group is
+  // killed at once, in-process code sees `cancelled()`; an item not started yet does not
+  // start), its items are no longer reported as this instance's (running_items), its end
+  // clears only marks still ours, leaves the failover nodes and re-runs nothing. The items
+  // stay held here until their code returns, so no run of ours starts beside it. Returns
+  // the items fenced now whose code was running or still to start (sorted): a run whose items
+  // had all returned (its end being written) is fenced too, but cancels nothing.
+  std::vector<int> Fence(const std::string& reason);
+
+  // The items running here now (every lane), but those of fenced runs: a mark of ours on any
+  // other item is stale.
+  std::vector<int> running_items();
   // Whether a normal run is going on here.
   bool running() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -265,6 +274,10 @@ class JobExecutor {
   // (misfire re-runs, listeners).
   void Finish(const std::shared_ptr<Run>& run);
   void Completed(const std::shared_ptr<Run>& run);
+  // What a trigger would run here now, sorted: the claimed failover items, else this
+  // instance's items minus those taken over and the disabled ones (from the cache; no
+  // sharding wait: a re-run does not follow while one is pending).
+  Result<std::vector<int>> ItemsNow(const JobConfiguration& config);
   // Ends `run`: releases its items and lane, then Deliver.
   void End(const std::shared_ptr<Run>& run, Result<Outcome> result);
   // Releases `run`'s items (and the normal lane, for a normal run); returns a queued operator
@@ -275,6 +288,8 @@ class JobExecutor {
     std::optional<std::string> parameter;
   };
   Queued ReleaseLocked(const Run& run) ELASTICJOB_REQUIRES(mu_);
+  // Notes that `run` holds its items (in running_items_), for ReleaseLocked and Fence.
+  void HoldLocked(const std::shared_ptr<Run>& run) ELASTICJOB_REQUIRES(mu_);
   // Calls `run`'s done with `result`, then starts `queued` (if any) on the control executor.
   void Deliver(const std::shared_ptr<Run>& run, Result<Outcome> result, Queued queued);
 
@@ -307,6 +322,10 @@ class JobExecutor {
   Done queued_ ELASTICJOB_GUARDED_BY(mu_);  // a trigger waiting to run
   std::optional<std::string> queued_parameter_ ELASTICJOB_GUARDED_BY(mu_);  // its parameter
   std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);                  // every lane's items
+  // Of running_items_, those of fenced runs (their code may still run: they stay held).
+  std::set<int> fenced_items_ ELASTICJOB_GUARDED_BY(mu_);
+  // The runs holding items (`holding`), by address.
+  std::map<const Run*, std::shared_ptr<Run>> holding_runs_ ELASTICJOB_GUARDED_BY(mu_);
   std::shared_ptr<const Plan> plan_ ELASTICJOB_GUARDED_BY(mu_);
 };
 

@@ -91,4 +91,29 @@ Result<std::vector<InstanceEntry>> Instances(RegistryCenter& reg, std::string_vi
   return result;
 }
 
+JobStatus ComputeJobStatus(const std::set<std::string>& live_instance_ids,
+                           const std::vector<std::string>& server_states,
+                           const std::vector<std::string>& item_owners) {
+  if (live_instance_ids.empty()) return JobStatus::kCrashed;
+  size_t disabled = 0;
+  for (const std::string& state : server_states) {
+    if (state == "DISABLED") ++disabled;
+  }
+  if (disabled == server_states.size()) return JobStatus::kDisabled;
+  bool any_owner = false;
+  for (const std::string& owner : item_owners) {
+    if (owner.empty()) continue;
+    any_owner = true;
+    if (live_instance_ids.count(owner) == 0) return JobStatus::kShardingFlag;
+  }
+  return any_owner ? JobStatus::kOk : JobStatus::kShardingFlag;
+}
+
+ShardingStatus ComputeShardingStatus(bool disabled, bool running, bool owner_live) {
+  return disabled      ? ShardingStatus::kDisabled
+         : running     ? ShardingStatus::kRunning
+         : !owner_live ? ShardingStatus::kShardingFlag
+                       : ShardingStatus::kPending;
+}
+
 }  // namespace elasticjob::lifecycle

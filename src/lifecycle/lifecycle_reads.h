@@ -1,15 +1,19 @@
 // Registry reads the lifecycle APIs share: which jobs exist, a job's instances and servers,
-// read from the server (the operations tools hold no cache).
+// read from the server (the operations tools hold no cache); and the status rules, as pure
+// functions of what those reads found, which the web console applies to its watch-fed copy
+// of the namespace (src/console/registry_view.h) so both compute statuses alike.
 //
 // Thread safety: stateless functions.
 #ifndef ELASTICJOB_LIFECYCLE_LIFECYCLE_READS_H_
 #define ELASTICJOB_LIFECYCLE_LIFECYCLE_READS_H_
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "elasticjob/config/job_configuration.h"
+#include "elasticjob/lifecycle/statistics_api.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/status.h"
 
@@ -40,6 +44,17 @@ struct InstanceEntry {
 };
 // The job's live instances, by id.
 Result<std::vector<InstanceEntry>> Instances(RegistryCenter& reg, std::string_view job_name);
+
+// JobStatisticsAPIImpl.getJobStatus: CRASHED without a live instance; DISABLED when every
+// server state (the values of `servers/{ip}`) is DISABLED; SHARDING_FLAG when no item has an
+// owner (the values of `sharding/{i}/instance`, "" for none) or one's owner is not live; OK.
+JobStatus ComputeJobStatus(const std::set<std::string>& live_instance_ids,
+                           const std::vector<std::string>& server_states,
+                           const std::vector<std::string>& item_owners);
+
+// ShardingStatisticsAPIImpl: DISABLED, else RUNNING, else SHARDING_FLAG when the owner is not
+// a live instance, else PENDING.
+ShardingStatus ComputeShardingStatus(bool disabled, bool running, bool owner_live);
 
 }  // namespace elasticjob::lifecycle
 

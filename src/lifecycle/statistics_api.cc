@@ -155,32 +155,31 @@ class JobStatisticsAPIImpl final : public JobStatisticsAPI {
     return info;
   }
 
-  // JobStatisticsAPIImpl.getJobStatus.
+  // JobStatisticsAPIImpl.getJobStatus, over the registry's current nodes.
   Result<JobStatus> ComputeStatus(std::string_view job_name,
                                   const std::vector<lifecycle::InstanceEntry>& instances) {
-    if (instances.empty()) return JobStatus::kCrashed;
+    if (instances.empty()) return JobStatus::kCrashed;  // nothing more to read
+    std::set<std::string> live;
+    for (const auto& instance : instances) live.insert(instance.instance_id);
     auto servers = lifecycle::Children(reg_, fmt::format("/{}/servers", job_name));
     if (!servers.ok()) return servers.status();
-    size_t disabled = 0;
+    std::vector<std::string> states;
     for (const std::string& ip : *servers) {
       auto state = ValueOrEmpty(reg_, fmt::format("/{}/servers/{}", job_name, ip));
       if (!state.ok()) return state.status();
-      if (*state == "DISABLED") ++disabled;
+      states.push_back(*std::move(state));
     }
-    if (disabled == servers->size()) return JobStatus::kDisabled;
-    auto items = lifecycle::Children(reg_, fmt::format("/{}/sharding", job_name));
-    if (!items.ok()) return items.status();
-    bool any_owner = false;
-    for (const std::string& item : *items) {
-      auto owner = ValueOrEmpty(reg_, fmt::format("/{}/sharding/{}/instance", job_name, item));
-      if (!owner.ok()) return owner.status();
-      if (owner->empty()) continue;
-      any_owner = true;
-      bool live = false;
-      for (const auto& instance : instances) live = live || instance.instance_id == *owner;
-      if (!live) return JobStatus::kShardingFlag;
+    std::vector<std::string> owners;
+    if (lifecycle::ComputeJobStatus(live, states, {}) != JobStatus::kDisabled) {
+      auto items = lifecycle::Children(reg_, fmt::format("/{}/sharding", job_name));
+      if (!items.ok()) return items.status();
+      for (const std::string& item : *items) {
+        auto owner = ValueOrEmpty(reg_, fmt::format("/{}/sharding/{}/instance", job_name, item));
+        if (!owner.ok()) return owner.status();
+        owners.push_back(*std::move(owner));
+      }
     }
-    return any_owner ? JobStatus::kOk : JobStatus::kShardingFlag;
+    return lifecycle::ComputeJobStatus(live, states, owners);
   }
 
   RegistryCenter& reg_;
@@ -263,10 +262,7 @@ class ShardingStatisticsAPIImpl final : public ShardingStatisticsAPI {
       }
       if (!live && !owner->empty()) info.server_ip = owner->substr(0, owner->find("@-@"));
       info.failover = *failover;
-      info.status = *disabled  ? ShardingStatus::kDisabled
-                    : *running ? ShardingStatus::kRunning
-                    : !live    ? ShardingStatus::kShardingFlag
-                               : ShardingStatus::kPending;
+      info.status = lifecycle::ComputeShardingStatus(*disabled, *running, live);
       result.push_back(std::move(info));
     }
     std::sort(result.begin(), result.end(),

@@ -251,8 +251,21 @@ void ListenerManager::OnTrigger(std::string_view id, const TreeEvent& event) {
 void ListenerManager::OnConnectionState(ConnectionState state) {
   // RegistryCenterConnectionStateListener.
   if (controller_.IsShutdown()) return;
+  if (state != ConnectionState::kConnected) {
+    // A line per change: what an operator (and the chaos suite) reads a pause from.
+    const char* what = state == ConnectionState::kSuspended ? "connection suspended: paused"
+                       : state == ConnectionState::kLost    ? "session expired: paused"
+                                                            : "reconnected: resuming";
+    infra::LogLine("INFO",
+                   fmt::format("job '{}' instance {}: registry {}", s_.storage.path().job_name(),
+                               s_.instances.self().instance_id, what));
+  }
   if (state == ConnectionState::kSuspended || state == ConnectionState::kLost) {
     controller_.Pause();
+    // The session expired: its ephemeral nodes are gone and others may take this
+    // instance's items over at once. What runs here must stop (issue 24: a survivor took
+    // over items of a live instance while they ran).
+    if (state == ConnectionState::kLost) controller_.FenceRunningItems();
   } else if (state == ConnectionState::kReconnected) {
     OnReconnected();
   }
@@ -280,6 +293,9 @@ void ListenerManager::OnReconnected() {
     Report(s_.execution.ClearOwnRunningInfo(stale), "clearing stale running marks");
   }
   controller_.Resume();
+  infra::LogLine("INFO",
+                 fmt::format("job '{}' instance {}: registry reconnected: resumed",
+                             s_.storage.path().job_name(), s_.instances.self().instance_id));
 }
 
 }  // namespace elasticjob::listener

@@ -28,7 +28,9 @@
 //                         node deleted while it is set: if we lead
 //                         and nothing runs, shard now (ElasticJob waits for the leader's
 //                         next trigger).
-//   SUSPENDED, LOST       pause the trigger (a run in progress finishes).
+//   SUSPENDED             pause the trigger (a run in progress finishes).
+//   LOST                  pause the trigger; the runs in progress are fenced: cancelled
+//                         (scripts killed), their items no longer this instance's.
 //   RECONNECTED           re-register server (keeping its state) and instance, clear stale
 //                         running marks of our items, resume.
 //
@@ -80,6 +82,9 @@ class JobController {
   virtual void ShutdownInstance() = 0;
   // Items running on this instance now (their marks are not stale).
   virtual std::vector<int> LocallyRunningItems() = 0;
+  // The session expired: stop the items running here as far as possible and stop counting
+  // them as this instance's (JobExecutor::Fence). Others may run them now.
+  virtual void FenceRunningItems() {}
   // `guarantee/{phase}` was deleted: distribute-once listeners waiting for it go on.
   virtual void GuaranteeCleared(guarantee::Phase phase) = 0;
 };

@@ -19,10 +19,27 @@ bool ValidNamespace(std::string_view ns) {
 
 }  // namespace
 
+std::string RedactRegistryUrl(std::string_view url) {
+  std::string out(url);
+  const size_t query = out.find('?');
+  if (query == std::string::npos) return out;
+  for (size_t at = query; at < out.size();) {
+    const size_t name = at + 1;
+    size_t end = out.find('&', name);
+    if (end == std::string::npos) end = out.size();
+    if (out.compare(name, 7, "digest=") == 0) {
+      out.replace(name + 7, end - name - 7, "***");
+      end = name + 10;
+    }
+    at = end;
+  }
+  return out;
+}
+
 Result<RegistryUrl> ParseRegistryUrl(std::string_view url) {
   RegistryUrl r;
   auto bad = [&](const std::string& why) {
-    return InvalidArgument(fmt::format("registry '{}': {}", url, why));
+    return InvalidArgument(fmt::format("registry '{}': {}", RedactRegistryUrl(url), why));
   };
   std::string_view rest;
   if (url.substr(0, 12) == "zookeeper://") {

@@ -29,6 +29,10 @@ struct RegistryUrl {
 // Parses `zookeeper://hosts/namespace?...` or `memory://namespace`. Errors name the part.
 Result<RegistryUrl> ParseRegistryUrl(std::string_view url);
 
+// `url` with the value of its `digest=` parameter replaced by "***", for messages and logs:
+// a digest is a password and is never printed.
+std::string RedactRegistryUrl(std::string_view url);
+
 }  // namespace elasticjob::reg
 
 #endif  // ELASTICJOB_REG_REGISTRY_URL_H_

@@ -12,7 +12,9 @@
 //
 // A job logs about its run through `log()` (elasticjob/api/job_log.h): with event tracing on,
 // the lines are kept with the execution; off, they go to the process log. The sink behind it
-// is shared by the copies of a context and is not part of its JSON or of ==.
+// is shared by the copies of a context and is not part of its JSON or of ==. So is its
+// cancellation (elasticjob/api/cancellation.h): `cancelled()` turns true when the runtime asks
+// the run to stop (its instance's registry session expired: others may run the item now).
 //
 // Thread safety: plain value type.
 #ifndef ELASTICJOB_API_SHARDING_CONTEXT_H_
@@ -24,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "elasticjob/api/cancellation.h"
 #include "elasticjob/api/job_log.h"
 #include "elasticjob/status.h"
 
@@ -38,11 +41,15 @@ struct ShardingContext {
   std::optional<std::string> sharding_parameter;  // unset when the item has no parameter
   // Where log() writes: the execution's log when tracing is on; null: the process log.
   std::shared_ptr<JobLogSink> log_sink = nullptr;
+  // The run's cancellation, shared by its items (null: the run cannot be cancelled).
+  std::shared_ptr<Cancellation> cancellation = nullptr;
 
   // This run's log (see above).
   JobLog log() const { return JobLog(*this); }
+  // Whether the runtime asked this run to stop (see above): return soon when it did.
+  bool cancelled() const { return cancellation != nullptr && cancellation->requested(); }
 
-  // The fields above but log_sink.
+  // The fields above but log_sink and cancellation.
   friend bool operator==(const ShardingContext& a, const ShardingContext& b) {
     return a.job_name == b.job_name && a.task_id == b.task_id &&
            a.sharding_total_count == b.sharding_total_count && a.job_parameter == b.job_parameter &&

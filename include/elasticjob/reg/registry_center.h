@@ -172,7 +172,10 @@ class RegistryCenter {
   virtual Status Persist(std::string_view key, std::string_view value) = 0;
   // Sets the value of an existing `key`; NOT_FOUND if it does not exist.
   virtual Status Update(std::string_view key, std::string_view value) = 0;
-  // Deletes `key` if present, then creates it ephemeral (owned by this session).
+  // Makes `key` an ephemeral node of this session holding `value`. A node this session owns
+  // already takes the value in place (watchers see an update, never a moment without it:
+  // others would take this instance for gone); any other node there (another session's, a
+  // persistent one) is deleted first, then created.
   virtual Status PersistEphemeral(std::string_view key, std::string_view value) = 0;
   // Creates `key` + a 10-digit sequence; returns the created key.
   virtual Result<std::string> PersistSequential(std::string_view key, std::string_view value) = 0;

@@ -53,7 +53,9 @@ Result<std::shared_ptr<ScriptJob>> ScriptJob::FromProps(
 void ScriptJob::Execute(const ShardingContext& context) {
   std::vector<std::string> argv = words_;
   argv.push_back(ShardingContextToJson(context));
-  if (context.log_sink == nullptr) return Check(processes_->Run(argv));
+  if (context.log_sink == nullptr) {
+    return Check(processes_->Run(argv, nullptr, context.cancellation.get()));
+  }
   // Tracing on: stdout (INFO) and stderr (WARN) line by line into the execution's log.
   std::string partial[2];
   const LogLevel levels[2] = {LogLevel::kInfo, LogLevel::kWarn};
@@ -68,7 +70,7 @@ void ScriptJob::Execute(const ShardingContext& context) {
     RecordExecutionOutput(context, std::string_view(buf).substr(0, end + 1), levels[stream - 1]);
     buf.erase(0, end + 1);
   };
-  auto status = processes_->Run(argv, output);
+  auto status = processes_->Run(argv, output, context.cancellation.get());
   for (int i = 0; i < 2; ++i) {
     if (!partial[i].empty()) RecordExecutionOutput(context, partial[i], levels[i]);
   }

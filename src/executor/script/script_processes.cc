@@ -134,7 +134,12 @@ void ReadUntilExit(Capture& capture, pid_t pid, const ScriptProcesses::Output& o
 
 }  // namespace
 
-Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Output& output) {
+Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Output& output,
+                                 Cancellation* cancellation) {
+  if (cancellation != nullptr && cancellation->requested()) {
+    return Status(StatusCode::kCancelled,
+                  fmt::format("'{}' not started: {}", words[0], cancellation->reason()));
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) {
@@ -202,6 +207,12 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
     // Signal came while the command was starting: it gets it too.
     if (stopped_ && signalled_ != 0) kill(-group, signalled_);
   }
+  // A cancellation kills the group at once (now, if it came while the command started). It is
+  // unregistered before the watcher is reaped: the group's id is never reused under it.
+  uint64_t cancel_id = 0;
+  if (rc == 0 && cancellation != nullptr) {
+    cancel_id = cancellation->OnRequest([group] { kill(-group, SIGKILL); });
+  }
   int status = 0;
   if (rc == 0) {
     if (output) ReadUntilExit(capture, pid, output);
@@ -213,6 +224,7 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
   // the group's id, so this reaches no one else; the watcher would do it on end-of-file, but
   // it may have been killed.
   kill(-group, SIGKILL);
+  if (cancellation != nullptr) cancellation->Unregister(cancel_id);
   close(life[1]);
   int watcher_status = 0;
   Reap(group, &watcher_status);

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "elasticjob/api/cancellation.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
 
@@ -51,8 +52,12 @@ class ScriptProcesses {
   // stderr (stream 2), in chunks as they come, on the calling thread (else both are the
   // instance's, inherited). What its group writes after the command exited is read until
   // the group is killed.
+  //
+  // `cancellation`, when given: once requested, the command's group is sent SIGKILL at once
+  // (grandchildren included), and a Run after the request starts nothing (kCancelled).
   using Output = std::function<void(int stream, std::string_view data)>;
-  Result<int> Run(const std::vector<std::string>& argv, const Output& output = nullptr);
+  Result<int> Run(const std::vector<std::string>& argv, const Output& output = nullptr,
+                  Cancellation* cancellation = nullptr);
 
   // From now on, Run starts nothing. Idempotent.
   void StopStarting();

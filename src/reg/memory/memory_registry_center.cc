@@ -285,6 +285,15 @@ Status MemoryRegistryCenter::PersistEphemeral(std::string_view key, std::string_
   if (Status s = CheckOpen(); !s.ok()) return s;
   std::vector<MemoryStore::Change> changes;
   auto it = store_->nodes.find(Full(key));
+  if (it != store_->nodes.end() && it->second.mode == CreateMode::kEphemeral &&
+      it->second.owner == session_) {
+    // Ours: the value changes in place, the node never goes (as the ZooKeeper registry).
+    it->second.value = std::string(value);
+    it->second.mtime_ms = store_->NowMs();
+    changes.push_back({TreeEvent::Type::kUpdated, it->first, std::string(value)});
+    Finish(lock, changes);
+    return Status::Ok();
+  }
   if (it != store_->nodes.end()) {
     if (!it->second.children.empty()) {
       return InvalidArgument(fmt::format("key {}: has children, cannot be made ephemeral", key));

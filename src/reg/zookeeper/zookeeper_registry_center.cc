@@ -625,21 +625,56 @@ Status ZooKeeperRegistryCenter::Update(std::string_view key, std::string_view va
 Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
-  auto delete_existing = [&]() -> Status {
-    int rc = WithRetry(RequestKind::kDelete,
-                       [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
-    if (rc != ZOK && rc != ZNONODE) return ToStatus(rc, key);
-    if (rc == ZOK) ApplyLocalWrite(full, std::nullopt);
-    return Status::Ok();
-  };
-  if (CacheKnows(full) != Known::kAbsent) {  // present, or not known: delete it first
-    if (Status s = delete_existing(); !s.ok()) return s;
+  if (CacheKnows(full) == Known::kAbsent) {
+    auto created = Create(full, value, ZOO_EPHEMERAL, true);
+    if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
   }
-  auto created = Create(full, value, ZOO_EPHEMERAL, true);
-  if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
-  // The cache was behind: another session's node is there after all. Replace it.
-  if (Status s = delete_existing(); !s.ok()) return s;
-  return Create(full, value, ZOO_EPHEMERAL, true).status();
+  // There (or not known). A node this session owns takes the value in place: deleted and
+  // created again, it would be missing for a round trip, and another instance that saw it go
+  // would take this one for crashed and take its running items over (an instance re-registers
+  // after every reconnect: chaos ensemble_leader_killed). Another session's node (or a
+  // persistent one) is replaced. A few rounds, in case it changes hands meanwhile.
+  constexpr int kRounds = 4;
+  for (int round = 0; round < kRounds; ++round) {
+    struct Stat stat {};
+    int64_t session = 0;  // the session the exists was asked in
+    int rc = WithRetry(RequestKind::kExists, [&](zhandle_t* zh) {
+      const clientid_t* id = zoo_client_id(zh);
+      session = id == nullptr ? 0 : id->client_id;
+      return zoo_exists(zh, full.c_str(), 0, &stat);
+    });
+    if (rc == ZNONODE) {
+      auto created = Create(full, value, ZOO_EPHEMERAL, true);
+      if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
+      continue;
+    }
+    if (rc != ZOK) return ToStatus(rc, key);
+    if (session != 0 && stat.ephemeralOwner == session) {
+      rc = WithRetry(RequestKind::kSet, [&](zhandle_t* zh) {
+        const clientid_t* id = zoo_client_id(zh);
+        // A new session since the exists: that node is not ours any more (it goes with the
+        // old session); ask again.
+        if (id == nullptr || id->client_id != session) return static_cast<int>(ZBADVERSION);
+        return zoo_set(zh, full.c_str(), value.data(), static_cast<int>(value.size()),
+                       stat.version);
+      });
+      if (rc == ZOK) {
+        ApplyLocalWrite(full, std::string(value));
+        return Status::Ok();
+      }
+      if (rc != ZNONODE && rc != ZBADVERSION) return ToStatus(rc, key);
+      continue;
+    }
+    rc = WithRetry(RequestKind::kDelete,
+                   [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), stat.version); });
+    if (rc != ZOK && rc != ZNONODE && rc != ZBADVERSION) return ToStatus(rc, key);
+    if (rc == ZBADVERSION) continue;
+    ApplyLocalWrite(full, std::nullopt);
+    auto created = Create(full, value, ZOO_EPHEMERAL, true);
+    if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
+  }
+  return Status(StatusCode::kBadVersion,
+                fmt::format("{}: changed hands {} times while being made ephemeral", key, kRounds));
 }
 
 Result<std::string> ZooKeeperRegistryCenter::PersistSequential(std::string_view key,

@@ -225,6 +225,34 @@ TEST_P(RegistryConformanceTest, EphemeralNodesGoWhenTheSessionCloses) {
   EXPECT_EQ(other->Persist("/x", "").code() == StatusCode::kOk, false);  // closed client
 }
 
+TEST_P(RegistryConformanceTest, PersistEphemeralOverItsOwnNodeNeverRemovesIt) {
+  // An instance writes its instance node again after every reconnect. Deleted and created
+  // again, the node would be missing for a moment, and another instance that saw it go would
+  // take this one for crashed and run its running items beside it (chaos
+  // ensemble_leader_killed). So the owner's node takes the new value in place.
+  ASSERT_TRUE(reg_->PersistEphemeral("/own/instance", "v1").ok());
+  auto watcher = Client();
+  Recorder rec;
+  auto tree = watcher->Watch("/own", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(tree.ok());
+  ASSERT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/own/instance", "v1"));
+  ASSERT_TRUE(reg_->PersistEphemeral("/own/instance", "v2").ok());
+  ASSERT_TRUE(watcher->Persist("/own/done", "").ok());  // written after: its event comes after
+  ASSERT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/own/done"));
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kUpdated, "/own/instance", "v2", 1s));
+  EXPECT_FALSE(rec.WaitEvent(TreeEvent::Type::kDeleted, "/own/instance", "\x01", 0s));
+  EXPECT_EQ(*watcher->GetDirectly("/own/instance"), "v2");
+  // Another session's node is still replaced, and is ours from then on.
+  auto other = Client();
+  ASSERT_TRUE(other->PersistEphemeral("/own/theirs", "x").ok());
+  ASSERT_TRUE(reg_->PersistEphemeral("/own/theirs", "mine").ok());
+  other->Close();
+  EXPECT_EQ(*watcher->GetDirectly("/own/theirs"), "mine");
+  reg_->Close();
+  EXPECT_EQ(watcher->GetDirectly("/own/theirs").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(watcher->GetDirectly("/own/instance").status().code(), StatusCode::kNotFound);
+}
+
 TEST_P(RegistryConformanceTest, TransactionsApplyAllOrNothing) {
   ASSERT_TRUE(reg_->Persist("/t", "").ok());
   Status s = reg_->ExecuteInTransaction({TransactionOp::Create("/t/a", "1"),

@@ -330,6 +330,108 @@ TEST_F(RegistryReactionsTest, ASessionExpiryReRegistersAndTheJobGoesOn) {
   ASSERT_TRUE(rec_.WaitRuns(2));
 }
 
+// A job whose items wait until their run is cancelled (or released), counting the items
+// that saw the cancellation.
+class CancellableJob final : public SimpleJob {
+ public:
+  void Execute(const ShardingContext& ctx) override {
+    // Registered before mu_ is taken: a callback run at once (already requested) takes it.
+    uint64_t id = ctx.cancellation->OnRequest([this] {
+      std::lock_guard<std::mutex> l(mu_);
+      cv_.notify_all();
+    });
+    std::unique_lock<std::mutex> l(mu_);
+    ++started_;
+    cv_.notify_all();
+    cv_.wait_for(l, 20s, [&] { return ctx.cancelled() || released_; });
+    cancelled_ += ctx.cancelled() ? 1 : 0;
+    l.unlock();
+    ctx.cancellation->Unregister(id);
+  }
+  void Release() {
+    std::lock_guard<std::mutex> l(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  bool WaitStarted(int n) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, 20s, [&] { return started_ >= n; });
+  }
+  int cancelled() {
+    std::lock_guard<std::mutex> l(mu_);
+    return cancelled_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+  int started_ = 0;
+  int cancelled_ = 0;
+};
+
+TEST_F(RegistryReactionsTest, ASessionExpiryCancelsTheItemsRunningThereAndClearsTheirMarks) {
+  // Fencing (issue 24): once its session expired, others may take the instance's items over
+  // at once; what still runs here is cancelled, reported as such, and its marks go.
+  auto reg = Session();
+  auto job = std::make_shared<CancellableJob>();
+  struct ReleaseOnExit {
+    std::shared_ptr<CancellableJob> job;
+    ~ReleaseOnExit() { job->Release(); }
+  } release_on_exit{job};
+  ScheduleJobBootstrap boot(*reg, job, Config(2, true), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(job->WaitStarted(2)) << rec_.Dump() << DumpTree(*reg, "/job");
+  ASSERT_TRUE(WaitRegistry(*reg, [&] {
+    return reg->GetDirectly("/job/sharding/0/running").value_or("") == Id("10.0.0.1") &&
+           reg->GetDirectly("/job/sharding/1/running").value_or("") == Id("10.0.0.1");
+  })) << DumpTree(*reg, "/job");
+  reg->ExpireSession();
+  ASSERT_TRUE(rec_.WaitRuns(2)) << "the items were not cancelled\n" << DumpTree(*reg, "/job");
+  EXPECT_EQ(job->cancelled(), 2);
+  for (const auto& r : rec_.runs()) {
+    EXPECT_FALSE(r.success);
+    EXPECT_NE(r.error.find("cancelled: the registry session expired"), std::string::npos)
+        << r.error;
+  }
+  ASSERT_TRUE(WaitRegistry(*reg, [&] {
+    return !reg->IsExisted("/job/sharding/0/running").value_or(true) &&
+           !reg->IsExisted("/job/sharding/1/running").value_or(true);
+  })) << DumpTree(*reg, "/job");
+}
+
+TEST_F(RegistryReactionsTest, AMisfireReRunRunsTheItemsTheSkippedTriggerWouldHaveRun) {
+  // Chaos proxy_partition: a run of item 1 only (item 0 was taken over by another instance's
+  // failover run), a trigger skipped as a misfire meanwhile, item 0 free again before the
+  // run ends: the re-run stands for the skipped trigger and runs item 0 too.
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>(/*block=*/true);
+  struct ReleaseOnExit {
+    std::shared_ptr<GateJob> job;
+    ~ReleaseOnExit() { job->Release(); }
+  } release_on_exit{job};
+  ScheduleJobBootstrap boot(*reg, job, Config(2, true), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 2, 1)) << DumpTree(*reg, "/job");
+  ASSERT_TRUE(reg->Persist("/job/sharding/0/failover", "10.0.0.2@-@1").ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(job->WaitStarted(1)) << rec_.Dump() << DumpTree(*reg, "/job");
+  ASSERT_TRUE(reg->Remove("/job/sharding/0/failover").ok());  // its failover run ended
+  clock_.Advance(1s);                                         // a misfire: the run goes on
+  ASSERT_TRUE(WaitRegistry(*reg, [&] { return *reg->IsExisted("/job/sharding/1/misfire"); }))
+      << DumpTree(*reg, "/job");
+  job->Release();
+  ASSERT_TRUE(rec_.Wait([](const auto& runs, const auto&) {
+    for (const auto& r : runs) {
+      if (r.item == 0 && r.misfire_rerun) return true;
+    }
+    return false;
+  })) << rec_.Dump()
+      << DumpTree(*reg, "/job");
+  EXPECT_EQ(rec_.runs().front().item, 1) << rec_.Dump();
+}
+
 TEST_F(RegistryReactionsTest, ACrashedInstancesRunningItemsAreTakenOverAtOnce) {
   auto r1 = Session(), r2 = Session();
   auto stuck = std::make_shared<GateJob>(/*block=*/true);

@@ -64,6 +64,19 @@ TEST(RegistryUrlTest, ErrorsNameThePart) {
             std::string::npos);
 }
 
+TEST(RegistryUrlTest, ADigestIsNeverInAMessage) {
+  EXPECT_EQ(
+      RedactRegistryUrl("zookeeper://h:1/ns?sessionTimeoutMs=5&digest=ops:s3cret&maxRetries=2"),
+      "zookeeper://h:1/ns?sessionTimeoutMs=5&digest=***&maxRetries=2");
+  EXPECT_EQ(RedactRegistryUrl("zookeeper://h:1/ns?digest=ops:s3cret"),
+            "zookeeper://h:1/ns?digest=***");
+  EXPECT_EQ(RedactRegistryUrl("memory://ns"), "memory://ns");
+  auto bad = ParseRegistryUrl("zookeeper://h:1/ns?digest=ops:s3cret&maxRetries=x");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().find("s3cret"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("maxRetries"), std::string::npos);
+}
+
 TEST(RegistryKeyTest, Validation) {
   EXPECT_TRUE(ValidateKey("/").ok());
   EXPECT_TRUE(ValidateKey("/job/sharding/0/running").ok());

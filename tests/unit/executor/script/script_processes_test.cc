@@ -179,6 +179,29 @@ TEST_F(ScriptProcessesTest, SigkillEndsACommandThatIgnoresSigterm) {
   EXPECT_EQ(processes.running(), 0);
 }
 
+TEST_F(ScriptProcessesTest, ACancellationKillsTheGroupAtOnceAndStartsNothingAfter) {
+  // Fencing: the instance's session expired while the item ran (others may run it now).
+  ScriptProcesses processes;
+  Cancellation cancel;
+  Result<int> status = Internal("not run");
+  std::thread item([&] {
+    status = processes.Run(Sh("trap '' TERM; sleep 300 & echo $! > $F; wait"), nullptr, &cancel);
+  });
+  pid_t sleeper = std::atoi(ReadFifo().c_str());
+  ASSERT_GT(sleeper, 0);
+  cancel.Request("the session expired");
+  item.join();
+  ASSERT_TRUE(status.ok()) << status.status();
+  ASSERT_TRUE(WIFSIGNALED(*status));
+  EXPECT_EQ(WTERMSIG(*status), SIGKILL);
+  EXPECT_TRUE(Gone(sleeper)) << "the grandchild outlived its cancelled item";
+  EXPECT_EQ(processes.running(), 0);
+  auto refused = processes.Run({"/bin/true"}, nullptr, &cancel);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kCancelled);
+  EXPECT_NE(refused.status().message().find("the session expired"), std::string::npos);
+}
+
 // The instance is a death-test child (re-executed, so it may start threads) that runs a
 // script with a grandchild, then dies of SIGKILL mid-run; both must end with it.
 TEST_F(ScriptProcessesTest, TheGroupDiesWithItsInstance) {

@@ -1,0 +1,278 @@
+#include "console/api_json.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "instance/job_instance.h"
+
+namespace elasticjob::console {
+namespace {
+
+using nlohmann::json;
+
+Status WrongType(const std::string& field, const char* expected, const json& value) {
+  std::string shown = value.dump();
+  if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+  return InvalidArgument(fmt::format("{}: expected {}, got {}", field, expected, shown));
+}
+
+Status GetString(const std::string& field, const json& v, std::string* out) {
+  if (!v.is_string()) return WrongType(field, "a string", v);
+  *out = v.get<std::string>();
+  return Status::Ok();
+}
+
+Status GetOptString(const std::string& field, const json& v, std::optional<std::string>* out) {
+  if (v.is_null()) {
+    out->reset();
+    return Status::Ok();
+  }
+  std::string s;
+  if (Status st = GetString(field, v, &s); !st.ok()) return st;
+  *out = std::move(s);
+  return Status::Ok();
+}
+
+Status GetInt(const std::string& field, const json& v, int* out) {
+  if (!v.is_number_integer()) return WrongType(field, "an integer", v);
+  auto n = v.get<int64_t>();
+  if (n < INT32_MIN || n > INT32_MAX) return WrongType(field, "a 32-bit integer", v);
+  *out = static_cast<int>(n);
+  return Status::Ok();
+}
+
+Status GetBool(const std::string& field, const json& v, bool* out) {
+  if (!v.is_boolean()) return WrongType(field, "true or false", v);
+  *out = v.get<bool>();
+  return Status::Ok();
+}
+
+}  // namespace
+
+int64_t EpochMs(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+json ConfigToJson(const JobConfiguration& c) {
+  auto opt = [](const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); };
+  json props = json::object();
+  for (const auto& [k, v] : c.props) props[k] = v;
+  return {
+      {"jobName", c.job_name},
+      {"cron", opt(c.cron)},
+      {"timeZone", opt(c.time_zone)},
+      {"shardingTotalCount", c.sharding_total_count},
+      {"shardingItemParameters", c.sharding_item_parameters},
+      {"jobParameter", c.job_parameter},
+      {"monitorExecution", c.monitor_execution},
+      {"failover", c.failover},
+      {"misfire", c.misfire},
+      {"maxTimeDiffSeconds", c.max_time_diff_seconds},
+      {"reconcileIntervalMinutes", c.reconcile_interval_minutes},
+      {"jobShardingStrategyType", opt(c.job_sharding_strategy_type)},
+      {"jobExecutorThreadPoolSizeProviderType", opt(c.job_executor_thread_pool_size_provider_type)},
+      {"jobErrorHandlerType", opt(c.job_error_handler_type)},
+      {"jobListenerTypes", c.job_listener_types},
+      {"jobExtraConfigurations", c.job_extra_configurations},
+      {"description", c.description},
+      {"props", props},
+      {"disabled", c.disabled},
+      {"overwrite", c.overwrite},
+      {"label", opt(c.label)},
+      {"staticSharding", c.static_sharding},
+  };
+}
+
+Status ConfigFromJson(const json& j, JobConfiguration* c) {
+  if (!j.is_object()) return WrongType("config", "an object", j);
+  using Setter = std::function<Status(const std::string&, const json&)>;
+  const std::map<std::string, Setter> setters = {
+      {"jobName", [&](auto& f, auto& v) { return GetString(f, v, &c->job_name); }},
+      {"cron", [&](auto& f, auto& v) { return GetOptString(f, v, &c->cron); }},
+      {"timeZone", [&](auto& f, auto& v) { return GetOptString(f, v, &c->time_zone); }},
+      {"shardingTotalCount",
+       [&](auto& f, auto& v) { return GetInt(f, v, &c->sharding_total_count); }},
+      {"shardingItemParameters",
+       [&](auto& f, auto& v) { return GetString(f, v, &c->sharding_item_parameters); }},
+      {"jobParameter", [&](auto& f, auto& v) { return GetString(f, v, &c->job_parameter); }},
+      {"monitorExecution", [&](auto& f, auto& v) { return GetBool(f, v, &c->monitor_execution); }},
+      {"failover", [&](auto& f, auto& v) { return GetBool(f, v, &c->failover); }},
+      {"misfire", [&](auto& f, auto& v) { return GetBool(f, v, &c->misfire); }},
+      {"maxTimeDiffSeconds",
+       [&](auto& f, auto& v) { return GetInt(f, v, &c->max_time_diff_seconds); }},
+      {"reconcileIntervalMinutes",
+       [&](auto& f, auto& v) { return GetInt(f, v, &c->reconcile_interval_minutes); }},
+      {"jobShardingStrategyType",
+       [&](auto& f, auto& v) { return GetOptString(f, v, &c->job_sharding_strategy_type); }},
+      {"jobExecutorThreadPoolSizeProviderType",
+       [&](auto& f, auto& v) {
+         return GetOptString(f, v, &c->job_executor_thread_pool_size_provider_type);
+       }},
+      {"jobErrorHandlerType",
+       [&](auto& f, auto& v) { return GetOptString(f, v, &c->job_error_handler_type); }},
+      {"jobListenerTypes",
+       [&](auto& f, auto& v) -> Status {
+         if (!v.is_array()) return WrongType(f, "a list of strings", v);
+         std::vector<std::string> types;
+         for (const auto& e : v) {
+           if (!e.is_string()) return WrongType(f, "a list of strings", v);
+           types.push_back(e.template get<std::string>());
+         }
+         c->job_listener_types = std::move(types);
+         return Status::Ok();
+       }},
+      {"jobExtraConfigurations",
+       [&](auto& f, auto& v) { return GetString(f, v, &c->job_extra_configurations); }},
+      {"description", [&](auto& f, auto& v) { return GetString(f, v, &c->description); }},
+      {"props",
+       [&](auto& f, auto& v) -> Status {
+         if (!v.is_object()) return WrongType(f, "an object of strings", v);
+         std::map<std::string, std::string> props;
+         for (auto it = v.begin(); it != v.end(); ++it) {
+           if (!it.value().is_string()) {
+             return WrongType(fmt::format("props.{}", it.key()), "a string", it.value());
+           }
+           props[it.key()] = it.value().template get<std::string>();
+         }
+         c->props = std::move(props);
+         return Status::Ok();
+       }},
+      {"disabled", [&](auto& f, auto& v) { return GetBool(f, v, &c->disabled); }},
+      {"overwrite", [&](auto& f, auto& v) { return GetBool(f, v, &c->overwrite); }},
+      {"label", [&](auto& f, auto& v) { return GetOptString(f, v, &c->label); }},
+      {"staticSharding", [&](auto& f, auto& v) { return GetBool(f, v, &c->static_sharding); }},
+  };
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    auto setter = setters.find(it.key());
+    if (setter == setters.end()) {
+      return InvalidArgument(fmt::format("{}: unknown configuration field", it.key()));
+    }
+    if (Status s = setter->second(it.key(), it.value()); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+std::string FieldOf(const std::string& message) {
+  std::string_view m = message;
+  if (m.starts_with("config: ")) m.remove_prefix(8);
+  size_t colon = m.find(':');
+  if (colon == std::string_view::npos) return "";
+  std::string_view field = m.substr(0, colon);
+  if (size_t bracket = field.find('['); bracket != std::string_view::npos) {
+    field = field.substr(0, bracket);
+  }
+  if (size_t dot = field.find('.'); dot != std::string_view::npos) field = field.substr(0, dot);
+  for (char ch : field) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) return "";
+  }
+  return std::string(field);
+}
+
+int HttpStatusOf(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kBadVersion:
+      return 409;
+    case StatusCode::kConnectionLoss:
+    case StatusCode::kSessionExpired:
+    case StatusCode::kTimeout:
+    case StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+json JobRowToJson(const JobRow& row) {
+  return {
+      {"name", row.brief.job_name},
+      {"status", JobStatusName(row.brief.status)},
+      {"cron", row.brief.cron},
+      {"description", row.brief.description},
+      {"shardingTotalCount", row.brief.sharding_total_count},
+      {"instanceCount", row.brief.instance_count},
+      {"nextFireTime", row.next_fire_time ? json(EpochMs(*row.next_fire_time)) : json(nullptr)},
+  };
+}
+
+json JobToJson(const JobNodes& job, TimePoint now) {
+  json sharding = json::array();
+  for (const ShardingInfo& s : ShardingOf(job)) {
+    sharding.push_back({{"item", s.item},
+                        {"instance", s.instance_id},
+                        {"serverIp", s.server_ip},
+                        {"status", ShardingStatusName(s.status)},
+                        {"failover", s.failover}});
+  }
+  json instances = json::array();
+  for (const auto& [id, ip] : job.instances) {
+    json entry = {{"id", id}, {"serverIp", ip}};
+    size_t at = id.find(instance::kDelimiter);
+    if (at != std::string::npos) {
+      try {
+        entry["pid"] = std::stol(id.substr(at + instance::kDelimiter.size()));
+      } catch (const std::exception&) {
+      }
+    }
+    instances.push_back(std::move(entry));
+  }
+  json servers = json::array();
+  for (const auto& [ip, state] : job.servers) {
+    servers.push_back({{"ip", ip}, {"status", state == "DISABLED" ? "DISABLED" : "ENABLED"}});
+  }
+  json next = json::array();
+  for (TimePoint t : job.NextFireTimes(now, 5)) next.push_back(EpochMs(t));
+  json result = {
+      {"name", job.name},
+      {"status", JobStatusName(job.Status())},
+      {"jobType", job.type},
+      {"config", job.config ? ConfigToJson(*job.config) : json(nullptr)},
+      {"yaml", job.config_yaml.value_or("")},
+      {"sharding", sharding},
+      {"instances", instances},
+      {"servers", servers},
+      {"nextFireTimes", next},
+  };
+  if (!job.config) result["configError"] = job.config_error;
+  if (job.zone) result["timeZone"] = job.zone->id();
+  return result;
+}
+
+json ExecutionToJson(const JobExecutionEvent& e) {
+  return {
+      {"id", e.id},
+      {"jobName", e.job_name},
+      {"taskId", e.task_id},
+      {"hostname", e.hostname},
+      {"ip", e.ip},
+      {"shardingItem", e.sharding_item},
+      {"executionSource", ExecutionSourceName(e.source)},
+      {"startTime", EpochMs(e.start_time)},
+      {"completeTime", e.complete_time ? json(EpochMs(*e.complete_time)) : json(nullptr)},
+      {"success", e.complete_time ? json(e.success) : json(nullptr)},
+      {"failureCause", e.failure_cause},
+  };
+}
+
+json StatusTraceToJson(const JobStatusTraceEvent& e) {
+  return {
+      {"id", e.id},
+      {"jobName", e.job_name},
+      {"taskId", e.task_id},
+      {"originalTaskId", e.original_task_id},
+      {"slaveId", e.slave_id},
+      {"executionType", e.execution_type},
+      {"shardingItem", e.sharding_items},
+      {"state", TraceStateName(e.state)},
+      {"message", e.message},
+      {"creationTime", EpochMs(e.creation_time)},
+  };
+}
+
+}  // namespace elasticjob::console

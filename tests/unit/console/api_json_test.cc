@@ -1,0 +1,64 @@
+// The console API's JSON: configurations both ways, the field an error names, statuses.
+#include "console/api_json.h"
+
+#include <gtest/gtest.h>
+
+namespace elasticjob::console {
+namespace {
+
+TEST(ConsoleApiJsonTest, ConfigRoundTripsThroughJson) {
+  auto config = JobConfiguration::Builder("orders", 3)
+                    .Cron("0/5 * * * * ?")
+                    .TimeZone("Asia/Shanghai")
+                    .Description("<b>html</b> stays as is")
+                    .SetProperty("script.command.line", "echo hi")
+                    .JobListenerTypes({"a", "b"})
+                    .Build();
+  ASSERT_TRUE(config.ok());
+  nlohmann::json j = ConfigToJson(*config);
+  EXPECT_EQ(j["cron"], "0/5 * * * * ?");
+  EXPECT_EQ(j["shardingTotalCount"], 3);
+  EXPECT_EQ(j["description"], "<b>html</b> stays as is");
+  EXPECT_TRUE(j["label"].is_null());
+  JobConfiguration back;
+  ASSERT_TRUE(ConfigFromJson(j, &back).ok());
+  EXPECT_EQ(back, *config);
+}
+
+TEST(ConsoleApiJsonTest, PartialJsonKeepsTheOtherFields) {
+  auto config = JobConfiguration::Builder("orders", 3).Cron("0/5 * * * * ?").Build();
+  ASSERT_TRUE(config.ok());
+  JobConfiguration edited = *config;
+  ASSERT_TRUE(ConfigFromJson({{"cron", "0 0 * * * ?"}, {"timeZone", nullptr}}, &edited).ok());
+  EXPECT_EQ(edited.cron, "0 0 * * * ?");
+  EXPECT_EQ(edited.sharding_total_count, 3);
+  EXPECT_FALSE(edited.time_zone.has_value());
+}
+
+TEST(ConsoleApiJsonTest, NamesTheFieldOfAWrongValue) {
+  JobConfiguration c;
+  Status s = ConfigFromJson({{"shardingTotalCount", "3"}}, &c);
+  EXPECT_EQ(s.message(), "shardingTotalCount: expected an integer, got \"3\"");
+  EXPECT_EQ(FieldOf(s.message()), "shardingTotalCount");
+  s = ConfigFromJson({{"cronn", "x"}}, &c);
+  EXPECT_EQ(s.message(), "cronn: unknown configuration field");
+  s = ConfigFromJson({{"props", {{"k", 1}}}}, &c);
+  EXPECT_EQ(FieldOf(s.message()), "props");
+  EXPECT_EQ(ConfigFromJson(nlohmann::json::array(), &c).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FieldOf("config: cron: bad"), "cron");
+  EXPECT_EQ(FieldOf("jobListenerTypes[1]: must not be empty"), "jobListenerTypes");
+  EXPECT_EQ(FieldOf("job 'x' not found"), "");
+}
+
+TEST(ConsoleApiJsonTest, MapsStatusesToHttp) {
+  EXPECT_EQ(HttpStatusOf(InvalidArgument("x")), 400);
+  EXPECT_EQ(HttpStatusOf(NotFound("x")), 404);
+  EXPECT_EQ(HttpStatusOf(Status(StatusCode::kAlreadyExists, "x")), 409);
+  EXPECT_EQ(HttpStatusOf(FailedPrecondition("x")), 409);
+  EXPECT_EQ(HttpStatusOf(Status(StatusCode::kConnectionLoss, "x")), 503);
+  EXPECT_EQ(HttpStatusOf(Status(StatusCode::kUnavailable, "x")), 503);
+  EXPECT_EQ(HttpStatusOf(Internal("x")), 500);
+}
+
+}  // namespace
+}  // namespace elasticjob::console
