@@ -65,6 +65,13 @@ int RunJobs(const RunOptions& o) {
   const std::chrono::milliseconds grace(
       o.shutdown_grace_ms >= 0 ? o.shutdown_grace_ms
                                : file->shutdown_grace_ms.value_or(kDefaultShutdownGraceMs));
+  // Signals are taken by sigwait below: block them before any thread starts (the
+  // tracer's writer is the first: a SIGTERM it took would end the process at once).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   // Event tracing, for every job of the process (its URL's password is never printed).
   std::shared_ptr<Tracer> tracer;
   std::string console_tracing_url;  // what the console reads executions from
@@ -95,12 +102,6 @@ int RunJobs(const RunOptions& o) {
     }
     scripts.push_back(std::move(job).value());
   }
-  // Signals are taken by sigwait below: block them before any thread starts.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   auto registry = NewRegistryCenter(url);
   if (!registry.ok()) {
     std::cerr << "elasticjob: " << registry.status().message() << "\n";

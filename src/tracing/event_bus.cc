@@ -192,8 +192,13 @@ void EventBus::Drain() {
   if (markers > 0) {
     // A flush marker completes once everything posted before it is written. An event of
     // another shard posted before the Flush may have missed the pass that found the marker;
-    // it is seen now (the marker's push came after it): the markers go after a second pass.
-    TakeAll(taken, &markers);
+    // the next pass sees it (the marker's push came after it). A marker found by that pass
+    // has the same need, so passes go on until one finds no new marker (each Flush waits for
+    // its marker, so there are at most as many as flushing threads): the markers go last.
+    for (size_t seen = 0; seen != markers;) {
+      seen = markers;
+      TakeAll(taken, &markers);
+    }
     auto is_marker = [](const Event* e) { return e->kind == Event::Kind::kFlush; };
     std::stable_partition(taken.begin(), taken.end(), [&](Event* e) { return !is_marker(e); });
   }
@@ -305,13 +310,13 @@ void EventBus::Run() {
                                                       std::min(queue_.size(), config_.batch_size)));
     TracingStorage::WriteResult r = storage_->Write(batch);
     if (r.status.ok()) {
+      // Counted before the batch's flush markers complete: a Flush that returns sees its
+      // events in stats().
       uint64_t events = 0;
-      for (size_t i = 0; i < batch.size(); ++i) {
-        if (queue_.front()->kind != Event::Kind::kFlush) ++events;
-        PopFront();
-      }
+      for (const Event* e : batch) events += e->kind != Event::Kind::kFlush ? 1 : 0;
       written_.fetch_add(events, std::memory_order_relaxed);
-      pending_.store(Events(), std::memory_order_relaxed);
+      pending_.store(Events() - events, std::memory_order_relaxed);
+      for (size_t i = 0; i < batch.size(); ++i) PopFront();
       backoff = kFirstBackoff;
       if (failing_) {
         failing_ = false;

@@ -23,7 +23,7 @@ elasticjob:
       maxTimeDiffSeconds: 60
       jobListenerTypes: DISTRIBUTE_ONCE_LOG
       props:
-        script.command.line: /bin/sh -c 'echo start >> $events; sleep 3'
+        script.command.line: /bin/sh -c 'echo start >> $events; timeout 60 sh -c "until [ -e $dir/release ]; do sleep 0.1; done"'
 YAML
 for host in 1 2; do e2e_start_host "$host" "10.8.0.$host" "$dir/jobs.yaml" "$url"; done
 ids="10.8.0.1@-@${PID[1]} 10.8.0.2@-@${PID[2]}"
@@ -103,6 +103,7 @@ zk create /e2e/layoutjob/trigger "" > /dev/null  # zkCli creates no parents
 for id in $ids; do zk create "/e2e/layoutjob/trigger/$id" > /dev/null; done
 wait_for_lines "$events" "start" 4 || fail "the trigger did not start 4 items"
 during=$(tree)
+touch "$dir/release"  # the items run until the tree is read (two zkCli starts: seconds under load)
 wait_for_lines_in "phase=after_last_completed" 1 30 "$dir/1.log" "$dir/2.log" || fail "the run did not end"
 after=$(tree)
 check "during the run" <<< "$during"

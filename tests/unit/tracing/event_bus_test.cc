@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <filesystem>
+#include <thread>
+#include <vector>
 
 #include "elasticjob/tracing/trace_reader.h"
 #include "tracing/job_tracing.h"
@@ -230,6 +232,49 @@ TEST_F(EventBusTest, ManyPostersLoseNothing) {
   ASSERT_TRUE(bus->Flush(20s).ok());
   EXPECT_EQ(Rows(file_, "SELECT COUNT(DISTINCT sharding_item) FROM JOB_EXECUTION_LOG"),
             std::vector<std::string>{"4000"});
+}
+
+// A Flush returns once what its thread posted before it is written, whatever the shard:
+// a log line goes to the shard of its execution, the flush marker to the thread's. With
+// several threads flushing, a marker may first be seen by the writer's second pass over
+// the shards, after that pass went by the line's shard (the line was pushed just after):
+// the writer passes again until a pass finds no new marker.
+TEST_F(EventBusTest, AFlushWaitsForWhatItsThreadPostedOnAnyShard) {
+  auto bus = Open();
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 150;
+  std::atomic<int> missing{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      std::unique_ptr<TraceReader> reader;  // once the file exists
+      for (int i = 0; i < kRounds; ++i) {
+        Uuid id = NewUuid();
+        JobLogLine line;
+        line.execution_id.assign(reinterpret_cast<const char*>(id.data()), id.size());
+        line.line_no = 1;
+        line.text = "posted before the flush";
+        bus->Post(std::move(line));
+        if (!bus->Flush(20s).ok()) {
+          ++missing;
+          continue;
+        }
+        if (reader == nullptr) {
+          auto opened = TraceReader::Open(Url());
+          if (!opened.ok()) {
+            ++missing;
+            continue;
+          }
+          reader = std::move(opened).value();
+        }
+        auto lines = reader->LogLines(std::string(UuidText(id)));
+        if (!lines.ok() || lines->size() != 1) ++missing;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(missing.load(), 0);
+  EXPECT_EQ(bus->dropped(), 0u);
 }
 
 TEST_F(EventBusTest, AnExecutionsLogIsNumberedInOrderAndCutAtItsLimit) {
