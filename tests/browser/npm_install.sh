@@ -13,7 +13,15 @@ export PUPPETEER_SKIP_DOWNLOAD=1 PUPPETEER_SKIP_CHROMIUM_DOWNLOAD=1 PLAYWRIGHT_S
 if [[ -d "$out/node_modules/puppeteer-core" ]] && cmp -s "$here/package-lock.json" "$out/.installed-lock"; then
   exit 0
 fi
-(cd "$out" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error > npm-ci.log 2>&1) || {
+# npm trusts only its own CA list unless told otherwise: point it at the system's bundle, so a
+# machine whose registry access goes through a proxy with a locally trusted CA (installed with
+# update-ca-certificates) works without an .npmrc. An explicitly configured cafile wins.
+ca=()
+if [[ -z "${npm_config_cafile:-}" && -s /etc/ssl/certs/ca-certificates.crt ]] &&
+  [[ "$(npm config get cafile 2> /dev/null)" == "null" || -z "$(npm config get cafile 2> /dev/null)" ]]; then
+  ca=(--cafile=/etc/ssl/certs/ca-certificates.crt)
+fi
+(cd "$out" && npm ci "${ca[@]}" --prefer-offline --no-audit --no-fund --loglevel=error > npm-ci.log 2>&1) || {
   echo "npm ci failed in $out: $(tail -3 "$out/npm-ci.log")" >&2
   exit 1
 }
