@@ -691,8 +691,11 @@ void JobRuntime::TriggerNowWithParameter(const std::string& parameter) {
 void JobRuntime::FailoverIfNecessary() {
   if (!BeginTask()) return;
   shared_->triggers.Post([self = shared_from_this()] {
+    // Nothing is claimed while paused: a claim made in a new session before the reconnect's
+    // re-registration had its running mark cleared by it, and a peer claimed the item again
+    // (chaos proxy_partition). The reconnect looks for failover items once resumed.
     Status s = self->failover_->FailoverIfNecessary(
-        [&] { return !self->IsShutdown(); },
+        [&] { return !self->IsShutdown() && !self->IsPaused(); },
         [&](int item) {
           infra::LogLine(
               "INFO", fmt::format("job '{}' instance {}: took over item {}", self->config_.job_name,

@@ -296,6 +296,8 @@ void ListenerManager::OnReconnected() {
   infra::LogLine("INFO",
                  fmt::format("job '{}' instance {}: registry reconnected: resumed",
                              s_.storage.path().job_name(), s_.instances.self().instance_id));
+  // Failover items queued while paused waited for this (no claim is made while paused).
+  controller_.FailoverIfNecessary();
 }
 
 }  // namespace elasticjob::listener
