@@ -7,10 +7,11 @@
 //       trigger lateness (item's user code began - cron fire time) of M every-second no-op
 //       jobs on the embedded registry, tracing off and on in turn (R rounds of each, S
 //       seconds measured per round after 3 of warm-up, the same process): p50 / p99 / max of
-//       each mode, all rounds together. Prints JSON.
+//       each mode, all rounds together. --unwritten: the events go to a database that is not
+//       there (counted, never written): what the posts cost without the writer. Prints JSON.
 //   tracing_bench post [--items N] [--threads T]
-//       what tracing adds to an item run on its thread: the start event pushed (built ahead,
-//       as a prepared trigger does), the end event and the pass's last status event built and
+//       what tracing adds to an item run on its thread: the start and end events pushed
+//       (built ahead, as a prepared trigger does) and the pass's last status event built and
 //       pushed; nanoseconds per item, T threads at once, into a database that is not there
 //       (the events are counted, never written). Prints JSON.
 #include <fmt/format.h>
@@ -168,8 +169,23 @@ void Round(int jobs, int seconds, std::shared_ptr<elasticjob::Tracer> tracer, in
   reg.Close();
 }
 
-int Lateness(const std::string& url, int jobs, int seconds, int rounds) {
-  auto tracer = elasticjob::Tracer::Open({.url = url});
+// A bus whose database is never there: its events are posted and counted, never written
+// (the posts' cost alone, without the writer's).
+std::shared_ptr<elasticjob::Tracer> UnwrittenBus(size_t capacity) {
+  elasticjob::TracingConfiguration config;
+  config.url = "postgresql://bench:x@127.0.0.1:1/none";
+  config.queue_capacity = capacity;
+  auto url = elasticjob::tracing::ParseTracingUrl(config.url);
+  return std::make_shared<elasticjob::tracing::EventBus>(config, *url, [] {
+    return elasticjob::Result<std::unique_ptr<elasticjob::tracing::TracingStorage>>(
+        elasticjob::Status(elasticjob::StatusCode::kUnavailable, "not there"));
+  });
+}
+
+int Lateness(const std::string& url, int jobs, int seconds, int rounds, bool unwritten) {
+  auto tracer = unwritten ? elasticjob::Result<std::shared_ptr<elasticjob::Tracer>>(
+                                UnwrittenBus(static_cast<size_t>(jobs) * 16))
+                          : elasticjob::Tracer::Open({.url = url});
   if (!tracer.ok()) {
     std::cerr << tracer.status() << "\n";
     return 1;
@@ -193,7 +209,10 @@ int Lateness(const std::string& url, int jobs, int seconds, int rounds) {
   (void)(*tracer)->Flush(60s);
   auto summary = [](const std::vector<double>& v) {
     return nlohmann::json{{"runs", v.size()},
+                          {"min", v.empty() ? 0 : *std::min_element(v.begin(), v.end())},
+                          {"p10", Percentile(v, 0.1)},
                           {"p50", Percentile(v, 0.5)},
+                          {"p90", Percentile(v, 0.9)},
                           {"p99", Percentile(v, 0.99)},
                           {"max", v.empty() ? 0 : *std::max_element(v.begin(), v.end())}};
   };
@@ -214,22 +233,16 @@ int Lateness(const std::string& url, int jobs, int seconds, int rounds) {
 }
 
 int Post(int items, int threads) {
-  elasticjob::TracingConfiguration config;
-  config.url = "postgresql://bench:x@127.0.0.1:1/none";
-  config.queue_capacity = static_cast<size_t>(items) * 4;
-  auto url = elasticjob::tracing::ParseTracingUrl(config.url);
-  auto bus = std::make_shared<elasticjob::tracing::EventBus>(config, *url, [] {
-    return elasticjob::Result<std::unique_ptr<elasticjob::tracing::TracingStorage>>(
-        elasticjob::Status(elasticjob::StatusCode::kUnavailable, "not there"));
-  });
+  auto bus = std::static_pointer_cast<elasticjob::tracing::EventBus>(
+      UnwrittenBus(static_cast<size_t>(items) * 4));
   elasticjob::tracing::JobTracing tracing(bus, "bench", "10.0.0.1", elasticjob::Clock::System());
   auto info = tracing.RunInfoOf("job", "job@-@0@-@READY@-@10.0.0.1@-@1");
   const int per_thread = items / threads;
-  std::vector<std::vector<std::unique_ptr<elasticjob::tracing::Event>>> starts(threads);
+  std::vector<std::vector<elasticjob::tracing::JobTracing::ItemEvents>> starts(threads);
   for (auto& s : starts) {
     for (int i = 0; i < per_thread; ++i) {
       s.push_back(
-          tracing.MakeItemStart(info, i, elasticjob::ExecutionSource::kNormalTrigger).start);
+          tracing.MakeItemEvents(info, i, elasticjob::ExecutionSource::kNormalTrigger));
     }
   }
   std::atomic<int> ready{0};
@@ -242,9 +255,9 @@ int Post(int items, int threads) {
       }
       const auto begin = SteadyClock::now();
       for (int i = 0; i < per_thread; ++i) {
-        auto started =
-            tracing.PushStart(std::move(starts[t][i]), elasticjob::Clock::System().WallNow());
-        tracing.PushEnd(std::move(started), true, "");
+        const auto started = elasticjob::Clock::System().WallNow();
+        tracing.PushStart(std::move(starts[t][i].start), started);
+        tracing.PushEnd(std::move(starts[t][i].end), started, true, "");
         tracing.PostStatus(info, elasticjob::TraceState::kTaskFinished, "");
       }
       ns[t] =
@@ -278,6 +291,10 @@ int main(int argc, char** argv) {
   lt->add_option("--jobs", jobs);
   lt->add_option("--seconds", seconds);
   lt->add_option("--rounds", rounds);
+  bool unwritten = false;
+  lt->add_flag("--unwritten", unwritten,
+               "posted events are never written (a database that is not there): the posts' "
+               "cost without the writer's");
   int items = 1000000;
   int threads = 1;
   CLI::App* post = app.add_subcommand("post", "what tracing adds to an item run");
@@ -286,5 +303,5 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (tp->parsed()) return Throughput(url, events);
   if (post->parsed()) return Post(items, threads);
-  return Lateness(url, jobs, seconds, rounds);
+  return Lateness(url, jobs, seconds, rounds, unwritten);
 }

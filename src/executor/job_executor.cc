@@ -270,10 +270,10 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
       run->trace = tracing_->RunInfoOf(run->config->job_name, run->task_id);
     prepared->starts.reserve(run->items.size());
     for (size_t i = 0; i < run->items.size(); ++i) {
-      auto start = tracing_->MakeItemStart(run->trace, run->items[i], SourceOf(*run));
-      prepared->contexts[i].log_sink = std::move(start.log);
-      prepared->starts.push_back(std::move(start.start));
-      prepared->ends.push_back(std::make_unique<tracing::Event>());
+      auto events = tracing_->MakeItemEvents(run->trace, run->items[i], SourceOf(*run));
+      prepared->contexts[i].log_sink = std::move(events.log);
+      prepared->starts.push_back(std::move(events.start));
+      prepared->ends.push_back(std::move(events.end));
     }
     run->last_status = tracing_->StatusEvent(run->trace, TraceState::kTaskFinished, "");
     prepared->staging = tracing_->StatusEvent(run->trace, TraceState::kTaskStaging,
@@ -320,7 +320,10 @@ std::vector<trigger::LaunchBoard::Unit> JobExecutor::LaunchUnits(
         // its second, the run's count, the item's context and report, this executor's
         // start-path members and the user's job.
         {reinterpret_cast<const char*>(p) + 64, &p->run->remaining, &p->contexts[i],
-         &p->reports[i].duration, &p->reports[i].started, &job_, job_.get()}});
+         &p->reports[i].duration, &p->reports[i].started, &job_, job_.get(),
+         // With tracing, the events the start stamps and pushes.
+         p->staging.get(), p->running.get(), i < p->starts.size() ? p->starts[i].get() : nullptr,
+         i < p->ends.size() ? p->ends[i].get() : nullptr, p->run->last_status.get()}});
   }
   return units;
 }
@@ -360,8 +363,7 @@ bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
       const Clock::WallTime now = clock_.WallNow();
       prepared.staging->time = now;
       prepared.running->time = now;
-      tracing_->bus().Push(std::move(prepared.staging));
-      tracing_->bus().Push(std::move(prepared.running));
+      tracing_->bus().Push(std::move(prepared.staging), std::move(prepared.running));
     }
     return true;
   }
@@ -719,10 +721,10 @@ ItemRun JobExecutor::ReportOf(const Run& run, int item) {
 void JobExecutor::RunItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx) {
   ItemRun report = ReportOf(*run, ctx.sharding_item);
   if (tracing_ == nullptr) return RunUserCode(run, ctx, report);
-  auto start = tracing_->MakeItemStart(run->trace, ctx.sharding_item, SourceOf(*run));
+  auto events = tracing_->MakeItemEvents(run->trace, ctx.sharding_item, SourceOf(*run));
   ShardingContext traced = ctx;
-  traced.log_sink = std::move(start.log);
-  RunUserCode(run, traced, report, std::move(start.start));
+  traced.log_sink = std::move(events.log);
+  RunUserCode(run, traced, report, std::move(events.start), std::move(events.end));
 }
 
 void JobExecutor::RunPrepared(Prepared& prepared, size_t i) {
@@ -754,8 +756,8 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
                               ItemRun& report, std::unique_ptr<tracing::Event> trace_start,
                               std::unique_ptr<tracing::Event> trace_end) {
   report.started = clock_.WallNow();
-  std::optional<tracing::JobTracing::Started> traced;
-  if (trace_start != nullptr) traced = tracing_->PushStart(std::move(trace_start), report.started);
+  const bool traced = trace_start != nullptr && trace_end != nullptr;
+  if (traced) tracing_->PushStart(std::move(trace_start), report.started);
   auto start = std::chrono::steady_clock::now();
   try {
     // A run fenced before this item started (its session expired) does not start it.
@@ -774,8 +776,8 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
   }
   report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
-  if (traced.has_value()) {
-    tracing_->PushEnd(std::move(*traced), report.success, report.error, std::move(trace_end));
+  if (traced) {
+    tracing_->PushEnd(std::move(trace_end), report.started, report.success, report.error);
     if (!report.success) {
       std::lock_guard<std::mutex> lock(run->errors_mu);
       run->errors.emplace_back(ctx.sharding_item, report.error);

@@ -257,8 +257,8 @@ class JobExecutor {
   // Item `i` of a prepared run, with its context and report worked out ahead.
   void RunPrepared(Prepared& prepared, size_t i);
   // Runs the user code for `ctx` and reports it in `report` (its `started` set here).
-  // `start`: the item's start event (tracing on), pushed as the code starts.
-  // `end`: its end event, allocated ahead (a prepared trigger's), or null.
+  // `start` and `end`: the item's events (tracing on; JobTracing::MakeItemEvents), pushed as
+  // the code starts and ends.
   void RunUserCode(const std::shared_ptr<Run>& run, const ShardingContext& ctx, ItemRun& report,
                    std::unique_ptr<tracing::Event> start = nullptr,
                    std::unique_ptr<tracing::Event> end = nullptr);

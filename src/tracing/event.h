@@ -46,21 +46,24 @@ struct FlushWaiter {
   bool done = false;
 };
 
-struct Event {
+// What an item's start and end write (the time stamps, the link, the outcome) is on the
+// first cache line, the rest after: at a fire time the start touches one line per event,
+// the one the launch fetched ahead (trigger/launch_board.h, Unit::touch).
+struct alignas(64) Event {
   enum class Kind : uint8_t { kExecutionStart, kExecutionEnd, kStatus, kLogLine, kFlush };
-  Kind kind = Kind::kStatus;
   Event* next = nullptr;               // the bus's link
-  Uuid id{};                           // the execution's (start, end, log line) or the status row's
-  std::shared_ptr<const RunInfo> run;  // start, end, status
-  int item = 0;                        // start, end
-  ExecutionSource source = ExecutionSource::kNormalTrigger;
-  TraceState state = TraceState::kTaskStaging;
-  LogLevel level = LogLevel::kInfo;
-  bool success = false;
-  int64_t line_no = 0;
   Clock::WallTime time{};              // start, creation, log time
   Clock::WallTime complete{};          // end
   Clock::WallTime start{};             // end: the run's start, should the start row be missing
+  int64_t line_no = 0;                 // log line
+  int item = 0;                        // start, end
+  Kind kind = Kind::kStatus;
+  bool success = false;                // end
+  ExecutionSource source = ExecutionSource::kNormalTrigger;
+  TraceState state = TraceState::kTaskStaging;
+  LogLevel level = LogLevel::kInfo;
+  Uuid id{};                           // the execution's (start, end, log line) or the status row's
+  std::shared_ptr<const RunInfo> run;  // start, end, status
   std::string text;                    // failure cause, message or log line
   std::shared_ptr<FlushWaiter> flush;  // kFlush
 };

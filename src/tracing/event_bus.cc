@@ -1,6 +1,8 @@
 #include "tracing/event_bus.h"
 
 #include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -40,12 +42,27 @@ void EventBus::Push(std::unique_ptr<Event> event) {
     return;
   }
   Event* e = event.release();
-  std::atomic<Event*>& head = shards_[ShardOf(*e)].head;
+  PushChain(ShardOf(*e), e, e);
+}
+
+void EventBus::Push(std::unique_ptr<Event> older, std::unique_ptr<Event> newer) {
+  if (closed_.load(std::memory_order_acquire)) {
+    dropped_.fetch_add(2, std::memory_order_relaxed);
+    return;
+  }
+  Event* oldest = older.release();
+  Event* newest = newer.release();
+  newest->next = oldest;
+  PushChain(ShardOf(*newest), newest, oldest);
+}
+
+void EventBus::PushChain(size_t shard, Event* newest, Event* oldest) {
+  std::atomic<Event*>& head = shards_[shard].head;
   Event* old = head.load(std::memory_order_relaxed);
   do {
-    e->next = old;
-  } while (
-      !head.compare_exchange_weak(old, e, std::memory_order_seq_cst, std::memory_order_relaxed));
+    oldest->next = old;
+  } while (!head.compare_exchange_weak(old, newest, std::memory_order_seq_cst,
+                                       std::memory_order_relaxed));
   // The writer set the flag before it last looked at the shards: one of the two sees the
   // other.
   if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) {
@@ -258,7 +275,15 @@ void EventBus::Sleep(std::chrono::steady_clock::time_point deadline, bool wake_o
 
 void EventBus::Run() {
   // Below the trigger and item threads: at a fire time the jobs' starts come first, the
-  // writing after (Linux's nice is per thread).
+  // writing after (Linux's nice is per thread). In a process run at a real-time priority
+  // (chrt), the writer leaves it: it would not yield to the job threads it inherited it from.
+  int policy = 0;
+  sched_param param{};
+  if (pthread_getschedparam(pthread_self(), &policy, &param) == 0 &&
+      (policy == SCHED_FIFO || policy == SCHED_RR)) {
+    param.sched_priority = 0;
+    (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
+  }
   (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
   std::chrono::milliseconds backoff = kFirstBackoff;
   std::vector<Event*> batch;

@@ -49,6 +49,8 @@ class EventBus final : public Tracer {
 
   // Pushes `event` (owned by the bus from now on). Never blocks.
   void Push(std::unique_ptr<Event> event);
+  // Pushes `older`, then `newer`, at the cost of one push. REQUIRES: neither is a log line.
+  void Push(std::unique_ptr<Event> older, std::unique_ptr<Event> newer);
 
   void Post(JobExecutionEvent event) override;
   void Post(JobStatusTraceEvent event) override;
@@ -96,6 +98,8 @@ class EventBus final : public Tracer {
   Shard shards_[kShards];
   // The shard `e` goes to.
   static size_t ShardOf(const Event& e);
+  // Pushes the events from `newest` down its links to `oldest` onto shard `shard`.
+  void PushChain(size_t shard, Event* newest, Event* oldest);
   // Takes every shard's stack (the writer; Shutdown); appends each, oldest first, to `out`.
   void TakeAll(std::vector<Event*>& out, size_t* flush_markers);
   // The writer sleeps (waiting for a post): the next post wakes it.

@@ -98,41 +98,38 @@ void JobTracing::PushNow(std::unique_ptr<Event> event) const {
   bus_->Push(std::move(event));
 }
 
-JobTracing::ItemStart JobTracing::MakeItemStart(std::shared_ptr<const RunInfo> run, int item,
-                                                ExecutionSource source) const {
-  ItemStart s;
+JobTracing::ItemEvents JobTracing::MakeItemEvents(std::shared_ptr<const RunInfo> run, int item,
+                                                  ExecutionSource source) const {
+  ItemEvents s;
   s.start = std::make_unique<Event>();
   s.start->kind = Event::Kind::kExecutionStart;
   s.start->id = NewUuid();
-  s.start->run = std::move(run);
   s.start->item = item;
   s.start->source = source;
+  s.end = std::make_unique<Event>();
+  s.end->kind = Event::Kind::kExecutionEnd;
+  s.end->id = s.start->id;
+  s.end->run = run;
+  s.end->item = item;
+  s.end->source = source;
+  s.start->run = std::move(run);
   s.log = std::make_shared<ExecutionLog>(bus_, s.start->id, clock_);
   return s;
 }
 
-JobTracing::Started JobTracing::PushStart(std::unique_ptr<Event> start,
-                                          Clock::WallTime started) const {
-  Started s{start->id, start->run, start->item, start->source, started};
+void JobTracing::PushStart(std::unique_ptr<Event> start, Clock::WallTime started) const {
   start->time = started;
   bus_->Push(std::move(start));
-  return s;
 }
 
-void JobTracing::PushEnd(Started started, bool success, const std::string& error,
-                         std::unique_ptr<Event> e) const {
-  if (e == nullptr) e = std::make_unique<Event>();
-  e->kind = Event::Kind::kExecutionEnd;
-  e->id = started.id;
-  e->run = std::move(started.run);
-  e->item = started.item;
-  e->source = started.source;
-  e->start = started.start;
-  e->time = started.start;
-  e->complete = clock_.WallNow();
-  e->success = success;
-  if (!success) e->text = error;
-  bus_->Push(std::move(e));
+void JobTracing::PushEnd(std::unique_ptr<Event> end, Clock::WallTime started, bool success,
+                         const std::string& error) const {
+  end->start = started;
+  end->time = started;
+  end->complete = clock_.WallNow();
+  end->success = success;
+  if (!success) end->text = error;
+  bus_->Push(std::move(end));
 }
 
 std::string StagingMessage(std::string_view job_name) {

@@ -60,26 +60,22 @@ class JobTracing {
     PushNow(StatusEvent(std::move(run), state, std::move(message)));
   }
 
-  // One item run's start event (a new execution id), and its log for the item's context.
-  struct ItemStart {
+  // One item run's start and end events (a new execution id; the end is filled but for its
+  // outcome), and its log for the item's context. Built ahead where the run is (a prepared
+  // trigger's), so that the start and the end only stamp and push.
+  struct ItemEvents {
     std::unique_ptr<Event> start;
+    std::unique_ptr<Event> end;
     std::shared_ptr<ExecutionLog> log;
   };
-  ItemStart MakeItemStart(std::shared_ptr<const RunInfo> run, int item,
-                          ExecutionSource source) const;
-  // Pushes `start` stamped `started`; returns what the end event needs.
-  struct Started {
-    Uuid id;
-    std::shared_ptr<const RunInfo> run;
-    int item = 0;
-    ExecutionSource source = ExecutionSource::kNormalTrigger;
-    Clock::WallTime start{};
-  };
-  Started PushStart(std::unique_ptr<Event> start, Clock::WallTime started) const;
-  // The item run's end: success, or failure with `error` as the cause. `event`: one
-  // allocated ahead (a prepared trigger's), else one is made.
-  void PushEnd(Started started, bool success, const std::string& error,
-               std::unique_ptr<Event> event = nullptr) const;
+  ItemEvents MakeItemEvents(std::shared_ptr<const RunInfo> run, int item,
+                            ExecutionSource source) const;
+  // Pushes `start` stamped `started`.
+  void PushStart(std::unique_ptr<Event> start, Clock::WallTime started) const;
+  // Pushes `end` (MakeItemEvents'), the run that began at `started` ending now: success, or
+  // failure with `error` as the cause.
+  void PushEnd(std::unique_ptr<Event> end, Clock::WallTime started, bool success,
+               const std::string& error) const;
 
   EventBus& bus() const { return *bus_; }
   Clock& clock() const { return clock_; }

@@ -175,6 +175,28 @@ TEST_F(EventBusTest, AnOverflowingQueueDropsTheOldestAndCountsThem) {
             std::vector<std::string>{"15|10"});
 }
 
+TEST_F(EventBusTest, APairGoesInAsOnePushOlderFirst) {
+  // Room for one event while the database is down: of a pair, the older is dropped first.
+  std::atomic<bool> down{true};
+  TracingConfiguration config;
+  config.queue_capacity = 1;
+  config.max_backoff = 20ms;
+  auto url = ParseTracingUrl(Url());
+  auto bus = Open(config, [&]() -> Result<std::unique_ptr<TracingStorage>> {
+    if (down) return Status(StatusCode::kUnavailable, "down");
+    return TracingStorage::Open(*url, true);
+  });
+  JobTracing tracing(bus, "host", "10.0.0.1", Clock::System());
+  auto run = tracing.RunInfoOf("job", "job@-@0@-@READY@-@10.0.0.1@-@1");
+  bus->Push(tracing.StatusEvent(run, TraceState::kTaskStaging, "first"),
+            tracing.StatusEvent(run, TraceState::kTaskRunning, "second"));
+  down = false;
+  ASSERT_TRUE(bus->Flush(10s).ok());
+  EXPECT_EQ(bus->dropped(), 1u);
+  EXPECT_EQ(Rows(file_, "SELECT state, message FROM JOB_STATUS_TRACE_LOG"),
+            std::vector<std::string>{"TASK_RUNNING|second"});
+}
+
 TEST_F(EventBusTest, ARetriedBatchWritesNothingTwice) {
   auto url = ParseTracingUrl(Url());
   auto storage = TracingStorage::Open(*url, true);
