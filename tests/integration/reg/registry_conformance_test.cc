@@ -953,6 +953,55 @@ TEST_F(ZooKeeperRegistryTest, ACacheLoadAcrossASessionReplacementConverges) {
   EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/w/later", "v"));
 }
 
+// Chaos kill9_mid_item: a follower saw the sharding flag gone and read its old items from
+// the cache, because a refresh of `leader/sharding` (for a `processing` node created just
+// before) read the state after the leader's sharding multi-op, while the events of the same
+// multi-op on the items' owners came too late for that refresh. A refresh must not show one
+// part of a transaction without the rest: whatever changed before its reads were answered
+// is read in the same refresh. (The batch window is long here, so that the next refresh
+// comes well after the events of the first are delivered.)
+TEST_F(ZooKeeperRegistryTest, ARefreshNeverShowsPartOfATransaction) {
+  auto client = Client("refreshtx", "cacheBatchMs=1500");
+  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  ASSERT_TRUE(zk.Init().ok());
+  auto leader = Client("refreshtx");
+  ASSERT_TRUE(leader->Init().ok());
+  ASSERT_TRUE(leader->Persist("/j/leader/sharding/necessary", "").ok());
+  ASSERT_TRUE(leader->Persist("/j/sharding/0/instance", "old").ok());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<std::string> owner_when_flag_gone;  // GUARDED_BY(mu)
+  Recorder rec;
+  auto sub = zk.Watch("/j", events_, [&](const TreeEvent& e) {
+    rec.Add(e);
+    if (e.type == TreeEvent::Type::kDeleted && e.key == "/j/leader/sharding/necessary") {
+      auto owner = zk.Get("/j/sharding/0/instance");
+      std::lock_guard<std::mutex> lock(mu);
+      owner_when_flag_gone = owner.ok() ? *owner : owner.status().ToString();
+      cv.notify_all();
+    }
+  });
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  ASSERT_EQ(*zk.Get("/j/sharding/0/instance"), "old");
+  // The leader's sharding, just as the refresh for `processing` is about to read.
+  std::atomic<bool> armed{true};
+  Status sharded = Status::Ok();
+  zk.set_before_send_for_testing([&] {
+    if (!armed.exchange(false)) return;
+    sharded =
+        leader->ExecuteInTransaction({TransactionOp::Delete("/j/sharding/0/instance"),
+                                      TransactionOp::Create("/j/sharding/0/instance", "new"),
+                                      TransactionOp::Delete("/j/leader/sharding/necessary"),
+                                      TransactionOp::Delete("/j/leader/sharding/processing")});
+  });
+  ASSERT_TRUE(leader->Persist("/j/leader/sharding/processing", "").ok());
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, 20s, [&] { return owner_when_flag_gone.has_value(); }));
+  EXPECT_TRUE(sharded.ok()) << sharded;
+  EXPECT_EQ(*owner_when_flag_gone, "new")
+      << "the flag's deletion was visible before the owner written in the same transaction";
+}
+
 // The server stopped (SIGSTOP) past the session timeout, then resumed. Whether the session
 // survives depends on whether the client's reconnect or the server's expiry check comes
 // first; either way the client must suspend, come back, and converge.
