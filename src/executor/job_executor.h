@@ -1,9 +1,10 @@
 // JobExecutor: what happens when a job's trigger fires, as ElasticJob's
 // AbstractElasticJobExecutor and LiteJobFacade do it:
 //   1. time-skew check (maxTimeDiffSeconds);
-//   2. with failover on, this instance's claimed failover items, if any, are the run;
-//      else sharding if necessary (the leader shards; the others wait for it, holding no
-//      thread: ShardingService::ShardingIfNecessaryAsync) and this
+//   2. with failover on, this instance's claimed failover items, if any, are the run (given
+//      `start_failover_run`, they start as a failover run of their own, and this run goes
+//      on as if there were none); else sharding if necessary (the leader shards; the others
+//      wait for it, holding no thread: ShardingService::ShardingIfNecessaryAsync) and this
 //      instance's items minus those taken over by others and minus disabled ones;
 //   3. if the previous run is still going here, its items are marked misfire (the marks
 //      sent, not waited for) and this trigger is skipped (ElasticJob also reads the items'
