@@ -900,9 +900,10 @@ TEST_F(ZooKeeperRegistryTest, AWriteSentAcrossASessionReplacementIsAppliedAndAns
   auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   ASSERT_TRUE(zk.Persist("/seq", "").ok());
-  bool replaced = false;
+  // Atomic: the seam runs on whichever thread sends (the worker's resynchronisation too).
+  std::atomic<bool> replaced{false};
   zk.set_before_send_for_testing([&] {
-    if (!std::exchange(replaced, true)) ReplaceSessionNow(zk, server_.port());
+    if (!replaced.exchange(true)) ReplaceSessionNow(zk, server_.port());
   });
   std::atomic<int> answers{0};
   std::promise<Status> written;
@@ -914,7 +915,7 @@ TEST_F(ZooKeeperRegistryTest, AWriteSentAcrossASessionReplacementIsAppliedAndAns
   auto result = written.get_future();
   ASSERT_EQ(result.wait_for(30s), std::future_status::ready);
   EXPECT_TRUE(result.get().ok());
-  EXPECT_TRUE(replaced);
+  EXPECT_TRUE(replaced.load());
   // Whatever was sent has reached the server before this later request of the same session.
   auto children = zk.GetChildrenKeys("/seq");
   ASSERT_TRUE(children.ok()) << children.status();
@@ -933,14 +934,16 @@ TEST_F(ZooKeeperRegistryTest, ACacheLoadAcrossASessionReplacementConverges) {
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(zk.Persist("/w/n" + std::to_string(i) + "/leaf", std::to_string(i)).ok());
   }
-  bool replaced = false;
+  // Atomic: the seam runs again on the worker when it resynchronises after the replacement
+  // (TSan: a race with the check below).
+  std::atomic<bool> replaced{false};
   zk.set_before_send_for_testing([&] {
-    if (!std::exchange(replaced, true)) zk.ReplaceSessionForTesting();
+    if (!replaced.exchange(true)) zk.ReplaceSessionForTesting();
   });
   Recorder rec;
   auto sub = zk.Watch("/w", events_, [&](const TreeEvent& e) { rec.Add(e); });
   ASSERT_TRUE(sub.ok()) << sub.status();
-  EXPECT_TRUE(replaced);
+  EXPECT_TRUE(replaced.load());
   for (int i = 0; i < 20; ++i) {
     const std::string leaf = "/w/n" + std::to_string(i) + "/leaf";
     EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, leaf, std::to_string(i))) << leaf;
