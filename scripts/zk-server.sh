@@ -13,6 +13,9 @@
 # of every node costs the server a burst of CPU each time). The JVM's heap is $ZK_HEAP
 # (default 256m; the benchmarks give 2g: 10,000 jobs keep 150,000 nodes and twice as many
 # watches, which 256 MB holds only with the collector running constantly, and then not).
+# The server logs WARN and above to DIR/server.log (earlier starts in the same DIR: to
+# DIR/server.log.old), each line with its time (HH:mm:ss.SSS); $ZK_LOG_LEVEL (info, debug)
+# logs more, e.g. to see when it accepts and answers clients.
 set -euo pipefail
 cmd="${1:?usage: zk-server.sh start|stop DIR [PORT]}"
 dir="${2:?usage: zk-server.sh start|stop DIR [PORT]}"
@@ -40,7 +43,11 @@ admin.enableServer=false
 maxClientCnxns=0
 CFG
   local cp=/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar
-  nohup java "-Xmx${ZK_HEAP:-256m}" -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+  # A restart keeps what the earlier runs logged (server.log is this run's: its bind check
+  # reads it).
+  if [[ -s "$dir/server.log" ]]; then cat "$dir/server.log" >> "$dir/server.log.old"; fi
+  nohup java "-Xmx${ZK_HEAP:-256m}" -Dorg.slf4j.simpleLogger.defaultLogLevel="${ZK_LOG_LEVEL:-warn}" \
+    -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \
     -Dznode.container.checkIntervalMs="${ZK_CONTAINER_CHECK_MS:-200}" -cp "$cp" \
     org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
     > "$dir/server.log" 2>&1 < /dev/null &

@@ -324,7 +324,11 @@ Status JobRuntime::Start(bool scheduled) {
       *config_service_, *sharding_, *execution_, *failover_, self,
       std::make_shared<GatedJob>(typed_, gate_), *limiter_, shared_->triggers, clock_,
       std::move(report), job_listeners_, [this] { return RegistryChanges(); },
-      OverdueBound(registry_.session_timeout()), std::move(job_tracing));
+      OverdueBound(registry_.session_timeout()), std::move(job_tracing),
+      [this] {
+        if (!BeginTask()) return;
+        shared_->triggers.Post([self = shared_from_this()] { self->RunFailoverCounted(); });
+      });
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},
@@ -700,9 +704,7 @@ void JobRuntime::FailoverIfNecessary() {
           infra::LogLine(
               "INFO", fmt::format("job '{}' instance {}: took over item {}", self->config_.job_name,
                                   self->instances_->self().instance_id, item));
-          if (!self->BeginTask()) return;
-          const auto now = self->clock_.WallNow();
-          self->executor_->RunFailover(self->MakeDone(Source::kFailover, now, now));
+          if (self->BeginTask()) self->RunFailoverCounted();
         });
     if (!s.ok() && s.code() != StatusCode::kCancelled) {
       infra::LogLine("WARN",
@@ -710,6 +712,11 @@ void JobRuntime::FailoverIfNecessary() {
     }
     self->EndTask();
   });
+}
+
+void JobRuntime::RunFailoverCounted() {
+  const auto now = clock_.WallNow();
+  executor_->RunFailover(MakeDone(Source::kFailover, now, now));
 }
 
 void JobRuntime::ShardIfNecessary() {

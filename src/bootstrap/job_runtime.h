@@ -135,6 +135,9 @@ class JobRuntime final : public listener::JobController,
                                        Clock::WallTime started);
   // Counts a task about to be posted; false once stopped.
   bool BeginTask();
+  // Runs this instance's claimed failover items not running yet (JobExecutor::RunFailover),
+  // reported as a failover trigger. REQUIRES: BeginTask counted it (the report ends it).
+  void RunFailoverCounted();
   void EndTask();
   // Every event of the job's subtree (and of the running marks watched for the leader).
   void OnJobEvent(const TreeEvent& event);

@@ -1,9 +1,10 @@
 // JobExecutor: what happens when a job's trigger fires, as ElasticJob's
 // AbstractElasticJobExecutor and LiteJobFacade do it:
 //   1. time-skew check (maxTimeDiffSeconds);
-//   2. with failover on, this instance's claimed failover items, if any, are the run;
-//      else sharding if necessary (the leader shards; the others wait for it, holding no
-//      thread: ShardingService::ShardingIfNecessaryAsync) and this
+//   2. with failover on, this instance's claimed failover items, if any, are the run (given
+//      `start_failover_run`, they start as a failover run of their own, and this run goes
+//      on as if there were none); else sharding if necessary (the leader shards; the others
+//      wait for it, holding no thread: ShardingService::ShardingIfNecessaryAsync) and this
 //      instance's items minus those taken over by others and minus disabled ones;
 //   3. if the previous run is still going here, its items are marked misfire (the marks
 //      sent, not waited for) and this trigger is skipped (ElasticJob also reads the items'
@@ -113,7 +114,10 @@ class JobExecutor {
   using ChangeCount = std::function<std::optional<uint64_t>()>;
 
   // REQUIRES: every reference outlives this object. `listeners` may be null (none);
-  // `registry_changes` may be null (every trigger reads the registry).
+  // `registry_changes` may be null (every trigger reads the registry). `start_failover_run`
+  // (may be null) starts RunFailover: a trigger that finds failover items claimed here and
+  // not running (claimed a moment ago, their run about to start) leaves them to it and runs
+  // this instance's own items.
   JobExecutor(config::ConfigService& config, sharding::ShardingService& sharding,
               execution::ExecutionService& execution, failover::FailoverService& failover,
               std::string instance_id, std::shared_ptr<SimpleJob> job, Executor& item_pool,
@@ -121,7 +125,8 @@ class JobExecutor {
               std::shared_ptr<JobListeners> listeners = nullptr,
               ChangeCount registry_changes = nullptr,
               std::chrono::milliseconds overdue_bound = std::chrono::seconds(1),
-              std::shared_ptr<const tracing::JobTracing> tracing = nullptr)
+              std::shared_ptr<const tracing::JobTracing> tracing = nullptr,
+              std::function<void()> start_failover_run = nullptr)
       : job_(std::move(job)),
         clock_(clock),
         control_(control),
@@ -135,7 +140,8 @@ class JobExecutor {
         listeners_(std::move(listeners)),
         registry_changes_(std::move(registry_changes)),
         overdue_bound_(overdue_bound),
-        tracing_(std::move(tracing)) {}
+        tracing_(std::move(tracing)),
+        start_failover_run_(std::move(start_failover_run)) {}
 
   // See above. `done` gets the outcome or the first coordination error (item failures are
   // reported through ItemRun, not here).
@@ -309,6 +315,10 @@ class JobExecutor {
   // A cron run picked up later than this after its fire time is skipped (Overdue).
   const std::chrono::milliseconds overdue_bound_;
   const std::shared_ptr<const tracing::JobTracing> tracing_;  // null: tracing off
+  // Starts a failover run (RunFailover, with the owner's report) for the failover items this
+  // instance has claimed and does not run yet; null: a trigger runs them instead of its
+  // items, as ElasticJob's does.
+  const std::function<void()> start_failover_run_;
 
   std::mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;

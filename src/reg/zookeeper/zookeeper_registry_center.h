@@ -204,6 +204,13 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
     int what;  // k*Event bits: which reads a known node needs
   };
   void LoadAll(std::vector<LoadItem> level, bool deep, EventsByCache* events);
+  // How many times a level of a refresh reads, on top of its own reads, the paths whose
+  // watches fired while it waited (LoadAll) before it applies what it read.
+  static constexpr int kCatchUpRounds = 4;
+  // The (cache, path) reads for queued `paths`; takes data_mu_.
+  std::vector<LoadItem> LevelOf(const std::map<std::string, int>& paths);
+  // The paths queued so far (MarkDirty), taken out of the queue, as a level to read.
+  std::vector<LoadItem> TakeDirty();
   void DropFrom(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events);
   void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value);
   void Deliver(TreeCache& cache, std::vector<TreeEvent> events);

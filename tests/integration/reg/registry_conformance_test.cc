@@ -900,9 +900,10 @@ TEST_F(ZooKeeperRegistryTest, AWriteSentAcrossASessionReplacementIsAppliedAndAns
   auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   ASSERT_TRUE(zk.Persist("/seq", "").ok());
-  bool replaced = false;
+  // Atomic: the seam runs on whichever thread sends (the worker's resynchronisation too).
+  std::atomic<bool> replaced{false};
   zk.set_before_send_for_testing([&] {
-    if (!std::exchange(replaced, true)) ReplaceSessionNow(zk, server_.port());
+    if (!replaced.exchange(true)) ReplaceSessionNow(zk, server_.port());
   });
   std::atomic<int> answers{0};
   std::promise<Status> written;
@@ -914,7 +915,7 @@ TEST_F(ZooKeeperRegistryTest, AWriteSentAcrossASessionReplacementIsAppliedAndAns
   auto result = written.get_future();
   ASSERT_EQ(result.wait_for(30s), std::future_status::ready);
   EXPECT_TRUE(result.get().ok());
-  EXPECT_TRUE(replaced);
+  EXPECT_TRUE(replaced.load());
   // Whatever was sent has reached the server before this later request of the same session.
   auto children = zk.GetChildrenKeys("/seq");
   ASSERT_TRUE(children.ok()) << children.status();
@@ -933,14 +934,16 @@ TEST_F(ZooKeeperRegistryTest, ACacheLoadAcrossASessionReplacementConverges) {
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(zk.Persist("/w/n" + std::to_string(i) + "/leaf", std::to_string(i)).ok());
   }
-  bool replaced = false;
+  // Atomic: the seam runs again on the worker when it resynchronises after the replacement
+  // (TSan: a race with the check below).
+  std::atomic<bool> replaced{false};
   zk.set_before_send_for_testing([&] {
-    if (!std::exchange(replaced, true)) zk.ReplaceSessionForTesting();
+    if (!replaced.exchange(true)) zk.ReplaceSessionForTesting();
   });
   Recorder rec;
   auto sub = zk.Watch("/w", events_, [&](const TreeEvent& e) { rec.Add(e); });
   ASSERT_TRUE(sub.ok()) << sub.status();
-  EXPECT_TRUE(replaced);
+  EXPECT_TRUE(replaced.load());
   for (int i = 0; i < 20; ++i) {
     const std::string leaf = "/w/n" + std::to_string(i) + "/leaf";
     EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, leaf, std::to_string(i))) << leaf;
@@ -951,6 +954,55 @@ TEST_F(ZooKeeperRegistryTest, ACacheLoadAcrossASessionReplacementConverges) {
   ASSERT_TRUE(other->Init().ok());
   ASSERT_TRUE(other->Persist("/w/later", "v").ok());
   EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/w/later", "v"));
+}
+
+// Chaos kill9_mid_item: a follower saw the sharding flag gone and read its old items from
+// the cache, because a refresh of `leader/sharding` (for a `processing` node created just
+// before) read the state after the leader's sharding multi-op, while the events of the same
+// multi-op on the items' owners came too late for that refresh. A refresh must not show one
+// part of a transaction without the rest: whatever changed before its reads were answered
+// is read in the same refresh. (The batch window is long here, so that the next refresh
+// comes well after the events of the first are delivered.)
+TEST_F(ZooKeeperRegistryTest, ARefreshNeverShowsPartOfATransaction) {
+  auto client = Client("refreshtx", "cacheBatchMs=1500");
+  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  ASSERT_TRUE(zk.Init().ok());
+  auto leader = Client("refreshtx");
+  ASSERT_TRUE(leader->Init().ok());
+  ASSERT_TRUE(leader->Persist("/j/leader/sharding/necessary", "").ok());
+  ASSERT_TRUE(leader->Persist("/j/sharding/0/instance", "old").ok());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<std::string> owner_when_flag_gone;  // GUARDED_BY(mu)
+  Recorder rec;
+  auto sub = zk.Watch("/j", events_, [&](const TreeEvent& e) {
+    rec.Add(e);
+    if (e.type == TreeEvent::Type::kDeleted && e.key == "/j/leader/sharding/necessary") {
+      auto owner = zk.Get("/j/sharding/0/instance");
+      std::lock_guard<std::mutex> lock(mu);
+      owner_when_flag_gone = owner.ok() ? *owner : owner.status().ToString();
+      cv.notify_all();
+    }
+  });
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  ASSERT_EQ(*zk.Get("/j/sharding/0/instance"), "old");
+  // The leader's sharding, just as the refresh for `processing` is about to read.
+  std::atomic<bool> armed{true};
+  Status sharded = Status::Ok();
+  zk.set_before_send_for_testing([&] {
+    if (!armed.exchange(false)) return;
+    sharded =
+        leader->ExecuteInTransaction({TransactionOp::Delete("/j/sharding/0/instance"),
+                                      TransactionOp::Create("/j/sharding/0/instance", "new"),
+                                      TransactionOp::Delete("/j/leader/sharding/necessary"),
+                                      TransactionOp::Delete("/j/leader/sharding/processing")});
+  });
+  ASSERT_TRUE(leader->Persist("/j/leader/sharding/processing", "").ok());
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, 20s, [&] { return owner_when_flag_gone.has_value(); }));
+  EXPECT_TRUE(sharded.ok()) << sharded;
+  EXPECT_EQ(*owner_when_flag_gone, "new")
+      << "the flag's deletion was visible before the owner written in the same transaction";
 }
 
 // The server stopped (SIGSTOP) past the session timeout, then resumed. Whether the session

@@ -474,6 +474,50 @@ TEST_F(RegistryReactionsTest, ACrashedInstancesRunningItemsAreTakenOverAtOnce) {
   a.reset();
 }
 
+TEST_F(RegistryReactionsTest, ATriggerBetweenAFailoverClaimAndItsRunStillRunsTheOwnItems) {
+  // Chaos kill9_mid_item: A had just claimed a crashed instance's item (its failover nodes
+  // written) when its cron trigger came, before the claim loop started the failover run. The
+  // trigger ran that item only, as ElasticJob runs claimed failover items instead of the
+  // instance's own: A's own items missed the fire. Failover runs go beside the own run here,
+  // so the trigger runs A's items and the claimed item runs as a failover run.
+  auto ra = Session(), rb = Session();
+  ScheduleJobBootstrap a(*ra, std::make_shared<GateJob>(), Config(4, true), Options("10.0.0.1"));
+  ASSERT_TRUE(a.Schedule().ok());
+  ScheduleJobBootstrap b(*rb, std::make_shared<GateJob>(), Config(4, true), Options("10.0.0.2"));
+  ASSERT_TRUE(b.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*ra, 4, 2)) << DumpTree(*ra, "/job");
+  std::set<int> own_a;
+  int claimed = -1;  // one of B's items, claimed by A (as if B had crashed running it)
+  for (int i = 0; i < 4; ++i) {
+    if (*ra->Get("/job/sharding/" + std::to_string(i) + "/instance") == Id("10.0.0.1")) {
+      own_a.insert(i);
+    } else if (claimed < 0) {
+      claimed = i;
+    }
+  }
+  ASSERT_EQ(own_a.size(), 2u) << DumpTree(*ra, "/job");
+  const std::string item = "/job/sharding/" + std::to_string(claimed);
+  ASSERT_TRUE(ra->PersistEphemeral(item + "/failover", Id("10.0.0.1")).ok());
+  ASSERT_TRUE(ra->Persist(item + "/failovering", Id("10.0.0.1")).ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {
+    std::set<int> ran_own;
+    bool ran_claimed = false;
+    for (const auto& r : runs) {
+      if (r.instance_id != Id("10.0.0.1")) continue;
+      if (r.item == claimed && r.failover) ran_claimed = true;
+      if (own_a.count(r.item) != 0 && !r.failover) ran_own.insert(r.item);
+    }
+    return ran_claimed && ran_own == own_a;
+  })) << rec_.Dump()
+      << DumpTree(*ra, "/job");
+  // The failover run ended as any does: its nodes are gone.
+  ASSERT_TRUE(WaitRegistry(*ra, [&] {
+    return !ra->IsExisted(item + "/failover").value_or(true) &&
+           !ra->IsExisted(item + "/failovering").value_or(true);
+  })) << DumpTree(*ra, "/job");
+}
+
 TEST_F(RegistryReactionsTest, AJobRestartedFromAnotherHostTakesOverTheStoppedOnesItems) {
   // The first host stops gracefully (its sharding nodes stay, naming it); the job starts
   // again on another host: its first trigger reshards and runs every item there.
