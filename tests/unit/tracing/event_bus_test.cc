@@ -8,6 +8,8 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -153,13 +155,21 @@ TEST_F(EventBusTest, WhileTheDatabaseIsUnreachableEventsWaitAndNothingIsLost) {
 }
 
 TEST_F(EventBusTest, AnOverflowingQueueDropsTheOldestAndCountsThem) {
-  std::atomic<bool> down{true};
+  // The database is down until every event is posted: the writer's first attempt waits for
+  // the posts (it may have taken some of them, or all) and fails; the next one, after the
+  // rest is taken and the queue trimmed, succeeds.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool posted_all = false;
+  int attempts = 0;
   TracingConfiguration config;
   config.queue_capacity = 10;
   config.max_backoff = 20ms;
   auto url = ParseTracingUrl(Url());
   auto bus = Open(config, [&]() -> Result<std::unique_ptr<TracingStorage>> {
-    if (down) return Status(StatusCode::kUnavailable, "down");
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return posted_all; });
+    if (attempts++ == 0) return Status(StatusCode::kUnavailable, "down");
     return TracingStorage::Open(*url, true);
   });
   std::vector<JobExecutionEvent> posted;
@@ -167,7 +177,11 @@ TEST_F(EventBusTest, AnOverflowingQueueDropsTheOldestAndCountsThem) {
     posted.push_back(Execution(i));
     bus->Post(posted.back());
   }
-  down = false;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    posted_all = true;
+  }
+  cv.notify_all();
   ASSERT_TRUE(bus->Flush(10s).ok());
   EXPECT_EQ(bus->dropped(), 15u);
   // The newest ten are kept.
