@@ -35,8 +35,11 @@ class ConfigService {
 
   // The registered configuration, read from the cache when `from_cache` (falling back to the
   // server while the cache has not seen it yet). Fails naming the job and the problem when
-  // the node is missing, malformed or invalid. The same text is parsed only once.
+  // the node is missing, malformed or invalid. The same text is parsed only once (a text
+  // refused as malformed or invalid too: it is refused again at once).
   Result<JobConfiguration> Load(bool from_cache);
+  // How many texts Load has parsed so far.
+  uint64_t parses();
 
   // Load for a run or a listener: when the node is malformed or invalid, the last good
   // configuration this service saw is returned instead (the error is logged once per bad
@@ -61,6 +64,10 @@ class ConfigService {
   // configuration, and the text rarely changes (parsing it was most of a trigger's CPU).
   std::string parsed_yaml_ ELASTICJOB_GUARDED_BY(mu_);
   std::optional<JobConfiguration> parsed_ ELASTICJOB_GUARDED_BY(mu_);
+  // The last text refused (INVALID_ARGUMENT), and why.
+  std::string refused_yaml_ ELASTICJOB_GUARDED_BY(mu_);
+  Status refused_ ELASTICJOB_GUARDED_BY(mu_) = Status::Ok();
+  uint64_t parses_ ELASTICJOB_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace elasticjob::config

@@ -98,6 +98,28 @@ TEST_F(ConfigServiceTest, GarbageInTheConfigNodeIsAnErrorAndTheLastGoodConfigIsK
   }
 }
 
+TEST_F(ConfigServiceTest, ARefusedTextIsRefusedAgainWithoutParsingIt) {
+  ASSERT_TRUE(service_.SetUp("SCRIPT", Config(3)).ok());
+  ASSERT_TRUE(service_.LoadLastGood(false).ok());
+  const uint64_t before = service_.parses();
+  ASSERT_TRUE(reg_.Persist("/orderJob/config", "cron: " + std::string(100000, 'x') + "\n").ok());
+  auto first = service_.Load(false);
+  ASSERT_FALSE(first.ok());
+  auto again = service_.Load(false);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().ToString(), first.status().ToString());
+  auto kept = service_.LoadLastGood(false);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->sharding_total_count, 3);
+  EXPECT_EQ(service_.parses(), before + 1);
+  // The good text back: parsed again (it was not the last parsed), and good.
+  ASSERT_TRUE(reg_.Persist("/orderJob/config", ConfigToYaml(Config(4))).ok());
+  auto good = service_.Load(false);
+  ASSERT_TRUE(good.ok()) << good.status();
+  EXPECT_EQ(good->sharding_total_count, 4);
+  EXPECT_EQ(service_.parses(), before + 2);
+}
+
 TEST_F(ConfigServiceTest, TimeSkewCheckUsesTheRegistryClock) {
   auto config = *JobConfiguration::Builder("orderJob", 1).MaxTimeDiffSeconds(2).Build();
   ASSERT_TRUE(service_.SetUp("SCRIPT", config).ok());
