@@ -153,13 +153,22 @@ class Zk:
         self.create(path, data)
 
     def put(self, path, data):
-        """Set, or create with parents."""
-        try:
-            self.set(path, data)
-        except ZkError as e:
-            if e.code != -101:
-                raise
-            self.create_parents(path, data)
+        """Set, or create with parents. An instance may create the node between the two (a
+        running mark at a fire time): then it is set after all."""
+        for _ in range(5):
+            try:
+                self.set(path, data)
+                return
+            except ZkError as e:
+                if e.code != -101:
+                    raise
+            try:
+                self.create_parents(path, data)
+                return
+            except ZkError as e:
+                if e.code != -110:
+                    raise
+        raise ZkError(-110, path)
 
     def delete(self, path):
         self.call(2, _s(path) + struct.pack(">i", -1), path)
