@@ -404,7 +404,7 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
             break;
           }
           if (batch->empty()) {
-            dry = true;  // the counts are ahead of the store: the loop's end reloads them
+            dry = true;
             break;
           }
           auto call = std::make_unique<Call>();
@@ -429,6 +429,8 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
         }
       }
       commit();
+      // Fewer pending than counted (the counts trail the store): the store's count then.
+      if (dry && failure.ok()) failure = store.Reload(/*pending_only=*/true);
       for (auto& call : ready) {
         if (failure.ok()) {
           start(std::move(call));
@@ -439,9 +441,10 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
     }
     if (inflight.empty()) {
       if (!failure.ok() || cancelled) break;
-      // Workers record what they map: the counts may trail the store; the store says.
+      // Workers record what they map, and the replies count it; before the run ends, the
+      // store confirms that nothing is pending.
       if (workers_record && store.pending() <= 0) {
-        if (Status s = store.Reload(); !s.ok()) {
+        if (Status s = store.Reload(/*pending_only=*/true); !s.ok()) {
           failure = s;
           break;
         }

@@ -69,8 +69,12 @@ class TaskStore {
     (void)worker, (void)lost, (void)reason;
     return Status::Ok();
   }
-  // Reads the counts again from the store (what workers recorded that no reply reported).
-  virtual Status Reload() { return Status::Ok(); }
+  // Reads the counts again from the store (what workers recorded that no reply reported);
+  // `pending_only`: the pending count alone (cheaper).
+  virtual Status Reload(bool pending_only = false) {
+    (void)pending_only;
+    return Status::Ok();
+  }
 
   // Groups the calls between them in one transaction.
   virtual Status Begin() = 0;

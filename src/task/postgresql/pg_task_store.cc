@@ -126,11 +126,14 @@ std::string_view Bytes(const PGresult* r, int row, int col) {
   "result=CASE WHEN attempts<$4 THEN NULL ELSE $3::bytea END, "                            \
   "payload=CASE WHEN attempts<$4 THEN payload ELSE NULL END "
 
-// Sub-tasks added: one per (name, payload) of the arrays, ids from the sequence.
+// Sub-tasks added: one per (name, payload) of the arrays (at most kIdsPerBlock - 1). Their
+// ids are a block of their own: one value of the sequence per statement, times the block's
+// size, plus each one's place (one nextval per row costs a third more).
+constexpr size_t kIdsPerBlock = 16384;
 constexpr const char* kInsertAll =
     "INSERT INTO ej_task_subtask(run_id, id, name, payload, state, attempts) SELECT $1, "
-    "nextval('ej_task_subtask_id'), u.n, u.p, 0, 0 FROM unnest($2::text[], $3::bytea[]) "
-    "WITH ORDINALITY AS u(n, p, i) ORDER BY u.i";
+    "b.base + u.i, u.n, u.p, 0, 0 FROM (SELECT nextval('ej_task_subtask_block') * 16384 AS "
+    "base) AS b, unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS u(n, p, i)";
 
 // Statements, prepared once per connection: the coordinator's.
 constexpr const char* kStatements[][2] = {
@@ -210,6 +213,7 @@ Status InsertAll(PGconn* conn, const std::string& url, const char* statement,
                  const std::string& run_id, const std::vector<std::string_view>& names,
                  const std::vector<std::string_view>& payloads) {
   constexpr size_t kPerStatement = 10000;
+  static_assert(kPerStatement < kIdsPerBlock);
   for (size_t from = 0; from < payloads.size(); from += kPerStatement) {
     const size_t n = std::min(kPerStatement, payloads.size() - from);
     BinaryArray name_array(kTextOid);
@@ -266,7 +270,7 @@ class PgTaskStoreImpl final : public PgTaskStore {
           " worker VARCHAR(200), success BOOLEAN, result BYTEA, PRIMARY KEY(run_id, id));"
           "CREATE INDEX IF NOT EXISTS ej_task_subtask_pending ON ej_task_subtask(run_id, id)"
           " WHERE state=0;"
-          "CREATE SEQUENCE IF NOT EXISTS ej_task_subtask_id CACHE 1000;");
+          "CREATE SEQUENCE IF NOT EXISTS ej_task_subtask_block;");
       if (s.ok()) break;
     }
     if (!s.ok()) return s;
@@ -327,13 +331,20 @@ class PgTaskStoreImpl final : public PgTaskStore {
     for (int i = 0; i < PQntuples(held->get()); ++i) {
       awaited_[std::string(Bytes(held->get(), i, 0))] = Int8(held->get(), i, 1);
     }
-    if (Status s = Reload(); !s.ok()) return s;
+    if (Status s = Reload(false); !s.ok()) return s;
     if (Status s = Commit(); !s.ok()) return s;
     resumed_ = true;
     return true;
   }
 
-  Status Reload() override {
+  Status Reload(bool pending_only) override {
+    if (pending_only) {
+      auto pending = Query("SELECT count(*) FROM ej_task_subtask WHERE run_id=$1 AND state=0",
+                           Params().Text(run_id_));
+      if (!pending.ok()) return pending.status();
+      pending_ = Int8(pending->get(), 0, 0);
+      return Status::Ok();
+    }
     auto counts = Query(
         "SELECT count(*), count(*) FILTER (WHERE state=2), count(*) FILTER (WHERE state=2 AND "
         "NOT success), count(*) FILTER (WHERE state=0), COALESCE(sum(retries), 0)::bigint FROM "
@@ -360,7 +371,7 @@ class PgTaskStoreImpl final : public PgTaskStore {
                             "0) WHERE run_id=$1 AND state=1 AND worker=$2",
                             Params().Text(run_id_).Text(worker));
     if (!r.ok()) return r.status();
-    return Reload();
+    return Reload(false);
   }
 
   Status Create(const std::string& run_id) override {
