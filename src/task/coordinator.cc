@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "infra/log.h"
@@ -24,6 +25,7 @@ struct Worker {
   std::unique_ptr<rpc::TaskWorker::Stub> stub;
   int inflight = 0;
   bool gone = false;
+  bool awaiting = false;  // a resumed run waits for the batches it still runs (AwaitRun)
 };
 
 std::unique_ptr<rpc::TaskWorker::Stub> NewStub(const std::string& address) {
@@ -32,6 +34,23 @@ std::unique_ptr<rpc::TaskWorker::Stub> NewStub(const std::string& address) {
   args.SetMaxSendMessageSize(kMaxMessageBytes);
   return rpc::TaskWorker::NewStub(
       grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+}
+
+// What a worker that records its outcomes (the shared store) says the store made of one;
+// none: it did not record it.
+std::optional<TaskStore::Recorded> FromProto(rpc::Recorded r) {
+  switch (r) {
+    case rpc::RECORDED_FIRST:
+      return TaskStore::Recorded::kFirst;
+    case rpc::RECORDED_RETRY:
+      return TaskStore::Recorded::kRetry;
+    case rpc::RECORDED_FAILED:
+      return TaskStore::Recorded::kFailed;
+    case rpc::RECORDED_DUPLICATE:
+      return TaskStore::Recorded::kDuplicate;
+    default:
+      return std::nullopt;
+  }
 }
 
 // A call's deadline (task.rpc.deadline.ms), if any.
@@ -64,6 +83,9 @@ struct Coordinator::Call {
   grpc::ClientContext context;
   rpc::RunTasksRequest request;
   rpc::RunTasksReply reply;
+  bool await = false;  // an AwaitRun call (a resumed run), not a batch
+  rpc::AwaitRunRequest await_request;
+  rpc::AwaitRunReply await_reply;
   grpc::Status status;
 };
 
@@ -270,6 +292,9 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
     if (Status s = store.MarkRootDone(); !s.ok()) return s;
   }
 
+  // The shared store: workers record their outcomes themselves, and the coordinator runs
+  // no sub-task while another worker can (a kill -9 of it then loses no sub-task's run).
+  const bool workers_record = store.workers_record();
   std::map<std::string, Worker> workers;
   auto refresh = [&]() -> Status {
     auto listed = list_workers_();
@@ -279,7 +304,7 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
       live.insert(w.instance_id);
       auto it = workers.find(w.instance_id);
       if (it == workers.end()) {
-        workers[w.instance_id] = Worker{w, NewStub(w.address), 0, false};
+        workers[w.instance_id] = Worker{w, NewStub(w.address), 0, false, false};
       }
     }
     for (auto& [id, w] : workers) {
@@ -288,6 +313,14 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
     return Status::Ok();
   };
   if (Status s = refresh(); !s.ok()) return s.WithContext(context("listing the task workers"));
+  auto eligible = [&](const std::string& id, const Worker& w) {
+    if (w.gone || w.awaiting) return false;
+    if (!workers_record || id != instance_id_) return true;
+    for (const auto& [other, o] : workers) {
+      if (other != id && !o.gone) return false;
+    }
+    return true;
+  };
 
   std::map<Call*, std::unique_ptr<Call>> inflight;
   auto requeue_call = [&](Call* c, const std::string& reason) -> Status {
@@ -299,16 +332,79 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
   };
   Status failure;
   bool cancelled = false;
+  // One transaction at a time, begun when something is to be written.
+  bool in_tx = false;
+  auto begin = [&]() {
+    if (!in_tx && failure.ok()) {
+      failure = store.Begin();
+      in_tx = failure.ok();
+    }
+    return failure.ok();
+  };
+  auto commit = [&]() {
+    if (!in_tx) return;
+    in_tx = false;
+    if (Status s = store.Commit(); !s.ok() && failure.ok()) failure = s;
+  };
+  auto start = [&](std::unique_ptr<Call> call) {
+    Call* raw = call.get();
+    SetDeadline(raw->context, settings_);
+    inflight[raw] = std::move(call);
+    auto done = [this, raw](grpc::Status s) {
+      raw->status = std::move(s);
+      Finished(raw);
+    };
+    Worker& w = workers[raw->worker];
+    if (raw->await) {
+      w.stub->async()->AwaitRun(&raw->context, &raw->await_request, &raw->await_reply, done);
+    } else {
+      w.stub->async()->RunTasks(&raw->context, &raw->request, &raw->reply, done);
+    }
+  };
+
+  // A resumed run: the workers still registered finish what the previous coordinator sent
+  // them and record it; each is sent nothing new until it has (then what it did not run
+  // goes back to pending).
+  for (const auto& [id, n] : store.awaited()) {
+    auto it = workers.find(id);
+    if (it == workers.end() || it->second.gone) {
+      if (begin()) failure = store.RequeueWorker(id, /*lost=*/false, "");
+      continue;
+    }
+    infra::LogLine("INFO", context(fmt::format("waiting for worker {} to finish its {} "
+                                               "sub-task(s) in flight",
+                                               id, n)));
+    auto call = std::make_unique<Call>();
+    call->worker = id;
+    call->await = true;
+    call->await_request.set_job_name(job_name_);
+    call->await_request.set_run_id(run_id_);
+    call->await_request.set_epoch(store.epoch());
+    it->second.awaiting = true;
+    start(std::move(call));
+  }
+  commit();
+
   while (true) {
-    // Send while workers have room and sub-tasks wait.
-    if (failure.ok() && !cancelled) {
-      if (Status s = store.Begin(); !s.ok()) failure = s;
+    // Send while workers have room and sub-tasks wait. The dispatch is committed before
+    // the calls start: a coordinator fenced off sends nothing.
+    bool room = false;
+    for (const auto& [id, w] : workers) {
+      room = room || (eligible(id, w) && w.inflight < settings_.max_inflight_batches);
+    }
+    if (failure.ok() && !cancelled && room && store.pending() > 0 && begin()) {
+      std::vector<std::unique_ptr<Call>> ready;
+      bool dry = false;
       for (auto& [id, w] : workers) {
-        while (failure.ok() && !w.gone && w.inflight < settings_.max_inflight_batches &&
-               store.pending() > 0) {
-          auto batch = store.TakePending(settings_.batch_size, kBatchBytes);
+        while (failure.ok() && !dry && eligible(id, w) &&
+               w.inflight < settings_.max_inflight_batches && store.pending() > 0) {
+          auto batch = store.TakePending(settings_.batch_size, kBatchBytes, id);
           if (!batch.ok()) {
             failure = batch.status();
+            break;
+          }
+          if (batch->empty()) {
+            dry = true;
             break;
           }
           auto call = std::make_unique<Call>();
@@ -316,6 +412,11 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
           call->request.set_job_name(job_name_);
           call->request.set_run_id(run_id_);
           call->request.set_job_parameter(job_parameter_);
+          if (workers_record) {
+            call->request.set_worker_records(true);
+            call->request.set_max_attempts(static_cast<uint32_t>(settings_.max_attempts));
+            call->request.set_epoch(store.epoch());
+          }
           for (StoredTask& t : *batch) {
             rpc::Task* out = call->request.add_tasks();
             out->set_id(t.id);
@@ -323,24 +424,33 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
             out->set_payload(std::move(t.payload));
             out->set_attempt(static_cast<uint32_t>(t.attempt));
           }
-          Call* raw = call.get();
-          SetDeadline(raw->context, settings_);
-          inflight[raw] = std::move(call);
           ++w.inflight;
-          w.stub->async()->RunTasks(&raw->context, &raw->request, &raw->reply,
-                                    [this, raw](grpc::Status s) {
-                                      raw->status = std::move(s);
-                                      Finished(raw);
-                                    });
+          ready.push_back(std::move(call));
         }
       }
-      if (failure.ok()) {
-        if (Status s = store.Commit(); !s.ok()) failure = s;
+      commit();
+      // Fewer pending than counted (the counts trail the store): the store's count then.
+      if (dry && failure.ok()) failure = store.Reload(/*pending_only=*/true);
+      for (auto& call : ready) {
+        if (failure.ok()) {
+          start(std::move(call));
+        } else {
+          --workers[call->worker].inflight;
+        }
       }
     }
     if (inflight.empty()) {
       if (!failure.ok() || cancelled) break;
-      if (store.pending() == 0) break;  // every sub-task done
+      // Workers record what they map, and the replies count it; before the run ends, the
+      // store confirms that nothing is pending.
+      if (workers_record && store.pending() <= 0) {
+        if (Status s = store.Reload(/*pending_only=*/true); !s.ok()) {
+          failure = s;
+          break;
+        }
+        if (store.pending() > 0) continue;
+      }
+      if (store.pending() <= 0) break;  // every sub-task done
       // Sub-tasks wait and no worker can take them.
       failure = Status(
           StatusCode::kUnavailable,
@@ -351,14 +461,15 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
     std::vector<Call*> done = AwaitCompletions(&woken, &cancelled, [&] {
       for (auto& [c, _] : inflight) c->context.TryCancel();
     });
-    if (!done.empty() && failure.ok()) {
-      if (Status s = store.Begin(); !s.ok()) failure = s;
-    }
     for (Call* c : done) {
       std::unique_ptr<Call> owned = std::move(inflight[c]);
       inflight.erase(c);
       Worker& w = workers[c->worker];
-      --w.inflight;
+      if (c->await) {
+        w.awaiting = false;
+      } else {
+        --w.inflight;
+      }
       if (!failure.ok() || cancelled) continue;
       if (!c->status.ok()) {
         // The worker is gone or broken: its batches go elsewhere.
@@ -373,30 +484,24 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
                                                      c->worker, why)));
         }
         w.gone = true;
-        if (Status s = requeue_call(c, fmt::format("worker {} lost: {}", c->worker, why));
-            !s.ok()) {
+        if (!begin()) continue;
+        const std::string reason = fmt::format("worker {} lost: {}", c->worker, why);
+        if (c->await) {
+          failure = store.RequeueWorker(c->worker, /*lost=*/true, reason);
+        } else if (Status s = requeue_call(c, reason); !s.ok()) {
           failure = s;
+        } else if (workers_record) {
+          failure = store.Reload();  // it may have recorded some before it stopped
         }
         continue;
       }
-      std::vector<TaskStore::Outcome> outcomes;
-      outcomes.reserve(static_cast<size_t>(c->reply.outcomes_size()));
-      for (const rpc::TaskOutcome& o : c->reply.outcomes()) {
-        outcomes.push_back({o.id(), o.success(), o.data()});
-      }
-      auto recorded = store.RecordAll(outcomes);
-      if (!recorded.ok()) {
-        failure = recorded.status();
+      if (c->await) {
+        // It ran and recorded all it will: what it did not run goes back, not as an attempt.
+        if (begin()) failure = store.RequeueWorker(c->worker, /*lost=*/false, "");
         continue;
       }
-      for (int i = 0; i < c->reply.outcomes_size() && failure.ok(); ++i) {
-        const rpc::TaskOutcome& o = c->reply.outcomes(i);
-        const TaskStore::Recorded rec = (*recorded)[static_cast<size_t>(i)];
-        if (rec == TaskStore::Recorded::kFirst) {
-          for (const rpc::MappedTasks& m : o.mapped()) {
-            if (Status s = store.Add(m.name(), m.payloads()); !s.ok()) failure = s;
-          }
-        } else if (rec == TaskStore::Recorded::kRetry) {
+      auto log_outcome = [&](const rpc::TaskOutcome& o, TaskStore::Recorded rec) {
+        if (rec == TaskStore::Recorded::kRetry) {
           infra::LogLine("WARN", context(fmt::format("sub-task {} failed on {} (retried): {}",
                                                      o.id(), c->worker, o.data())));
         } else if (rec == TaskStore::Recorded::kFailed) {
@@ -404,19 +509,54 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
                          context(fmt::format("sub-task {} failed on {} after {} attempt(s): {}",
                                              o.id(), c->worker, settings_.max_attempts, o.data())));
         }
+      };
+      bool whole = c->reply.outcomes_size() == c->request.tasks_size();
+      if (workers_record) {
+        for (const rpc::TaskOutcome& o : c->reply.outcomes()) {
+          std::optional<TaskStore::Recorded> rec = FromProto(o.recorded());
+          if (!rec) {
+            whole = false;  // not recorded: sent again below
+            continue;
+          }
+          store.Count(*rec, static_cast<int64_t>(o.mapped_count()));
+          log_outcome(o, *rec);
+        }
+      } else {
+        std::vector<TaskStore::Outcome> outcomes;
+        outcomes.reserve(static_cast<size_t>(c->reply.outcomes_size()));
+        for (const rpc::TaskOutcome& o : c->reply.outcomes()) {
+          outcomes.push_back({o.id(), o.success(), o.data()});
+        }
+        if (!begin()) continue;
+        auto recorded = store.RecordAll(outcomes);
+        if (!recorded.ok()) {
+          failure = recorded.status();
+          continue;
+        }
+        for (int i = 0; i < c->reply.outcomes_size() && failure.ok(); ++i) {
+          const rpc::TaskOutcome& o = c->reply.outcomes(i);
+          const TaskStore::Recorded rec = (*recorded)[static_cast<size_t>(i)];
+          if (rec == TaskStore::Recorded::kFirst) {
+            for (const rpc::MappedTasks& m : o.mapped()) {
+              if (Status s = store.Add(m.name(), m.payloads()); !s.ok()) failure = s;
+            }
+          }
+          log_outcome(o, rec);
+        }
       }
       // Sub-tasks a partial reply left out (the worker stopped midway) go back.
-      if (c->reply.outcomes_size() != c->request.tasks_size()) {
-        std::set<uint64_t> answered;
-        for (const rpc::TaskOutcome& o : c->reply.outcomes()) answered.insert(o.id());
-        for (const rpc::Task& t : c->request.tasks()) {
-          if (answered.count(t.id()) == 0) (void)store.Requeue(t.id(), "no outcome in the reply");
+      if (whole) continue;
+      std::set<uint64_t> answered;
+      for (const rpc::TaskOutcome& o : c->reply.outcomes()) {
+        if (!workers_record || FromProto(o.recorded())) answered.insert(o.id());
+      }
+      for (const rpc::Task& t : c->request.tasks()) {
+        if (answered.count(t.id()) == 0 && begin()) {
+          (void)store.Requeue(t.id(), "no outcome in the reply");
         }
       }
     }
-    if (!done.empty() && failure.ok()) {
-      if (Status s = store.Commit(); !s.ok()) failure = s;
-    }
+    commit();
     if (woken && failure.ok() && !cancelled) {
       if (Status s = refresh(); !s.ok()) {
         infra::LogLine("WARN", context("listing the task workers: " + s.ToString()));

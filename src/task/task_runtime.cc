@@ -93,8 +93,15 @@ Status TaskRuntime::Start() {
                                          url.ok() ? "" : " (" + url.status().message() + ")"));
     }
   }
+  std::unique_ptr<PgOutcomeWriter> writer;
+  if (!task_store_.empty()) {
+    auto created = PgOutcomeWriter::Create(task_store_);
+    if (!created.ok()) return created.status().WithContext(fmt::format("job '{}'", name));
+    writer = std::move(created).value();
+  }
   auto server = WorkerServer::Start(
-      rpc_address_, std::make_unique<WorkerService>(job_, name, instance_id_, settings_));
+      rpc_address_,
+      std::make_unique<WorkerService>(job_, name, instance_id_, settings_, std::move(writer)));
   if (!server.ok()) return server.status().WithContext(fmt::format("job '{}'", name));
   server_ = std::move(server).value();
   if (Status s = Register(); !s.ok()) {
@@ -189,14 +196,22 @@ Result<std::unique_ptr<TaskStore>> TaskRuntime::OpenSharedStore(const std::strin
   auto store = PgTaskStore::Connect(task_store_, job, settings_.max_attempts);
   if (!store.ok()) return store.status();
   if (!previous.empty()) {
-    auto resumed = (*store)->Resume(previous);
+    // The sub-tasks in flight on a worker still registered stay with it.
+    auto live = LiveWorkers();
+    if (!live.ok()) return live.status().WithContext("listing the task workers");
+    std::vector<std::string> live_ids;
+    for (const WorkerEndpoint& w : *live) live_ids.push_back(w.instance_id);
+    auto resumed = (*store)->Resume(previous, live_ids);
     if (!resumed.ok()) return resumed.status();
     if (*resumed) {
+      int64_t awaited = 0;
+      for (const auto& [_, n] : (*store)->awaited()) awaited += n;
       infra::LogLine("WARN", fmt::format("job '{}': run {} was left by its coordinator; "
                                          "resuming it from the task store ({} of {} sub-task(s) "
-                                         "done, {} in flight sent again)",
+                                         "done, {} in flight on live workers awaited, {} in "
+                                         "flight on workers gone sent again)",
                                          job, previous, (*store)->done(), (*store)->total(),
-                                         (*store)->redispatched()));
+                                         awaited, (*store)->redispatched()));
       *run_id = previous;
       return std::unique_ptr<TaskStore>(std::move(store).value());
     }

@@ -28,7 +28,8 @@ class SqliteTaskStore final : public TaskStore {
   const std::string& path() const override { return path_; }
   Status Begin() override { return Exec("BEGIN"); }
   Status Commit() override { return Exec("COMMIT"); }
-  Result<std::vector<StoredTask>> TakePending(int n, size_t max_bytes) override;
+  Result<std::vector<StoredTask>> TakePending(int n, size_t max_bytes,
+                                              std::string_view worker) override;
   Result<Recorded> Record(uint64_t id, bool success, std::string_view data) override;
   Status ForEach(const std::function<void(const SubtaskResult&)>& fn) const override;
 
@@ -56,6 +57,26 @@ Status TaskStore::AddAll(std::string_view name, const std::vector<std::string_vi
     if (Status s = AddOne(name, p); !s.ok()) return s;
   }
   return Status::Ok();
+}
+
+void TaskStore::Count(Recorded recorded, int64_t mapped) {
+  switch (recorded) {
+    case Recorded::kFirst:
+      ++done_;
+      total_ += mapped;
+      pending_ += mapped;
+      break;
+    case Recorded::kRetry:
+      ++pending_;
+      ++retried_;
+      break;
+    case Recorded::kFailed:
+      ++done_;
+      ++failed_;
+      break;
+    case Recorded::kDuplicate:
+      break;
+  }
 }
 
 Result<std::vector<TaskStore::Recorded>> TaskStore::RecordAll(
@@ -160,7 +181,8 @@ Status SqliteTaskStore::AddOne(std::string_view name, std::string_view p) {
   return Status::Ok();
 }
 
-Result<std::vector<StoredTask>> SqliteTaskStore::TakePending(int n, size_t max_bytes) {
+Result<std::vector<StoredTask>> SqliteTaskStore::TakePending(int n, size_t max_bytes,
+                                                             std::string_view /*worker*/) {
   std::vector<StoredTask> out;
   size_t bytes = 0;
   sqlite3_reset(select_pending_);

@@ -3,7 +3,8 @@
 // once per sub-task id (a late duplicate is ignored); a failure is retried until
 // `max_attempts` dispatches. Two kinds: the local store (SQLite, a temp file per run, removed
 // when the store goes; OpenTemp) and the shared one (PostgreSQL, task/postgresql/
-// pg_task_store.h), from which a new coordinator resumes a run its predecessor left.
+// pg_task_store.h), from which a new coordinator resumes a run its predecessor left, and
+// into which the workers write their outcomes themselves (workers_record()).
 //
 // Thread safety: none; the run's coordinator thread owns it.
 #ifndef ELASTICJOB_TASK_TASK_STORE_H_
@@ -12,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -50,6 +52,29 @@ class TaskStore {
   virtual Status MarkRootDone() { return Status::Ok(); }
   // The run is over: a shared store deletes its rows.
   virtual Status Finish() { return Status::Ok(); }
+  // The workers record their sub-tasks' outcomes in the store themselves (the shared store):
+  // the coordinator sends them batches with RunTasksRequest::worker_records and counts what
+  // their replies say (Count).
+  virtual bool workers_record() const { return false; }
+  // This coordinator's epoch for the run (0, then one more per resume).
+  virtual uint64_t epoch() const { return 0; }
+  // A resumed run: the workers (instance id -> sub-tasks) that still hold sub-tasks the
+  // previous coordinator dispatched to them; the coordinator waits for them (AwaitRun).
+  virtual std::map<std::string, int64_t> awaited() const { return {}; }
+  // The sub-tasks still dispatched to `worker` go back to pending: without counting that
+  // dispatch as an attempt (`lost == false`: they never ran), or as a lost worker's (an
+  // attempt, failed with `reason` after the last). Then the counts are read again. Only
+  // the shared store records a sub-task's worker: elsewhere nothing.
+  virtual Status RequeueWorker(const std::string& worker, bool lost, std::string_view reason) {
+    (void)worker, (void)lost, (void)reason;
+    return Status::Ok();
+  }
+  // Reads the counts again from the store (what workers recorded that no reply reported);
+  // `pending_only`: the pending count alone (cheaper).
+  virtual Status Reload(bool pending_only = false) {
+    (void)pending_only;
+    return Status::Ok();
+  }
 
   // Groups the calls between them in one transaction.
   virtual Status Begin() = 0;
@@ -63,9 +88,11 @@ class TaskStore {
     for (const auto& p : payloads) views.emplace_back(p);
     return AddAll(name, views);
   }
-  // Takes up to `n` pending sub-tasks in id order, marking them dispatched (one attempt more);
-  // stops before the payloads pass `max_bytes` (one at least).
-  virtual Result<std::vector<StoredTask>> TakePending(int n, size_t max_bytes = SIZE_MAX) = 0;
+  // Takes up to `n` pending sub-tasks in id order, marking them dispatched (one attempt more)
+  // to `worker` (an instance id; the shared store records it); stops before the payloads
+  // pass `max_bytes` (one at least).
+  virtual Result<std::vector<StoredTask>> TakePending(int n, size_t max_bytes = SIZE_MAX,
+                                                      std::string_view worker = "") = 0;
 
   enum class Recorded { kFirst, kRetry, kFailed, kDuplicate };
   // Records a dispatched sub-task's outcome. kFirst: a success (or a failure after the last
@@ -85,6 +112,10 @@ class TaskStore {
   Result<Recorded> Requeue(uint64_t id, std::string_view reason) {
     return Record(id, false, reason);
   }
+
+  // A worker recorded an outcome (workers_record()): the counts follow, `mapped` sub-tasks
+  // were added with a first success.
+  void Count(Recorded recorded, int64_t mapped);
 
   int64_t total() const { return total_; }
   int64_t done() const { return done_; }
