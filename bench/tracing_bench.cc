@@ -241,8 +241,7 @@ int Post(int items, int threads) {
   std::vector<std::vector<elasticjob::tracing::JobTracing::ItemEvents>> starts(threads);
   for (auto& s : starts) {
     for (int i = 0; i < per_thread; ++i) {
-      s.push_back(
-          tracing.MakeItemEvents(info, i, elasticjob::ExecutionSource::kNormalTrigger));
+      s.push_back(tracing.MakeItemEvents(info, i, elasticjob::ExecutionSource::kNormalTrigger));
     }
   }
   std::atomic<int> ready{0};

@@ -28,9 +28,9 @@ rpc::Recorded ToProto(TaskStore::Recorded r) {
 }  // namespace
 
 grpc::Status WorkerService::NotServed(const std::string& job_name) const {
-  return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                      fmt::format("job '{}' is not served here (this endpoint serves '{}')",
-                                  job_name, job_name_));
+  return grpc::Status(
+      grpc::StatusCode::NOT_FOUND,
+      fmt::format("job '{}' is not served here (this endpoint serves '{}')", job_name, job_name_));
 }
 
 bool WorkerService::Enter(const std::string& run_id, uint64_t epoch) {
@@ -80,8 +80,7 @@ grpc::Status WorkerService::AwaitRun(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status WorkerService::Record(const rpc::RunTasksRequest& request,
-                                   rpc::RunTasksReply* reply) {
+grpc::Status WorkerService::Record(const rpc::RunTasksRequest& request, rpc::RunTasksReply* reply) {
   std::map<uint64_t, int> attempts;
   for (const rpc::Task& t : request.tasks()) attempts[t.id()] = static_cast<int>(t.attempt());
   std::vector<PgOutcomeWriter::Outcome> outcomes;
@@ -102,7 +101,8 @@ grpc::Status WorkerService::Record(const rpc::RunTasksRequest& request,
     rpc::TaskOutcome* o = reply->mutable_outcomes(i);
     const TaskStore::Recorded rec = (*written)[static_cast<size_t>(i)];
     o->set_recorded(ToProto(rec));
-    o->set_mapped_count(rec == TaskStore::Recorded::kFirst ? outcomes[static_cast<size_t>(i)].mapped.size() : 0);
+    o->set_mapped_count(
+        rec == TaskStore::Recorded::kFirst ? outcomes[static_cast<size_t>(i)].mapped.size() : 0);
     o->clear_mapped();
     if (o->success()) o->clear_data();  // the result is in the store
   }

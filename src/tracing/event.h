@@ -51,14 +51,14 @@ struct FlushWaiter {
 // the one the launch fetched ahead (trigger/launch_board.h, Unit::touch).
 struct alignas(64) Event {
   enum class Kind : uint8_t { kExecutionStart, kExecutionEnd, kStatus, kLogLine, kFlush };
-  Event* next = nullptr;               // the bus's link
-  Clock::WallTime time{};              // start, creation, log time
-  Clock::WallTime complete{};          // end
-  Clock::WallTime start{};             // end: the run's start, should the start row be missing
-  int64_t line_no = 0;                 // log line
-  int item = 0;                        // start, end
+  Event* next = nullptr;       // the bus's link
+  Clock::WallTime time{};      // start, creation, log time
+  Clock::WallTime complete{};  // end
+  Clock::WallTime start{};     // end: the run's start, should the start row be missing
+  int64_t line_no = 0;         // log line
+  int item = 0;                // start, end
   Kind kind = Kind::kStatus;
-  bool success = false;                // end
+  bool success = false;  // end
   ExecutionSource source = ExecutionSource::kNormalTrigger;
   TraceState state = TraceState::kTaskStaging;
   LogLevel level = LogLevel::kInfo;

@@ -119,11 +119,11 @@ std::string_view Bytes(const PGresult* r, int row, int col) {
 
 // A failed outcome: pending again while attempts are left (one retry more), else done
 // with the message ($3); RETURNING the new state. Conditions follow.
-#define EJ_TASK_FAIL_SET                                                                   \
-  "UPDATE ej_task_subtask SET state=CASE WHEN attempts<$4 THEN 0 ELSE 2 END, "             \
-  "retries=retries+CASE WHEN attempts<$4 THEN 1 ELSE 0 END, "                              \
-  "success=CASE WHEN attempts<$4 THEN NULL ELSE FALSE END, "                               \
-  "result=CASE WHEN attempts<$4 THEN NULL ELSE $3::bytea END, "                            \
+#define EJ_TASK_FAIL_SET                                                       \
+  "UPDATE ej_task_subtask SET state=CASE WHEN attempts<$4 THEN 0 ELSE 2 END, " \
+  "retries=retries+CASE WHEN attempts<$4 THEN 1 ELSE 0 END, "                  \
+  "success=CASE WHEN attempts<$4 THEN NULL ELSE FALSE END, "                   \
+  "result=CASE WHEN attempts<$4 THEN NULL ELSE $3::bytea END, "                \
   "payload=CASE WHEN attempts<$4 THEN payload ELSE NULL END "
 
 // Sub-tasks added: one per (name, payload) of the arrays (at most kIdsPerBlock - 1). Their
@@ -199,8 +199,7 @@ Status PgError(PGconn* conn, const std::string& url, PGresult* r, std::string_vi
   return Status(code, fmt::format("task store '{}': {}: {}", url, what, msg));
 }
 
-Result<Res> RunPrepared(PGconn* conn, const std::string& url, const char* name,
-                        const Params& p) {
+Result<Res> RunPrepared(PGconn* conn, const std::string& url, const char* name, const Params& p) {
   Res r(PQexecPrepared(conn, name, p.size(), p.values(), p.lengths(), p.formats(), 1));
   ExecStatusType st = PQresultStatus(r.get());
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) return PgError(conn, url, r.get(), name);
@@ -306,9 +305,10 @@ class PgTaskStoreImpl final : public PgTaskStore {
     // The run is ours from now on: a coordinator still at it fails its next commit. Its own
     // statement, before the reset, so that the reset never waits on a transaction of the
     // other's that waits on the run's row.
-    auto taken = Query("UPDATE ej_task_run SET owner=$2, epoch=epoch+1 WHERE run_id=$1 "
-                       "RETURNING epoch",
-                       Params().Text(run_id).Text(token_));
+    auto taken = Query(
+        "UPDATE ej_task_run SET owner=$2, epoch=epoch+1 WHERE run_id=$1 "
+        "RETURNING epoch",
+        Params().Text(run_id).Text(token_));
     if (!taken.ok()) return taken.status();
     if (PQntuples(taken->get()) != 1) return false;  // deleted meanwhile
     epoch_ = static_cast<uint64_t>(Int8(taken->get(), 0, 0));
@@ -362,14 +362,11 @@ class PgTaskStoreImpl final : public PgTaskStore {
 
   Status RequeueWorker(const std::string& worker, bool lost, std::string_view reason) override {
     auto r = lost ? Command(EJ_TASK_FAIL_SET "WHERE run_id=$1 AND state=1 AND worker=$2",
-                            Params()
-                                .Text(run_id_)
-                                .Text(worker)
-                                .Bytes(reason)
-                                .Int(max_attempts_))
-                  : Command("UPDATE ej_task_subtask SET state=0, attempts=GREATEST(attempts-1, "
-                            "0) WHERE run_id=$1 AND state=1 AND worker=$2",
-                            Params().Text(run_id_).Text(worker));
+                            Params().Text(run_id_).Text(worker).Bytes(reason).Int(max_attempts_))
+                  : Command(
+                        "UPDATE ej_task_subtask SET state=0, attempts=GREATEST(attempts-1, "
+                        "0) WHERE run_id=$1 AND state=1 AND worker=$2",
+                        Params().Text(run_id_).Text(worker));
     if (!r.ok()) return r.status();
     return Reload(false);
   }
@@ -640,10 +637,9 @@ Result<PGconn*> PgOutcomeWriter::Take() {
                                                         redacted_, opened.status().message()));
   }
   PGconn* conn = *opened;
-  if (Status s = PrepareAll(conn, kWriterStatements,
-                            [&](PGresult* r, std::string_view what) {
-                              return PgError(conn, redacted_, r, what);
-                            });
+  if (Status s = PrepareAll(
+          conn, kWriterStatements,
+          [&](PGresult* r, std::string_view what) { return PgError(conn, redacted_, r, what); });
       !s.ok()) {
     PQfinish(conn);
     return s;

@@ -144,9 +144,9 @@ TEST_F(PgTaskStoreTest, AResumedRunKeepsWhatWasDoneAndSendsTheInFlightAgain) {
                     results.push_back(std::to_string(r.id) + "=" + r.data);
                   })
                   .ok());
-  EXPECT_EQ(results, (std::vector<std::string>{std::to_string(one) + "=one",
-                                               std::to_string(two) + "=two",
-                                               std::to_string(three) + "=three"}));
+  EXPECT_EQ(results,
+            (std::vector<std::string>{std::to_string(one) + "=one", std::to_string(two) + "=two",
+                                      std::to_string(three) + "=three"}));
   EXPECT_EQ(next->retried(), 1);
   ASSERT_TRUE(next->Finish().ok());
   auto gone = Connect();
