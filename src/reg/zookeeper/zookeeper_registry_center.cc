@@ -93,6 +93,7 @@ struct ZooKeeperRegistryCenter::Multi {
   std::vector<std::vector<char>> bufs;  // created paths (sequential nodes get a suffix)
   std::vector<zoo_op_t> zops;
   std::vector<zoo_op_result_t> results;
+  uint64_t seq = 0;  // NextSeq() when last handed to the client
 };
 
 // A one-shot watch's context. Contexts are owned by once_watches_ until their watch fires
@@ -510,11 +511,13 @@ Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, int flags, 
     chain.push_back(p);
   }
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    uint64_t seq = 0;
     int rc = WithRetry(RequestKind::kCreate, [&](zhandle_t* zh) {
+      seq = NextSeq();
       return zoo_create(zh, it->c_str(), "", 0, Acl(), flags, nullptr, 0);
     });
     if (rc != ZOK && rc != ZNODEEXISTS) return ToStatus(rc, Relative(*it));
-    if (rc == ZOK) ApplyLocalWrite(*it, std::string());
+    if (rc == ZOK) ApplyLocalWrite(*it, std::string(), seq);
   }
   return Status::Ok();
 }
@@ -541,6 +544,7 @@ Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::stri
     ops.push_back(TransactionOp::Create(Relative(full), std::string(value), mode));
     auto m = PrepareMulti(std::move(ops));
     int rc = WithRetry(RequestKind::kMulti, [&](zhandle_t* zh) {
+      m->seq = NextSeq();
       return SyncMulti(zh, static_cast<int>(m->zops.size()), m->zops.data(), m->results.data());
     });
     size_t failed = m->results.size();
@@ -582,14 +586,16 @@ Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std
     return CreateWithAncestors(full, value, ModeOf(flags));  // no doomed attempt first
   }
   std::vector<char> path_buf(full.size() + 64);
+  uint64_t seq = 0;
   int rc = WithRetry(RequestKind::kCreate, [&](zhandle_t* zh) {
+    seq = NextSeq();
     return zoo_create(zh, full.c_str(), value.data(), static_cast<int>(value.size()), Acl(), flags,
                       path_buf.data(), static_cast<int>(path_buf.size()));
   });
   if (rc == ZNONODE && parents) return CreateWithAncestors(full, value, ModeOf(flags));
   if (rc != ZOK) return ToStatus(rc, Relative(full));
   std::string created(path_buf.data());
-  ApplyLocalWrite(created, std::string(value));
+  ApplyLocalWrite(created, std::string(value), seq);
   return created;
 }
 
@@ -604,11 +610,13 @@ Status ZooKeeperRegistryCenter::Persist(std::string_view key, std::string_view v
       if (created.ok()) return Status::Ok();
       if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
     }
+    uint64_t seq = 0;
     int rc = WithRetry(RequestKind::kSet, [&](zhandle_t* zh) {
+      seq = NextSeq();
       return zoo_set(zh, full.c_str(), value.data(), static_cast<int>(value.size()), -1);
     });
     if (rc == ZOK) {
-      ApplyLocalWrite(full, std::string(value));
+      ApplyLocalWrite(full, std::string(value), seq);
       return Status::Ok();
     }
     if (rc != ZNONODE) return ToStatus(rc, key);  // deleted in between: create again
@@ -650,26 +658,31 @@ Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::stri
     }
     if (rc != ZOK) return ToStatus(rc, key);
     if (session != 0 && stat.ephemeralOwner == session) {
+      uint64_t seq = 0;
       rc = WithRetry(RequestKind::kSet, [&](zhandle_t* zh) {
         const clientid_t* id = zoo_client_id(zh);
         // A new session since the exists: that node is not ours any more (it goes with the
         // old session); ask again.
         if (id == nullptr || id->client_id != session) return static_cast<int>(ZBADVERSION);
+        seq = NextSeq();
         return zoo_set(zh, full.c_str(), value.data(), static_cast<int>(value.size()),
                        stat.version);
       });
       if (rc == ZOK) {
-        ApplyLocalWrite(full, std::string(value));
+        ApplyLocalWrite(full, std::string(value), seq);
         return Status::Ok();
       }
       if (rc != ZNONODE && rc != ZBADVERSION) return ToStatus(rc, key);
       continue;
     }
-    rc = WithRetry(RequestKind::kDelete,
-                   [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), stat.version); });
+    uint64_t seq = 0;
+    rc = WithRetry(RequestKind::kDelete, [&](zhandle_t* zh) {
+      seq = NextSeq();
+      return zoo_delete(zh, full.c_str(), stat.version);
+    });
     if (rc != ZOK && rc != ZNONODE && rc != ZBADVERSION) return ToStatus(rc, key);
     if (rc == ZBADVERSION) continue;
-    ApplyLocalWrite(full, std::nullopt);
+    ApplyLocalWrite(full, std::nullopt, seq);
     auto created = Create(full, value, ZOO_EPHEMERAL, true);
     if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
   }
@@ -730,10 +743,13 @@ Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
     for (int round = 0; round < 5; ++round) {
       // A leaf (the common case) goes in one round trip; children are listed only when the
       // server says there are some.
-      int rc = WithRetry(RequestKind::kDelete,
-                         [&](zhandle_t* zh) { return zoo_delete(zh, full.c_str(), -1); });
+      uint64_t seq = 0;
+      int rc = WithRetry(RequestKind::kDelete, [&](zhandle_t* zh) {
+        seq = NextSeq();
+        return zoo_delete(zh, full.c_str(), -1);
+      });
       if (rc == ZOK || rc == ZNONODE) {
-        ApplyLocalWrite(full, std::nullopt);
+        ApplyLocalWrite(full, std::nullopt, seq);
         return Status::Ok();
       }
       if (rc != ZNOTEMPTY) return ToStatus(rc, Relative(full));
@@ -815,13 +831,13 @@ Status ZooKeeperRegistryCenter::FinishMulti(Multi& m, int rc) {
   for (size_t i = 0; i < m.ops.size(); ++i) {
     switch (m.ops[i].type) {
       case TransactionOp::Type::kCreate:
-        ApplyLocalWrite(m.bufs[i].data(), m.ops[i].value);
+        ApplyLocalWrite(m.bufs[i].data(), m.ops[i].value, m.seq);
         break;
       case TransactionOp::Type::kSetData:
-        ApplyLocalWrite(m.paths[i], m.ops[i].value);
+        ApplyLocalWrite(m.paths[i], m.ops[i].value, m.seq);
         break;
       case TransactionOp::Type::kDelete:
-        ApplyLocalWrite(m.paths[i], std::nullopt);
+        ApplyLocalWrite(m.paths[i], std::nullopt, m.seq);
         break;
       default:
         break;
@@ -837,6 +853,7 @@ Status ZooKeeperRegistryCenter::ExecuteInTransaction(const std::vector<Transacti
   if (ops.empty()) return Status::Ok();
   auto m = PrepareMulti(ops);
   int rc = WithRetry(RequestKind::kMulti, [&](zhandle_t* zh) {
+    m->seq = NextSeq();
     return SyncMulti(zh, static_cast<int>(m->zops.size()), m->zops.data(), m->results.data());
   });
   return FinishMulti(*m, rc);
@@ -951,7 +968,8 @@ void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
   // it went out on is closed (no completion runs any more), by AbandonOwed.
   int sent = SendOwed(
       RequestKind::kMulti, p, [p](int rc) { PendingMulti::Replied(p, rc); },
-      [p](zhandle_t* zh) {
+      [this, p](zhandle_t* zh) {
+        p->multi->seq = NextSeq();
         return AsyncMulti(
             zh, static_cast<int>(p->multi->zops.size()), p->multi->zops.data(),
             p->multi->results.data(),
@@ -975,7 +993,9 @@ void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members, bool
   batch->results.resize(batch->zops.size());
   int sent = SendOwed(
       RequestKind::kMulti, batch, [batch](int rc) { WriteBatch::Replied(batch, rc); },
-      [batch](zhandle_t* zh) {
+      [this, batch](zhandle_t* zh) {
+        const uint64_t seq = NextSeq();
+        for (auto* m : batch->members) m->multi->seq = seq;
         return AsyncMulti(
             zh, static_cast<int>(batch->zops.size()), batch->zops.data(), batch->results.data(),
             [](int rc, const void* data) {
@@ -1249,6 +1269,7 @@ struct ZooKeeperRegistryCenter::NodeRead {
   bool read_value = true;  // else the cached value stands (its watch did not fire)
   bool read_children = true;
   bool probe = false;  // an exists watch on a named child (kProbe); data_rc says if it is there
+  uint64_t seq = 0;    // NextSeq() once its requests were handed to the client
   std::span<const std::string_view> named;  // the node's named children (NodeWatches)
   int data_rc = ZCONNECTIONLOSS;            // until answered
   int children_rc = ZCONNECTIONLOSS;
@@ -1317,6 +1338,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
         CountRequest(RequestKind::kExists);
         if (zoo_awexists(zh_, r->full.c_str(), &CacheWatcher, this, on_stat, r.get()) != ZOK)
           latch.Done();
+        r->seq = NextSeq();
         reads.push_back(std::move(r));
         continue;
       }
@@ -1347,6 +1369,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       } else {
         r->children_rc = ZOK;
       }
+      r->seq = NextSeq();
       reads.push_back(std::move(r));
     }
     return owed;
@@ -1381,6 +1404,9 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       for (auto& r : reads) {
         TreeCache& cache = *r->cache;
         std::vector<TreeEvent>& out = (*events)[r->cache];
+        if (r->data_rc == ZOK || r->data_rc == ZNONODE || r->children_rc == ZNONODE) {
+          cache.read_seq = std::max(cache.read_seq, r->seq);
+        }
         if (r->probe) {
           if (r->data_rc == ZOK) {
             level.push_back({r->cache, r->full, kValueEvent | kChildrenEvent});  // there: read it
@@ -1426,6 +1452,8 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
           it->second.value = r->value;
           cache.state->Changed();
         }
+        if (r->read_value) it->second.value_seq = std::max(it->second.value_seq, r->seq);
+        if (r->read_children) it->second.children_seq = std::max(it->second.children_seq, r->seq);
         if (!r->named.empty()) {
           // Its children are the named ones, each watched on its own.
           if (fresh || deep) {
@@ -1530,11 +1558,36 @@ void ZooKeeperRegistryCenter::ResyncAll() {
   for (auto& [cache, list] : events) Deliver(*cache, std::move(list));
 }
 
+bool ZooKeeperRegistryCenter::ReadSince(TreeCache& cache, const std::string& full, bool written,
+                                        uint64_t seq) {
+  if (cache.read_seq <= seq) return false;  // nothing read since the write was sent
+  auto node = cache.nodes.find(full);
+  if (node != cache.nodes.end() && node->second.value_seq > seq) return true;
+  auto parent = full == cache.root ? cache.nodes.end() : cache.nodes.find(ParentOf(full));
+  const bool members_read = parent != cache.nodes.end() && parent->second.children_seq > seq;
+  // There, from an older read: a new value is ours to apply (a later change fires the
+  // node's watch); a delete too, unless its parent's children were read since (the node
+  // came back meanwhile).
+  if (node != cache.nodes.end()) return !written && members_read;
+  if (!written || members_read) return true;  // gone already, or known to be gone again
+  // A create, and the node is absent though the cache read something since: a read of the
+  // node itself may have found it deleted again. Ask the server.
+  MarkDirty(full, kValueEvent | kChildrenEvent);
+  if (full != cache.root) MarkDirty(ParentOf(full), kChildrenEvent);
+  return true;
+}
+
 void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
-                                              const std::optional<std::string>& value) {
+                                              const std::optional<std::string>& value,
+                                              uint64_t seq) {
+  if (before_local_apply_for_testing_) before_local_apply_for_testing_(full);
   std::lock_guard<std::mutex> refresh(refresh_mu_);
   std::lock_guard<std::mutex> lock(data_mu_);
   for (auto& c : CachesCovering(full)) {
+    // A read sent after the write has shown the node as it is now (issue 24, chaos
+    // zk_restart_past_session: the leader's own delete of the sharding flag, applied after
+    // a refresh had read the flag raised again by a joining instance, hid it for good).
+    if (ReadSince(*c, full, value.has_value(), seq)) continue;
     std::vector<TreeEvent> events;
     if (!value.has_value()) {
       DropFrom(*c, full, &events);

@@ -95,6 +95,11 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // Test seam: replaces the session on the calling thread, as an expiry does on the worker
   // (the old handle closed, what it owed answered, a new handle opened).
   void ReplaceSessionForTesting() { ReplaceSession(); }
+  // Test seam: runs on the writing thread after the server answered a write of `full`, just
+  // before the write is applied to the caches (a refresh may read newer state meanwhile).
+  void set_before_local_apply_for_testing(std::function<void(const std::string& full)> hook) {
+    before_local_apply_for_testing_ = std::move(hook);
+  }
 
  protected:
   Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;
@@ -105,6 +110,10 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   struct CachedNode {
     std::string value;
     std::set<std::string> children;
+    // The sequence numbers (NextSeq) of the reads that gave `value` and `children`: a write
+    // of ours sent before them is already in what they read (ApplyLocalWrite).
+    uint64_t value_seq = 0;
+    uint64_t children_seq = 0;
   };
   struct TreeCache;
   struct NodeRead;
@@ -120,6 +129,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
     std::shared_ptr<SubscriptionState> state;
     WatchPolicy policy;                       // may be null: watch everything
     std::map<std::string, CachedNode> nodes;  // GUARDED_BY(data_mu_)
+    uint64_t read_seq = 0;  // GUARDED_BY(data_mu_): the newest read applied (drops included)
   };
 
   static void GlobalWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
@@ -212,7 +222,23 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // The paths queued so far (MarkDirty), taken out of the queue, as a level to read.
   std::vector<LoadItem> TakeDirty();
   void DropFrom(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events);
-  void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value);
+  // Applies a write of ours the server accepted (`value`, or nullopt for a delete) to the
+  // caches at once, so that this process reads its own writes. `seq` is NextSeq() taken just
+  // before the write was handed to the client. A cache that has meanwhile applied a read
+  // sent after the write keeps what it read (it is newer: another instance may have changed
+  // the node again, and no watch would tell); where that read did not cover the node, the
+  // node is read again instead.
+  void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value,
+                       uint64_t seq);
+  // Whether `cache` holds, for `full`, a read newer than our write numbered `seq` (a create
+  // or set when `written`, else a delete), so that the write must not be applied over it
+  // (see ApplyLocalWrite). If it may but cannot tell, queues `full` and its parent to be read
+  // again and answers true too. REQUIRES: refresh_mu_ and data_mu_ held.
+  bool ReadSince(TreeCache& cache, const std::string& full, bool written, uint64_t seq);
+  // Request order, for ApplyLocalWrite: a write takes its number before it is handed to the
+  // client, a read after; the client sends in the order it is handed requests, so a read
+  // sent after a write always has the larger number.
+  uint64_t NextSeq() { return send_seq_.fetch_add(1, std::memory_order_relaxed) + 1; }
   void Deliver(TreeCache& cache, std::vector<TreeEvent> events);
   NodeWatches WatchesOf(const TreeCache& cache, const std::string& full) const;
   // Whether `full` (at or below `cache.root`) is inside the cache: not a child that its
@@ -273,7 +299,10 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
 
   std::array<std::atomic<uint64_t>, static_cast<size_t>(RequestKind::kCount)> requests_{};
 
+  std::atomic<uint64_t> send_seq_{0};
+
   std::function<void()> before_send_for_testing_;  // set before use (tests only)
+  std::function<void(const std::string&)> before_local_apply_for_testing_;  // the same
 
   std::mutex once_mu_;
   std::set<OnceWatch*> once_watches_;  // GUARDED_BY(once_mu_); owned; freed on destruction

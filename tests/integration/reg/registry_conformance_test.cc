@@ -1005,6 +1005,46 @@ TEST_F(ZooKeeperRegistryTest, ARefreshNeverShowsPartOfATransaction) {
       << "the flag's deletion was visible before the owner written in the same transaction";
 }
 
+// Chaos zk_restart_past_session: the leader's sharding multi-op deleted the sharding flag; a
+// joining instance raised it again at once; the leader's cache refresh (for the multi-op's
+// own events) read the flag raised, and only then did the leader apply its own delete to
+// the cache, over that newer read. No watch fires again for a flag already there: the
+// leader never saw it, never sharded again, and the job stopped on every other instance.
+// A write of ours is never applied over a read sent after it.
+TEST_F(ZooKeeperRegistryTest, AnOwnWriteNeverHidesAChangeTheCacheReadAfterIt) {
+  auto client = Client("ownwrite", "cacheBatchMs=0");
+  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  ASSERT_TRUE(zk.Init().ok());
+  auto other = Client("ownwrite");
+  ASSERT_TRUE(other->Init().ok());
+  const std::string flag = "/j/leader/sharding/necessary";
+  ASSERT_TRUE(zk.Persist(flag, "").ok());
+  Recorder rec;
+  auto sub = zk.Watch("/j", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  ASSERT_TRUE(*zk.IsExisted(flag));
+  // Between the server's answer to our delete and its application to the cache: the flag
+  // is raised again, and a marker written after it shows that the cache has read since.
+  std::atomic<bool> armed{true};
+  Status raised = Status::Ok();
+  zk.set_before_local_apply_for_testing([&](const std::string& full) {
+    if (!full.ends_with(flag) || !armed.exchange(false)) return;
+    raised = other->Persist(flag, "");
+    if (raised.ok()) raised = other->Persist("/j/marker", "after");
+    if (raised.ok() && !rec.WaitEvent(TreeEvent::Type::kAdded, "/j/marker", "after")) {
+      raised = Status(StatusCode::kTimeout, "the cache did not read the marker");
+    }
+  });
+  ASSERT_TRUE(zk.ExecuteInTransaction({TransactionOp::Delete(flag)}).ok());
+  ASSERT_FALSE(armed.load());
+  ASSERT_TRUE(raised.ok()) << raised;
+  ASSERT_TRUE(*other->IsExisted(flag));
+  EXPECT_TRUE(*zk.IsExisted(flag)) << "the cache hides the flag raised after our delete";
+  // And the cache still follows the node.
+  ASSERT_TRUE(other->Remove(flag).ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kDeleted, flag));
+}
+
 // The server stopped (SIGSTOP) past the session timeout, then resumed. Whether the session
 // survives depends on whether the client's reconnect or the server's expiry check comes
 // first; either way the client must suspend, come back, and converge.
