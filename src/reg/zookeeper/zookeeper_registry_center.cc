@@ -1411,6 +1411,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
           if (r->data_rc == ZOK) {
             level.push_back({r->cache, r->full, kValueEvent | kChildrenEvent});  // there: read it
           } else if (r->data_rc == ZNONODE) {
+            RecordGone(cache, r->full, r->seq);
             DropFrom(cache, r->full, &out);  // its exists watch tells when it comes
           }
           continue;
@@ -1421,6 +1422,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
             level.push_back({r->cache, r->full, kProbe});
           }
           if (r->full == cache.root) watch_roots.push_back(r->full);
+          RecordGone(cache, r->full, r->seq);
           DropFrom(cache, r->full, &out);
           continue;
         }
@@ -1570,11 +1572,25 @@ bool ZooKeeperRegistryCenter::ReadSince(TreeCache& cache, const std::string& ful
   // came back meanwhile).
   if (node != cache.nodes.end()) return !written && members_read;
   if (!written || members_read) return true;  // gone already, or known to be gone again
-  // A create, and the node is absent though the cache read something since: a read of the
-  // node itself may have found it deleted again. Ask the server.
+  // A create of a node the cache does not hold: applied unless a read of the node itself
+  // found it gone since.
+  auto gone = cache.gone.find(full);
+  if (gone != cache.gone.end() && gone->second > seq) return true;
+  if (cache.gone_evicted_seq <= seq) return false;
+  // That record may have been evicted: ask the server.
   MarkDirty(full, kValueEvent | kChildrenEvent);
   if (full != cache.root) MarkDirty(ParentOf(full), kChildrenEvent);
   return true;
+}
+
+void ZooKeeperRegistryCenter::RecordGone(TreeCache& cache, const std::string& full, uint64_t seq) {
+  uint64_t& at = cache.gone[full];
+  at = std::max(at, seq);
+  if (cache.gone.size() <= kMaxGone) return;
+  auto oldest = std::min_element(cache.gone.begin(), cache.gone.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+  cache.gone_evicted_seq = std::max(cache.gone_evicted_seq, oldest->second);
+  cache.gone.erase(oldest);
 }
 
 void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,

@@ -130,7 +130,15 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
     WatchPolicy policy;                       // may be null: watch everything
     std::map<std::string, CachedNode> nodes;  // GUARDED_BY(data_mu_)
     uint64_t read_seq = 0;  // GUARDED_BY(data_mu_): the newest read applied (drops included)
+    // Nodes a read of their own found gone, with that read's number (their parent's
+    // children may not have been read since): the newest kMaxGone, and the newest number
+    // of those evicted. GUARDED_BY(data_mu_).
+    std::map<std::string, uint64_t> gone;
+    uint64_t gone_evicted_seq = 0;
   };
+  static constexpr size_t kMaxGone = 256;
+  // Records that a read numbered `seq` found `full` gone. REQUIRES: data_mu_ held.
+  static void RecordGone(TreeCache& cache, const std::string& full, uint64_t seq);
 
   static void GlobalWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
   static void CacheWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
@@ -227,13 +235,14 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // before the write was handed to the client. A cache that has meanwhile applied a read
   // sent after the write keeps what it read (it is newer: another instance may have changed
   // the node again, and no watch would tell); where that read did not cover the node, the
-  // node is read again instead.
+  // node is read again instead (rare: see ReadSince).
   void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value,
                        uint64_t seq);
   // Whether `cache` holds, for `full`, a read newer than our write numbered `seq` (a create
   // or set when `written`, else a delete), so that the write must not be applied over it
-  // (see ApplyLocalWrite). If it may but cannot tell, queues `full` and its parent to be read
-  // again and answers true too. REQUIRES: refresh_mu_ and data_mu_ held.
+  // (see ApplyLocalWrite). If it may but cannot tell (the record of a node found gone was
+  // evicted), queues `full` and its parent to be read again and answers true too.
+  // REQUIRES: refresh_mu_ and data_mu_ held.
   bool ReadSince(TreeCache& cache, const std::string& full, bool written, uint64_t seq);
   // Request order, for ApplyLocalWrite: a write takes its number before it is handed to the
   // client, a read after; the client sends in the order it is handed requests, so a read

@@ -1045,6 +1045,36 @@ TEST_F(ZooKeeperRegistryTest, AnOwnWriteNeverHidesAChangeTheCacheReadAfterIt) {
   EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kDeleted, flag));
 }
 
+// The same for a create: deleted by another instance right after the server made it, it
+// is not brought back by our own apply once the cache has read the parent without it.
+TEST_F(ZooKeeperRegistryTest, AnOwnCreateNeverBringsBackANodeDeletedAfterIt) {
+  auto client = Client("owncreate", "cacheBatchMs=0");
+  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  ASSERT_TRUE(zk.Init().ok());
+  auto other = Client("owncreate");
+  ASSERT_TRUE(other->Init().ok());
+  ASSERT_TRUE(zk.Persist("/j/instances/a", "").ok());
+  Recorder rec;
+  auto sub = zk.Watch("/j", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  const std::string node = "/j/instances/b";
+  std::atomic<bool> armed{true};
+  Status deleted = Status::Ok();
+  zk.set_before_local_apply_for_testing([&](const std::string& full) {
+    if (!full.ends_with(node) || !armed.exchange(false)) return;
+    deleted = other->Remove(node);
+    if (deleted.ok()) deleted = other->Persist("/j/marker", "after");
+    if (deleted.ok() && !rec.WaitEvent(TreeEvent::Type::kAdded, "/j/marker", "after")) {
+      deleted = Status(StatusCode::kTimeout, "the cache did not read the marker");
+    }
+  });
+  ASSERT_TRUE(zk.Persist(node, "mine").ok());
+  ASSERT_FALSE(armed.load());
+  ASSERT_TRUE(deleted.ok()) << deleted;
+  EXPECT_FALSE(*zk.IsExisted(node)) << "the cache shows a node deleted after our create";
+  EXPECT_EQ(*zk.GetChildrenKeys("/j/instances"), std::vector<std::string>{"a"});
+}
+
 // The server stopped (SIGSTOP) past the session timeout, then resumed. Whether the session
 // survives depends on whether the client's reconnect or the server's expiry check comes
 // first; either way the client must suspend, come back, and converge.
