@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,13 +18,23 @@ extern char** environ;
 namespace elasticjob::executor {
 namespace {
 
-// The watcher: leads the item's process group and waits for end-of-file on its descriptor
-// 3, the read end of a pipe whose write end only the instance holds; then kills the group,
-// itself included. It starts with every signal a group may be sent but SIGKILL blocked
-// (dash keeps the mask it is given), so it outlives the signals meant for the command.
+// The guardian: one `/bin/sh` per ScriptProcesses, in a process group of its own, reading
+// "+ ID" and "- ID" lines (a command's process group starts and ends) from its descriptor 3,
+// one end of a socket pair whose other end only the instance holds. At end-of-file (the
+// instance is gone, however it died, or destroyed this object) it kills every group it
+// still holds, then exits. It starts with every signal a group may be sent but SIGKILL
+// blocked (dash keeps the mask it is given).
 constexpr const char* kShell = "/bin/sh";
-constexpr const char* kWatcherScript = "read -r _ <&3; kill -KILL 0";
-constexpr int kWatcherFd = 3;
+constexpr const char* kGuardianScript =
+    "g=' '\n"
+    "while read -r op id; do\n"
+    "  case $op in\n"
+    "    +) g=\"$g$id \" ;;\n"
+    "    -) case $g in *\" $id \"*) g=\"${g%% $id *} ${g#* $id }\" ;; esac ;;\n"
+    "  esac\n"
+    "done <&3\n"
+    "for id in $g; do kill -s KILL -- \"-$id\"; done 2>/dev/null\n";
+constexpr int kGuardianFd = 3;
 
 // posix_spawn's attributes: a process group (`group`, 0 for a new one led by the child)
 // and a signal state (every signal at its default, `blocked` blocked).
@@ -54,17 +65,17 @@ std::string ErrnoText(int err) {
   return strerror_r(err, buf, sizeof buf);
 }
 
-// Starts the watcher of a new group with `life_fd` as its descriptor 3. Returns its pid (the
-// group's id) or why it could not start.
-Result<pid_t> SpawnWatcher(int life_fd) {
+// Starts a guardian reading `fd` as its descriptor 3. Returns its pid or why it could not
+// start.
+Result<pid_t> SpawnGuardian(int fd) {
   sigset_t blocked;
   sigfillset(&blocked);
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
-  posix_spawn_file_actions_adddup2(&files, life_fd, kWatcherFd);
+  posix_spawn_file_actions_adddup2(&files, fd, kGuardianFd);
   SpawnAttr attr(0, blocked);
   char* argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"),
-                  const_cast<char*>(kWatcherScript), nullptr};
+                  const_cast<char*>(kGuardianScript), nullptr};
   pid_t pid = 0;
   int rc = posix_spawn(&pid, kShell, &files, attr.get(), argv, environ);
   posix_spawn_file_actions_destroy(&files);
@@ -155,19 +166,7 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
       if (--self->active_ == 0) self->idle_cv_.notify_all();
     }
   } leave{this};
-  int life[2];
-  if (pipe2(life, O_CLOEXEC) != 0) {
-    return Internal(fmt::format("cannot run '{}': pipe: {}", words[0], ErrnoText(errno)));
-  }
-  auto watcher = SpawnWatcher(life[0]);
-  close(life[0]);
-  if (!watcher.ok()) {
-    close(life[1]);
-    return Internal(
-        fmt::format("cannot run '{}': {}: {}", words[0], kShell, watcher.status().message()));
-  }
-  const pid_t group = *watcher;
-  // The command joins the watcher's group with a clean signal state.
+  // The command leads a process group of its own, with a clean signal state.
   std::vector<char*> argv;
   argv.reserve(words.size() + 1);
   for (const auto& w : words) argv.push_back(const_cast<char*>(w.c_str()));
@@ -182,10 +181,6 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
       int p[2];
       if (pipe2(p, O_CLOEXEC) != 0) {
         posix_spawn_file_actions_destroy(&files);
-        kill(-group, SIGKILL);
-        close(life[1]);
-        int ignored = 0;
-        Reap(group, &ignored);
         return Internal(fmt::format("cannot run '{}': pipe: {}", words[0], ErrnoText(errno)));
       }
       capture.fds[i] = p[0];
@@ -193,41 +188,53 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
       posix_spawn_file_actions_adddup2(&files, p[1], i + 1);
     }
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Status g = EnsureGuardianLocked(); !g.ok()) {
+      posix_spawn_file_actions_destroy(&files);
+      return Internal(fmt::format("cannot run '{}': {}: {}", words[0], kShell, g.message()));
+    }
+  }
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, argv[0], output ? &files : nullptr, SpawnAttr(group, none).get(),
+  int rc = posix_spawnp(&pid, argv[0], output ? &files : nullptr, SpawnAttr(0, none).get(),
                         argv.data(), environ);
   posix_spawn_file_actions_destroy(&files);
+  if (rc == 0) {
+    // A guardian started again since is told this group here, or was told it by its start
+    // (EnsureGuardianLocked), whichever comes second.
+    std::lock_guard<std::mutex> lock(mu_);
+    groups_.insert(pid);
+    TellLocked('+', pid);
+    // Signal came while the command was starting: it gets it too.
+    if (stopped_ && signalled_ != 0) kill(-pid, signalled_);
+  }
   for (int& fd : capture.writes) {
     if (fd >= 0) close(fd);
     fd = -1;
   }
-  if (rc == 0) {
-    std::lock_guard<std::mutex> lock(mu_);
-    groups_.insert(group);
-    // Signal came while the command was starting: it gets it too.
-    if (stopped_ && signalled_ != 0) kill(-group, signalled_);
-  }
+  if (rc != 0) return Internal(fmt::format("cannot run '{}': {}", words[0], ErrnoText(rc)));
+  const pid_t group = pid;
   // A cancellation kills the group at once (now, if it came while the command started). It is
-  // unregistered before the watcher is reaped: the group's id is never reused under it.
+  // unregistered before the command is reaped: the group's id is never reused under it.
   uint64_t cancel_id = 0;
-  if (rc == 0 && cancellation != nullptr) {
+  if (cancellation != nullptr) {
     cancel_id = cancellation->OnRequest([group] { kill(-group, SIGKILL); });
   }
-  int status = 0;
-  if (rc == 0) {
-    if (output) ReadUntilExit(capture, pid, output);
-    Reap(pid, &status);
-    std::lock_guard<std::mutex> lock(mu_);
-    groups_.erase(group);
+  if (output) ReadUntilExit(capture, pid, output);
+  // Exited, not reaped: until it is, its id (the group's) cannot be reused, so what it left
+  // in its group dies now and reaches no one else.
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
   }
-  // What the command left in its group dies now. The watcher, alive or not yet reaped, holds
-  // the group's id, so this reaches no one else; the watcher would do it on end-of-file, but
-  // it may have been killed.
   kill(-group, SIGKILL);
   if (cancellation != nullptr) cancellation->Unregister(cancel_id);
-  close(life[1]);
-  int watcher_status = 0;
-  Reap(group, &watcher_status);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    groups_.erase(group);
+    TellLocked('-', group);
+  }
+  int status = 0;
+  Reap(pid, &status);
   if (output) {
     // The group is dead: what it wrote is all there (a process that left the group and
     // still holds an end is not waited for).
@@ -236,8 +243,58 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
     }
     capture.Read(output, nullptr, /*drain=*/true);
   }
-  if (rc != 0) return Internal(fmt::format("cannot run '{}': {}", words[0], ErrnoText(rc)));
   return status;
+}
+
+Status ScriptProcesses::EnsureGuardianLocked() {
+  if (guardian_fd_ >= 0) return Status::Ok();
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    return Internal(fmt::format("socketpair: {}", ErrnoText(errno)));
+  }
+  auto pid = SpawnGuardian(sv[1]);
+  close(sv[1]);
+  if (!pid.ok()) {
+    close(sv[0]);
+    return pid.status();
+  }
+  guardian_fd_ = sv[0];
+  guardian_pid_ = *pid;
+  // A guardian started again (the last one died): it is told every group there is.
+  for (pid_t group : groups_) TellLocked('+', group);
+  return Status::Ok();
+}
+
+void ScriptProcesses::TellLocked(char op, pid_t group) {
+  if (guardian_fd_ < 0) return;
+  const std::string line = fmt::format("{} {}\n", op, group);
+  size_t sent = 0;
+  while (sent < line.size()) {
+    ssize_t n = send(guardian_fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    // The guardian is gone (killed from outside): the next Run starts another one, told
+    // every group (EnsureGuardianLocked). Reaped here, as the instance's child.
+    StopGuardianLocked();
+    return;
+  }
+}
+
+void ScriptProcesses::StopGuardianLocked() {
+  if (guardian_fd_ < 0) return;
+  close(guardian_fd_);  // end-of-file: it kills the groups it holds, then exits
+  guardian_fd_ = -1;
+  int status = 0;
+  Reap(guardian_pid_, &status);
+  guardian_pid_ = 0;
+}
+
+ScriptProcesses::~ScriptProcesses() {
+  std::lock_guard<std::mutex> lock(mu_);
+  StopGuardianLocked();
 }
 
 void ScriptProcesses::StopStarting() {

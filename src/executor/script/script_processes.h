@@ -1,16 +1,24 @@
 // ScriptProcesses: runs the processes of SCRIPT items so that none outlives its item or its
 // instance, and lets the owner signal every running one at shutdown.
 //
-// Each run is a process group of its own, led by a watcher: a `/bin/sh` that holds the read
-// end of a pipe whose write end only the instance holds, and has every signal but SIGKILL
-// blocked. The command joins that group and is the instance's child (its exit status is
-// the instance's to read). When the pipe reaches end-of-file because the instance is gone,
-// however it died (kill -9, a crash, an exit), the watcher sends SIGKILL to the group,
-// grandchildren included, and itself with them; when the command exits, the instance kills
-// what it left in the group. So nothing of an item outlives its item or its instance
-// (docs/runtime.md, Script processes). A process that leaves the group (setsid, setpgid) is
-// no longer the item's. Both processes are spawned (posix_spawn: no copy of the instance's
-// memory), so a start costs the same whatever the instance's size.
+// Each run is a process group of its own, led by the command (the instance's child: its exit
+// status is the instance's to read). One guardian per ScriptProcesses, a `/bin/sh` started
+// with the first run, holds one end of a socket pair whose other end only the instance
+// holds, and has every signal but SIGKILL blocked; the instance tells it each group as it
+// starts and ends. When the socket reaches end-of-file because the instance is gone,
+// however it died (kill -9, a crash, an exit), the guardian sends SIGKILL to every group it
+// holds, grandchildren included; when a command exits, the instance kills what it left in
+// its group before it reaps the command (whose id, the group's, cannot be reused until
+// then). So nothing of an item outlives its item or its instance (docs/runtime.md, Script
+// processes). A process that leaves the group (setsid, setpgid) is no longer the item's.
+// The commands and the guardian are spawned (posix_spawn: no copy of the instance's
+// memory), so a start costs the same whatever the instance's size; a run costs one process,
+// the guardian one per instance. (Until 2026-11-26 each run had a watcher `/bin/sh` of its
+// own leading its group: twice the processes, which a hundred every-second SCRIPT jobs on
+// two cores could not afford.)
+//
+// Left open: a kill -9 of the instance in the microseconds between a command's start and
+// the instance's line to the guardian leaves that command running.
 //
 // Thread safety: thread-safe. Run blocks its caller until the command exits; Signal,
 // StopStarting and WaitIdle may be called from any thread meanwhile.
@@ -37,6 +45,8 @@ namespace elasticjob::executor {
 class ScriptProcesses {
  public:
   ScriptProcesses() = default;
+  // Stops the guardian (it kills any group still running).
+  ~ScriptProcesses();
   ScriptProcesses(const ScriptProcesses&) = delete;
   ScriptProcesses& operator=(const ScriptProcesses&) = delete;
 
@@ -68,18 +78,28 @@ class ScriptProcesses {
   int Signal(int signal);
 
   // Waits until no Run is going on (every process of their groups has been sent SIGKILL
-  // and each command and watcher reaped), or until `deadline`. Returns true when none is.
+  // and each command reaped), or until `deadline`. Returns true when none is.
   bool WaitIdle(std::chrono::steady_clock::time_point deadline);
 
   // The number of Run calls going on.
   int running();
 
  private:
+  // Starts the guardian unless it runs, and tells it every group.
+  Status EnsureGuardianLocked() ELASTICJOB_REQUIRES(mu_);
+  // Tells the guardian that `group` starts ('+') or ends ('-'); a guardian found gone is
+  // reaped (the next Run starts another).
+  void TellLocked(char op, pid_t group) ELASTICJOB_REQUIRES(mu_);
+  // Closes the guardian's socket and reaps it.
+  void StopGuardianLocked() ELASTICJOB_REQUIRES(mu_);
+
   std::mutex mu_;
   std::condition_variable idle_cv_;
-  // The groups (their watcher's pid) of the commands running. A group leaves the set before
-  // its watcher is reaped, so a signal never reaches a group id the kernel could reuse.
+  // The groups (their command's pid) of the commands running. A group leaves the set before
+  // its command is reaped, so a signal never reaches a group id the kernel could reuse.
   std::set<pid_t> groups_ ELASTICJOB_GUARDED_BY(mu_);
+  int guardian_fd_ ELASTICJOB_GUARDED_BY(mu_) = -1;  // our end of its socket pair
+  pid_t guardian_pid_ ELASTICJOB_GUARDED_BY(mu_) = 0;
   int active_ ELASTICJOB_GUARDED_BY(mu_) = 0;     // Run calls going on
   int signalled_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // the last signal sent by Signal, 0 if none
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
