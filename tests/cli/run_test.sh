@@ -170,6 +170,17 @@ else
   echo "ok   run: a bad shutdown grace is refused"
 fi
 
+# The executable's jemalloc options (src/infra/jemalloc_conf.cc), where it links jemalloc
+# (not in sanitizer builds): jemalloc prints the options in force at exit when asked.
+if ldd "$EJ" | grep -q libjemalloc; then
+  opts=$(MALLOC_CONF=stats_print:true "$EJ" --help 2>&1)
+  if [[ "$opts" != *"opt.background_thread: true"* || "$opts" != *"opt.dirty_decay_ms: 30000"* ]]; then
+    fail "jemalloc options not in force: $(grep -E 'opt\.(background_thread|dirty_decay_ms)' <<< "$opts")"
+  else
+    echo "ok   run: jemalloc purges from its background thread"
+  fi
+fi
+
 if ((failures > 0)); then
   echo "$failures run test(s) failed"
   exit 1
