@@ -65,14 +65,18 @@ std::string ErrnoText(int err) {
   return strerror_r(err, buf, sizeof buf);
 }
 
-// Starts a guardian reading `fd` as its descriptor 3. Returns its pid or why it could not
-// start.
+// Starts a guardian reading `fd` as its descriptor 3, with /dev/null for its stdin, stdout
+// and stderr (it holds none of the instance's: a pipe the instance's output goes to does
+// not wait for the guardian's exit). Returns its pid or why it could not start.
 Result<pid_t> SpawnGuardian(int fd) {
   sigset_t blocked;
   sigfillset(&blocked);
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_adddup2(&files, fd, kGuardianFd);
+  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0);
   SpawnAttr attr(0, blocked);
   char* argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"),
                   const_cast<char*>(kGuardianScript), nullptr};
@@ -261,12 +265,28 @@ Status ScriptProcesses::EnsureGuardianLocked() {
   guardian_fd_ = sv[0];
   guardian_pid_ = *pid;
   // A guardian started again (the last one died): it is told every group there is.
-  for (pid_t group : groups_) TellLocked('+', group);
+  for (pid_t group : groups_) {
+    if (!SendLocked('+', group)) {
+      // Dead already (killed from outside as it started): not started again from here,
+      // the next line to it or the next Run tries again.
+      StopGuardianLocked();
+      return Internal("the guardian died as it started");
+    }
+  }
   return Status::Ok();
 }
 
 void ScriptProcesses::TellLocked(char op, pid_t group) {
-  if (guardian_fd_ < 0) return;
+  if (guardian_fd_ < 0 || SendLocked(op, group)) return;
+  // The guardian is gone (killed from outside): reaped here, as the instance's child, and
+  // another one starts at once, told every group (a group already ended is not in
+  // `groups_`). Had it to wait for the next Run, the groups running now would be unguarded
+  // until then.
+  StopGuardianLocked();
+  (void)EnsureGuardianLocked();
+}
+
+bool ScriptProcesses::SendLocked(char op, pid_t group) {
   const std::string line = fmt::format("{} {}\n", op, group);
   size_t sent = 0;
   while (sent < line.size()) {
@@ -276,11 +296,9 @@ void ScriptProcesses::TellLocked(char op, pid_t group) {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    // The guardian is gone (killed from outside): the next Run starts another one, told
-    // every group (EnsureGuardianLocked). Reaped here, as the instance's child.
-    StopGuardianLocked();
-    return;
+    return false;
   }
+  return true;
 }
 
 void ScriptProcesses::StopGuardianLocked() {
@@ -317,6 +335,11 @@ bool ScriptProcesses::WaitIdle(std::chrono::steady_clock::time_point deadline) {
 int ScriptProcesses::running() {
   std::lock_guard<std::mutex> lock(mu_);
   return active_;
+}
+
+pid_t ScriptProcesses::guardian_pid_for_testing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return guardian_pid_;
 }
 
 }  // namespace elasticjob::executor

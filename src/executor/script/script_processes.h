@@ -84,12 +84,18 @@ class ScriptProcesses {
   // The number of Run calls going on.
   int running();
 
+  // The guardian's pid, 0 when none runs.
+  pid_t guardian_pid_for_testing();
+
  private:
   // Starts the guardian unless it runs, and tells it every group.
   Status EnsureGuardianLocked() ELASTICJOB_REQUIRES(mu_);
   // Tells the guardian that `group` starts ('+') or ends ('-'); a guardian found gone is
-  // reaped (the next Run starts another).
+  // reaped and another started at once (told every group).
   void TellLocked(char op, pid_t group) ELASTICJOB_REQUIRES(mu_);
+  // Writes the line for TellLocked. False when the guardian is gone.
+  // REQUIRES: the guardian runs (guardian_fd_ >= 0).
+  bool SendLocked(char op, pid_t group) ELASTICJOB_REQUIRES(mu_);
   // Closes the guardian's socket and reaps it.
   void StopGuardianLocked() ELASTICJOB_REQUIRES(mu_);
 

@@ -10,7 +10,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <future>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -1005,6 +1007,34 @@ TEST_F(ZooKeeperRegistryTest, ARefreshNeverShowsPartOfATransaction) {
       << "the flag's deletion was visible before the owner written in the same transaction";
 }
 
+// What ChangeBeforeOwnApply did: `armed` is false once it ran, `status` says how.
+struct InterleavedChange {
+  std::atomic<bool> armed{true};
+  Status status = Status::Ok();
+};
+
+// Arms `zk` so that, between the server's answer to its own write of `node` and that
+// write's application to its cache, `change` runs on `other` (another client of the same
+// namespace), then a marker `other` writes after it shows that `zk`'s cache has read since.
+// `rec` records `zk`'s events under /j.
+std::shared_ptr<InterleavedChange> ChangeBeforeOwnApply(reg::ZooKeeperRegistryCenter& zk,
+                                                        RegistryCenter& other, Recorder& rec,
+                                                        const std::string& node,
+                                                        std::function<Status()> change) {
+  auto result = std::make_shared<InterleavedChange>();
+  zk.set_before_local_apply_for_testing(
+      [&other, &rec, node, change = std::move(change), result](const std::string& full) {
+        if (!full.ends_with(node) || !result->armed.exchange(false)) return;
+        Status s = change();
+        if (s.ok()) s = other.Persist("/j/marker", "after");
+        if (s.ok() && !rec.WaitEvent(TreeEvent::Type::kAdded, "/j/marker", "after")) {
+          s = Status(StatusCode::kTimeout, "the cache did not read the marker");
+        }
+        result->status = s;
+      });
+  return result;
+}
+
 // Chaos zk_restart_past_session: the leader's sharding multi-op deleted the sharding flag; a
 // joining instance raised it again at once; the leader's cache refresh (for the multi-op's
 // own events) read the flag raised, and only then did the leader apply its own delete to
@@ -1024,20 +1054,12 @@ TEST_F(ZooKeeperRegistryTest, AnOwnWriteNeverHidesAChangeTheCacheReadAfterIt) {
   ASSERT_TRUE(sub.ok()) << sub.status();
   ASSERT_TRUE(*zk.IsExisted(flag));
   // Between the server's answer to our delete and its application to the cache: the flag
-  // is raised again, and a marker written after it shows that the cache has read since.
-  std::atomic<bool> armed{true};
-  Status raised = Status::Ok();
-  zk.set_before_local_apply_for_testing([&](const std::string& full) {
-    if (!full.ends_with(flag) || !armed.exchange(false)) return;
-    raised = other->Persist(flag, "");
-    if (raised.ok()) raised = other->Persist("/j/marker", "after");
-    if (raised.ok() && !rec.WaitEvent(TreeEvent::Type::kAdded, "/j/marker", "after")) {
-      raised = Status(StatusCode::kTimeout, "the cache did not read the marker");
-    }
-  });
+  // is raised again.
+  auto raised =
+      ChangeBeforeOwnApply(zk, *other, rec, flag, [&] { return other->Persist(flag, ""); });
   ASSERT_TRUE(zk.ExecuteInTransaction({TransactionOp::Delete(flag)}).ok());
-  ASSERT_FALSE(armed.load());
-  ASSERT_TRUE(raised.ok()) << raised;
+  ASSERT_FALSE(raised->armed.load());
+  ASSERT_TRUE(raised->status.ok()) << raised->status;
   ASSERT_TRUE(*other->IsExisted(flag));
   EXPECT_TRUE(*zk.IsExisted(flag)) << "the cache hides the flag raised after our delete";
   // And the cache still follows the node.
@@ -1058,19 +1080,10 @@ TEST_F(ZooKeeperRegistryTest, AnOwnCreateNeverBringsBackANodeDeletedAfterIt) {
   auto sub = zk.Watch("/j", events_, [&](const TreeEvent& e) { rec.Add(e); });
   ASSERT_TRUE(sub.ok()) << sub.status();
   const std::string node = "/j/instances/b";
-  std::atomic<bool> armed{true};
-  Status deleted = Status::Ok();
-  zk.set_before_local_apply_for_testing([&](const std::string& full) {
-    if (!full.ends_with(node) || !armed.exchange(false)) return;
-    deleted = other->Remove(node);
-    if (deleted.ok()) deleted = other->Persist("/j/marker", "after");
-    if (deleted.ok() && !rec.WaitEvent(TreeEvent::Type::kAdded, "/j/marker", "after")) {
-      deleted = Status(StatusCode::kTimeout, "the cache did not read the marker");
-    }
-  });
+  auto deleted = ChangeBeforeOwnApply(zk, *other, rec, node, [&] { return other->Remove(node); });
   ASSERT_TRUE(zk.Persist(node, "mine").ok());
-  ASSERT_FALSE(armed.load());
-  ASSERT_TRUE(deleted.ok()) << deleted;
+  ASSERT_FALSE(deleted->armed.load());
+  ASSERT_TRUE(deleted->status.ok()) << deleted->status;
   EXPECT_FALSE(*zk.IsExisted(node)) << "the cache shows a node deleted after our create";
   EXPECT_EQ(*zk.GetChildrenKeys("/j/instances"), std::vector<std::string>{"a"});
 }

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -65,6 +66,8 @@ class ScriptProcessesTest : public ::testing::Test {
     s << in.rdbuf();
     return s.str();
   }
+
+  void ExpectTheScriptDiesWithItsInstance(const std::function<void(ScriptProcesses&)>& meanwhile);
 
   static constexpr const char* kDirVariable = "SCRIPT_PROCESSES_TEST_DIR";
   std::string dir_;
@@ -220,26 +223,33 @@ TEST_F(ScriptProcessesTest, ACancellationKillsTheGroupAtOnceAndStartsNothingAfte
   EXPECT_NE(refused.status().message().find("the session expired"), std::string::npos);
 }
 
+// In a death-test child: marks every descriptor but 0-2 close-on-exec, so that scripts keep
+// none of the death test's pipes, whose end-of-file the test waits for (a survivor holding
+// one would delay the checks after the child's death until it ends, and pass them).
+void KeepDescriptorsFromScripts() {
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::stoi(e.path().filename().string());
+    if (fd > 2) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+}
+
 // The instance is a death-test child (re-executed, so it may start threads) that runs a
-// script with a grandchild, then dies of SIGKILL mid-run; both must end with it.
-TEST_F(ScriptProcessesTest, TheGroupDiesWithItsInstance) {
+// script with a grandchild, does `meanwhile` while it runs, then dies of SIGKILL mid-run;
+// both the script and its child must end with it.
+void ScriptProcessesTest::ExpectTheScriptDiesWithItsInstance(
+    const std::function<void(ScriptProcesses&)>& meanwhile) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const std::string out = dir_ + "/out";
   setenv(kDirVariable, dir_.c_str(), 1);
   EXPECT_EXIT(
       {
         ScriptProcesses processes;
-        // The script keeps none of the death test's pipes, whose end-of-file the test waits
-        // for: a survivor holding one would delay the checks below until it ends, and pass
-        // them.
-        for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
-          const int fd = std::stoi(e.path().filename().string());
-          if (fd > 2) fcntl(fd, F_SETFD, FD_CLOEXEC);
-        }
+        KeepDescriptorsFromScripts();
         std::thread([&] {
           (void)processes.Run(Sh("exec > /dev/null 2>&1; sleep 300 & echo $$ $! > $F; wait"));
         }).detach();
         std::string line = ReadFifo();
+        meanwhile(processes);
         std::ofstream(out) << line << "\n" << std::flush;
         raise(SIGKILL);
       },
@@ -251,6 +261,28 @@ TEST_F(ScriptProcessesTest, TheGroupDiesWithItsInstance) {
   ASSERT_GT(sleeper, 0);
   EXPECT_TRUE(Gone(script)) << "the script outlived its instance";
   EXPECT_TRUE(Gone(sleeper)) << "the script's child outlived its instance";
+}
+
+TEST_F(ScriptProcessesTest, TheGroupDiesWithItsInstance) {
+  ExpectTheScriptDiesWithItsInstance([](ScriptProcesses&) {});
+}
+
+// The guardian killed from outside while a script runs: the next line the instance sends it
+// (here, another run's start) finds it gone, and a new one starts at once, told of the
+// script still running, which then dies with its instance. (A new guardian used to wait for
+// the next Run: the script ran unguarded until then.)
+TEST_F(ScriptProcessesTest, AGuardianKilledFromOutsideIsReplacedAtOnce) {
+  ExpectTheScriptDiesWithItsInstance([](ScriptProcesses& processes) {
+    const pid_t guardian = processes.guardian_pid_for_testing();
+    if (guardian <= 0) _exit(3);
+    kill(guardian, SIGKILL);
+    // Exited, left unreaped (the instance reaps it when it finds it gone).
+    siginfo_t info{};
+    while (waitid(P_PID, static_cast<id_t>(guardian), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
+    }
+    if (!processes.Run({"/bin/true"}).ok()) _exit(4);
+  });
 }
 
 }  // namespace
