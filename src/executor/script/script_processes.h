@@ -13,9 +13,8 @@
 // processes). A process that leaves the group (setsid, setpgid) is no longer the item's.
 // The commands and the guardian are spawned (posix_spawn: no copy of the instance's
 // memory), so a start costs the same whatever the instance's size; a run costs one process,
-// the guardian one per instance. (Until 2026-11-26 each run had a watcher `/bin/sh` of its
-// own leading its group: twice the processes, which a hundred every-second SCRIPT jobs on
-// two cores could not afford.)
+// the guardian one per instance (a watcher `/bin/sh` per run would double the processes,
+// which a hundred every-second SCRIPT jobs on two cores cannot afford).
 //
 // Left open: a kill -9 of the instance in the microseconds between a command's start and
 // the instance's line to the guardian leaves that command running.
