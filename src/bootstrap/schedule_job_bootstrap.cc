@@ -207,8 +207,8 @@ std::shared_ptr<bootstrap::Lifecycle> NewSimpleLifecycle(RegistryCenter& registr
   if (BroadcastByProp(config)) {
     if (job == nullptr && job_type == "SCRIPT") {
       // Built here for the broadcast; a bad prop fails Start as without the broadcast.
-      auto script = executor::ScriptJob::FromProps(config.props,
-                                                   std::make_shared<executor::ScriptProcesses>());
+      auto script =
+          executor::ScriptJob::FromProps(config.props, executor::ScriptProcesses::SharedPtr());
       if (script.ok()) job = std::move(script).value();
     } else if (job == nullptr && !job_type.empty()) {
       // HTTP or a type given by name: its executor, made here from the configuration given.
