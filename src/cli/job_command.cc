@@ -243,6 +243,8 @@ int Add(RegistryCenter& reg, const OpOptions& o) {
   for (const RunJobSpec& spec : file->jobs) {
     if (Status s = api->AddJob(spec.config, spec.type); !s.ok()) {
       if (!o.json) std::cout << std::flush;
+      // A job the file describes is refused (a name no instance can run): as config set.
+      if (s.code() == StatusCode::kInvalidArgument) return Refused(o.file, s);
       return ReportFailure(s);
     }
     if (!o.json) {

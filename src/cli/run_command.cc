@@ -17,7 +17,7 @@
 #include "elasticjob/console/console_server.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/tracing/tracer.h"
-#include "executor/script/script_job.h"
+#include "executor/script/script_processes.h"
 
 namespace elasticjob::cli {
 namespace {
@@ -86,22 +86,11 @@ int RunJobs(const RunOptions& o) {
     console_tracing_url = tracing_url;
     std::cout << "elasticjob: tracing to " << tracer->redacted_url() << "\n";
   }
-  // Every script runs under `processes`, which the shutdown signals.
-  auto processes = std::make_shared<executor::ScriptProcesses>();
-  std::vector<std::shared_ptr<SimpleJob>> scripts;
-  for (const auto& spec : jobs) {
-    if (spec.type != "SCRIPT") {  // another type by name (HTTP): built when it starts
-      scripts.push_back(nullptr);
-      continue;
-    }
-    auto job = executor::ScriptJob::FromProps(spec.config.props, processes);
-    if (!job.ok()) {
-      std::cerr << "elasticjob: " << o.file << ": job '" << spec.config.job_name
-                << "': " << job.status().message() << "\n";
-      return kExitBadInput;
-    }
-    scripts.push_back(std::move(job).value());
-  }
+  // Every job by its type name (SCRIPT, HTTP, ...): its item executor is made from the
+  // registry's configuration, which wins over the file's, and again at every change of it
+  // (docs/runtime.md). Scripts run under the process's ScriptProcesses, which the shutdown
+  // signals.
+  executor::ScriptProcesses& processes = executor::ScriptProcesses::Shared();
   auto registry = NewRegistryCenter(url);
   if (!registry.ok()) {
     std::cerr << "elasticjob: " << registry.status().message() << "\n";
@@ -115,17 +104,11 @@ int RunJobs(const RunOptions& o) {
   std::vector<std::unique_ptr<ScheduleJobBootstrap>> running;
   std::vector<ScheduleJobBootstrap*> boots;
   BootstrapOptions options;
-  options.job_type_name = "SCRIPT";
   options.tracer = tracer;
   if (file->dump_address) options.dump_port.address = *file->dump_address;
-  BootstrapOptions typed_options;  // jobs of a type by name (HTTP, ...)
-  typed_options.tracer = tracer;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    running.push_back(scripts[i] != nullptr
-                          ? std::make_unique<ScheduleJobBootstrap>(**registry, scripts[i],
-                                                                   jobs[i].config, options)
-                          : std::make_unique<ScheduleJobBootstrap>(**registry, jobs[i].type,
-                                                                   jobs[i].config, typed_options));
+  for (const RunJobSpec& spec : jobs) {
+    running.push_back(
+        std::make_unique<ScheduleJobBootstrap>(**registry, spec.type, spec.config, options));
     boots.push_back(running.back().get());
   }
   const std::vector<Status> statuses = ScheduleJobBootstrap::ScheduleAll(boots);
@@ -170,7 +153,7 @@ int RunJobs(const RunOptions& o) {
   std::cout << fmt::format("elasticjob: {} received, shutting down\n",
                            sig == SIGINT ? "SIGINT" : "SIGTERM")
             << std::flush;
-  StopGracefully(*processes, boots, grace, signals);
+  StopGracefully(processes, boots, grace, signals);
   running.clear();
   (*registry)->Close();
   if (tracer != nullptr) {

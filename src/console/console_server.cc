@@ -20,6 +20,7 @@
 #include <string_view>
 #include <thread>
 
+#include "config/runnable_check.h"
 #include "console/api_json.h"
 #include "console/auth.h"
 #include "console/embedded_assets.h"
@@ -578,11 +579,16 @@ class ConsoleImpl final : public Console {
     auto body = BodyOf(req);
     if (!body.ok()) return Fail(res, body.status());
     JobConfiguration base;
-    if (auto job = view->Job(name); job && job->config) base = *job->config;
+    std::optional<JobConfiguration> current;
+    if (auto job = view->Job(name); job && job->config) current = base = *job->config;
     base.job_name = name;
     auto config = ConfigOfBody(*body, base);
     json result = {{"ok", false}, {"errors", json::array()}, {"nextFireTimes", json::array()}};
     Status s = config.ok() ? ValidateJobConfiguration(*config) : config.status();
+    if (s.ok()) {  // as the save checks it: names the instances must know
+      auto type = view->registry().GetDirectly("/" + name);
+      s = config::WriterCheck(*config, type.value_or(""), current);
+    }
     if (s.ok() && config->job_name != name) {
       s = InvalidArgument(
           fmt::format("jobName: '{}' is not this job ('{}')", config->job_name, name));

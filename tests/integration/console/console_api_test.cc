@@ -13,6 +13,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "console/auth.h"
 #include "elasticjob/api/simple_job.h"
@@ -658,6 +659,32 @@ TEST_F(ConsoleApiTest, AddsUpdatesValidatesAndRemovesJobs) {
   auto stored = reg_->GetDirectly("/gamma/config");
   ASSERT_TRUE(stored.ok());
   EXPECT_NE(stored->find("0 0/5 * * * ?"), std::string::npos);
+  // Valid YAML no instance can run: refused naming the field and the known names (issue 31).
+  for (const auto& [field, value, known] :
+       {std::tuple{"jobShardingStrategyType", "NO_SUCH", "AVG_ALLOCATION"},
+        std::tuple{"jobExecutorThreadPoolSizeProviderType", "NO_SUCH", "SINGLE_THREAD"},
+        std::tuple{"jobErrorHandlerType", "NO_SUCH", "DINGTALK"}}) {
+    HttpResult unknown = b.Do("PUT", "/api/v1/registries/0/jobs/gamma/config",
+                              json{{"config", {{field, value}}}}.dump());
+    EXPECT_EQ(unknown.status, 400) << unknown.text;
+    EXPECT_EQ(unknown.body["field"], field) << unknown.text;
+    EXPECT_NE(unknown.body["error"].get<std::string>().find(known), std::string::npos)
+        << unknown.text;
+    json unknown_job = config;
+    unknown_job["jobName"] = "epsilon";
+    unknown_job[field] = value;
+    HttpResult add_unknown =
+        b.Post("/api/v1/registries/0/jobs", {{"jobType", "SCRIPT"}, {"config", unknown_job}});
+    EXPECT_EQ(add_unknown.status, 400) << add_unknown.text;
+    EXPECT_EQ(add_unknown.body["field"], field) << add_unknown.text;
+    HttpResult validated = b.Post("/api/v1/registries/0/jobs/gamma/validate",
+                                  {{"config", {{field, value}}}});
+    EXPECT_EQ(validated.body["ok"], false) << validated.text;
+  }
+  EXPECT_EQ(b.Get("/api/v1/registries/0/jobs/epsilon").status, 404);
+  stored = reg_->GetDirectly("/gamma/config");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->find("NO_SUCH"), std::string::npos);
   HttpResult yes = b.Do("PUT", "/api/v1/registries/0/jobs/gamma/config",
                         json{{"config", {{"cron", "0 0/7 * * * ?"}}}}.dump());
   ASSERT_EQ(yes.status, 200) << yes.text;
@@ -665,7 +692,10 @@ TEST_F(ConsoleApiTest, AddsUpdatesValidatesAndRemovesJobs) {
   EXPECT_EQ(yes.body["config"]["shardingTotalCount"], 3);  // fields not given are kept
   HttpResult by_yaml =
       b.Do("PUT", "/api/v1/registries/0/jobs/gamma/config",
-           json{{"yaml", "jobName: gamma\ncron: 0 0/9 * * * ?\nshardingTotalCount: 1\n"}}.dump());
+           json{{"yaml",
+                 "jobName: gamma\ncron: 0 0/9 * * * ?\nshardingTotalCount: 1\n"
+                 "props:\n  script.command.line: echo hi\n"}}
+               .dump());
   ASSERT_EQ(by_yaml.status, 200) << by_yaml.text;
   EXPECT_EQ(by_yaml.body["config"]["shardingTotalCount"], 1);
   HttpResult other =
