@@ -11,9 +11,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -375,7 +379,15 @@ class ConsoleImpl final : public Console {
         {"Referrer-Policy", "no-referrer"},
         {"Cache-Control", "no-store"},
     });
+    // httplib's default socket options set SO_REUSEPORT: a second console on a port in use
+    // then binds too and the kernel shares the connections between the two. SO_REUSEADDR
+    // alone still lets a restart bind over connections in TIME_WAIT, but not over a listener.
+    server_->set_socket_options([](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     Routes();
+    errno = 0;
     if (address->port == 0) {
       port_ = server_->bind_to_any_port(address->host);
       if (port_ < 0) port_ = 0;
@@ -383,10 +395,17 @@ class ConsoleImpl final : public Console {
       port_ = server_->bind_to_port(address->host, address->port) ? address->port : 0;
     }
     if (port_ == 0) {
+      // bind's errno survives the close that follows it (httplib reports only a failure).
+      const int error = errno;
       return Status(StatusCode::kUnavailable,
-                    fmt::format("--listen {}: cannot listen there (address in use, or not an "
-                                "address of this host)",
-                                options_.listen));
+                    error == EADDRINUSE
+                        ? fmt::format("--listen {}: address already in use (another process "
+                                      "listens there)",
+                                      options_.listen)
+                        : fmt::format("--listen {}: cannot listen there (address in use, or not "
+                                      "an address of this host{})",
+                                      options_.listen,
+                                      error != 0 ? std::string(": ") + std::strerror(error) : ""));
     }
     host_ = address->host;
     thread_ = std::thread([this] {

@@ -863,6 +863,21 @@ TEST_F(ConsoleApiTest, ServesHttpsWithSecureCookies) {
   EXPECT_TRUE(!r || r->status != 200);
 }
 
+TEST_F(ConsoleApiTest, RefusesToStartOnAPortAnotherConsoleListensOn) {
+  ConsoleOptions options;
+  options.registry_urls = {zk_->Url("console")};
+  const std::string taken = "127.0.0.1:" + std::to_string(read_only_->port());
+  options.listen = taken;
+  auto second = StartConsole(options);
+  ASSERT_FALSE(second.ok()) << "a second console listens on " << taken;
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find(taken), std::string::npos) << second.status();
+  EXPECT_NE(second.status().message().find("in use"), std::string::npos) << second.status();
+  // The first still answers every request (none goes to a second listener).
+  Browser b(read_only_->port());
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(b.Get("/api/v1/session").status, 200);
+}
+
 // Last: pauses the suite's ZooKeeper for a few seconds.
 TEST_F(ConsoleApiTest, AnswersUnavailableWhileTheRegistryIsUnreachable) {
   ConsoleOptions options;
