@@ -102,6 +102,11 @@ try {
     await page.goto(base, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('#login-form', WAIT);
     if (!(await page.$eval('#header', (e) => e.hidden))) throw new Error('header shown before login');
+    // Hidden on screen too (a display rule once overrode the attribute): no navigation, no
+    // "live" badge, no registry selector before a login.
+    const shown = await page.$$eval('header nav a, #live, #registry, #logout',
+      (es) => es.filter((e) => e.getClientRects().length > 0).map((e) => e.id || e.textContent));
+    if (shown.length) throw new Error(`shown before login: ${shown.join(', ')}`);
   });
 
   await check('a wrong password is refused with a message', async () => {
@@ -208,6 +213,13 @@ try {
     await page.waitForSelector('#cfg-cron', WAIT);
   });
 
+  await check('a PENDING item is drawn in a neutral colour, not a warning\'s', async () => {
+    const badge = '#sharding-table tr[data-item="0"] .badge';
+    await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'PENDING', WAIT, badge);
+    const rgb = (await page.$eval(badge, (e) => getComputedStyle(e).backgroundColor)).match(/\d+/g).map(Number);
+    if (Math.max(...rgb) - Math.min(...rgb) > 40) throw new Error(`PENDING is drawn in rgb(${rgb.join(', ')})`);
+  });
+
   await check('disable and enable one sharding item', async () => {
     const item0 = '#sharding-table tr[data-item="0"]';
     await page.click(`${item0} button[data-op=disable]`);
@@ -276,6 +288,22 @@ try {
       'Saved from the browser', WAIT);
     const yaml = execFileSync(env('EJ'), ['job', 'config', 'get', TRIGGER, '--registry', env('REGISTRY')]).toString();
     if (!yaml.includes('Saved from the browser')) throw new Error(`the registry has:\n${yaml}`);
+  });
+
+  await check('the editor saves a job that has no time zone, which stays without one', async () => {
+    await go(`#/jobs/${encodeURIComponent(OTHER)}`, '#cfg-description');
+    if ((await page.$eval('#cfg-timeZone', (e) => e.value)) !== '') throw new Error(`${OTHER} has a time zone`);
+    await page.click('#cfg-description', { clickCount: 3 });
+    await page.keyboard.press('Backspace');
+    await page.type('#cfg-description', 'No zone, saved');
+    await page.waitForFunction(() => !document.querySelector('#editor-save').disabled &&
+      document.querySelector('#editor-errors').textContent === '' &&
+      document.querySelector('#err-timeZone').textContent === '', WAIT);
+    await page.click('#editor-save');
+    await page.waitForFunction(() => document.querySelector('#job-config dd[data-key=description]')?.textContent ===
+      'No zone, saved', WAIT);
+    const yaml = execFileSync(env('EJ'), ['job', 'config', 'get', OTHER, '--registry', env('REGISTRY')]).toString();
+    if (!yaml.includes('No zone, saved') || /timeZone/.test(yaml)) throw new Error(`the registry has:\n${yaml}`);
   });
 
   await check('the servers page lists the host with its jobs', async () => {

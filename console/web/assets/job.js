@@ -20,6 +20,9 @@ const FIELDS = [
   ['maxTimeDiffSeconds', 'Max time diff (s)', 'number'],
   ['reconcileIntervalMinutes', 'Reconcile interval (min)', 'number'],
 ];
+// Optional fields (null when unset: every job without a time zone, a one-off job without a
+// cron): an empty input leaves them unset, never "" (a time zone "" is not a zone).
+const OPTIONAL = new Set(['cron', 'timeZone']);
 
 export function jobPage(name) {
   const statusEl = h('span', { id: 'job-status' });
@@ -184,6 +187,7 @@ function configEditor(name, job, saved) {
     for (const [key, { input, kind }] of Object.entries(inputs)) {
       if (kind === 'checkbox') c[key] = input.checked;
       else if (kind === 'number') c[key] = input.value === '' ? undefined : Number(input.value);
+      else if (OPTIONAL.has(key) && input.value.trim() === '') c[key] = base[key] === '' ? '' : null;
       else c[key] = input.value;
       if (c[key] === undefined || (c[key] === '' && base[key] === undefined)) delete c[key];
     }
