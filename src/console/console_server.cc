@@ -28,11 +28,13 @@
 #include "console/auth.h"
 #include "console/embedded_assets.h"
 #include "console/event_hub.h"
+#include "console/execution_traces.h"
 #include "console/registry_view.h"
 #include "elasticjob/lifecycle/job_configuration_api.h"
 #include "elasticjob/lifecycle/job_operate_api.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/schedule/cron_expression.h"
+#include "elasticjob/thread_annotations.h"
 #include "elasticjob/tracing/trace_reader.h"
 #include "lifecycle/lifecycle_reads.h"
 #include "tracing/tracing_url.h"
@@ -777,10 +779,9 @@ class ConsoleImpl final : public Console {
     auto e = ExecutionOf(**reader, req.matches[2], res);
     if (!e) return;
     json result = ExecutionToJson(*e);
-    StatusQuery q;
-    q.task_id = e->task_id;
-    q.limit = 200;
-    auto traces = (*reader)->StatusTraces(q);
+    // The task id is shared by every trigger of the same items on one instance: only the
+    // rows of this execution's pass (execution_traces.h).
+    auto traces = ReadPassTraces(**reader, *e, std::chrono::system_clock::now());
     if (!traces.ok()) return Fail(res, traces.status());
     result["statusTraces"] = json::array();
     for (const auto& t : *traces) result["statusTraces"].push_back(StatusTraceToJson(t));

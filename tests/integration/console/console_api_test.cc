@@ -878,6 +878,57 @@ TEST_F(ConsoleApiTest, RefusesToStartOnAPortAnotherConsoleListensOn) {
   for (int i = 0; i < 20; ++i) ASSERT_EQ(b.Get("/api/v1/session").status, 200);
 }
 
+// Runs one pass of `job` (its `items` items, counted by `counter`) from an operator's trigger
+// and returns its newest execution once it and its pass's end are in the database.
+json TriggerAndWait(Browser& b, const std::string& job, CountingJob& counter, int items) {
+  const std::string executions = "/api/v1/registries/0/executions?limit=500&job=" + job;
+  const size_t recorded = b.Get(executions).body["items"].size();
+  const int before = counter.runs();
+  HttpResult r = b.Post("/api/v1/registries/0/jobs/" + job + "/trigger");
+  EXPECT_EQ(r.status, 200) << r.text;
+  EXPECT_TRUE(counter.WaitForRuns(before + items));
+  json newest;
+  EXPECT_TRUE(Eventually([&] {
+    HttpResult runs = b.Get(executions);
+    // The tracer writes in batches: this pass's rows, all of them finished.
+    if (runs.status != 200 || runs.body["items"].size() < recorded + items) return false;
+    for (size_t i = 0; i < static_cast<size_t>(items); ++i) {
+      if (runs.body["items"][i]["completeTime"].is_null()) return false;
+    }
+    newest = runs.body["items"][0];
+    HttpResult traces = b.Get("/api/v1/registries/0/status-traces?limit=1&taskId=" +
+                              newest["taskId"].get<std::string>());
+    return traces.status == 200 && !traces.body["items"].empty() &&
+           traces.body["items"][0]["state"] == "TASK_FINISHED" &&
+           traces.body["items"][0]["creationTime"] >= newest["completeTime"];
+  })) << newest;
+  return newest;
+}
+
+TEST_F(ConsoleApiTest, ShowsOnlyTheStatusTracesOfTheExecutionsOwnPass) {
+  Browser b = Admin();
+  const json first = TriggerAndWait(b, "alpha", **job_, 2);
+  const json second = TriggerAndWait(b, "alpha", **job_, 2);
+  ASSERT_EQ(first["taskId"], second["taskId"]);  // every pass of these items on this instance
+  HttpResult all = b.Get("/api/v1/registries/0/status-traces?limit=500&taskId=" +
+                         second["taskId"].get<std::string>());
+  ASSERT_GE(all.body["items"].size(), 6u) << all.text;
+  for (const json& run : {first, second}) {
+    HttpResult one = b.Get("/api/v1/registries/0/executions/" + run["id"].get<std::string>());
+    ASSERT_EQ(one.status, 200) << one.text;
+    const json& traces = one.body["statusTraces"];
+    ASSERT_EQ(traces.size(), 3u) << traces;
+    EXPECT_EQ(traces[0]["state"], "TASK_STAGING");
+    EXPECT_EQ(traces[1]["state"], "TASK_RUNNING");
+    EXPECT_EQ(traces[2]["state"], "TASK_FINISHED");
+    EXPECT_LE(traces[0]["creationTime"], run["startTime"]);
+    EXPECT_GE(traces[2]["creationTime"], run["completeTime"]);
+  }
+  // The first pass's rows are all before the second's start.
+  HttpResult older = b.Get("/api/v1/registries/0/executions/" + first["id"].get<std::string>());
+  EXPECT_LT(older.body["statusTraces"][2]["creationTime"], second["startTime"]);
+}
+
 // Last: pauses the suite's ZooKeeper for a few seconds.
 TEST_F(ConsoleApiTest, AnswersUnavailableWhileTheRegistryIsUnreachable) {
   ConsoleOptions options;
