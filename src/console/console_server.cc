@@ -941,6 +941,50 @@ class ConsoleImpl final : public Console {
         [this, stream](bool) { hub_.Disconnect(stream); });
   }
 
+  // --- the latest runs (jobs list, one job, overview) ---
+
+  // Reads the tracing database's newest executions into last_runs_, at most once per
+  // kLastRunsEvery (requests meanwhile use what is there), and again the kept ones that were
+  // running. Without tracing, or when the database cannot be read, the list goes without.
+  void RefreshLastRuns() {
+    if (traces_ == nullptr) return;
+    std::lock_guard<std::mutex> refresh(runs_refresh_mu_);  // one reader at a time
+    const auto now = std::chrono::steady_clock::now();
+    if (runs_read_ && now - *runs_read_ < kLastRunsEvery) return;
+    runs_read_ = now;
+    auto reader = traces_->Take();
+    if (!reader.ok()) return;
+    ExecutionQuery q;
+    q.limit = kLastRunsRows;
+    auto rows = (**reader)->Executions(q);
+    if (!rows.ok()) return;
+    std::vector<std::string> unfinished;
+    {
+      std::lock_guard<std::mutex> lock(runs_mu_);
+      last_runs_.Merge(*rows);
+      unfinished = last_runs_.Unfinished();
+    }
+    std::vector<JobExecutionEvent> again;
+    for (size_t i = 0; i < unfinished.size() && i < 20; ++i) {
+      if (auto e = (**reader)->Execution(unfinished[i]); e.ok()) again.push_back(*std::move(e));
+    }
+    std::lock_guard<std::mutex> lock(runs_mu_);
+    last_runs_.Merge(again);
+  }
+
+  // Adds `lastRun` (the job's newest execution, null when none is known) to a job's JSON and
+  // turns its status OK into FAILING when the latest finished run of one of its items failed.
+  void AddLastRun(json* job, const std::string& name, int sharding_total_count) {
+    if (traces_ == nullptr) return;
+    std::optional<LastRuns::Summary> last;
+    {
+      std::lock_guard<std::mutex> lock(runs_mu_);
+      last = last_runs_.Of(name, sharding_total_count);
+    }
+    (*job)["lastRun"] = last ? ExecutionToJson(last->latest) : json(nullptr);
+    if (last && last->failing && (*job)["status"] == "OK") (*job)["status"] = "FAILING";
+  }
+
   // --- routes ---
 
   void Routes() {
@@ -1023,11 +1067,15 @@ class ConsoleImpl final : public Console {
     s.Get(reg + "/overview", [this](const Request& req, Response& res) {
       RegistryView* view = ViewOf(req, res);
       if (view == nullptr) return;
-      json jobs = {{"total", 0}, {"OK", 0}, {"CRASHED", 0}, {"DISABLED", 0}, {"SHARDING_FLAG", 0}};
+      json jobs = {{"total", 0},    {"OK", 0},           {"FAILING", 0},
+                   {"CRASHED", 0}, {"DISABLED", 0}, {"SHARDING_FLAG", 0}};
       auto rows = view->Jobs(std::chrono::system_clock::now());
       jobs["total"] = rows.size();
+      RefreshLastRuns();
       for (const auto& row : rows) {
-        auto& n = jobs[JobStatusName(row.brief.status)];
+        json one = JobRowToJson(row);
+        AddLastRun(&one, row.brief.job_name, row.brief.sharding_total_count);
+        auto& n = jobs[one["status"].get<std::string>()];
         n = n.get<int>() + 1;
       }
       size_t instances = 0;
@@ -1039,8 +1087,10 @@ class ConsoleImpl final : public Console {
       RegistryView* view = ViewOf(req, res);
       if (view == nullptr) return;
       json list = json::array();
+      RefreshLastRuns();
       for (const JobRow& row : view->Jobs(std::chrono::system_clock::now())) {
         list.push_back(JobRowToJson(row));
+        AddLastRun(&list.back(), row.brief.job_name, row.brief.sharding_total_count);
       }
       Reply(res, 200, list);
     });
@@ -1052,7 +1102,12 @@ class ConsoleImpl final : public Console {
       auto found = view->Job(name);
       if (!found) return Error(res, 404, fmt::format("job '{}' not found", name));
       ReadRunning(view->registry(), &*found);
-      Reply(res, 200, JobToJson(*found, std::chrono::system_clock::now()));
+      json one = JobToJson(*found, std::chrono::system_clock::now());
+      if (found->config) {
+        RefreshLastRuns();
+        AddLastRun(&one, name, found->config->sharding_total_count);
+      }
+      Reply(res, 200, one);
     });
     s.Delete(job, [this](const Request& req, Response& res) {
       RegistryView* view = ViewOf(req, res);
@@ -1151,6 +1206,14 @@ class ConsoleImpl final : public Console {
   EventHub hub_;
   std::unique_ptr<TraceReaders> traces_;
   std::vector<Registry> registries_;
+  // The latest runs (RefreshLastRuns).
+  static constexpr std::chrono::milliseconds kLastRunsEvery{1000};
+  static constexpr size_t kLastRunsRows = 2000;
+  std::mutex runs_refresh_mu_;
+  std::optional<std::chrono::steady_clock::time_point> runs_read_
+      ELASTICJOB_GUARDED_BY(runs_refresh_mu_);
+  std::mutex runs_mu_;
+  LastRuns last_runs_ ELASTICJOB_GUARDED_BY(runs_mu_);
   // Used by PollTracing only (the hub's thread).
   std::map<std::string, bool> last_seen_;
   bool first_poll_done_ = false;

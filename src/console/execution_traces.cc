@@ -115,4 +115,44 @@ Result<std::vector<JobStatusTraceEvent>> ReadPassTraces(TraceReader& reader,
   return PassTraces(e, *std::move(rows));
 }
 
+void LastRuns::Merge(const std::vector<JobExecutionEvent>& rows) {
+  for (const JobExecutionEvent& r : rows) {
+    Item& item = jobs_[r.job_name][r.sharding_item];
+    if (!item.latest || item.latest->id == r.id || r.start_time > item.latest->start_time) {
+      item.latest = r;
+    }
+    if (r.complete_time &&
+        (!item.finished || item.finished->id == r.id || r.start_time > item.finished->start_time)) {
+      item.finished = r;
+    }
+  }
+}
+
+std::optional<LastRuns::Summary> LastRuns::Of(const std::string& job,
+                                              int sharding_total_count) const {
+  auto found = jobs_.find(job);
+  if (found == jobs_.end()) return std::nullopt;
+  std::optional<Summary> out;
+  bool failing = false;
+  for (const auto& [number, item] : found->second) {
+    if (number >= sharding_total_count) break;
+    if (item.finished && !item.finished->success) failing = true;
+    if (item.latest && (!out || item.latest->start_time > out->latest.start_time)) {
+      out = Summary{*item.latest, false};
+    }
+  }
+  if (out) out->failing = failing;
+  return out;
+}
+
+std::vector<std::string> LastRuns::Unfinished() const {
+  std::vector<std::string> ids;
+  for (const auto& [job, items] : jobs_) {
+    for (const auto& [number, item] : items) {
+      if (item.latest && !item.latest->complete_time) ids.push_back(item.latest->id);
+    }
+  }
+  return ids;
+}
+
 }  // namespace elasticjob::console

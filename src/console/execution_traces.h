@@ -1,5 +1,5 @@
-// The status traces of one execution (one item run), worked out from the tracing database's
-// rows (docs/console.md, "An execution's status traces").
+// The status traces of one execution (one item run) and the latest runs of each job, both
+// worked out from the tracing database's rows (docs/console.md, "Executions and their traces").
 //
 // ElasticJob's task id (`job@-@items@-@READY@-@ip@-@pid`) is the same for every trigger of the
 // same items on one instance, so JOB_STATUS_TRACE_LOG's rows of a task id are the steps of
@@ -10,10 +10,11 @@
 // notice (TASK_STAGING then TASK_FINISHED "Previous job ... is still running") posted while
 // the pass ran belongs to another trigger and is left out.
 //
-// Thread safety: the functions are stateless.
+// Thread safety: the functions are stateless; LastRuns is a plain value (its owner locks).
 #ifndef ELASTICJOB_CONSOLE_EXECUTION_TRACES_H_
 #define ELASTICJOB_CONSOLE_EXECUTION_TRACES_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,32 @@ std::vector<JobStatusTraceEvent> PassTraces(const JobExecutionEvent& execution,
 Result<std::vector<JobStatusTraceEvent>> ReadPassTraces(TraceReader& reader,
                                                         const JobExecutionEvent& execution,
                                                         Clock::WallTime now);
+
+// Each job's latest execution of each item, from the rows merged so far.
+class LastRuns {
+ public:
+  struct Summary {
+    JobExecutionEvent latest;  // the newest start over the job's items (it may be running)
+    bool failing = false;      // the latest finished run of one of its items failed
+  };
+
+  // Keeps, for each job and item, the newest execution and the newest finished one; a row
+  // with the id of one kept replaces it (a run that ended since).
+  void Merge(const std::vector<JobExecutionEvent>& rows);
+  // The job's items below `sharding_total_count` (items of a larger count before are left
+  // out); nullopt when none of them has an execution.
+  std::optional<Summary> Of(const std::string& job, int sharding_total_count) const;
+  // The ids of the kept executions still running (to be read again: they may end after the
+  // newest rows have moved past them).
+  std::vector<std::string> Unfinished() const;
+
+ private:
+  struct Item {
+    std::optional<JobExecutionEvent> latest;
+    std::optional<JobExecutionEvent> finished;
+  };
+  std::map<std::string, std::map<int, Item>> jobs_;
+};
 
 }  // namespace elasticjob::console
 

@@ -145,6 +145,17 @@ try {
     if (!cron.includes('*')) throw new Error(`cron column shows '${cron}'`);
   });
 
+  await check('a job whose every run fails shows FAILING, with its last run failed and when', async () => {
+    await page.waitForFunction((sel) => document.querySelector(`${sel} td:nth-child(2) .badge`)?.textContent === 'FAILING',
+      WAIT, jobRow('failing'));
+    const last = await text(`${jobRow('failing')} td.last-run`);
+    if (!/^failed \S/.test(last)) throw new Error(`its last run shows '${last}'`);
+    const color = await page.$eval(`${jobRow('failing')} td:nth-child(2) .badge`, (e) => getComputedStyle(e).backgroundColor);
+    if (color !== 'rgb(220, 38, 38)') throw new Error(`FAILING is drawn in ${color}, expected the failure red`);
+    await page.waitForFunction((sel) => /^success /.test(document.querySelector(`${sel} td.last-run`)?.textContent || ''),
+      WAIT, jobRow(OTHER));
+  });
+
   await check('an HTML job description shows as text, never as markup', async () => {
     const desc = await text(`${jobRow(OTHER)} .description`);
     if (!desc.includes('<img src=x onerror=')) throw new Error(`description shows '${desc}'`);

@@ -3,7 +3,7 @@
 // cron preview) and the executions (timeline per instance, table, status trace and logs).
 import { api, reg, enc, canOperate, ApiError } from './api.js';
 import { h, clear, badge, fmtTime, fmtDuration, debounce, toast } from './dom.js';
-import { page, jobOps } from './pages.js';
+import { page, jobOps, lastRun } from './pages.js';
 import { timeline } from './charts.js';
 
 // The editor's fields: [config key, label, kind].
@@ -55,7 +55,8 @@ export function jobPage(name) {
     job = j;
     const zone = j.timeZone || (j.config && j.config.timeZone) || '';
     clear(statusEl, badge(j.status), ' ',
-      h('span', { class: 'muted' }, j.jobType || ''));
+      h('span', { class: 'muted' }, j.jobType || ''),
+      j.lastRun ? h('span', { class: 'muted last-run', id: 'job-last-run' }, ' last run ', lastRun(j.lastRun)) : null);
     clear(ops, jobOps(j, (verb) => (verb === 'delete' ? (location.hash = '#/jobs') : refresh())));
     drawConfig(configBox, j);
     drawSharding(shardingBox, j, refresh);

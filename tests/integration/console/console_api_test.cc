@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <thread>
 
 #include "console/auth.h"
@@ -927,6 +929,58 @@ TEST_F(ConsoleApiTest, ShowsOnlyTheStatusTracesOfTheExecutionsOwnPass) {
   // The first pass's rows are all before the second's start.
   HttpResult older = b.Get("/api/v1/registries/0/executions/" + first["id"].get<std::string>());
   EXPECT_LT(older.body["statusTraces"][2]["creationTime"], second["startTime"]);
+}
+
+class FailingJob : public SimpleJob {
+ public:
+  void Execute(const ShardingContext&) override {
+    runs_.fetch_add(1);
+    throw std::runtime_error("the database refused the batch");
+  }
+  int runs() const { return runs_.load(); }
+
+ private:
+  std::atomic<int> runs_{0};
+};
+
+TEST_F(ConsoleApiTest, ShowsTheLastRunAndFailingForAJobWhoseRunsFail) {
+  auto failing = std::make_shared<FailingJob>();
+  BootstrapOptions options;
+  options.server_ip = "10.2.0.1";
+  options.tracer = *tracer_;
+  auto config = JobConfiguration::Builder("failing", 1).Cron("0 0 0 1 1 ?").Build();
+  ASSERT_TRUE(config.ok());
+  ScheduleJobBootstrap boot(*reg_, failing, *config, options);
+  ASSERT_TRUE(boot.Schedule().ok());
+  Browser b = Admin();
+  ASSERT_TRUE(Eventually([&] { return JobRow(b, "failing")["instanceCount"] == 1; }));
+  ASSERT_EQ(b.Post("/api/v1/registries/0/jobs/failing/trigger").status, 200);
+  json row;
+  EXPECT_TRUE(Eventually([&] {
+    row = JobRow(b, "failing");
+    return row.is_object() && row["status"] == "FAILING";
+  })) << row;
+  ASSERT_TRUE(row["lastRun"].is_object()) << row;
+  EXPECT_EQ(row["lastRun"]["success"], false);
+  EXPECT_EQ(row["lastRun"]["shardingItem"], 0);
+  EXPECT_NE(row["lastRun"]["failureCause"].get<std::string>().find("refused the batch"),
+            std::string::npos);
+  EXPECT_TRUE(row["lastRun"]["startTime"].is_number());
+  HttpResult one = b.Get("/api/v1/registries/0/jobs/failing");
+  EXPECT_EQ(one.body["status"], "FAILING");
+  EXPECT_EQ(one.body["lastRun"]["id"], row["lastRun"]["id"]);
+  HttpResult overview = b.Get("/api/v1/registries/0/overview");
+  EXPECT_GE(overview.body["jobs"]["FAILING"], 1);
+  // A job whose runs succeed stays OK, with its last run.
+  TriggerAndWait(b, "alpha", **job_, 2);
+  json alpha;
+  EXPECT_TRUE(Eventually([&] {
+    alpha = JobRow(b, "alpha");
+    return alpha["lastRun"].is_object() && alpha["lastRun"]["success"] == true;
+  })) << alpha;
+  EXPECT_EQ(alpha["status"], "OK");
+  boot.Shutdown();
+  EXPECT_EQ(b.Do("DELETE", "/api/v1/registries/0/jobs/failing").status, 204);
 }
 
 // Last: pauses the suite's ZooKeeper for a few seconds.

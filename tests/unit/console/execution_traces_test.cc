@@ -93,5 +93,42 @@ TEST(PassTracesTest, SkipsAnEarlierPassEndAtTheSameInstantAsTheStart) {
                                       "t300TASK_FINISHED"}));
 }
 
+TEST(LastRunsTest, SaysFailingWhenTheLatestFinishedRunOfAnItemFailed) {
+  LastRuns runs;
+  runs.Merge({ItemRun(0, 10, 0, true), ItemRun(0, 10, 1, false), ItemRun(100, 110, 0, true)});
+  auto last = runs.Of("job", 2);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->latest.id, "e100-0");
+  EXPECT_TRUE(last->failing);  // item 1's last run failed, though item 0's newer one passed
+  runs.Merge({ItemRun(200, 210, 1, true)});
+  EXPECT_FALSE(runs.Of("job", 2)->failing);
+  EXPECT_FALSE(runs.Of("other", 2).has_value());
+}
+
+TEST(LastRunsTest, ARunThatEndsLaterReplacesItsRunningRow) {
+  LastRuns runs;
+  runs.Merge({ItemRun(0, 10, 0, false), ItemRun(100, std::nullopt, 0)});
+  EXPECT_EQ(runs.Unfinished(), std::vector<std::string>{"e100-0"});
+  auto running = runs.Of("job", 1);
+  ASSERT_TRUE(running.has_value());
+  EXPECT_FALSE(running->latest.complete_time.has_value());
+  EXPECT_TRUE(running->failing);  // the last finished one failed
+  runs.Merge({ItemRun(100, 150, 0, true)});
+  EXPECT_TRUE(runs.Unfinished().empty());
+  EXPECT_FALSE(runs.Of("job", 1)->failing);
+  // An older row read again changes nothing.
+  runs.Merge({ItemRun(0, 10, 0, false)});
+  EXPECT_EQ(runs.Of("job", 1)->latest.id, "e100-0");
+  EXPECT_FALSE(runs.Of("job", 1)->failing);
+}
+
+TEST(LastRunsTest, LeavesOutItemsBeyondTheShardingTotalCount) {
+  LastRuns runs;
+  runs.Merge({ItemRun(0, 10, 0, true), ItemRun(50, 60, 3, false)});
+  EXPECT_FALSE(runs.Of("job", 2)->failing);
+  EXPECT_EQ(runs.Of("job", 2)->latest.id, "e0-0");
+  EXPECT_TRUE(runs.Of("job", 4)->failing);
+}
+
 }  // namespace
 }  // namespace elasticjob::console
