@@ -941,7 +941,7 @@ class ConsoleImpl final : public Console {
         [this, stream](bool) { hub_.Disconnect(stream); });
   }
 
-  // --- the latest runs (jobs list, one job, overview) ---
+  // --- the latest runs (jobs list, one job, overview, servers) ---
 
   // Reads the tracing database's newest executions into last_runs_, at most once per
   // kLastRunsEvery (requests meanwhile use what is there), and again the kept ones that were
@@ -983,6 +983,11 @@ class ConsoleImpl final : public Console {
     }
     (*job)["lastRun"] = last ? ExecutionToJson(last->latest) : json(nullptr);
     if (last && last->failing && (*job)["status"] == "OK") (*job)["status"] = "FAILING";
+  }
+
+  std::string HostnameOf(const std::string& ip) {
+    std::lock_guard<std::mutex> lock(runs_mu_);
+    return last_runs_.HostnameOf(ip);
   }
 
   // --- routes ---
@@ -1147,11 +1152,10 @@ class ConsoleImpl final : public Console {
       RegistryView* view = ViewOf(req, res);
       if (view == nullptr) return;
       json list = json::array();
+      RefreshLastRuns();
+      const auto by_instance = view->JobsByInstance();
       for (const auto& server : view->Servers()) {
-        list.push_back({{"ip", server.server_ip},
-                        {"instances", server.instances},
-                        {"jobs", server.job_names},
-                        {"disabledJobs", server.disabled_jobs}});
+        list.push_back(ServerToJson(server, by_instance, HostnameOf(server.server_ip)));
       }
       Reply(res, 200, list);
     });
@@ -1159,9 +1163,13 @@ class ConsoleImpl final : public Console {
       RegistryView* view = ViewOf(req, res);
       if (view == nullptr) return;
       const std::string ip = req.matches[2];
-      json instances = json::array();
+      RefreshLastRuns();
+      json result = {{"ip", ip}, {"hostname", nullptr}, {"instances", json::array()},
+                     {"instanceDetails", json::array()}};
       for (const auto& server : view->Servers()) {
-        if (server.server_ip == ip) instances = server.instances;
+        if (server.server_ip == ip) {
+          result = ServerToJson(server, view->JobsByInstance(), HostnameOf(ip));
+        }
       }
       json jobs = json::array();
       for (const auto& info : view->JobsOnServer(ip)) {
@@ -1170,7 +1178,9 @@ class ConsoleImpl final : public Console {
                         {"instanceCount", info.instance_count}});
       }
       if (jobs.empty()) return Error(res, 404, fmt::format("server '{}' not found", ip));
-      Reply(res, 200, {{"ip", ip}, {"jobs", jobs}, {"instances", instances}});
+      result["jobs"] = jobs;
+      result.erase("disabledJobs");
+      Reply(res, 200, result);
     });
     s.Post(reg + "/servers/([^/]+)/(disable|enable|shutdown)",
            [this](const Request& req, Response& res) { ServerOperation(req, res); });

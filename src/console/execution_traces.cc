@@ -125,6 +125,10 @@ void LastRuns::Merge(const std::vector<JobExecutionEvent>& rows) {
         (!item.finished || item.finished->id == r.id || r.start_time > item.finished->start_time)) {
       item.finished = r;
     }
+    if (!r.ip.empty() && !r.hostname.empty()) {
+      auto& host = hostnames_[r.ip];
+      if (host.second.empty() || r.start_time >= host.first) host = {r.start_time, r.hostname};
+    }
   }
 }
 
@@ -153,6 +157,11 @@ std::vector<std::string> LastRuns::Unfinished() const {
     }
   }
   return ids;
+}
+
+std::string LastRuns::HostnameOf(const std::string& ip) const {
+  auto found = hostnames_.find(ip);
+  return found == hostnames_.end() ? "" : found->second.second;
 }
 
 }  // namespace elasticjob::console

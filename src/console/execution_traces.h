@@ -53,6 +53,8 @@ class LastRuns {
   // The ids of the kept executions still running (to be read again: they may end after the
   // newest rows have moved past them).
   std::vector<std::string> Unfinished() const;
+  // The host name the newest execution from `ip` gave, or "".
+  std::string HostnameOf(const std::string& ip) const;
 
  private:
   struct Item {
@@ -60,6 +62,7 @@ class LastRuns {
     std::optional<JobExecutionEvent> finished;
   };
   std::map<std::string, std::map<int, Item>> jobs_;
+  std::map<std::string, std::pair<Clock::WallTime, std::string>> hostnames_;  // ip -> (start, name)
 };
 
 }  // namespace elasticjob::console

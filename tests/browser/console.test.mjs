@@ -317,10 +317,13 @@ try {
     if (!yaml.includes('No zone, saved') || /timeZone/.test(yaml)) throw new Error(`the registry has:\n${yaml}`);
   });
 
-  await check('the servers page lists the host with its jobs', async () => {
+  await check('the servers page lists the host (name and IP), each instance with its jobs', async () => {
     await go('#/servers', '#servers-table tr[data-server]');
-    await page.waitForFunction((j) => [...document.querySelectorAll('#servers-table a')].some((a) => a.textContent === j),
-      WAIT, TRIGGER);
+    await page.waitForFunction((j) => [...document.querySelectorAll('#servers-table td.instances .instance a')]
+      .some((a) => a.textContent === j), WAIT, TRIGGER);
+    await page.waitForFunction(() => /^pid \d+:/.test(document.querySelector('#servers-table .instance')?.textContent || '') &&
+      document.querySelector('#servers-table .hostname')?.textContent.trim() !== '', WAIT);
+    await shot('servers');
   });
 
   await check('disable a server (every job on it), then enable it again', async () => {

@@ -238,11 +238,16 @@ export function serversPage() {
   async function refresh() {
     const servers = await api('GET', reg('servers'));
     const ops = canOperate();
+    // Each instance (ip@-@pid) with the jobs it runs; the host name from the executions.
+    const instances = (sv) => (sv.instanceDetails || []).map((i) => h('div', { class: 'instance', dataset: { instance: i.id } },
+      h('span', { class: 'mono' }, i.pid !== undefined ? `pid ${i.pid}` : i.id), ': ',
+      (i.jobs || []).length ? i.jobs.map((j, k) => [k ? ', ' : '', jobLink(j)]) : h('span', { class: 'muted' }, 'no jobs')));
     clear(body, servers.length === 0 ? h('p', { class: 'muted' }, 'No servers.')
-      : h('table', { id: 'servers-table' }, h('tr', {}, ['Server', 'Instances', 'Jobs', 'Disabled jobs',
+      : h('table', { id: 'servers-table' }, h('tr', {}, ['Server', 'Instances and their jobs', 'Jobs', 'Disabled jobs',
         ops ? 'Operations' : null].map((t) => (t ? h('th', {}, t) : null))),
-      servers.map((sv) => h('tr', { dataset: { server: sv.ip } }, h('td', {}, sv.ip),
-        h('td', {}, (sv.instances || []).map((i) => h('div', {}, i))),
+      servers.map((sv) => h('tr', { dataset: { server: sv.ip } }, h('td', {}, sv.ip,
+        h('div', { class: 'muted hostname' }, sv.hostname || '')),
+        h('td', { class: 'instances' }, instances(sv)),
         h('td', {}, (sv.jobs || []).map((j, k) => [k ? ', ' : '', jobLink(j)])),
         h('td', { class: 'num' }, sv.disabledJobs ?? 0),
         ops ? h('td', { class: 'ops' },

@@ -983,6 +983,30 @@ TEST_F(ConsoleApiTest, ShowsTheLastRunAndFailingForAJobWhoseRunsFail) {
   EXPECT_EQ(b.Do("DELETE", "/api/v1/registries/0/jobs/failing").status, 204);
 }
 
+TEST_F(ConsoleApiTest, ShowsEachServersHostNameAndTheJobsOfEachInstance) {
+  Browser b = Admin();
+  const json run = TriggerAndWait(b, "alpha", **job_, 2);
+  HttpResult servers;
+  ASSERT_TRUE(Eventually([&] {
+    servers = b.Get("/api/v1/registries/0/servers");
+    return servers.status == 200 && !servers.body.empty() &&
+           servers.body[0]["hostname"].is_string() &&
+           servers.body[0]["instanceDetails"].size() == 1 &&
+           servers.body[0]["instanceDetails"][0]["jobs"] == json::array({"alpha", "beta"});
+  })) << servers.text;
+  const json& server = servers.body[0];
+  EXPECT_EQ(server["hostname"], run["hostname"]);
+  ASSERT_EQ(server["instanceDetails"].size(), 1u) << server;
+  const json& instance = server["instanceDetails"][0];
+  EXPECT_EQ(instance["id"], server["instances"][0]);
+  EXPECT_EQ(instance["pid"], getpid());
+  EXPECT_EQ(instance["jobs"], json::array({"alpha", "beta"}));
+  HttpResult one = b.Get("/api/v1/registries/0/servers/10.2.0.1");
+  ASSERT_EQ(one.status, 200) << one.text;
+  EXPECT_EQ(one.body["hostname"], run["hostname"]);
+  EXPECT_EQ(one.body["instanceDetails"][0]["jobs"], json::array({"alpha", "beta"}));
+}
+
 // Last: pauses the suite's ZooKeeper for a few seconds.
 TEST_F(ConsoleApiTest, AnswersUnavailableWhileTheRegistryIsUnreachable) {
   ConsoleOptions options;
