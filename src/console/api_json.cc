@@ -222,7 +222,8 @@ json ServerToJson(const ServerBriefInfo& server,
   for (const std::string& id : server.instances) {
     json entry = {{"id", id}, {"jobs", json::array()}};
     AddPid(id, &entry);
-    if (auto it = jobs_by_instance.find(id); it != jobs_by_instance.end()) entry["jobs"] = it->second;
+    if (auto it = jobs_by_instance.find(id); it != jobs_by_instance.end())
+      entry["jobs"] = it->second;
     details.push_back(std::move(entry));
   }
   return {{"ip", server.server_ip},

@@ -1072,7 +1072,7 @@ class ConsoleImpl final : public Console {
     s.Get(reg + "/overview", [this](const Request& req, Response& res) {
       RegistryView* view = ViewOf(req, res);
       if (view == nullptr) return;
-      json jobs = {{"total", 0},    {"OK", 0},           {"FAILING", 0},
+      json jobs = {{"total", 0},   {"OK", 0},       {"FAILING", 0},
                    {"CRASHED", 0}, {"DISABLED", 0}, {"SHARDING_FLAG", 0}};
       auto rows = view->Jobs(std::chrono::system_clock::now());
       jobs["total"] = rows.size();
@@ -1164,7 +1164,9 @@ class ConsoleImpl final : public Console {
       if (view == nullptr) return;
       const std::string ip = req.matches[2];
       RefreshLastRuns();
-      json result = {{"ip", ip}, {"hostname", nullptr}, {"instances", json::array()},
+      json result = {{"ip", ip},
+                     {"hostname", nullptr},
+                     {"instances", json::array()},
                      {"instanceDetails", json::array()}};
       for (const auto& server : view->Servers()) {
         if (server.server_ip == ip) {

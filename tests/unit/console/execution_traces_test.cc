@@ -24,7 +24,8 @@ JobStatusTraceEvent Trace(int ms, TraceState state, std::string message = "") {
   return t;
 }
 
-JobExecutionEvent ItemRun(int start, std::optional<int> complete, int item = 0, bool success = true) {
+JobExecutionEvent ItemRun(int start, std::optional<int> complete, int item = 0,
+                          bool success = true) {
   JobExecutionEvent e;
   e.id = "e" + std::to_string(start) + "-" + std::to_string(item);
   e.job_name = "job";
@@ -45,10 +46,14 @@ std::vector<std::string> Ids(const std::vector<JobStatusTraceEvent>& traces) {
 // Three passes of one task id, newest first as the database returns them; STAGING and
 // RUNNING of a pass share one instant.
 std::vector<JobStatusTraceEvent> ThreePasses() {
-  return {Trace(2010, TraceState::kTaskError, "{0=boom}"), Trace(2000, TraceState::kTaskRunning),
-          Trace(2000, TraceState::kTaskStaging),           Trace(1010, TraceState::kTaskFinished),
-          Trace(1000, TraceState::kTaskRunning),           Trace(1000, TraceState::kTaskStaging),
-          Trace(10, TraceState::kTaskFinished),            Trace(0, TraceState::kTaskRunning),
+  return {Trace(2010, TraceState::kTaskError, "{0=boom}"),
+          Trace(2000, TraceState::kTaskRunning),
+          Trace(2000, TraceState::kTaskStaging),
+          Trace(1010, TraceState::kTaskFinished),
+          Trace(1000, TraceState::kTaskRunning),
+          Trace(1000, TraceState::kTaskStaging),
+          Trace(10, TraceState::kTaskFinished),
+          Trace(0, TraceState::kTaskRunning),
           Trace(0, TraceState::kTaskStaging)};
 }
 
@@ -56,8 +61,9 @@ TEST(PassTracesTest, KeepsOnlyThePassOfTheExecutionAmongEveryPassOfItsTaskId) {
   auto traces = PassTraces(ItemRun(1001, 1005), ThreePasses());
   EXPECT_EQ(Ids(traces), (std::vector<std::string>{"t1000TASK_STAGING", "t1000TASK_RUNNING",
                                                    "t1010TASK_FINISHED"}));
-  EXPECT_EQ(Ids(PassTraces(ItemRun(2001, 2008), ThreePasses())),
-            (std::vector<std::string>{"t2000TASK_STAGING", "t2000TASK_RUNNING", "t2010TASK_ERROR"}));
+  EXPECT_EQ(
+      Ids(PassTraces(ItemRun(2001, 2008), ThreePasses())),
+      (std::vector<std::string>{"t2000TASK_STAGING", "t2000TASK_RUNNING", "t2010TASK_ERROR"}));
 }
 
 TEST(PassTracesTest, ARunningExecutionShowsItsPassSoFar) {
@@ -85,12 +91,12 @@ TEST(PassTracesTest, LeavesOutAMisfireNoticePostedWhileThePassRan) {
 
 TEST(PassTracesTest, SkipsAnEarlierPassEndAtTheSameInstantAsTheStart) {
   std::vector<JobStatusTraceEvent> rows = {
-      Trace(0, TraceState::kTaskStaging), Trace(0, TraceState::kTaskRunning),
+      Trace(0, TraceState::kTaskStaging),    Trace(0, TraceState::kTaskRunning),
       Trace(100, TraceState::kTaskFinished), Trace(100, TraceState::kTaskStaging),
-      Trace(100, TraceState::kTaskRunning), Trace(300, TraceState::kTaskFinished)};
-  EXPECT_EQ(Ids(PassTraces(ItemRun(100, 250), rows)),
-            (std::vector<std::string>{"t100TASK_STAGING", "t100TASK_RUNNING",
-                                      "t300TASK_FINISHED"}));
+      Trace(100, TraceState::kTaskRunning),  Trace(300, TraceState::kTaskFinished)};
+  EXPECT_EQ(
+      Ids(PassTraces(ItemRun(100, 250), rows)),
+      (std::vector<std::string>{"t100TASK_STAGING", "t100TASK_RUNNING", "t300TASK_FINISHED"}));
 }
 
 TEST(LastRunsTest, SaysFailingWhenTheLatestFinishedRunOfAnItemFailed) {
