@@ -155,6 +155,14 @@ expect_error "an item that is not a number is named, not a 300-digit range" 1 "j
   "$EJ" job item disable nope x --registry memory://cli
 rm -f /tmp/ej_cli_bin.$$
 
+# The agent names the registry it follows without its digest (a password).
+out=$(timeout -s INT 2 "$EJ" agent --registry 'memory://cli?digest=user:s3cret' 2>&1)
+if [[ "$out" != *"agent: following memory://cli?digest=***"* || "$out" == *s3cret* ]]; then
+  echo "FAIL the agent's registry line: $out"; failures=$((failures + 1))
+else
+  echo "ok   the agent names its registry with the digest redacted"
+fi
+
 rm -f /tmp/ej_cli_err.$$
 if ((failures > 0)); then
   echo "$failures CLI test(s) failed"
