@@ -23,6 +23,7 @@
 #include "elasticjob/tracing/tracer.h"
 #include "executor/script/script_processes.h"
 #include "infra/printable.h"
+#include "reg/registry_url.h"
 
 namespace elasticjob::cli {
 namespace {
@@ -184,7 +185,8 @@ int RunAgent(const AgentOptions& o) {
   });
   std::string labels;
   for (const std::string& l : o.labels) labels += (labels.empty() ? " (labels: " : ", ") + l;
-  Log(fmt::format("following {}{}", o.registry, labels.empty() ? "" : labels + ")"));
+  Log(fmt::format("following {}{}", reg::RedactRegistryUrl(o.registry),
+                  labels.empty() ? "" : labels + ")"));
   int sig = 0;
   sigwait(&signals, &sig);
   std::cout << fmt::format("elasticjob: {} received, shutting down\n",
