@@ -54,6 +54,10 @@ class RacingRegistry final : public RegistryCenter {
                                  std::function<void(Status)> done) override {
     inner_.ExecuteInTransactionAsync(std::move(ops), executor, std::move(done));
   }
+  void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                        std::function<void(Result<int64_t>)> done) override {
+    inner_.ExecuteInTransactionStampedAsync(std::move(ops), executor, std::move(done));
+  }
   Result<int64_t> GetRegistryCenterTime(std::string_view k) override {
     return inner_.GetRegistryCenterTime(k);
   }
