@@ -106,13 +106,17 @@ int main(int argc, char** argv) {
   for (const std::string& word : args) {
     if (Subcommands(*current).empty() || word.starts_with("-")) break;
     CLI::App* sub = FindSubcommand(*current, word);
+    // A command that runs on its own (`console`, beside `console hash-password`) takes
+    // other words as its arguments.
+    if (sub == nullptr && current->get_require_subcommand_min() == 0) break;
     if (sub == nullptr) return UnknownCommand(*current, word);
     current = sub;
   }
   const bool asks_help = std::any_of(args.begin(), args.end(), [](const std::string& a) {
     return a == "-h" || a == "--help" || a == "--help-all";
   });
-  if (!Subcommands(*current).empty() && !asks_help) {  // a group without its command
+  // A group without its command.
+  if (current->get_require_subcommand_min() > 0 && !asks_help) {
     std::string path = PathOf(*current);
     std::cerr << "elasticjob: " << (path.empty() ? "a command" : "'" + path + "' needs a command")
               << (path.empty() ? " is required" : "") << "\n\n"
