@@ -748,8 +748,11 @@ void JobRuntime::ShutdownInstance() {
                                      "operator; stopping the job here",
                                      config_.job_name, instances_->self().instance_id));
   shared_->triggers.Post([self = shared_from_this()] {
-    // Its items must go to the others: the flag first (an ElasticJob instance raises it on
-    // any instance change, its own removal included; the others' listeners may not be ours).
+    // Stopped first: from here on this instance is not the leader (a sharding queued or
+    // waiting gives up) and its sharding writes are fenced by the instance node, gone now.
+    self->Stop();
+    // Its items must go to the others: the flag (an ElasticJob instance raises it on any
+    // instance change, its own removal included; the others' listeners may not be ours).
     // Not when the job's config is gone (the job is being removed): the flag would bring
     // `/{job}` back.
     auto config = self->storage_.IsJobNodeExisted("config");
@@ -758,7 +761,6 @@ void JobRuntime::ShutdownInstance() {
       infra::LogLine("WARN", fmt::format("job '{}': resharding flag not set at shutdown: {}",
                                          self->config_.job_name, s.ToString()));
     }
-    self->Stop();
     (void)self->leader_->RemoveLeader();  // ElasticJob's shutdownInstance abdicates
   });
 }
@@ -816,6 +818,9 @@ void JobRuntime::StopWatchingRunningMarks() {
 void JobRuntime::GuaranteeCleared(guarantee::Phase phase) { job_listeners_->OnPhaseCleared(phase); }
 
 void JobRuntime::Stop() {
+  // Not the leader from now on (ElasticJob's isLeader once JobRegistry.isShutdown): nothing
+  // of this instance writes what the leader owns. (Set in Start, which Stop does not race.)
+  if (leader_ != nullptr) leader_->Shutdown();
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (stopped_ || !started_) {
