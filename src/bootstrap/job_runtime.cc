@@ -9,8 +9,10 @@
 #include <map>
 #include <thread>
 
+#include "election/leader_node.h"
 #include "infra/change_epoch.h"
 #include "infra/log.h"
+#include "reg/bounded_removal.h"
 #include "sharding/sharding_node.h"
 #include "tracing/event_bus.h"
 #include "tracing/job_tracing.h"
@@ -856,6 +858,10 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
     abandoned = outstanding_;
   }
   if (started) {
+    // Whether this instance holds the leadership, from the cache while the watch keeps it
+    // (a read from the server could wait for an unreachable one).
+    auto leader = storage_.GetJobNodeData(election::kLeaderInstance);
+    const bool leading = leader.ok() && *leader == instances_->self().instance_id;
     // No more events; then this instance leaves (instance node, then leadership). The watch
     // ends outside watch_mu_: ending it waits for a delivery in progress.
     std::unique_ptr<Subscription> watch;
@@ -871,8 +877,15 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
       mark_watches_.clear();
       strand_.reset();
     }
-    (void)instances_->RemoveInstance();
-    (void)leader_->RemoveLeader();  // after the listeners: none of them elects us again
+    // After the listeners: none of them elects us again. Bounded by the deadline (at least
+    // reg::kLeaveAtLeast): a registry that does not answer must not hold the shutdown; the
+    // nodes are ephemeral and go with the session.
+    std::vector<std::string> leave = {storage_.path().FullPath(instances_->OnlineNode().node)};
+    if (leading) leave.push_back(storage_.path().FullPath(election::kLeaderInstance));
+    if (Status s = reg::RemoveWithin(gated_, leave, reg::LeaveDeadline(deadline)); !s.ok()) {
+      infra::LogLine("WARN", fmt::format("job '{}': leaving the cluster: {}", config_.job_name,
+                                         s.ToString()));
+    }
   }
   // From now on an abandoned run calls nothing of the user's and no registry: it ends on its
   // own (its registry work CANCELLED), its reports dropped. Waits for calls already inside.

@@ -61,11 +61,13 @@ class Agent {
  public:
   // `tracer` may be null (no tracing).
   Agent(RegistryCenter& registry, std::set<std::string> labels,
-        std::shared_ptr<executor::ScriptProcesses> processes, std::shared_ptr<Tracer> tracer)
+        std::shared_ptr<executor::ScriptProcesses> processes, std::shared_ptr<Tracer> tracer,
+        std::chrono::milliseconds grace)
       : registry_(registry),
         labels_(std::move(labels)),
         processes_(std::move(processes)),
-        tracer_(std::move(tracer)) {}
+        tracer_(std::move(tracer)),
+        join_timeout_(JoinTimeoutFor(grace)) {}
 
   // Brings job `name` here in line with the registry.
   void Reconcile(const std::string& name) {
@@ -111,6 +113,7 @@ class Agent {
     std::unique_ptr<ScheduleJobBootstrap> boot;
     BootstrapOptions options;
     options.tracer = tracer_;
+    options.shutdown_timeout = join_timeout_;
     if (type == "SCRIPT") {
       // Built here so the scripts run under the shared processes the shutdown signals.
       auto job = executor::ScriptJob::FromProps(config.props, processes_);
@@ -145,6 +148,7 @@ class Agent {
   const std::set<std::string> labels_;
   std::shared_ptr<executor::ScriptProcesses> processes_;
   const std::shared_ptr<Tracer> tracer_;
+  const std::chrono::milliseconds join_timeout_;  // the jobs' shutdown_timeout
   std::map<std::string, Running> running_;
   std::set<std::string> skipped_;  // job and type already reported as not runnable here
 };
@@ -176,7 +180,7 @@ int RunAgent(const AgentOptions& o) {
   }
   auto processes = std::make_shared<executor::ScriptProcesses>();
   Agent agent(*registry, std::set<std::string>(o.labels.begin(), o.labels.end()), processes,
-              tracer);
+              tracer, std::chrono::milliseconds(o.shutdown_grace_ms));
   ThreadPool pool(1);
   SerialExecutor events(pool);
   auto watch = watcher->Watch(

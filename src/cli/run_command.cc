@@ -120,6 +120,7 @@ int RunJobs(const RunOptions& o) {
   if (file->dump_address) options.dump_port.address = *file->dump_address;
   BootstrapOptions typed_options;  // jobs of a type by name (HTTP, ...)
   typed_options.tracer = tracer;
+  options.shutdown_timeout = typed_options.shutdown_timeout = JoinTimeoutFor(grace);
   for (size_t i = 0; i < jobs.size(); ++i) {
     running.push_back(scripts[i] != nullptr
                           ? std::make_unique<ScheduleJobBootstrap>(**registry, scripts[i],

@@ -10,6 +10,7 @@
 
 #include "election/leader_node.h"
 #include "infra/log.h"
+#include "reg/bounded_removal.h"
 #include "instance/job_instance.h"
 #include "task/postgresql/pg_task_store.h"
 #include "task/task_node.h"
@@ -224,7 +225,7 @@ void TaskRuntime::Stop() {
   if (running_ != nullptr) running_->Cancel("the job is stopping");
 }
 
-void TaskRuntime::Join() {
+void TaskRuntime::Join(std::chrono::steady_clock::time_point deadline) {
   Stop();
   connection_.reset();
   std::shared_ptr<Events> events;
@@ -236,7 +237,9 @@ void TaskRuntime::Join() {
   instances_watch_.reset();
   events.reset();  // waits for its deliveries, unless a run still holds it
   if (server_ != nullptr) {
-    (void)registry_.Remove(WorkerPath(config_.job_name, instance_id_));
+    // Ephemeral: it goes with the session if the registry does not answer in time.
+    (void)reg::RemoveWithin(registry_, {WorkerPath(config_.job_name, instance_id_)},
+                            reg::LeaveDeadline(deadline));
     server_->Shutdown(std::chrono::milliseconds(1000));
     server_.reset();
   }

@@ -49,7 +49,9 @@ class TaskRuntime final : public SimpleJob {
   // address or the registry error; nothing stays started then.
   Status Start();
   void Stop();
-  void Join();
+  // Stops the endpoint and removes the worker node, waiting for the registry until
+  // `deadline` (at least reg::kLeaveAtLeast from now): an unreachable one does not hold it.
+  void Join(std::chrono::steady_clock::time_point deadline = {});
 
   // The run (item 0); other items do nothing. Throws with the run's failure.
   void Execute(const ShardingContext& context) override;
