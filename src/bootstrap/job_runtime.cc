@@ -11,8 +11,10 @@
 #include <thread>
 
 #include "config/runnable_check.h"
+#include "election/leader_node.h"
 #include "infra/change_epoch.h"
 #include "infra/log.h"
+#include "reg/bounded_removal.h"
 #include "sharding/sharding_node.h"
 #include "tracing/event_bus.h"
 #include "tracing/job_tracing.h"
@@ -756,8 +758,11 @@ void JobRuntime::ShutdownInstance() {
                                      "operator; stopping the job here",
                                      config_.job_name, instances_->self().instance_id));
   shared_->triggers.Post([self = shared_from_this()] {
-    // Its items must go to the others: the flag first (an ElasticJob instance raises it on
-    // any instance change, its own removal included; the others' listeners may not be ours).
+    // Stopped first: from here on this instance is not the leader (a sharding queued or
+    // waiting gives up) and its sharding writes are fenced by the instance node, gone now.
+    self->Stop();
+    // Its items must go to the others: the flag (an ElasticJob instance raises it on any
+    // instance change, its own removal included; the others' listeners may not be ours).
     // Not when the job's config is gone (the job is being removed): the flag would bring
     // `/{job}` back.
     auto config = self->storage_.IsJobNodeExisted("config");
@@ -766,7 +771,6 @@ void JobRuntime::ShutdownInstance() {
       infra::LogLine("WARN", fmt::format("job '{}': resharding flag not set at shutdown: {}",
                                          self->config_.job_name, s.ToString()));
     }
-    self->Stop();
     (void)self->leader_->RemoveLeader();  // ElasticJob's shutdownInstance abdicates
   });
 }
@@ -824,6 +828,9 @@ void JobRuntime::StopWatchingRunningMarks() {
 void JobRuntime::GuaranteeCleared(guarantee::Phase phase) { job_listeners_->OnPhaseCleared(phase); }
 
 void JobRuntime::Stop() {
+  // Not the leader from now on (ElasticJob's isLeader once JobRegistry.isShutdown): nothing
+  // of this instance writes what the leader owns. (Set in Start, which Stop does not race.)
+  if (leader_ != nullptr) leader_->Shutdown();
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (stopped_ || !started_) {
@@ -859,6 +866,10 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
     abandoned = outstanding_;
   }
   if (started) {
+    // Whether this instance holds the leadership, from the cache while the watch keeps it
+    // (a read from the server could wait for an unreachable one).
+    auto leader = storage_.GetJobNodeData(election::kLeaderInstance);
+    const bool leading = leader.ok() && *leader == instances_->self().instance_id;
     // No more events; then this instance leaves (instance node, then leadership). The watch
     // ends outside watch_mu_: ending it waits for a delivery in progress.
     std::unique_ptr<Subscription> watch;
@@ -874,8 +885,15 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
       mark_watches_.clear();
       strand_.reset();
     }
-    (void)instances_->RemoveInstance();
-    (void)leader_->RemoveLeader();  // after the listeners: none of them elects us again
+    // After the listeners: none of them elects us again. Bounded by the deadline (at least
+    // reg::kLeaveAtLeast): a registry that does not answer must not hold the shutdown; the
+    // nodes are ephemeral and go with the session.
+    std::vector<std::string> leave = {storage_.path().FullPath(instances_->OnlineNode().node)};
+    if (leading) leave.push_back(storage_.path().FullPath(election::kLeaderInstance));
+    if (Status s = reg::RemoveWithin(gated_, leave, reg::LeaveDeadline(deadline)); !s.ok()) {
+      infra::LogLine("WARN", fmt::format("job '{}': leaving the cluster: {}", config_.job_name,
+                                         s.ToString()));
+    }
   }
   // From now on an abandoned run calls nothing of the user's and no registry: it ends on its
   // own (its registry work CANCELLED), its reports dropped. Waits for calls already inside.

@@ -101,7 +101,7 @@ class Lifecycle {
   Status Join(std::chrono::steady_clock::time_point deadline) {
     Stop();
     Status s = runtime_->Join(deadline);
-    if (task_ != nullptr) task_->Join();
+    if (task_ != nullptr) task_->Join(deadline);
     return s;
   }
 

@@ -61,8 +61,12 @@ void Log(const std::string& line) {
 class Agent {
  public:
   // `tracer` may be null (no tracing).
-  Agent(RegistryCenter& registry, std::set<std::string> labels, std::shared_ptr<Tracer> tracer)
-      : registry_(registry), labels_(std::move(labels)), tracer_(std::move(tracer)) {}
+  Agent(RegistryCenter& registry, std::set<std::string> labels, std::shared_ptr<Tracer> tracer,
+        std::chrono::milliseconds grace)
+      : registry_(registry),
+        labels_(std::move(labels)),
+        tracer_(std::move(tracer)),
+        join_timeout_(JoinTimeoutFor(grace)) {}
 
   // Brings job `name` here in line with the registry.
   void Reconcile(const std::string& name) {
@@ -107,6 +111,7 @@ class Agent {
   void Start(const std::string& name, const std::string& type, const JobConfiguration& config) {
     BootstrapOptions options;
     options.tracer = tracer_;
+    options.shutdown_timeout = join_timeout_;
     // By type name: the executor is made from the registry's configuration (SCRIPT's scripts
     // under the process's ScriptProcesses, which the shutdown signals).
     auto boot = std::make_unique<ScheduleJobBootstrap>(registry_, type, config, options);
@@ -132,6 +137,7 @@ class Agent {
   RegistryCenter& registry_;
   const std::set<std::string> labels_;
   const std::shared_ptr<Tracer> tracer_;
+  const std::chrono::milliseconds join_timeout_;  // the jobs' shutdown_timeout
   std::map<std::string, Running> running_;
   std::set<std::string> skipped_;  // job and type already reported as not runnable here
 };
@@ -161,7 +167,8 @@ int RunAgent(const AgentOptions& o) {
     tracer = *std::move(opened);
     Log("tracing to " + tracer->redacted_url());
   }
-  Agent agent(*registry, std::set<std::string>(o.labels.begin(), o.labels.end()), tracer);
+  Agent agent(*registry, std::set<std::string>(o.labels.begin(), o.labels.end()), tracer,
+              std::chrono::milliseconds(o.shutdown_grace_ms));
   ThreadPool pool(1);
   SerialExecutor events(pool);
   auto watch = watcher->Watch(

@@ -17,6 +17,13 @@
 
 namespace elasticjob::cli {
 
+// The jobs' shutdown_timeout under a grace: the grace, and a second for the scripts killed at
+// its end to end and their runs to be reported. Leaving the registry waits no longer,
+// whatever the registry does (docs/runtime.md, `elasticjob run`).
+inline std::chrono::milliseconds JoinTimeoutFor(std::chrono::milliseconds grace) {
+  return grace + std::chrono::seconds(1);
+}
+
 // REQUIRES: `signals` (SIGINT, SIGTERM) are blocked in every thread of the process, so a
 // second one is taken by sigwait here.
 void StopGracefully(executor::ScriptProcesses& processes,

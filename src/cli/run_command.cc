@@ -125,6 +125,7 @@ int RunJobs(const RunOptions& o) {
   BootstrapOptions options;
   options.tracer = tracer;
   if (file->dump_address) options.dump_port.address = *file->dump_address;
+  options.shutdown_timeout = JoinTimeoutFor(grace);
   for (const RunJobSpec& spec : jobs) {
     running.push_back(
         std::make_unique<ScheduleJobBootstrap>(**registry, spec.type, spec.config, options));

@@ -5,6 +5,9 @@
 namespace elasticjob::election {
 
 Status LeaderService::ElectLeader() {
+  if (is_shut_down()) {
+    return Status(StatusCode::kCancelled, "the job is shut down here: not electing a leader");
+  }
   // A leader the cache knows of: the latch would only find it too. Its node going is an
   // event that elects again.
   if (auto has = HasLeader(); has.ok() && *has) return Status::Ok();
@@ -13,7 +16,7 @@ Status LeaderService::ElectLeader() {
     auto has = storage_.IsJobNodeExisted(kLeaderInstance);
     if (!has.ok()) {
       inner = has.status();
-    } else if (!*has) {
+    } else if (!*has && !is_shut_down()) {  // shut down while waiting for the latch
       inner = storage_.FillEphemeralJobNode(kLeaderInstance, instance_id_);
     }
   });
@@ -21,6 +24,7 @@ Status LeaderService::ElectLeader() {
 }
 
 Result<bool> LeaderService::IsLeader() {
+  if (is_shut_down()) return false;
   auto v = storage_.GetJobNodeData(kLeaderInstance);
   if (!v.ok()) {
     if (v.status().code() == StatusCode::kNotFound) return false;
@@ -32,8 +36,9 @@ Result<bool> LeaderService::IsLeader() {
 Result<bool> LeaderService::HasLeader() { return storage_.IsJobNodeExisted(kLeaderInstance); }
 
 Status LeaderService::RemoveLeader() {
-  auto leader = IsLeader();
-  if (!leader.ok() || !*leader) return leader.status();
+  auto v = storage_.GetJobNodeDataDirectly(kLeaderInstance);
+  if (!v.ok()) return v.status().code() == StatusCode::kNotFound ? Status::Ok() : v.status();
+  if (*v != instance_id_) return Status::Ok();
   return storage_.RemoveJobNodeIfExisted(kLeaderInstance);
 }
 

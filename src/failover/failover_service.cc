@@ -48,6 +48,8 @@ Status FailoverService::FailoverIfNecessary(const std::function<bool()>& keep_go
     int item = -1;
     Status inner;
     Status s = storage_.ExecuteInLeader(kLatch, [&] {
+      // The wait for the latch may have outlasted the job here (shut down, paused).
+      if (!keep_going()) return;
       // Inside the latch, confirm each candidate on the server: the cache may not have
       // applied the previous holder's delete yet.
       auto children = storage_.registry().GetChildrenKeys(storage_.path().FullPath(kItemsRoot));

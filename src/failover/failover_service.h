@@ -42,8 +42,9 @@ class FailoverService {
   // the item), when its server is not disabled.
   Result<std::vector<int>> GetCrashedShardingItems(const std::string& instance_id);
 
-  // Step 2: while items are queued and `keep_going()` holds, claims one per latch round and
-  // calls `claimed(item)` after each claim (outside the latch).
+  // Step 2: while items are queued and `keep_going()` holds (asked before each latch round
+  // and again once the latch is held), claims one per latch round and calls
+  // `claimed(item)` after each claim (outside the latch).
   Status FailoverIfNecessary(const std::function<bool()>& keep_going,
                              const std::function<void(int)>& claimed);
   // Whether items are queued for failover.

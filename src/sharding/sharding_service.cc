@@ -132,7 +132,24 @@ Result<bool> ShardingService::TryShardingIfNecessary() {
   return false;  // three lost races in a row: the next change tries again
 }
 
+TransactionOp ShardingService::SelfRegistered() {
+  return TransactionOp::CheckExists(
+      storage_.path().FullPath("instances/" + instances_.self().instance_id));
+}
+
+Status ShardingService::FencedFailure(Status failed) {
+  auto self = storage_.GetJobNodeDataDirectly("instances/" + instances_.self().instance_id);
+  if (self.ok() || self.status().code() != StatusCode::kNotFound) return failed;
+  return Status(StatusCode::kCancelled,
+                fmt::format("job '{}': this instance left the cluster: sharding nothing",
+                            storage_.path().job_name()));
+}
+
 Result<bool> ShardingService::TryShardingIfNecessaryOnce() {
+  if (leader_.is_shut_down()) {
+    return Status(StatusCode::kCancelled,
+                  fmt::format("job '{}' is shut down here", storage_.path().job_name()));
+  }
   auto need = IsNeedSharding();
   if (!need.ok()) return need.status();
   // No flag: a sharding may still be writing (a leader that lost its leadership mid-way, or
@@ -194,12 +211,26 @@ bool ShardingService::LostShardingRace(const Status& s) {
 }
 
 Result<bool> ShardingService::TryShardAsLeader() {
-  std::lock_guard<std::mutex> lock(shard_mu_);
+  // Another path of ours is sharding: waiting for it would hold a coordination thread for
+  // as long as its registry calls take. Its transaction's events wake the waits again.
+  std::unique_lock<std::mutex> lock(shard_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
   auto need = IsNeedSharding();  // another path of ours may have sharded meanwhile
   if (!need.ok()) return need.status();
   if (!*need) {
     if (running_watcher_ != nullptr) running_watcher_->StopWatchingRunningMarks();
     return true;
+  }
+  // Leadership again, under the lock: the caller read it before waiting for it, and a
+  // shutdown (IsLeader false from then on) may have come meanwhile.
+  auto leading = leader_.IsLeader();
+  if (!leading.ok()) return leading.status();
+  if (!*leading) {
+    if (leader_.is_shut_down()) {
+      return Status(StatusCode::kCancelled,
+                    fmt::format("job '{}' is shut down here", storage_.path().job_name()));
+    }
+    return false;  // no longer the leader: the next leader shards
   }
   auto config = config_.LoadLastGood(/*from_cache=*/false);
   if (!config.ok()) return config.status();
@@ -227,8 +258,11 @@ Result<bool> ShardingService::TryShardAsLeader() {
   // processing node for the others to wait on.
   auto plan = CheckedSharding(**strategy, *available, storage_.path().job_name(), total);
   if (!plan.ok()) return plan.status();
-  Status s = storage_.FillEphemeralJobNode(kProcessing, "");
-  if (!s.ok()) return s;
+  // Fenced (see the header): an instance that left the cluster creates no processing node.
+  Status s = storage_.registry().ExecuteInTransaction(
+      {SelfRegistered(), TransactionOp::Create(storage_.path().FullPath(kProcessing), "",
+                                               CreateMode::kEphemeral)});
+  if (!s.ok()) return FencedFailure(s);
   // Items beyond the new total go first (they have children, which a multi-op cannot
   // delete recursively); losing them is harmless if the rest fails.
   auto existing = storage_.GetJobNodeChildrenKeys(kShardingRoot);
@@ -239,12 +273,13 @@ Result<bool> ShardingService::TryShardAsLeader() {
       if (s = storage_.RemoveJobNodeIfExisted(ItemNode(*item)); !s.ok()) return s;
     }
   }
-  // One multi-op: "/" is the namespace root (ElasticJob checks it), then the reset (missing
-  // item nodes created, old owners deleted) and the new owners, so a sharding that loses a
-  // race with another one changes nothing. (ElasticJob resets outside its transaction.)
+  // One multi-op: "/" is the namespace root (ElasticJob checks it), the fence, then the
+  // reset (missing item nodes created, old owners deleted) and the new owners, so a sharding
+  // that loses a race with another one changes nothing. (ElasticJob resets outside its
+  // transaction.)
   auto full = [&](const std::string& node) { return storage_.path().FullPath(node); };
   if (s = storage_.CreateJobNodeIfNeeded(kShardingRoot); !s.ok()) return s;  // items' parent
-  std::vector<TransactionOp> ops = {TransactionOp::CheckExists("/")};
+  std::vector<TransactionOp> ops = {TransactionOp::CheckExists("/"), SelfRegistered()};
   for (int i = 0; i < total; ++i) {
     auto item_exists = storage_.IsJobNodeExisted(ItemNode(i));
     if (!item_exists.ok()) return item_exists.status();
@@ -267,7 +302,7 @@ Result<bool> ShardingService::TryShardAsLeader() {
     // Another instance sharded meanwhile (leadership moved mid-way): leave no processing
     // node behind for others to wait on; the flag, if still set, brings a new attempt.
     (void)storage_.RemoveJobNodeIfExisted(kProcessing);
-    return s;
+    return FencedFailure(s);
   }
   // Every run's mark would fire these watches again: they were for this sharding only.
   if (running_watcher_ != nullptr) running_watcher_->StopWatchingRunningMarks();

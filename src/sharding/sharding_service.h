@@ -6,6 +6,12 @@
 // `sharding/{i}/instance`; delete `necessary` and `processing`), after waiting for running
 // items to finish; the other instances wait until it is done, woken by registry events.
 //
+// An instance whose job is shut down here (LeaderService::Shutdown) shards nothing, and
+// every write of a sharding is fenced by this instance's `instances/{id}` node: the
+// processing node and the assignment are created in multi-ops that check it exists, so a
+// sharding begun before an operator removed the node (or before a Join removed it) changes
+// nothing once it is gone, whatever a stale cache says of the leadership.
+//
 // Thread safety: safe for concurrent use.
 #ifndef ELASTICJOB_SHARDING_SHARDING_SERVICE_H_
 #define ELASTICJOB_SHARDING_SHARDING_SERVICE_H_
@@ -97,7 +103,8 @@ class ShardingService {
   // once this instance may read its assignment, false while it must wait.
   Result<bool> TryShardingIfNecessary();
   Result<bool> TryShardingIfNecessaryOnce();
-  // Under shard_mu_ (one leader path at a time): re-checks the flag; false while items run
+  // Under shard_mu_ (one leader path at a time; false at once while another one holds it):
+  // re-checks the flag; false while items run
   // or another sharding is in progress; else shards and returns true, or false when the
   // membership or the total count moved meanwhile (the flag is raised again).
   Result<bool> TryShardAsLeader();
@@ -110,6 +117,11 @@ class ShardingService {
   Result<std::vector<std::string>> AvailableInstancesDirectly();
   // Whether no instance is sharding (`leader/sharding/processing` absent).
   Result<bool> NotProcessing();
+  // The fence of every sharding write: this instance's `instances/{id}` exists.
+  TransactionOp SelfRegistered();
+  // What a failed fenced multi-op means: CANCELLED when this instance's node is gone (it
+  // left the cluster: not a race to retry), else `failed`.
+  Status FencedFailure(Status failed);
 
   storage::JobNodeStorage& storage_;
   config::ConfigService& config_;

@@ -8,7 +8,9 @@
 #include <set>
 #include <stdexcept>
 
+#include "election/leader_node.h"
 #include "infra/log.h"
+#include "reg/bounded_removal.h"
 #include "instance/job_instance.h"
 #include "task/postgresql/pg_task_store.h"
 #include "task/task_node.h"
@@ -141,7 +143,76 @@ Status TaskRuntime::Start() {
                                          config_.job_name, st.ToString()));
     }
   });
+  // A new leader, or the coordinator's instance gone: a run it left is seen at once.
+  const std::string leader = "/" + config_.job_name + "/" + std::string(election::kLeaderInstance);
+  auto on_change = [this](const TreeEvent&) { LeftRunNoticed(); };
+  if (auto w = registry_.Watch(leader, events_->strand, on_change); w.ok()) {
+    leader_watch_ = std::move(w).value();
+  }
+  if (auto w = registry_.Watch(InstancesPath(config_.job_name), events_->strand, on_change);
+      w.ok()) {
+    instances_watch_ = std::move(w).value();
+  }
   return Status::Ok();
+}
+
+TaskRuntime::LeftRun TaskRuntime::DecideLeftRun(std::string* run_id) {
+  const std::string& job = config_.job_name;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_ || running_ != nullptr) return LeftRun::kNone;  // a run here sees it itself
+  }
+  auto run = registry_.GetDirectly(RunPath(job));
+  if (!run.ok()) return LeftRun::kNone;
+  auto leader = registry_.GetDirectly("/" + job + "/" + std::string(election::kLeaderInstance));
+  if (!leader.ok() || *leader != instance_id_) return LeftRun::kNone;
+  // `{job}@{coordinator's instance id}@{ms}` (Execute).
+  const size_t last = run->rfind('@');
+  if (run->compare(0, job.size() + 1, job + "@") != 0 || last == std::string::npos ||
+      last <= job.size()) {
+    return LeftRun::kNone;  // not a run id of ours
+  }
+  const std::string coordinator = run->substr(job.size() + 1, last - job.size() - 1);
+  // Ours: a run of this instance ends by removing the node, or was handed over when its
+  // session expired (the next trigger resumes it, as the cancellation said).
+  if (coordinator == instance_id_) return LeftRun::kNone;
+  auto live = registry_.GetChildrenKeysDirectly(InstancesPath(job));
+  if (!live.ok()) return LeftRun::kNone;
+  if (std::find(live->begin(), live->end(), coordinator) != live->end()) {
+    return LeftRun::kNone;  // still running it there
+  }
+  if (config_.failover) return LeftRun::kNone;  // the failover of the item runs it
+  *run_id = *run;
+  const bool resumable = !task_store_.empty() && dynamic_cast<MapJob*>(job_.get()) != nullptr;
+  return resumable ? LeftRun::kTrigger : LeftRun::kWarn;
+}
+
+void TaskRuntime::LeftRunNoticed() {
+  std::string run;
+  const LeftRun action = DecideLeftRun(&run);
+  if (action == LeftRun::kNone || run == left_run_noticed_) return;
+  left_run_noticed_ = run;
+  const std::string& job = config_.job_name;
+  if (action == LeftRun::kWarn) {
+    infra::LogLine("WARN", fmt::format("job '{}': run {} was lost with its coordinator and "
+                                       "cannot be resumed ({}); the next trigger runs the job "
+                                       "from the root: `elasticjob job trigger {}` runs it now",
+                                       job, run,
+                                       task_store_.empty() ? "the local task store"
+                                                           : "a broadcast keeps no sub-tasks",
+                                       job));
+    return;
+  }
+  // The existing "run now" (ElasticJob's trigger node): the run resumes from the store.
+  Status s = registry_.Persist("/" + job + "/trigger/" + instance_id_, "");
+  infra::LogLine(s.ok() ? "INFO" : "WARN",
+                 s.ok() ? fmt::format("job '{}': run {} was left by its coordinator; this "
+                                      "instance leads now and resumes it at once",
+                                      job, run)
+                        : fmt::format("job '{}': run {} was left by its coordinator and is not "
+                                      "resumed at once ({}): the next trigger resumes it, or "
+                                      "`elasticjob job trigger {}` now",
+                                      job, run, s.ToString(), job));
 }
 
 Status TaskRuntime::Register() {
@@ -154,7 +225,7 @@ void TaskRuntime::Stop() {
   if (running_ != nullptr) running_->Cancel("the job is stopping");
 }
 
-void TaskRuntime::Join() {
+void TaskRuntime::Join(std::chrono::steady_clock::time_point deadline) {
   Stop();
   connection_.reset();
   std::shared_ptr<Events> events;
@@ -162,9 +233,13 @@ void TaskRuntime::Join() {
     std::lock_guard<std::mutex> lock(mu_);
     events = std::move(events_);
   }
+  leader_watch_.reset();  // before the strand they deliver on goes
+  instances_watch_.reset();
   events.reset();  // waits for its deliveries, unless a run still holds it
   if (server_ != nullptr) {
-    (void)registry_.Remove(WorkerPath(config_.job_name, instance_id_));
+    // Ephemeral: it goes with the session if the registry does not answer in time.
+    (void)reg::RemoveWithin(registry_, {WorkerPath(config_.job_name, instance_id_)},
+                            reg::LeaveDeadline(deadline));
     server_->Shutdown(std::chrono::milliseconds(1000));
     server_.reset();
   }

@@ -4,6 +4,13 @@
 // the job has one item, which the TASK_LEADER strategy gives the job's leader, so a trigger
 // runs one Coordinator there (docs/task-models.md).
 //
+// A run left by a coordinator that is gone (`/{job}/task/run` names it, its instance is no
+// longer registered) is seen at once by the new leader, without waiting for a trigger
+// (LeftRunNoticed): with the shared store and a MapJob, and failover off (with failover on,
+// the failover of the item runs it), the leader writes its own `trigger/{id}` and the run
+// resumes now; a run the store cannot resume (the local store, a BroadcastJob) gets one WARN
+// saying the next trigger runs the job from the root and how to trigger it now.
+//
 // Lifecycle: Start once (before the JobRuntime starts), Stop (cancels a run in progress),
 // Join (after the JobRuntime's Join: the endpoint stops, the worker node goes).
 //
@@ -42,7 +49,9 @@ class TaskRuntime final : public SimpleJob {
   // address or the registry error; nothing stays started then.
   Status Start();
   void Stop();
-  void Join();
+  // Stops the endpoint and removes the worker node, waiting for the registry until
+  // `deadline` (at least reg::kLeaveAtLeast from now): an unreachable one does not hold it.
+  void Join(std::chrono::steady_clock::time_point deadline = {});
 
   // The run (item 0); other items do nothing. Throws with the run's failure.
   void Execute(const ShardingContext& context) override;
@@ -55,7 +64,17 @@ class TaskRuntime final : public SimpleJob {
   const std::string& instance_id() const { return instance_id_; }
   const std::string& endpoint() const;
 
+ public:
+  // What the new leader does about a run its coordinator left (see above); the decision
+  // alone, for tests: kNone (no such run, ours still going, not the leader, failover on),
+  // kTrigger (write `trigger/{self}`: the run resumes now), kWarn (log the operator's way).
+  enum class LeftRun { kNone, kTrigger, kWarn };
+  LeftRun DecideLeftRun(std::string* run_id);
+
  private:
+  // On the leader node's and the instances' events (the events strand): DecideLeftRun, then
+  // acts once per run id.
+  void LeftRunNoticed();
   Result<std::vector<WorkerEndpoint>> LiveWorkers();
   Status Register();
   // The shared store for this trigger's run: the run `previous` names resumed when the
@@ -80,6 +99,11 @@ class TaskRuntime final : public SimpleJob {
   };
   std::shared_ptr<Events> events_;  // set by Start, reset by Join (under mu_)
   std::unique_ptr<Subscription> connection_;
+  // The leader node's and the instances' watches (LeftRunNoticed), and the last run acted
+  // on (only the events strand touches it).
+  std::unique_ptr<Subscription> leader_watch_;
+  std::unique_ptr<Subscription> instances_watch_;
+  std::string left_run_noticed_;
 
   std::mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;

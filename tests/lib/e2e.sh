@@ -17,10 +17,11 @@ e2e_cleanup() {
 }
 trap e2e_cleanup EXIT
 
-# e2e_start_zookeeper [SESSION_MS]: starts the server; sets `port`, `url` (namespace e2e,
+# e2e_start_zookeeper [SESSION_MS]: starts the server; sets `port`, `zk_pid` (the server's
+# PID, for a test that stops it), `url` (namespace e2e,
 # a SESSION_MS session, 4,000 by default) and loads the zkCli helpers.
 e2e_start_zookeeper() {
-  read -r port _ < <(bash "$ZK" start "$dir/zk") || { echo "FAIL cannot start ZooKeeper"; exit 1; }
+  read -r port zk_pid < <(bash "$ZK" start "$dir/zk") || { echo "FAIL cannot start ZooKeeper"; exit 1; }
   url="zookeeper://127.0.0.1:$port/e2e?sessionTimeoutMs=${1:-4000}"
   source "$(dirname "${BASH_SOURCE[0]}")/zk_cli.sh"
 }

@@ -1,0 +1,55 @@
+#include "reg/bounded_removal.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+namespace elasticjob::reg {
+
+namespace {
+
+// Where the answers run: never destroyed, so it outlives every registry (one that answers
+// after its caller gave up, at its Close for instance). A thread, not the answering one:
+// ZooKeeper retries a transaction whose connection was lost on this executor, synchronously.
+Executor& Answers() {
+  static auto* pool = new ThreadPool(1);
+  return *pool;
+}
+
+struct Pending {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> waiting;  // keys not answered yet
+  Status first_error;
+};
+
+}  // namespace
+
+Status RemoveWithin(RegistryCenter& registry, const std::vector<std::string>& keys,
+                    std::chrono::steady_clock::time_point deadline) {
+  auto pending = std::make_shared<Pending>();
+  pending->waiting = keys;
+  for (const std::string& key : keys) {
+    registry.ExecuteInTransactionAsync(
+        {TransactionOp::Delete(key)}, Answers(), [pending, key](Status s) {
+          std::lock_guard<std::mutex> lock(pending->mu);
+          std::erase(pending->waiting, key);
+          if (!s.ok() && s.code() != StatusCode::kNotFound && pending->first_error.ok()) {
+            pending->first_error = std::move(s);
+          }
+          pending->cv.notify_all();
+        });
+  }
+  std::unique_lock<std::mutex> lock(pending->mu);
+  if (!pending->cv.wait_until(lock, deadline, [&] { return pending->waiting.empty(); })) {
+    return Status(StatusCode::kTimeout,
+                  fmt::format("the registry did not answer the removal of {} in time",
+                              fmt::join(pending->waiting, ", ")));
+  }
+  return pending->first_error;
+}
+
+}  // namespace elasticjob::reg
