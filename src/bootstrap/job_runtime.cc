@@ -272,8 +272,18 @@ Status JobRuntime::Start(bool scheduled) {
   shared_ = SharedRuntime::For(clock_);
   notifier_ = std::make_unique<storage::ChangeNotifier>(shared_->triggers, shared_->timer, clock_);
   servers_ = std::make_unique<server::ServerService>(storage_, *ip);
+  instance::InstanceRuntime runtime;  // runtime/{id}: what the console shows of the instance
+  runtime.version = instance::LibraryVersion();
+  runtime.hostname = tracing::HostName();
+  runtime.pid = static_cast<long>(getpid());
+  runtime.process_start_time = instance::ProcessStartTime();
+  runtime.job_start_time =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
+          .count();
+  runtime.session_timeout_ms = registry_.session_timeout().count();
   instances_ = std::make_unique<instance::InstanceService>(
-      storage_, *servers_, instance::JobInstance::For(*ip, static_cast<long>(getpid())));
+      storage_, *servers_, instance::JobInstance::For(*ip, runtime.pid), std::move(runtime),
+      &clock_);
   const std::string& self = instances_->self().instance_id;
   leader_ = std::make_unique<election::LeaderService>(storage_, self);
   sharding_ = std::make_unique<sharding::ShardingService>(
@@ -368,12 +378,13 @@ Status JobRuntime::Start(bool scheduled) {
   }
   // Start-up, as ElasticJob registers it.
   if (Status s = leader_->ElectLeader(); !s.ok()) return context(s);
-  // The server, the instance and the resharding flag in one multi-op: ElasticJob writes
-  // them one after another, a round trip and a disk sync on the server each (5 to 17 ms
-  // together here, a third of a start-up). A node someone else made or removed meanwhile
-  // fails it, and changes nothing: then one by one, as ElasticJob does.
+  // The server, the instance (with its runtime/{id} node) and the resharding flag in one
+  // multi-op: ElasticJob writes them one after another, a round trip and a disk sync on the
+  // server each (5 to 17 ms together here, a third of a start-up). A node someone else made
+  // or removed meanwhile fails it, and changes nothing: then one by one, as ElasticJob does.
   if (Status online = storage_.FillJobNodes({servers_->OnlineNode(!config_.disabled),
                                              instances_->OnlineNode(),
+                                             instances_->RuntimeNode(),
                                              {std::string(sharding::kNecessary), ""}});
       !online.ok()) {
     if (Status s = servers_->PersistOnline(!config_.disabled); !s.ok()) return context(s);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <functional>
 
 #include "instance/job_instance.h"
@@ -217,13 +219,41 @@ void AddPid(const std::string& id, json* entry) {
 
 json ServerToJson(const ServerBriefInfo& server,
                   const std::map<std::string, std::vector<std::string>>& jobs_by_instance,
-                  const std::string& hostname) {
+                  const std::string& hostname,
+                  const std::map<std::string, instance::InstanceRuntime>& runtimes, TimePoint now,
+                  bool connected) {
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
   json details = json::array();
   for (const std::string& id : server.instances) {
-    json entry = {{"id", id}, {"jobs", json::array()}};
+    json entry = {{"id", id},
+                  {"jobs", json::array()},
+                  {"version", nullptr},
+                  {"hostname", nullptr},
+                  {"startTime", nullptr},
+                  {"uptimeMs", nullptr},
+                  {"registeredTime", nullptr},
+                  {"heartbeatWithinMs", nullptr}};
     AddPid(id, &entry);
-    if (auto it = jobs_by_instance.find(id); it != jobs_by_instance.end())
+    if (auto it = jobs_by_instance.find(id); it != jobs_by_instance.end()) {
       entry["jobs"] = it->second;
+    }
+    if (auto it = runtimes.find(id); it != runtimes.end()) {
+      const instance::InstanceRuntime& r = it->second;
+      entry["version"] = r.version;
+      if (!r.hostname.empty()) entry["hostname"] = r.hostname;
+      if (r.process_start_time > 0) {
+        entry["startTime"] = r.process_start_time;
+        entry["uptimeMs"] = std::max<int64_t>(0, now_ms - r.process_start_time);
+      }
+      if (r.registered_time > 0) entry["registeredTime"] = r.registered_time;
+      // The node is ephemeral: the registry removes it one session timeout after the last
+      // heartbeat it received, so while the console's own session is up and still has it,
+      // that heartbeat was at most this long ago (docs/console.md, "Servers").
+      if (connected && r.session_timeout_ms > 0) {
+        entry["heartbeatWithinMs"] = r.session_timeout_ms;
+      }
+    }
     details.push_back(std::move(entry));
   }
   return {{"ip", server.server_ip},

@@ -38,10 +38,15 @@ nlohmann::json JobRowToJson(const JobRow& row);
 nlohmann::json JobToJson(const JobNodes& job, TimePoint now);
 
 // One server: ip, hostname (from the tracing database's executions; null when unknown),
-// instances (ids), instanceDetails ({id, pid, jobs}), jobs, disabledJobs.
+// instances (ids), instanceDetails ({id, pid, jobs, version, hostname, startTime, uptimeMs,
+// registeredTime, heartbeatWithinMs}: those after jobs from the instance's `runtime/{id}`
+// node, null without one, as for a Java instance; heartbeatWithinMs null too when the
+// console is not `connected`), jobs, disabledJobs.
 nlohmann::json ServerToJson(const ServerBriefInfo& server,
                             const std::map<std::string, std::vector<std::string>>& jobs_by_instance,
-                            const std::string& hostname);
+                            const std::string& hostname,
+                            const std::map<std::string, instance::InstanceRuntime>& runtimes,
+                            TimePoint now, bool connected);
 
 nlohmann::json ExecutionToJson(const JobExecutionEvent& e);
 nlohmann::json StatusTraceToJson(const JobStatusTraceEvent& e);

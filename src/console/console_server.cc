@@ -1160,8 +1160,11 @@ class ConsoleImpl final : public Console {
       json list = json::array();
       RefreshLastRuns();
       const auto by_instance = view->JobsByInstance();
+      const auto runtimes = view->RuntimeByInstance();
+      const TimePoint now = std::chrono::system_clock::now();
       for (const auto& server : view->Servers()) {
-        list.push_back(ServerToJson(server, by_instance, HostnameOf(server.server_ip)));
+        list.push_back(ServerToJson(server, by_instance, HostnameOf(server.server_ip), runtimes,
+                                    now, view->connected()));
       }
       Reply(res, 200, list);
     });
@@ -1176,7 +1179,9 @@ class ConsoleImpl final : public Console {
                      {"instanceDetails", json::array()}};
       for (const auto& server : view->Servers()) {
         if (server.server_ip == ip) {
-          result = ServerToJson(server, view->JobsByInstance(), HostnameOf(ip));
+          result = ServerToJson(server, view->JobsByInstance(), HostnameOf(ip),
+                                view->RuntimeByInstance(), std::chrono::system_clock::now(),
+                                view->connected());
         }
       }
       json jobs = json::array();

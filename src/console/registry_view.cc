@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <set>
@@ -13,7 +14,8 @@
 namespace elasticjob::console {
 namespace {
 
-constexpr std::string_view kJobChildren[] = {"config", "servers", "instances", "sharding"};
+constexpr std::string_view kJobChildren[] = {"config", "servers", "instances", "runtime",
+                                             "sharding"};
 // Not `running`: it comes and goes with every run of every item (two watch events per item
 // run); the one job a request shows reads it from the server (ReadRunning).
 constexpr std::string_view kItemChildren[] = {"instance", "disabled", "failover"};
@@ -46,7 +48,7 @@ NodeWatches ConsoleWatches(std::string_view key) {
     if (parts[1] == "sharding") {
       return {.value = false, .children = false, .named_children = kItemChildren};
     }
-    return kValue;  // servers/{ip}, instances/{id}
+    return kValue;  // servers/{ip}, instances/{id}, runtime/{id}
   }
   if (n == 4 && parts[1] == "sharding") return parts[3] == "instance" ? kValue : kNone;
   return kNone;
@@ -254,6 +256,13 @@ void RegistryView::Apply(const TreeEvent& event) {
         } else {
           job.servers[std::string(parts[2])] = event.value;
         }
+      } else if (n == 3 && kind == "runtime") {
+        const std::string id(parts[2]);
+        if (gone) {
+          job.runtimes.erase(id);
+        } else {
+          job.runtimes[id] = event.value;
+        }
       } else if (n == 3 && kind == "instances") {
         const std::string id(parts[2]);
         if (gone) {
@@ -284,6 +293,7 @@ void RegistryView::Apply(const TreeEvent& event) {
       } else if (n == 2 && gone) {
         if (kind == "servers") job.servers.clear();
         if (kind == "instances") job.instances.clear();
+        if (kind == "runtime") job.runtimes.clear();
         if (kind == "sharding") job.items.clear();
       }
     }
@@ -371,6 +381,31 @@ std::map<std::string, std::vector<std::string>> RegistryView::JobsByInstance() c
   for (const auto& [name, job] : jobs_) {  // by name: each list comes out sorted
     if (!job.config_yaml.has_value()) continue;
     for (const auto& [id, ip] : job.instances) result[id].push_back(name);
+  }
+  return result;
+}
+
+std::map<std::string, instance::InstanceRuntime> RegistryView::RuntimeByInstance() const {
+  std::map<std::string, instance::InstanceRuntime> result;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, job] : jobs_) {
+    if (!job.config_yaml.has_value()) continue;
+    for (const auto& [id, value] : job.runtimes) {
+      if (!job.instances.contains(id)) continue;  // the instance node went first
+      auto parsed = instance::InstanceRuntime::FromJson(value);
+      if (!parsed.ok()) continue;
+      auto [it, fresh] = result.try_emplace(id, *parsed);
+      instance::InstanceRuntime& kept = it->second;
+      if (fresh) continue;
+      // One process: the newest registration, the earliest job start.
+      if (parsed->registered_time > kept.registered_time) {
+        const int64_t first_job = kept.job_start_time;
+        kept = *parsed;
+        kept.job_start_time = std::min(first_job, parsed->job_start_time);
+      } else {
+        kept.job_start_time = std::min(kept.job_start_time, parsed->job_start_time);
+      }
+    }
   }
   return result;
 }

@@ -5,11 +5,12 @@
 // statistics API works them out from the server's nodes.
 //
 // The watch's policy keeps only what the console shows: the top-level names, and of each job
-// its config, `servers/*`, `instances/*` and `sharding/{i}/{instance,disabled,failover}`;
-// leader, trigger and guarantee nodes are not watched, nor `sharding/{i}/running` (it comes
-// and goes with every item run: ReadRunning reads it for the one job a request shows). Every change
-// is reported to the `on_change` callback (on the view's own serial executor): the job's name, and
-// whether the set of jobs changed (a config appeared or went).
+// its config, `servers/*`, `instances/*`, `runtime/*` and
+// `sharding/{i}/{instance,disabled,failover}`; leader, trigger and guarantee nodes are not watched,
+// nor `sharding/{i}/running` (it comes and goes with every item run: ReadRunning reads it for the
+// one job a request shows). Every change is reported to the `on_change` callback (on the view's own
+// serial executor): the job's name, and whether the set of jobs changed (a config appeared or
+// went).
 //
 // Thread safety: every method may be called from any thread once Start returned.
 #ifndef ELASTICJOB_CONSOLE_REGISTRY_VIEW_H_
@@ -32,6 +33,7 @@
 #include "elasticjob/schedule/cron_expression.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
+#include "instance/instance_runtime.h"
 
 namespace elasticjob::console {
 
@@ -50,6 +52,8 @@ struct JobNodes {
   std::optional<std::string> config_yaml;        // `/{job}/config`; nullopt: not a job (yet)
   std::map<std::string, std::string> servers;    // ip -> ENABLED | DISABLED | ...
   std::map<std::string, std::string> instances;  // id -> serverIp
+  // id -> `runtime/{id}` (InstanceRuntime JSON; elasticjob-cpp instances only)
+  std::map<std::string, std::string> runtimes;
   std::map<int, Item> items;
   // Worked out from config_yaml when it changes.
   std::optional<JobConfiguration> config;  // nullopt with config_error set when unreadable
@@ -116,6 +120,10 @@ class RegistryView {
   // Each live instance (an `instances/{id}` node of some job) with the jobs it runs, sorted
   // by name: instance id -> job names.
   std::map<std::string, std::vector<std::string>> JobsByInstance() const;
+  // Each live instance's `runtime/{id}` (elasticjob-cpp instances only; a Java instance has
+  // none), merged over its jobs: the newest registration's node, with the earliest job start.
+  // Unreadable values are left out.
+  std::map<std::string, instance::InstanceRuntime> RuntimeByInstance() const;
 
  private:
   void Apply(const TreeEvent& event);

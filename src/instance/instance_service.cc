@@ -1,16 +1,32 @@
 #include "instance/instance_service.h"
 
+#include <chrono>
+
 #include "elasticjob/sharding/job_sharding_strategy.h"
 
 namespace elasticjob::instance {
 
+storage::NodeFill InstanceService::RuntimeNode() const {
+  InstanceRuntime value = runtime_;
+  if (clock_ != nullptr) {
+    value.registered_time =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_->WallNow().time_since_epoch())
+            .count();
+  }
+  return {"runtime/" + self_.instance_id, value.ToJson(), /*ephemeral=*/true};
+}
+
 Status InstanceService::PersistOnline() {
-  storage::NodeFill fill = OnlineNode();
-  return storage_.FillEphemeralJobNode(fill.node, fill.value);
+  for (const storage::NodeFill& fill : {OnlineNode(), RuntimeNode()}) {
+    if (Status s = storage_.FillEphemeralJobNode(fill.node, fill.value); !s.ok()) return s;
+  }
+  return Status::Ok();
 }
 
 Status InstanceService::RemoveInstance() {
-  return storage_.RemoveJobNodeIfExisted("instances/" + self_.instance_id);
+  Status instance = storage_.RemoveJobNodeIfExisted("instances/" + self_.instance_id);
+  Status runtime = storage_.RemoveJobNodeIfExisted("runtime/" + self_.instance_id);
+  return instance.ok() ? runtime : instance;
 }
 
 Result<std::vector<std::string>> InstanceService::GetAvailableJobInstances() {

@@ -43,7 +43,7 @@ class JobNodePath {
 // zk-layout.md:
 //   - marks that are only created and deleted, whose value nobody reads from the cache
 //     (processing, failover queue items, guarantee items, trigger nodes, latch nodes,
-//     systemTime): none; the parent's children watch sees them;
+//     systemTime, `runtime/{id}`): none; the parent's children watch sees them;
 //   - other leaves (config, servers/{ip}, instances/{id}, necessary, the leader's id, and
 //     each item's instance, failover, failovering, disabled and misfire): a value watch only;
 //   - sharding/{i}: no children watch; its named children (kItemChildren) are watched one by

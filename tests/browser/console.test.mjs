@@ -323,6 +323,15 @@ try {
       .some((a) => a.textContent === j), WAIT, TRIGGER);
     await page.waitForFunction(() => /^pid \d+:/.test(document.querySelector('#servers-table .instance')?.textContent || '') &&
       document.querySelector('#servers-table .hostname')?.textContent.trim() !== '', WAIT);
+    // Version, uptime and heartbeat of the instance, from its runtime/{id} node.
+    const cells = await page.evaluate(() => Object.fromEntries(['version', 'uptime', 'heartbeat'].map((c) =>
+      [c, document.querySelector(`#servers-table td.${c} .instance`)?.textContent.trim() || ''])));
+    if (!/^\d+\.\d+\.\d+/.test(cells.version) || !/^\d+ (s|min|h|d)\b/.test(cells.uptime) ||
+      !/^≤ .+ ago$/.test(cells.heartbeat)) throw new Error(`the servers page shows ${JSON.stringify(cells)}`);
+    const heads = await page.$$eval('#servers-table th', (ths) => ths.map((t) => t.textContent));
+    for (const head of ['Version', 'Uptime', 'Last heartbeat']) {
+      if (!heads.includes(head)) throw new Error(`no '${head}' column: ${heads.join(', ')}`);
+    }
     await shot('servers');
   });
 

@@ -21,6 +21,7 @@ const tracing = !args.includes('--no-tracing');
 const web = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/web');
 const types = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
 
+const started = Date.now() - 3 * 3600 * 1000;  // the mock instance's start (3 h ago)
 const jobs = new Map();
 const addJob = (name, extra = {}) => jobs.set(name, {
   name, status: 'OK', jobType: 'SCRIPT', disabledItems: new Set(),
@@ -131,7 +132,9 @@ async function handle(req, res) {
   }
   if (r === 'servers') {
     return send(res, 200, [{ ip: '127.0.0.1', hostname: tracing ? 'mock-host' : null, instances: ['127.0.0.1@-@4242'],
-      instanceDetails: [{ id: '127.0.0.1@-@4242', pid: 4242, jobs: [...jobs.keys()] }], jobs: [...jobs.keys()], disabledJobs: 0 }]);
+      instanceDetails: [{ id: '127.0.0.1@-@4242', pid: 4242, jobs: [...jobs.keys()], version: '0.1.0', hostname: 'mock-host',
+        startTime: started, uptimeMs: Date.now() - started, registeredTime: started, heartbeatWithinMs: 15000 }],
+      jobs: [...jobs.keys()], disabledJobs: 0 }]);
   }
   if (/^servers\/[^/]+\/(disable|enable|shutdown)$/.test(r)) return send(res, 200, { changed: jobs.size });
   if (/^(executions|stats|status-traces)/.test(r) && !tracing) return send(res, 404, { error: 'tracing is not configured' });

@@ -1,6 +1,6 @@
 // The Overview, Jobs and Servers pages, and the job operation buttons the job page shares.
 import { api, reg, enc, canOperate } from './api.js';
-import { h, clear, badge, fmtTime, debounce, toast, confirmDialog } from './dom.js';
+import { h, clear, badge, fmtTime, fmtDuration, debounce, toast, confirmDialog } from './dom.js';
 import { executionsChart } from './charts.js';
 
 // A page: its element, refresh() (refetch and redraw), and onEvent from the live stream,
@@ -219,6 +219,15 @@ function addJobButton() {
   return [button, form];
 }
 
+// An uptime as "3 d 4 h", "2 h 5 min", "7 min" or "12 s".
+function fmtUptime(ms) {
+  if (ms == null) return '—';
+  const s = Math.floor(ms / 1000), m = Math.floor(s / 60), hr = Math.floor(m / 60), d = Math.floor(hr / 24);
+  if (d > 0) return `${d} d ${hr % 24} h`;
+  if (hr > 0) return `${hr} h ${m % 60} min`;
+  return m > 0 ? `${m} min` : `${s} s`;
+}
+
 export function serversPage() {
   const body = h('div', {});
   const el = h('section', { id: 'servers' }, h('h1', {}, 'Servers'), body);
@@ -242,12 +251,25 @@ export function serversPage() {
     const instances = (sv) => (sv.instanceDetails || []).map((i) => h('div', { class: 'instance', dataset: { instance: i.id } },
       h('span', { class: 'mono' }, i.pid !== undefined ? `pid ${i.pid}` : i.id), ': ',
       (i.jobs || []).length ? i.jobs.map((j, k) => [k ? ', ' : '', jobLink(j)]) : h('span', { class: 'muted' }, 'no jobs')));
+    // Version, uptime and heartbeat: one line per instance, from its runtime/{id} node ('—' for
+    // a Java instance, which writes none). See docs/console.md, "Servers".
+    const perInstance = (sv, cls, cell) => h('td', { class: cls }, (sv.instanceDetails || []).map((i) =>
+      h('div', { class: 'instance', dataset: { instance: i.id } }, i.version == null
+        ? h('span', { class: 'muted', title: 'no runtime node: a Java ElasticJob instance, or an older elasticjob-cpp' }, '—')
+        : cell(i))));
+    const heartbeat = (i) => (i.heartbeatWithinMs == null
+      ? h('span', { class: 'muted', title: 'the console is not connected to the registry (or the instance has no session)' }, '—')
+      : h('span', { title: `The registry still holds this instance's ephemeral node: its last heartbeat reached the registry at most the session timeout (${fmtDuration(i.heartbeatWithinMs)}) ago. Registered (session) since ${fmtTime(i.registeredTime)}.` },
+        `≤ ${fmtDuration(i.heartbeatWithinMs)} ago`));
     clear(body, servers.length === 0 ? h('p', { class: 'muted' }, 'No servers.')
-      : h('table', { id: 'servers-table' }, h('tr', {}, ['Server', 'Instances and their jobs', 'Jobs', 'Disabled jobs',
-        ops ? 'Operations' : null].map((t) => (t ? h('th', {}, t) : null))),
+      : h('table', { id: 'servers-table' }, h('tr', {}, ['Server', 'Instances and their jobs', 'Version', 'Uptime',
+        'Last heartbeat', 'Jobs', 'Disabled jobs', ops ? 'Operations' : null].map((t) => (t ? h('th', {}, t) : null))),
       servers.map((sv) => h('tr', { dataset: { server: sv.ip } }, h('td', {}, sv.ip,
         h('div', { class: 'muted hostname' }, sv.hostname || '')),
         h('td', { class: 'instances' }, instances(sv)),
+        perInstance(sv, 'version', (i) => h('span', { class: 'mono', title: i.hostname ? `on ${i.hostname}` : '' }, i.version)),
+        perInstance(sv, 'uptime', (i) => h('span', { title: `started ${fmtTime(i.startTime)}` }, fmtUptime(i.uptimeMs))),
+        perInstance(sv, 'heartbeat', heartbeat),
         h('td', {}, (sv.jobs || []).map((j, k) => [k ? ', ' : '', jobLink(j)])),
         h('td', { class: 'num' }, sv.disabledJobs ?? 0),
         ops ? h('td', { class: 'ops' },

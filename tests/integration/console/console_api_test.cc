@@ -23,6 +23,7 @@
 #include "elasticjob/console/console_server.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/tracing/tracer.h"
+#include "instance/instance_runtime.h"
 #include "reg/zk_test_server.h"
 
 namespace elasticjob {
@@ -1035,6 +1036,61 @@ TEST_F(ConsoleApiTest, ShowsEachServersHostNameAndTheJobsOfEachInstance) {
   ASSERT_EQ(one.status, 200) << one.text;
   EXPECT_EQ(one.body["hostname"], run["hostname"]);
   EXPECT_EQ(one.body["instanceDetails"][0]["jobs"], json::array({"alpha", "beta"}));
+}
+
+// Version, uptime and heartbeat come from each instance's `runtime/{id}` node (this
+// process's jobs write one); a Java instance has none and shows nulls.
+TEST_F(ConsoleApiTest, ShowsEachInstancesVersionUptimeAndHeartbeatAndNullsForAJavaOne) {
+  Browser b = Admin();
+  HttpResult servers;
+  auto ours = [&]() -> json {
+    for (const json& s : servers.body) {
+      if (s["ip"] == "10.2.0.1" && s["instanceDetails"].size() == 1) {
+        return s["instanceDetails"][0];
+      }
+    }
+    return nullptr;
+  };
+  ASSERT_TRUE(Eventually([&] {
+    servers = b.Get("/api/v1/registries/0/servers");
+    return servers.status == 200 && ours().is_object() && ours()["version"].is_string();
+  })) << servers.text;
+  const json instance = ours();
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  EXPECT_EQ(instance["version"], std::string(instance::LibraryVersion())) << instance;
+  EXPECT_EQ(instance["hostname"], std::string(host));
+  EXPECT_EQ(instance["startTime"], instance::ProcessStartTime());
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  EXPECT_GE(instance["uptimeMs"].get<int64_t>(), 0);
+  EXPECT_LE(instance["uptimeMs"].get<int64_t>(), now_ms - instance::ProcessStartTime());
+  EXPECT_GE(instance["registeredTime"].get<int64_t>(), instance::ProcessStartTime());
+  EXPECT_EQ(instance["heartbeatWithinMs"], reg_->session_timeout().count());
+  EXPECT_GT(instance["heartbeatWithinMs"].get<int64_t>(), 0);
+
+  // A Java instance: the instance node only.
+  const std::string java = "10.9.9.9@-@77";
+  ASSERT_TRUE(reg_->Persist("/javaonly/config", *reg_->GetDirectly("/beta/config")).ok());
+  ASSERT_TRUE(reg_->Persist("/javaonly/servers/10.9.9.9", "ENABLED").ok());
+  ASSERT_TRUE(reg_->PersistEphemeral("/javaonly/instances/" + java,
+                                     "jobInstanceId: " + java + "\nserverIp: 10.9.9.9\n")
+                  .ok());
+  HttpResult one;
+  ASSERT_TRUE(Eventually([&] {
+    one = b.Get("/api/v1/registries/0/servers/10.9.9.9");
+    return one.status == 200 && one.body["instanceDetails"].size() == 1;
+  })) << one.text;
+  const json& j = one.body["instanceDetails"][0];
+  EXPECT_EQ(j["id"], java);
+  EXPECT_EQ(j["pid"], 77);
+  for (const char* key :
+       {"version", "hostname", "startTime", "uptimeMs", "registeredTime", "heartbeatWithinMs"}) {
+    EXPECT_TRUE(j.contains(key) && j[key].is_null()) << key << ": " << j;
+  }
+  EXPECT_EQ(b.Do("DELETE", "/api/v1/registries/0/jobs/javaonly").status, 204);
+  (void)reg_->Remove("/javaonly");  // whatever DELETE left
 }
 
 // Last: pauses the suite's ZooKeeper for a few seconds.

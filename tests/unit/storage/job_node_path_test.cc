@@ -32,12 +32,12 @@ TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
   };
   const NodeWatches none{false, false}, value{true, false}, both{};
   // Created and deleted only: the parent's children watch is enough.
-  for (const char* node :
-       {"sharding/0/running", "leader/sharding/processing", "leader/failover/items/3",
-        "trigger/10.0.0.1@-@42", "systemTime/current", "guarantee/started/0",
-        "guarantee/completed/2", "leader/election/latch/_c_x-latch-0000000001",
-        "leader/failover/latch/_c_y-latch-0000000002",
-        "guarantee/started-latch/_c_z-latch-0000000003"}) {
+  for (const char* node : {"sharding/0/running", "leader/sharding/processing",
+                           "leader/failover/items/3", "trigger/10.0.0.1@-@42",
+                           "runtime/10.0.0.1@-@42", "systemTime/current", "guarantee/started/0",
+                           "guarantee/completed/2", "leader/election/latch/_c_x-latch-0000000001",
+                           "leader/failover/latch/_c_y-latch-0000000002",
+                           "guarantee/started-latch/_c_z-latch-0000000003"}) {
     EXPECT_TRUE(same(JobNodeWatches(node), none)) << node;
   }
   for (const char* node :
