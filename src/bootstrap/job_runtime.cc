@@ -899,7 +899,8 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
     // After the listeners: none of them elects us again. Bounded by the deadline (at least
     // reg::kLeaveAtLeast): a registry that does not answer must not hold the shutdown; the
     // nodes are ephemeral and go with the session.
-    std::vector<std::string> leave = {storage_.path().FullPath(instances_->OnlineNode().node)};
+    std::vector<std::string> leave = {storage_.path().FullPath(instances_->OnlineNode().node),
+                                      storage_.path().FullPath(instances_->RuntimeNode().node)};
     if (leading) leave.push_back(storage_.path().FullPath(election::kLeaderInstance));
     if (Status s = reg::RemoveWithin(gated_, leave, reg::LeaveDeadline(deadline)); !s.ok()) {
       infra::LogLine("WARN", fmt::format("job '{}': leaving the cluster: {}", config_.job_name,
