@@ -55,6 +55,7 @@ class GatedRegistry final : public RegistryCenter {
   uint64_t session_epoch() override;
   // The lease is the inner registry's, ungated: a closed gate stops runs another way.
   bool LeaseHeld() override { return inner_.LeaseHeld(); }
+  std::chrono::steady_clock::time_point lease_expiry() override { return inner_.lease_expiry(); }
   bool AwaitLease(std::chrono::steady_clock::time_point deadline) override {
     return inner_.AwaitLease(deadline);
   }

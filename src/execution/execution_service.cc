@@ -76,7 +76,7 @@ void ExecutionService::ClaimAsync(
   std::vector<TransactionOp> ops = BeginOps(mode, items);  // before `items` moves below
   // The end of every path: a claim confirmed in a later session than planned is void.
   auto finish = [this, epoch](Result<std::vector<int>> claimed, int64_t token,
-                              const std::function<void(Result<std::vector<int>>, int64_t)>& done) {
+                              const std::function<void(Result<std::vector<int>>, int64_t)>& reply) {
     if (claimed.ok() && storage_.registry().session_epoch() != epoch) {
       // Written, if at all, in a later session than the run was planned in (a write is
       // retried on the new session): the plan may have given these items to others.
@@ -85,7 +85,7 @@ void ExecutionService::ClaimAsync(
                        "the registry session was lost while the running marks were written");
     }
     const int64_t fencing_token = claimed.ok() ? token : 0;
-    done(std::move(claimed), fencing_token);
+    reply(std::move(claimed), fencing_token);
   };
   storage_.ExecuteInTransactionStampedAsync(
       std::move(ops), executor,

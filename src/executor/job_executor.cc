@@ -474,9 +474,12 @@ void JobExecutor::Launch(const std::shared_ptr<Run>& run, Result<std::vector<int
   RunItems(run);
 }
 
-bool JobExecutor::LeaseAllowsStart(Run& run) {
+bool JobExecutor::LeaseAllowsStart(Run& run, ShardingContext& ctx) {
   // The common case: two atomic loads and a clock read.
-  if (execution_.LeaseHeld()) return true;
+  if (execution_.LeaseHeld()) {
+    ctx.start_deadline = execution_.lease_expiry();
+    return true;
+  }
   // Not heard from the registry within the lease: the process was paused, or the
   // connection is gone. Wait for the registry's word: an answer in the session the items
   // were claimed in proves them still ours; the session's end (expired: others may run
@@ -488,7 +491,10 @@ bool JobExecutor::LeaseAllowsStart(Run& run) {
   if (wait <= std::chrono::milliseconds(0)) wait = std::chrono::seconds(10);
   const auto deadline = std::chrono::steady_clock::now() + wait;
   const bool held = execution_.AwaitLease(deadline) && execution_.session_epoch() == run.session;
-  if (held) return true;
+  if (held) {
+    ctx.start_deadline = execution_.lease_expiry();
+    return true;
+  }
   run.cancel->Request(fmt::format("no word from the registry within the lease ({} ms) before the "
                                   "item's start: its session may have expired",
                                   execution_.lease_bound().count()));
@@ -745,7 +751,8 @@ ShardingContext JobExecutor::ContextOf(const Run& run, int item) {
 
 void JobExecutor::RunItems(const std::shared_ptr<Run>& run) {
   for (int item : run->items) {
-    item_pool_.Post([this, run, ctx = ContextOf(*run, item)] { RunItem(run, ctx); });
+    item_pool_.Post(
+        [this, run, ctx = ContextOf(*run, item)]() mutable { RunItem(run, std::move(ctx)); });
   }
 }
 
@@ -762,13 +769,12 @@ ItemRun JobExecutor::ReportOf(const Run& run, int item) {
                  run.fire_time};
 }
 
-void JobExecutor::RunItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx) {
+void JobExecutor::RunItem(const std::shared_ptr<Run>& run, ShardingContext ctx) {
   ItemRun report = ReportOf(*run, ctx.sharding_item);
   if (tracing_ == nullptr) return RunUserCode(run, ctx, report);
   auto events = tracing_->MakeItemEvents(run->trace, ctx.sharding_item, SourceOf(*run));
-  ShardingContext traced = ctx;
-  traced.log_sink = std::move(events.log);
-  RunUserCode(run, traced, report, std::move(events.start), std::move(events.end));
+  ctx.log_sink = std::move(events.log);
+  RunUserCode(run, ctx, report, std::move(events.start), std::move(events.end));
 }
 
 void JobExecutor::RunPrepared(Prepared& prepared, size_t i) {
@@ -796,7 +802,7 @@ void JobExecutor::TraceStatus(const Run& run, TraceState state, std::string mess
   tracing_->PostStatus(std::move(info), state, std::move(message));
 }
 
-void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingContext& ctx,
+void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& ctx,
                               ItemRun& report, std::unique_ptr<tracing::Event> trace_start,
                               std::unique_ptr<tracing::Event> trace_end) {
   report.started = clock_.WallNow();
@@ -806,7 +812,7 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
   try {
     // A run fenced before this item started (its session expired) does not start it, nor
     // does one whose instance has not heard from the registry lately (LeaseAllowsStart).
-    if (!run->cancel->requested() && LeaseAllowsStart(*run)) {
+    if (!run->cancel->requested() && LeaseAllowsStart(*run, ctx)) {
       job_->Execute(ctx);  // user code is fenced here
     }
   } catch (const std::exception& e) {

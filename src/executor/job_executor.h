@@ -259,18 +259,19 @@ class JobExecutor {
   bool Overdue(Clock::WallTime fire_time);
   // The session lease at an item's start (docs/runtime.md "The session lease"): true when
   // this instance heard from the registry lately, or, after waiting for its word, still
-  // holds the session `run` claimed its items in. False: the run is cancelled (its items do
-  // not start) with the reason. May block the item's thread, only when the lease lapsed.
-  bool LeaseAllowsStart(Run& run);
+  // holds the session `run` claimed its items in; `ctx.start_deadline` is then the lease's
+  // end. False: the run is cancelled (its items do not start) with the reason. May block
+  // the item's thread, only when the lease lapsed.
+  bool LeaseAllowsStart(Run& run, ShardingContext& ctx);
   void RunItems(const std::shared_ptr<Run>& run);
   // One item of `run`: the job's code, the report, and the end of the pass after the last.
-  void RunItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx);
+  void RunItem(const std::shared_ptr<Run>& run, ShardingContext ctx);
   // Item `i` of a prepared run, with its context and report worked out ahead.
   void RunPrepared(Prepared& prepared, size_t i);
   // Runs the user code for `ctx` and reports it in `report` (its `started` set here).
   // `start` and `end`: the item's events (tracing on; JobTracing::MakeItemEvents), pushed as
   // the code starts and ends.
-  void RunUserCode(const std::shared_ptr<Run>& run, const ShardingContext& ctx, ItemRun& report,
+  void RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& ctx, ItemRun& report,
                    std::unique_ptr<tracing::Event> start = nullptr,
                    std::unique_ptr<tracing::Event> end = nullptr);
   // Tracing: the execution source of `run`'s items, the status events of a cron trigger

@@ -22,6 +22,7 @@
 #ifndef ELASTICJOB_API_SHARDING_CONTEXT_H_
 #define ELASTICJOB_API_SHARDING_CONTEXT_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -48,6 +49,12 @@ struct ShardingContext {
   std::shared_ptr<Cancellation> cancellation = nullptr;
   // The run's fencing token (fencing_token()).
   int64_t fencing = 0;
+  // The moment (monotonic clock) after which this item must not start: the end of the
+  // registry session's lease as the runtime found it just before calling the job
+  // (docs/runtime.md, "The session lease"). The runtime's SCRIPT spawn checks it in the new
+  // process just before its exec, HTTP jobs before sending; a C++ job may check it before
+  // effects that must not happen after a pause. max(): no bound.
+  std::chrono::steady_clock::time_point start_deadline = std::chrono::steady_clock::time_point::max();
 
   // This run's log (see above).
   JobLog log() const { return JobLog(*this); }

@@ -247,6 +247,13 @@ class RegistryCenter {
     (void)deadline;
     return true;
   }
+  // Until when a start decided while the lease held may still begin, on the steady clock:
+  // the newest answer's sending plus two lease bounds (two thirds of the session timeout,
+  // within which the session is surely alive); a time already past when none was heard in
+  // this session; time_point::max() where there are no sessions (the default).
+  virtual std::chrono::steady_clock::time_point lease_expiry() {
+    return std::chrono::steady_clock::time_point::max();
+  }
   // How long a lease lasts: a third of the session timeout (0: no sessions).
   std::chrono::milliseconds lease_bound() { return session_timeout() / 3; }
 

@@ -68,6 +68,12 @@ void HttpJob::Process(const JobConfiguration&, const ShardingContext& context, J
   if (props_.method == "POST" || props_.method == "PUT" || props_.method == "PATCH") {
     request.body = props_.data;
   }
+  // A pause since the runtime's lease check (ShardingContext::start_deadline): not sent.
+  if (std::chrono::steady_clock::now() > context.start_deadline) {
+    throw std::runtime_error(
+        "not sent: the start deadline (the registry session's lease) passed before the request "
+        "could leave");
+  }
   auto response = infra::SendHttp(request);
   if (!response.ok()) throw std::runtime_error(response.status().message());
   OnResponse(context, *response);

@@ -57,7 +57,8 @@ void ScriptJob::Execute(const ShardingContext& context) {
   const std::vector<std::string> env = {
       fmt::format("{}={}", kFencingTokenVariable, context.fencing_token())};
   if (context.log_sink == nullptr) {
-    return Check(processes_->Run(argv, nullptr, context.cancellation.get(), env));
+    return Check(
+        processes_->Run(argv, nullptr, context.cancellation.get(), env, context.start_deadline));
   }
   // Tracing on: stdout (INFO) and stderr (WARN) line by line into the execution's log.
   std::string partial[2];
@@ -73,7 +74,8 @@ void ScriptJob::Execute(const ShardingContext& context) {
     RecordExecutionOutput(context, std::string_view(buf).substr(0, end + 1), levels[stream - 1]);
     buf.erase(0, end + 1);
   };
-  auto status = processes_->Run(argv, output, context.cancellation.get(), env);
+  auto status =
+      processes_->Run(argv, output, context.cancellation.get(), env, context.start_deadline);
   for (int i = 0; i < 2; ++i) {
     if (!partial[i].empty()) RecordExecutionOutput(context, partial[i], levels[i]);
   }

@@ -13,7 +13,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <ctime>
+#include <limits>
 
 extern char** environ;
 
@@ -159,10 +162,75 @@ void ReadUntilExit(Capture& capture, pid_t pid, const ScriptProcesses::Output& o
   if (pidfd >= 0) close(pidfd);
 }
 
+// What a command's child tells its parent through the memory they share until the exec.
+struct SpawnOutcome {
+  volatile int error = 0;      // errno of a failed exec
+  volatile bool late = false;  // the start deadline had passed: nothing was run
+};
+
+// Starts `argv` (its first word searched in PATH) in a process group of its own, with every
+// signal at its default and none blocked, its stdout and stderr to `writes` when given (the
+// rest of its descriptors are the instance's, less the close-on-exec ones). The child checks
+// `start_by` on the monotonic clock just before its exec and runs nothing once it has passed
+// (`late`): an instance frozen between its lease check and this call does not start the
+// command after it resumes (docs/runtime.md, "The session lease"). As glibc's posix_spawn,
+// vfork: the parent thread waits until the exec (or the exit), every signal blocked, and the
+// child calls only async-signal-safe functions before its exec. Returns the child's pid
+// (reaped here if it ran nothing) or -1.
+pid_t SpawnCommand(char* const argv[], char* const envp[], const int* writes,
+                   std::chrono::steady_clock::time_point start_by, SpawnOutcome* outcome) {
+  const int64_t start_by_ns =
+      start_by == std::chrono::steady_clock::time_point::max()
+          ? std::numeric_limits<int64_t>::max()
+          : std::chrono::duration_cast<std::chrono::nanoseconds>(start_by.time_since_epoch())
+                .count();
+  sigset_t all, old, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = vfork();
+  if (pid == 0) {
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig == SIGKILL || sig == SIGSTOP) continue;
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      sigaction(sig, &dfl, nullptr);
+    }
+    setpgid(0, 0);
+    if (writes != nullptr) {
+      dup2(writes[0], 1);
+      dup2(writes[1], 2);
+    }
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec > start_by_ns) {
+      outcome->late = true;
+      _exit(127);
+    }
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execvpe(argv[0], argv, envp);
+    outcome->error = errno;
+    _exit(127);
+  }
+  const int vfork_error = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) {
+    outcome->error = vfork_error;
+    return -1;
+  }
+  if (outcome->late || outcome->error != 0) {
+    int status = 0;
+    Reap(pid, &status);
+    return -1;
+  }
+  return pid;
+}
+
 }  // namespace
 
 Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Output& output,
-                                 Cancellation* cancellation, const std::vector<std::string>& env) {
+                                 Cancellation* cancellation, const std::vector<std::string>& env,
+                                 std::chrono::steady_clock::time_point start_by) {
   if (cancellation != nullptr && cancellation->requested()) {
     return Status(StatusCode::kCancelled,
                   fmt::format("'{}' not started: {}", words[0], cancellation->reason()));
@@ -187,27 +255,20 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
   argv.reserve(words.size() + 1);
   for (const auto& w : words) argv.push_back(const_cast<char*>(w.c_str()));
   argv.push_back(nullptr);
-  sigset_t none;
-  sigemptyset(&none);
   Capture capture;
-  posix_spawn_file_actions_t files;
-  posix_spawn_file_actions_init(&files);
   if (output) {
     for (int i = 0; i < 2; ++i) {
       int p[2];
       if (pipe2(p, O_CLOEXEC) != 0) {
-        posix_spawn_file_actions_destroy(&files);
         return Internal(fmt::format("cannot run '{}': pipe: {}", words[0], ErrnoText(errno)));
       }
       capture.fds[i] = p[0];
       capture.writes[i] = p[1];
-      posix_spawn_file_actions_adddup2(&files, p[1], i + 1);
     }
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (Status g = EnsureGuardianLocked(); !g.ok()) {
-      posix_spawn_file_actions_destroy(&files);
       return Internal(fmt::format("cannot run '{}': {}: {}", words[0], kShell, g.message()));
     }
   }
@@ -225,10 +286,10 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
     for (const auto& mine : env) envp.push_back(const_cast<char*>(mine.c_str()));
     envp.push_back(nullptr);
   }
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, argv[0], output ? &files : nullptr, SpawnAttr(0, none).get(),
-                        argv.data(), env.empty() ? environ : envp.data());
-  posix_spawn_file_actions_destroy(&files);
+  SpawnOutcome outcome;
+  const pid_t pid = SpawnCommand(argv.data(), env.empty() ? environ : envp.data(),
+                                 output ? capture.writes : nullptr, start_by, &outcome);
+  const int rc = pid > 0 ? 0 : outcome.error;
   if (rc == 0) {
     // A guardian started again since is told this group here, or was told it by its start
     // (EnsureGuardianLocked), whichever comes second.
@@ -241,6 +302,12 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
   for (int& fd : capture.writes) {
     if (fd >= 0) close(fd);
     fd = -1;
+  }
+  if (outcome.late) {
+    return Status(StatusCode::kCancelled,
+                  fmt::format("'{}' not started: its start deadline (the registry session's "
+                              "lease) passed before the command could start",
+                              words[0]));
   }
   if (rc != 0) return Internal(fmt::format("cannot run '{}': {}", words[0], ErrnoText(rc)));
   const pid_t group = pid;

@@ -76,9 +76,17 @@ class ScriptProcesses {
   //
   // `env`: NAME=VALUE entries the command gets on top of the instance's environment (an
   // inherited entry of the same name gives way).
+  //
+  // `start_by`: the command starts only if the monotonic clock has not passed it when the
+  // new process is about to exec (checked in that process: a pause of the instance between
+  // the caller's check and this call cannot let a late command start); else nothing runs
+  // and Run returns kCancelled. The runtime passes the end of the registry session's lease
+  // (ShardingContext::start_deadline).
   using Output = std::function<void(int stream, std::string_view data)>;
   Result<int> Run(const std::vector<std::string>& argv, const Output& output = nullptr,
-                  Cancellation* cancellation = nullptr, const std::vector<std::string>& env = {});
+                  Cancellation* cancellation = nullptr, const std::vector<std::string>& env = {},
+                  std::chrono::steady_clock::time_point start_by =
+                      std::chrono::steady_clock::time_point::max());
 
   // From now on, Run starts nothing. Idempotent.
   void StopStarting();

@@ -119,6 +119,10 @@ class MemoryRegistryCenter final : public RegistryBase {
   // the server lately. While lapsed, AwaitLease waits until it is held again (true), the
   // session expires (ExpireSession) or the registry closes (false), or the deadline passes.
   bool LeaseHeld() override;
+  std::chrono::steady_clock::time_point lease_expiry() override {
+    return LeaseHeld() ? std::chrono::steady_clock::time_point::max()
+                       : std::chrono::steady_clock::time_point::min();
+  }
   bool AwaitLease(std::chrono::steady_clock::time_point deadline) override;
   void SetLeaseHeldForTesting(bool held);
   // Waits (bounded) until at least `n` AwaitLease calls wait: an item start has reached

@@ -1254,6 +1254,15 @@ bool ZooKeeperRegistryCenter::LeaseHeld() {
   return age < bound;
 }
 
+std::chrono::steady_clock::time_point ZooKeeperRegistryCenter::lease_expiry() {
+  const int64_t heard = heard_ns_.load(std::memory_order_acquire);
+  if (heard == 0) return std::chrono::steady_clock::time_point::min();
+  // Two leases: a start decided while the lease held may still begin until then, well
+  // inside the session timeout the server counts from the same answer.
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(
+      heard + 2 * lease_bound_ns_.load(std::memory_order_relaxed)));
+}
+
 bool ZooKeeperRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point deadline) {
   const uint64_t generation = generation_.load();
   // A probe lost with the connection (or refused while there was no handle) goes again this

@@ -78,6 +78,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   uint64_t session_epoch() override { return generation_.load(); }
   std::chrono::milliseconds session_timeout() override;
   bool LeaseHeld() override;
+  std::chrono::steady_clock::time_point lease_expiry() override;
   bool AwaitLease(std::chrono::steady_clock::time_point deadline) override;
 
   // The current session id (0 when not connected). For tests and diagnostics.

@@ -62,6 +62,7 @@ class ForwardingRegistry : public RegistryCenter {
     inner_.ExecuteInTransactionStampedAsync(std::move(ops), executor, std::move(done));
   }
   bool LeaseHeld() override { return inner_.LeaseHeld(); }
+  std::chrono::steady_clock::time_point lease_expiry() override { return inner_.lease_expiry(); }
   bool AwaitLease(std::chrono::steady_clock::time_point deadline) override {
     return inner_.AwaitLease(deadline);
   }

@@ -115,6 +115,24 @@ TEST_F(ScriptProcessesTest, TheCommandGetsTheGivenEnvironmentOnTopOfTheInstances
   EXPECT_EQ(out, "42 kept\n");  // given one wins; the rest of the environment is still there
 }
 
+// Issue 31: an instance frozen between its lease check and the spawn must not start the
+// command after it resumes; the new process checks the deadline just before its exec.
+TEST_F(ScriptProcessesTest, ACommandWhoseStartDeadlineHasPassedRunsNothing) {
+  ScriptProcesses processes;
+  const std::string mark = dir_ + "/ran";
+  auto late = processes.Run(Sh("touch " + mark), nullptr, nullptr, {},
+                            std::chrono::steady_clock::now() - std::chrono::milliseconds(1));
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.status().code(), StatusCode::kCancelled) << late.status();
+  EXPECT_NE(late.status().message().find("not started"), std::string::npos) << late.status();
+  EXPECT_NE(access(mark.c_str(), F_OK), 0) << "the command ran after its deadline";
+  EXPECT_EQ(processes.running(), 0);
+  auto in_time = processes.Run(Sh("touch " + mark), nullptr, nullptr, {},
+                               std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  ASSERT_TRUE(in_time.ok()) << in_time.status();
+  EXPECT_EQ(access(mark.c_str(), F_OK), 0);
+}
+
 TEST_F(ScriptProcessesTest, ACommandThatCannotStartIsAnError) {
   ScriptProcesses processes;
   auto missing = processes.Run({"/nonexistent/command", "arg"});
