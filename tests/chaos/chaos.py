@@ -611,17 +611,20 @@ def cmd_analyze(args):
         notes.append("no fencing token recorded (a binary without them, or monitorExecution "
                      "off): token checks skipped")
     # Freezes of a scenario that stops an instance around a fire (sigstop_around_fire): which
-    #     of that fire's items the frozen instance started before the stop and after the
-    #     resume (the latter belong to a run whose session expired meanwhile).
+    #     items the frozen instance started from half a second before that fire to the stop's
+    #     end, and between the resume and the next fire time (those belong to a run prepared
+    #     or started before the stop, whose session expired meanwhile: stale).
+    period = m["period"]
     for pid, fire, stop, cont, off in m.get("freezes", []):
-        mine = [r for r in runs if r["inst"] == pid and fire - 0.5 <= r["start"] < cont + 1.0]
-        before = sorted(r["item"] for r in mine if r["start"] < cont)
-        after = [r for r in mine if r["start"] >= cont]
+        after_fire = (int(cont / period) + 1) * period
+        before = sorted(r["item"] for r in runs
+                        if r["inst"] == pid and fire - 0.5 <= r["start"] < cont)
+        after = [r for r in runs if r["inst"] == pid and cont <= r["start"] < after_fire]
         notes.append(
             f"freeze of pid {pid} at the fire {fmt_t(fire, t0)} "
             + ("by its first item's script" if off == "hook" else f"{float(off):+.0f} ms")
             + f" (achieved {(stop - fire) * 1000:+.1f} ms), resumed at {fmt_t(cont, t0)}: items started "
-            f"before the resume {before or 'none'}, within 1 s after it "
+            f"before the resume {before or 'none'}, between the resume and the next fire "
             + (", ".join(f"{r['item']} at {(r['start'] - cont) * 1000:+.0f} ms" +
                          (f" (token {r['token']})" if r["token"] else "") for r in after)
                or "none"))
