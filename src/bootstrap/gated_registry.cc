@@ -84,6 +84,19 @@ void GatedRegistry::ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Ex
                                      done(gate->closed() && s.ok() ? ShutDown() : std::move(s));
                                    });
 }
+void GatedRegistry::ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops,
+                                                     Executor& executor,
+                                                     std::function<void(Result<int64_t>)> done) {
+  Gate::Pass pass(*gate_);
+  if (!pass) {
+    executor.Post([done = std::move(done)] { done(ShutDown()); });
+    return;
+  }
+  inner_.ExecuteInTransactionStampedAsync(
+      std::move(ops), executor, [gate = gate_, done = std::move(done)](Result<int64_t> r) {
+        done(gate->closed() && r.ok() ? Result<int64_t>(ShutDown()) : std::move(r));
+      });
+}
 CachedRead GatedRegistry::GetCached(std::string_view key) {
   Gate::Pass pass(*gate_);
   return pass ? inner_.GetCached(key) : CachedRead{};

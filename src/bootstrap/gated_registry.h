@@ -50,7 +50,14 @@ class GatedRegistry final : public RegistryCenter {
       Executor& executor, std::function<void(ConnectionState)> callback) override;
   Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override;
   // The registry's (0 once the gate is closed).
+  void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                        std::function<void(Result<int64_t>)> done) override;
   uint64_t session_epoch() override;
+  // The lease is the inner registry's, ungated: a closed gate stops runs another way.
+  bool LeaseHeld() override { return inner_.LeaseHeld(); }
+  bool AwaitLease(std::chrono::steady_clock::time_point deadline) override {
+    return inner_.AwaitLease(deadline);
+  }
   std::chrono::milliseconds session_timeout() override;
 
  private:

@@ -67,27 +67,46 @@ Status ExecutionService::RegisterJobCompleted(const JobConfiguration& config,
   return ClearRunningInfo(items);
 }
 
-void ExecutionService::ClaimAsync(const JobConfiguration& config, std::vector<int> items,
-                                  Executor& executor,
-                                  std::function<void(Result<std::vector<int>>)> done) {
-  if (!config.monitor_execution || items.empty()) return done(std::move(items));
+void ExecutionService::ClaimAsync(
+    const JobConfiguration& config, std::vector<int> items, Executor& executor,
+    std::function<void(Result<std::vector<int>>, int64_t fencing_token)> done) {
+  if (!config.monitor_execution || items.empty()) return done(std::move(items), 0);
   const CreateMode mode = MarkMode(config);
   const uint64_t epoch = storage_.registry().session_epoch();
   std::vector<TransactionOp> ops = BeginOps(mode, items);  // before `items` moves below
-  storage_.ExecuteInTransactionAsync(
+  // The end of every path: a claim confirmed in a later session than planned is void.
+  auto finish = [this, epoch](Result<std::vector<int>> claimed, int64_t token,
+                              const std::function<void(Result<std::vector<int>>, int64_t)>& done) {
+    if (claimed.ok() && storage_.registry().session_epoch() != epoch) {
+      // Written, if at all, in a later session than the run was planned in (a write is
+      // retried on the new session): the plan may have given these items to others.
+      (void)ClearRunningInfo(*claimed);
+      claimed = Status(StatusCode::kUnavailable,
+                       "the registry session was lost while the running marks were written");
+    }
+    const int64_t fencing_token = claimed.ok() ? token : 0;
+    done(std::move(claimed), fencing_token);
+  };
+  storage_.ExecuteInTransactionStampedAsync(
       std::move(ops), executor,
-      [this, mode, epoch, items = std::move(items), done = std::move(done)](Status s) mutable {
-        Result<std::vector<int>> claimed = s.ok()
-                                               ? Result<std::vector<int>>(std::move(items))
-                                               : RecoverClaim(std::move(s), mode, std::move(items));
-        if (claimed.ok() && storage_.registry().session_epoch() != epoch) {
-          // Written, if at all, in a later session than the run was planned in (a write is
-          // retried on the new session): the plan may have given these items to others.
-          (void)ClearRunningInfo(*claimed);
-          claimed = Status(StatusCode::kUnavailable,
-                           "the registry session was lost while the running marks were written");
+      [this, mode, &executor, finish, items = std::move(items),
+       done = std::move(done)](Result<int64_t> stamp) mutable {
+        if (stamp.ok()) return finish(std::move(items), *stamp, done);
+        Result<std::vector<int>> claimed = RecoverClaim(stamp.status(), mode, std::move(items));
+        if (!claimed.ok() || claimed->empty()) return finish(std::move(claimed), 0, done);
+        // Marked one by one: one more transaction, after all of them, gives the token (a
+        // later claim of any of these items is a later transaction still).
+        std::vector<TransactionOp> stamp_ops;
+        for (int item : *claimed) {
+          stamp_ops.push_back(TransactionOp::SetData(RunningNode(item), instance_id_));
         }
-        done(std::move(claimed));
+        storage_.ExecuteInTransactionStampedAsync(
+            std::move(stamp_ops), executor,
+            [finish, claimed = *std::move(claimed), done = std::move(done)](
+                Result<int64_t> restamp) mutable {
+              if (!restamp.ok()) return finish(restamp.status(), 0, done);
+              finish(std::move(claimed), *restamp, done);
+            });
       });
 }
 

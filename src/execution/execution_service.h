@@ -42,6 +42,13 @@ class ExecutionService {
                                  Executor& executor, std::function<void(Status)> done);
   // The registry's session count (RegistryCenter::session_epoch).
   uint64_t session_epoch() { return storage_.registry().session_epoch(); }
+  // The registry's session lease (RegistryCenter::LeaseHeld, AwaitLease, lease_bound).
+  bool LeaseHeld() { return storage_.registry().LeaseHeld(); }
+  bool AwaitLease(std::chrono::steady_clock::time_point deadline) {
+    return storage_.registry().AwaitLease(deadline);
+  }
+  std::chrono::milliseconds lease_bound() { return storage_.registry().lease_bound(); }
+  std::chrono::milliseconds session_timeout() { return storage_.registry().session_timeout(); }
   // Claims `items` for a run of this instance: their running marks are created (one
   // multi-op) before any of them starts, so that no item runs on two instances at once. A
   // mark already there is a conflict, resolved per item: ours (a run a lost session cut
@@ -51,9 +58,13 @@ class ExecutionService {
   // `executor` with the items claimed (all of them without monitorExecution), or an error:
   // then nothing is claimed. A claim whose session was lost before it was confirmed is
   // void: the marks it wrote are removed and it fails with UNAVAILABLE (the run it was for
-  // was planned in a session whose items may have gone to others).
+  // was planned in a session whose items may have gone to others). With the items, `done`
+  // gets the claim's fencing token (docs/runtime.md): the zxid of the transaction that wrote
+  // the marks (or, for a claim whose conflicts were resolved one by one, of a transaction
+  // setting every claimed mark after that), which exceeds every earlier claim of these items
+  // by any instance; 0 without monitorExecution (no marks, no token) or nothing claimed.
   void ClaimAsync(const JobConfiguration& config, std::vector<int> items, Executor& executor,
-                  std::function<void(Result<std::vector<int>>)> done);
+                  std::function<void(Result<std::vector<int>>, int64_t fencing_token)> done);
   // Whether any of `items` is marked running (asks the server: marks are outside the cache).
   Result<bool> HasRunningItems(const std::vector<int>& items);
   Status SetMisfire(const std::vector<int>& items);

@@ -26,6 +26,7 @@ struct JobExecutor::Run {
   std::string task_id;
   std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
   uint64_t session = 0;                      // the registry session its items were claimed in
+  int64_t fencing_token = 0;                 // its claim's (ExecutionService::ClaimAsync)
   // That session ended before the run did (Finish saw it, or Fence): others may own the
   // items now. atomic: Fence sets it on the job's strand while the run goes on elsewhere.
   std::atomic<bool> session_lost{false};
@@ -301,10 +302,18 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   // item starts unclaimed (issue 24: items that started before their marks ran beside
   // another instance's run of the same items).
   prepared->run->session = execution_.session_epoch();
+  // Renews the session lease ahead when it is past half its bound (the claim's answer
+  // renews it too, but a job without running marks sends no claim): the starts at the
+  // fire time then find it held and wait for nothing.
+  (void)execution_.LeaseHeld();
   execution_.ClaimAsync(
       *prepared->run->config, prepared->run->items, control_,
-      [this, prepared](Result<std::vector<int>> claimed) {
+      [this, prepared](Result<std::vector<int>> claimed, int64_t fencing_token) {
         const bool all = claimed.ok() && claimed->size() == prepared->run->items.size();
+        // Before the claim's state is published below: an item start that sees it claimed
+        // sees its token too.
+        prepared->run->fencing_token = fencing_token;
+        for (ShardingContext& ctx : prepared->contexts) ctx.fencing = fencing_token;
         prepared->claimed = std::move(claimed);
         prepared->claim.store(all ? Prepared::kClaimedAll : Prepared::kClaimedPart,
                               std::memory_order_release);
@@ -463,6 +472,27 @@ void JobExecutor::Launch(const std::shared_ptr<Run>& run, Result<std::vector<int
   run->remaining = run->items.size();
   if (tracing_ != nullptr) TraceStatus(*run, TraceState::kTaskRunning, "");
   RunItems(run);
+}
+
+bool JobExecutor::LeaseAllowsStart(Run& run) {
+  // The common case: two atomic loads and a clock read.
+  if (execution_.LeaseHeld()) return true;
+  // Not heard from the registry within the lease: the process was paused, or the
+  // connection is gone. Wait for the registry's word: an answer in the session the items
+  // were claimed in proves them still ours; the session's end (expired: others may run
+  // them now) or no word within a session timeout means they may not be, and the item does
+  // not start. The expiry's fencing (Fence) cancels the run as well.
+  // A registry without sessions reports no timeout: a waiter there (a test's lapsed lease)
+  // still gives up in time.
+  std::chrono::milliseconds wait = execution_.session_timeout();
+  if (wait <= std::chrono::milliseconds(0)) wait = std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  const bool held = execution_.AwaitLease(deadline) && execution_.session_epoch() == run.session;
+  if (held) return true;
+  run.cancel->Request(fmt::format("no word from the registry within the lease ({} ms) before the "
+                                  "item's start: its session may have expired",
+                                  execution_.lease_bound().count()));
+  return false;
 }
 
 bool JobExecutor::Overdue(Clock::WallTime fire_time) {
@@ -691,9 +721,11 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
   // marks first too, but overwrites a mark it finds).
   run->session = execution_.session_epoch();
   run->items_done = false;
-  execution_.ClaimAsync(
-      *run->config, run->items, control_,
-      [this, run](Result<std::vector<int>> claimed) { Launch(run, std::move(claimed)); });
+  execution_.ClaimAsync(*run->config, run->items, control_,
+                        [this, run](Result<std::vector<int>> claimed, int64_t fencing_token) {
+                          run->fencing_token = fencing_token;
+                          Launch(run, std::move(claimed));
+                        });
 }
 
 ShardingContext JobExecutor::ContextOf(const Run& run, int item) {
@@ -707,6 +739,7 @@ ShardingContext JobExecutor::ContextOf(const Run& run, int item) {
   if (auto it = run.params->find(item); it != run.params->end())
     ctx.sharding_parameter = it->second;
   ctx.cancellation = run.cancel;
+  ctx.fencing = run.fencing_token;
   return ctx;
 }
 
@@ -771,8 +804,11 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, const ShardingCon
   if (traced) tracing_->PushStart(std::move(trace_start), report.started);
   auto start = std::chrono::steady_clock::now();
   try {
-    // A run fenced before this item started (its session expired) does not start it.
-    if (!run->cancel->requested()) job_->Execute(ctx);  // user code is fenced here
+    // A run fenced before this item started (its session expired) does not start it, nor
+    // does one whose instance has not heard from the registry lately (LeaseAllowsStart).
+    if (!run->cancel->requested() && LeaseAllowsStart(*run)) {
+      job_->Execute(ctx);  // user code is fenced here
+    }
   } catch (const std::exception& e) {
     report.success = false;
     report.error = e.what();

@@ -257,6 +257,11 @@ class JobExecutor {
   void LetGo(const std::shared_ptr<Prepared>& prepared);
   // Whether `fire_time` is more than overdue_bound_ ago.
   bool Overdue(Clock::WallTime fire_time);
+  // The session lease at an item's start (docs/runtime.md "The session lease"): true when
+  // this instance heard from the registry lately, or, after waiting for its word, still
+  // holds the session `run` claimed its items in. False: the run is cancelled (its items do
+  // not start) with the reason. May block the item's thread, only when the lease lapsed.
+  bool LeaseAllowsStart(Run& run);
   void RunItems(const std::shared_ptr<Run>& run);
   // One item of `run`: the job's code, the report, and the end of the pass after the last.
   void RunItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx);

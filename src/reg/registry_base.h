@@ -21,6 +21,9 @@ namespace elasticjob::reg {
 
 // Checks `key` is "/" or "/a/b" (no empty, "." or ".." segments, no NUL).
 Status ValidateKey(std::string_view key);
+// OK when `ops` can be stamped (RegistryCenter::ExecuteInTransactionStampedAsync: the last
+// step writes a node whose name is known), else INVALID_ARGUMENT saying so.
+Status ValidateStampable(const std::vector<TransactionOp>& ops);
 
 // The parent of "/a/b" is "/a"; of "/a" is "/".
 std::string ParentKey(std::string_view key);

@@ -64,4 +64,11 @@ void JobNodeStorage::ExecuteInTransactionAsync(std::vector<TransactionOp> ops, E
   registry_.ExecuteInTransactionAsync(std::move(ops), executor, std::move(done));
 }
 
+void JobNodeStorage::ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops,
+                                                      Executor& executor,
+                                                      std::function<void(Result<int64_t>)> done) {
+  for (auto& op : ops) op.key = path_.FullPath(op.key);
+  registry_.ExecuteInTransactionStampedAsync(std::move(ops), executor, std::move(done));
+}
+
 }  // namespace elasticjob::storage

@@ -77,6 +77,9 @@ class JobNodeStorage {
   // As ExecuteInTransaction, without waiting: `done` runs on `executor`.
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                  std::function<void(Status)> done);
+  // RegistryCenter::ExecuteInTransactionStampedAsync, with keys relative to the job.
+  void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                        std::function<void(Result<int64_t>)> done);
   Status ExecuteInLeader(std::string_view latch_node, const std::function<void()>& callback) {
     return registry_.ExecuteInLeader(path_.FullPath(latch_node), callback);
   }

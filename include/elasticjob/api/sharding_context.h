@@ -16,10 +16,13 @@
 // cancellation (elasticjob/api/cancellation.h): `cancelled()` turns true when the runtime asks
 // the run to stop (its instance's registry session expired: others may run the item now).
 //
+// Each item run also carries a fencing token (fencing_token()), outside the JSON too.
+//
 // Thread safety: plain value type.
 #ifndef ELASTICJOB_API_SHARDING_CONTEXT_H_
 #define ELASTICJOB_API_SHARDING_CONTEXT_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,11 +46,21 @@ struct ShardingContext {
   std::shared_ptr<JobLogSink> log_sink = nullptr;
   // The run's cancellation, shared by its items (null: the run cannot be cancelled).
   std::shared_ptr<Cancellation> cancellation = nullptr;
+  // The run's fencing token (fencing_token()).
+  int64_t fencing = 0;
 
   // This run's log (see above).
   JobLog log() const { return JobLog(*this); }
   // Whether the runtime asked this run to stop (see above): return soon when it did.
   bool cancelled() const { return cancellation != nullptr && cancellation->requested(); }
+  // The fencing token of this item run (docs/runtime.md "Fencing tokens"): the zxid of the
+  // registry transaction that claimed the item (wrote its running mark) for this run. Every
+  // later claim of the item, by any instance, has a larger one, so a resource that remembers
+  // the largest token it accepted for the item and refuses smaller ones refuses a writer
+  // whose claim others have since replaced (an instance resumed from a pause, a run cut off
+  // by a session expiry). SCRIPT items get it as ELASTICJOB_FENCING_TOKEN, HTTP jobs as the
+  // `fencingToken` header. 0: no token (monitorExecution off: items are not claimed).
+  int64_t fencing_token() const { return fencing; }
 
   // The fields above but log_sink and cancellation.
   friend bool operator==(const ShardingContext& a, const ShardingContext& b) {
@@ -56,6 +69,11 @@ struct ShardingContext {
            a.sharding_item == b.sharding_item && a.sharding_parameter == b.sharding_parameter;
   }
 };
+
+// Where a SCRIPT item finds its fencing token (decimal), and the header an HTTP job's
+// request carries it in.
+inline constexpr std::string_view kFencingTokenVariable = "ELASTICJOB_FENCING_TOKEN";
+inline constexpr std::string_view kFencingTokenHeader = "fencingToken";
 
 // ElasticJob's task id: `jobName@-@items@-@READY@-@instanceId`, items comma-separated in the
 // given order, the instance id being `ip@-@pid`.

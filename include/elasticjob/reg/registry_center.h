@@ -195,6 +195,15 @@ class RegistryCenter {
   // ephemeral nodes and view of the cluster are gone). `executor` must outlive the call's end.
   virtual void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                          std::function<void(Status)> done) = 0;
+  // As ExecuteInTransactionAsync; on success `done` also gets the transaction's place in the
+  // registry's one order of writes (ZooKeeper: its zxid; memory://: the store's count of
+  // transactions), which every transaction applied after it exceeds, whichever client sends
+  // it. A run's claim of its items is stamped so: the stamp is the run's fencing token
+  // (docs/runtime.md). REQUIRES: the last op is a kCreate of a non-sequential node or a
+  // kSetData (ZooKeeper reads the stamp from the stat of a write of that node in the same
+  // multi-op; INVALID_ARGUMENT otherwise).
+  virtual void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                                std::function<void(Result<int64_t>)> done) = 0;
 
   // The registry's clock: writes `key` and returns its modification time (epoch ms).
   virtual Result<int64_t> GetRegistryCenterTime(std::string_view key) = 0;
@@ -219,6 +228,27 @@ class RegistryCenter {
   // The session timeout the server granted (0: unknown, or no sessions). Bounds how long a
   // process may go without the server before its session may have expired.
   virtual std::chrono::milliseconds session_timeout() { return std::chrono::milliseconds(0); }
+
+  // The client-side lease (docs/runtime.md "The session lease"): whether this client has
+  // heard from the server in its current session within lease_bound() of now, on the
+  // monotonic clock, counting from the moment it sent the request the server answered (an
+  // answer proves the session alive when the request left, not when the answer arrived, so
+  // a reply read after a long pause renews nothing). The server expires a session only after
+  // session_timeout() without a word from its client, so a lease held means the session
+  // is alive and its ephemeral nodes (the running marks) are still this instance's. A check
+  // that finds the lease past half its bound asks the server (one exists request, never
+  // waited for), so a busy process rarely finds it lapsed. Cheap: two atomic loads and a
+  // clock read. Default: always held (no sessions).
+  virtual bool LeaseHeld() { return true; }
+  // Waits until LeaseHeld (asking the server at once), or until the session this call began
+  // in ends (it expired: its items are others' now), the registry closes, or `deadline`
+  // passes: false then. Default: true at once.
+  virtual bool AwaitLease(std::chrono::steady_clock::time_point deadline) {
+    (void)deadline;
+    return true;
+  }
+  // How long a lease lasts: a third of the session timeout (0: no sessions).
+  std::chrono::milliseconds lease_bound() { return session_timeout() / 3; }
 
   // Delivers connection-state changes on `executor` until the result is destroyed.
   virtual std::unique_ptr<Subscription> AddConnectionStateListener(

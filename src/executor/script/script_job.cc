@@ -53,8 +53,11 @@ Result<std::shared_ptr<ScriptJob>> ScriptJob::FromProps(
 void ScriptJob::Execute(const ShardingContext& context) {
   std::vector<std::string> argv = words_;
   argv.push_back(ShardingContextToJson(context));
+  // The run's fencing token (ShardingContext::fencing_token), for the resources it writes.
+  const std::vector<std::string> env = {
+      fmt::format("{}={}", kFencingTokenVariable, context.fencing_token())};
   if (context.log_sink == nullptr) {
-    return Check(processes_->Run(argv, nullptr, context.cancellation.get()));
+    return Check(processes_->Run(argv, nullptr, context.cancellation.get(), env));
   }
   // Tracing on: stdout (INFO) and stderr (WARN) line by line into the execution's log.
   std::string partial[2];
@@ -70,7 +73,7 @@ void ScriptJob::Execute(const ShardingContext& context) {
     RecordExecutionOutput(context, std::string_view(buf).substr(0, end + 1), levels[stream - 1]);
     buf.erase(0, end + 1);
   };
-  auto status = processes_->Run(argv, output, context.cancellation.get());
+  auto status = processes_->Run(argv, output, context.cancellation.get(), env);
   for (int i = 0; i < 2; ++i) {
     if (!partial[i].empty()) RecordExecutionOutput(context, partial[i], levels[i]);
   }

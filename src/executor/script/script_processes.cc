@@ -1,5 +1,7 @@
 #include "executor/script/script_processes.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -150,7 +152,7 @@ void ReadUntilExit(Capture& capture, pid_t pid, const ScriptProcesses::Output& o
 }  // namespace
 
 Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Output& output,
-                                 Cancellation* cancellation) {
+                                 Cancellation* cancellation, const std::vector<std::string>& env) {
   if (cancellation != nullptr && cancellation->requested()) {
     return Status(StatusCode::kCancelled,
                   fmt::format("'{}' not started: {}", words[0], cancellation->reason()));
@@ -199,9 +201,23 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
       return Internal(fmt::format("cannot run '{}': {}: {}", words[0], kShell, g.message()));
     }
   }
+  // The environment: the instance's, less what `env` names, then `env`.
+  std::vector<char*> envp;
+  if (!env.empty()) {
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string_view entry(*e);
+      const bool replaced = std::any_of(env.begin(), env.end(), [&](const std::string& mine) {
+        const size_t eq = mine.find('=');
+        return entry.size() > eq && entry.substr(0, eq + 1) == std::string_view(mine).substr(0, eq + 1);
+      });
+      if (!replaced) envp.push_back(*e);
+    }
+    for (const auto& mine : env) envp.push_back(const_cast<char*>(mine.c_str()));
+    envp.push_back(nullptr);
+  }
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, argv[0], output ? &files : nullptr, SpawnAttr(0, none).get(),
-                        argv.data(), environ);
+                        argv.data(), env.empty() ? environ : envp.data());
   posix_spawn_file_actions_destroy(&files);
   if (rc == 0) {
     // A guardian started again since is told this group here, or was told it by its start

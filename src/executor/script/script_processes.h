@@ -64,9 +64,12 @@ class ScriptProcesses {
   //
   // `cancellation`, when given: once requested, the command's group is sent SIGKILL at once
   // (grandchildren included), and a Run after the request starts nothing (kCancelled).
+  //
+  // `env`: NAME=VALUE entries the command gets on top of the instance's environment (an
+  // inherited entry of the same name gives way).
   using Output = std::function<void(int stream, std::string_view data)>;
   Result<int> Run(const std::vector<std::string>& argv, const Output& output = nullptr,
-                  Cancellation* cancellation = nullptr);
+                  Cancellation* cancellation = nullptr, const std::vector<std::string>& env = {});
 
   // From now on, Run starts nothing. Idempotent.
   void StopStarting();

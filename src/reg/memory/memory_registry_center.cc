@@ -148,6 +148,7 @@ void MemoryRegistryCenter::Close() {
   }
   Finish(lock, changes);
   for (auto& state : ended) state->Cancel();
+  WakeLeaseWaiters();
   MarkClosed();
 }
 
@@ -169,7 +170,39 @@ void MemoryRegistryCenter::ExpireSession() {
     if (l.session == old) l.session = session_;
   }
   Finish(lock, changes);
+  WakeLeaseWaiters();  // their session is over
   NotifyConnectionState(ConnectionState::kReconnected);
+}
+
+bool MemoryRegistryCenter::LeaseHeld() { return !lease_lapsed_.load(std::memory_order_acquire); }
+
+bool MemoryRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point deadline) {
+  const int64_t session = session_id();
+  auto over = [&] {
+    std::lock_guard<std::mutex> lock(store_->mu);
+    return !open_ || session_ != session;
+  };
+  std::unique_lock<std::mutex> lock(lease_mu_);
+  ++lease_waiters_;
+  lease_cv_.notify_all();
+  lease_cv_.wait_until(lock, deadline, [&] { return !lease_lapsed_.load() || over(); });
+  --lease_waiters_;
+  return !lease_lapsed_.load() && !over();
+}
+
+void MemoryRegistryCenter::SetLeaseHeldForTesting(bool held) {
+  lease_lapsed_ = !held;
+  WakeLeaseWaiters();
+}
+
+bool MemoryRegistryCenter::WaitLeaseWaitersForTesting(int n, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(lease_mu_);
+  return lease_cv_.wait_for(lock, timeout, [&] { return lease_waiters_ >= n; });
+}
+
+void MemoryRegistryCenter::WakeLeaseWaiters() {
+  { std::lock_guard<std::mutex> lock(lease_mu_); }
+  lease_cv_.notify_all();
 }
 
 int64_t MemoryRegistryCenter::session_id() {
@@ -383,7 +416,19 @@ void MemoryRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionOp> 
   executor.Post([s = std::move(s), done = std::move(done)] { done(s); });
 }
 
+void MemoryRegistryCenter::ExecuteInTransactionStampedAsync(
+    std::vector<TransactionOp> ops, Executor& executor,
+    std::function<void(Result<int64_t>)> done) {
+  Status stampable = ValidateStampable(ops);
+  Result<int64_t> r = stampable.ok() ? Execute(ops) : Result<int64_t>(stampable);
+  executor.Post([r = std::move(r), done = std::move(done)] { done(r); });
+}
+
 Status MemoryRegistryCenter::ExecuteInTransaction(const std::vector<TransactionOp>& ops) {
+  return Execute(ops).status();
+}
+
+Result<int64_t> MemoryRegistryCenter::Execute(const std::vector<TransactionOp>& ops) {
   for (const auto& op : ops) {
     if (Status s = ValidateKey(op.key); !s.ok()) return s;
   }
@@ -452,8 +497,9 @@ Status MemoryRegistryCenter::ExecuteInTransaction(const std::vector<TransactionO
       return Status(s.code(), fmt::format("transaction step {}: {}", i + 1, s.message()));
     }
   }
+  const int64_t stamp = ++store_->transactions;
   Finish(lock, changes);
-  return Status::Ok();
+  return stamp;
 }
 
 Result<int64_t> MemoryRegistryCenter::GetRegistryCenterTime(std::string_view key) {

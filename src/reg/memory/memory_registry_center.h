@@ -12,6 +12,8 @@
 #ifndef ELASTICJOB_REG_MEMORY_MEMORY_REGISTRY_CENTER_H_
 #define ELASTICJOB_REG_MEMORY_MEMORY_REGISTRY_CENTER_H_
 
+#include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,6 +60,8 @@ class MemoryStore {
   std::mutex mu;
   std::map<std::string, Node> nodes;  // GUARDED_BY(mu); full paths, "/" always present
   int64_t next_session = 1;           // GUARDED_BY(mu)
+  // Transactions applied so far: the stamp of a stamped one (a zxid's stand-in).
+  int64_t transactions = 0;  // GUARDED_BY(mu)
   std::multimap<std::string, std::pair<int64_t, std::function<void()>>>
       exists_watches;                        // GUARDED_BY(mu)
   std::vector<TreeListener> tree_listeners;  // GUARDED_BY(mu)
@@ -98,6 +102,8 @@ class MemoryRegistryCenter final : public RegistryBase {
   // Applied at once (there is no network); `done` is posted to `executor`.
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                  std::function<void(Status)> done) override;
+  void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                        std::function<void(Result<int64_t>)> done) override;
   Result<int64_t> GetRegistryCenterTime(std::string_view key) override;
   using RegistryCenter::Watch;
   Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
@@ -108,6 +114,16 @@ class MemoryRegistryCenter final : public RegistryBase {
   // session starts and they see RECONNECTED.
   void ExpireSession();
   int64_t session_id();
+  // The session lease (RegistryCenter::LeaseHeld): held unless a test lets it lapse here
+  // (SetLeaseHeldForTesting(false)), which stands for a process that has not heard from
+  // the server lately. While lapsed, AwaitLease waits until it is held again (true), the
+  // session expires (ExpireSession) or the registry closes (false), or the deadline passes.
+  bool LeaseHeld() override;
+  bool AwaitLease(std::chrono::steady_clock::time_point deadline) override;
+  void SetLeaseHeldForTesting(bool held);
+  // Waits (bounded) until at least `n` AwaitLease calls wait: an item start has reached
+  // the lapsed lease. Returns whether they did.
+  bool WaitLeaseWaitersForTesting(int n, std::chrono::milliseconds timeout);
   uint64_t session_epoch() override { return static_cast<uint64_t>(session_id()); }
 
  protected:
@@ -125,11 +141,19 @@ class MemoryRegistryCenter final : public RegistryBase {
   Result<std::string> CreateSequential(std::string_view key, std::string_view value,
                                        CreateMode mode);
   Status CheckOpen() const;
+  // Applies `ops` all or nothing; returns the transaction's stamp (MemoryStore::transactions).
+  Result<int64_t> Execute(const std::vector<TransactionOp>& ops);
 
   const std::shared_ptr<MemoryStore> store_;
   const std::string prefix_;  // "/namespace"
   int64_t session_ = 0;       // GUARDED_BY(store_->mu)
   bool open_ = false;         // GUARDED_BY(store_->mu)
+  // The lease seam (SetLeaseHeldForTesting): taken after store_->mu, never before it.
+  std::mutex lease_mu_;
+  std::condition_variable lease_cv_;
+  std::atomic<bool> lease_lapsed_{false};  // atomic: LeaseHeld reads it without a lock
+  int lease_waiters_ = 0;                  // GUARDED_BY(lease_mu_)
+  void WakeLeaseWaiters();
 };
 
 }  // namespace elasticjob::reg

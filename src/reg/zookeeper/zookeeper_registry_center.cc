@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <limits>
 #include <random>
 
 #include "infra/log.h"
@@ -63,6 +64,30 @@ int AsyncMulti(zhandle_t* zh, int count, const zoo_op_t* ops, zoo_op_result_t* r
   return Unrecoverable(zh) ? ZINVALIDSTATE : zoo_amulti(zh, count, ops, results, done, data);
 }
 
+// Steady-clock time in ns: the lease's clock.
+int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Whether `rc` is the server's answer (the request reached it in its session), not the
+// client's report of a lost connection, an expired session or a closed handle.
+bool ServerAnswered(int rc) {
+  switch (rc) {
+    case ZOK:
+    case ZNONODE:
+    case ZNODEEXISTS:
+    case ZBADVERSION:
+    case ZNOTEMPTY:
+    case ZNOCHILDRENFOREPHEMERALS:
+    case ZNOAUTH:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool Retryable(int rc) {
   return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZINVALIDSTATE ||
          rc == ZSESSIONEXPIRED || rc == ZCLOSING;
@@ -94,6 +119,13 @@ struct ZooKeeperRegistryCenter::Multi {
   std::vector<zoo_op_t> zops;
   std::vector<zoo_op_result_t> results;
   uint64_t seq = 0;  // NextSeq() when last handed to the client
+  // A stamped transaction's last step is a set whose stat gives the transaction's zxid.
+  bool stamped = false;
+  Stat stamp{};
+  // When it was last handed to the client (steady ns) and on which session: an answer
+  // renews the lease from then (Heard).
+  int64_t sent_ns = 0;
+  uint64_t generation = 0;
 };
 
 // A one-shot watch's context. Contexts are owned by once_watches_ until their watch fires
@@ -106,6 +138,7 @@ struct OnceWatch {
 ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url)
     : url_(std::move(url)), prefix_("/" + url_.name_space) {
   QuietClientLog();
+  lease_bound_ns_ = int64_t{url_.session_timeout_ms} * 1'000'000 / 3;
 }
 
 ZooKeeperRegistryCenter::~ZooKeeperRegistryCenter() {
@@ -248,6 +281,7 @@ void ZooKeeperRegistryCenter::Close() {
   }
   if (zh != nullptr) zookeeper_close(zh);  // ends the session: ephemeral nodes go now
   AbandonOwed(ZCLOSING);
+  WakeLeaseWaiters();
   // Cancelled outside data_mu_: Cancel waits for a delivery in progress, which may be
   // reading the cache.
   decltype(caches_) ended;
@@ -311,6 +345,11 @@ void ZooKeeperRegistryCenter::OnSessionEvent(int state) {
     lock.unlock();
     state_cv_.notify_all();
     worker_.Post([this, first] {
+      // The granted timeout may differ from the one asked for.
+      lease_bound_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(session_timeout())
+                            .count() /
+                        3;
+      WakeLeaseWaiters();  // a waiter's probe lost with the connection goes again
       if (!first) ResyncAll();
       NotifyConnectionState(first ? ConnectionState::kConnected : ConnectionState::kReconnected);
     });
@@ -340,6 +379,13 @@ void ZooKeeperRegistryCenter::ReplaceSession() {
     if (closing_) return;
   }
   SessionContext* ctx = NewSessionContext();  // the old handle's events stop counting now
+  {
+    // The new session has not heard from the server yet; the old one's answers are ignored
+    // from here on (Heard compares the generation).
+    std::lock_guard<std::mutex> lock(lease_mu_);
+    heard_ns_ = 0;
+  }
+  WakeLeaseWaiters();  // their session is over: AwaitLease answers false
   zhandle_t* old = nullptr;
   {
     std::unique_lock<std::shared_mutex> lock(handle_mu_);
@@ -366,7 +412,10 @@ int ZooKeeperRegistryCenter::WithRetry(RequestKind kind, const std::function<int
     {
       std::shared_lock<std::shared_mutex> lock(handle_mu_);
       if (zh_ != nullptr) CountRequest(kind);
+      const int64_t sent = SteadyNs();
+      const uint64_t generation = generation_.load();
       rc = zh_ == nullptr ? ZINVALIDSTATE : op(zh_);
+      if (ServerAnswered(rc)) Heard(sent, generation);
     }
     if (!Retryable(rc) || attempt == url_.max_retries) return rc;
     // Curator's ExponentialBackoffRetry, but woken early when the connection returns.
@@ -768,9 +817,17 @@ Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
 }
 
 std::unique_ptr<ZooKeeperRegistryCenter::Multi> ZooKeeperRegistryCenter::PrepareMulti(
-    std::vector<TransactionOp> ops) const {
+    std::vector<TransactionOp> ops, bool stamped) const {
   auto m = std::make_unique<Multi>();
   m->ops = std::move(ops);
+  m->stamped = stamped;
+  if (stamped && m->ops.back().type == TransactionOp::Type::kCreate) {
+    // A multi-op's creates answer with their paths only; a set answers with the node's stat,
+    // whose mzxid is the multi-op's zxid. The set writes the value just created (the
+    // node's version moves to 1; readers of a running mark look at its value or existence).
+    const TransactionOp& created = m->ops.back();
+    m->ops.push_back(TransactionOp::SetData(created.key, created.value));
+  }
   const size_t n = m->ops.size();
   for (const auto& op : m->ops) m->paths.push_back(Full(op.key));
   m->bufs.assign(n, std::vector<char>(512));
@@ -808,7 +865,8 @@ std::unique_ptr<ZooKeeperRegistryCenter::Multi> ZooKeeperRegistryCenter::Prepare
       }
       case TransactionOp::Type::kSetData:
         zoo_set_op_init(&m->zops[i], m->paths[i].c_str(), op.value.data(),
-                        static_cast<int>(op.value.size()), -1, nullptr);
+                        static_cast<int>(op.value.size()), -1,
+                        stamped && i + 1 == n ? &m->stamp : nullptr);
         break;
       case TransactionOp::Type::kDelete:
         zoo_delete_op_init(&m->zops[i], m->paths[i].c_str(), -1);
@@ -847,16 +905,25 @@ Status ZooKeeperRegistryCenter::FinishMulti(Multi& m, int rc) {
 }
 
 Status ZooKeeperRegistryCenter::ExecuteInTransaction(const std::vector<TransactionOp>& ops) {
+  return ExecuteMulti(ops, /*stamped=*/false).status();
+}
+
+Result<int64_t> ZooKeeperRegistryCenter::ExecuteMulti(const std::vector<TransactionOp>& ops,
+                                                      bool stamped) {
   for (const auto& op : ops) {
     if (Status s = ValidateKey(op.key); !s.ok()) return s;
   }
-  if (ops.empty()) return Status::Ok();
-  auto m = PrepareMulti(ops);
+  if (stamped) {
+    if (Status s = ValidateStampable(ops); !s.ok()) return s;
+  }
+  if (ops.empty()) return int64_t{0};
+  auto m = PrepareMulti(ops, stamped);
   int rc = WithRetry(RequestKind::kMulti, [&](zhandle_t* zh) {
     m->seq = NextSeq();
     return SyncMulti(zh, static_cast<int>(m->zops.size()), m->zops.data(), m->results.data());
   });
-  return FinishMulti(*m, rc);
+  if (Status s = FinishMulti(*m, rc); !s.ok()) return s;
+  return stamped ? static_cast<int64_t>(m->stamp.mzxid) : int64_t{0};
 }
 
 // An asynchronous transaction between its sending and its completion. The reply arrives on
@@ -866,7 +933,7 @@ struct ZooKeeperRegistryCenter::PendingMulti {
   ZooKeeperRegistryCenter* self;
   std::unique_ptr<Multi> multi;
   Executor* executor;
-  std::function<void(Status)> done;
+  std::function<void(Result<int64_t>)> done;  // the zxid when stamped, else 0
   int rc = ZOK;
   bool ends_batch = false;  // it is the batch in flight: its reply sends the next one
 
@@ -875,6 +942,7 @@ struct ZooKeeperRegistryCenter::PendingMulti {
     ZooKeeperRegistryCenter* self = p->self;
     const bool next = p->ends_batch;
     p->rc = rc;
+    if (ServerAnswered(rc)) self->Heard(p->multi->sent_ns, p->multi->generation);
     Complete(p);  // may free `p`
     if (next) self->NextBatch();
   }
@@ -891,10 +959,18 @@ struct ZooKeeperRegistryCenter::PendingMulti {
       // registry itself is closing).
       const bool session_over = p->rc == ZSESSIONEXPIRED || p->rc == ZINVALIDSTATE ||
                                 (p->rc == ZCLOSING && !p->self->Closing());
-      Status s = session_over       ? p->self->FinishMulti(*p->multi, ZSESSIONEXPIRED)
-                 : Retryable(p->rc) ? p->self->ExecuteInTransaction(p->multi->ops)
-                                    : p->self->FinishMulti(*p->multi, p->rc);
-      p->done(std::move(s));
+      Multi& m = *p->multi;
+      Result<int64_t> r = int64_t{0};
+      if (session_over) {
+        r = p->self->FinishMulti(m, ZSESSIONEXPIRED);
+      } else if (Retryable(p->rc)) {
+        r = p->self->ExecuteMulti(m.ops, m.stamped);  // a stamped one ends with its set now
+      } else if (Status s = p->self->FinishMulti(m, p->rc); !s.ok()) {
+        r = std::move(s);
+      } else if (m.stamped) {
+        r = static_cast<int64_t>(m.stamp.mzxid);
+      }
+      p->done(std::move(r));
     });
   }
 };
@@ -907,6 +983,8 @@ struct ZooKeeperRegistryCenter::WriteBatch {
   bool ends_batch;  // it is the batch in flight: its reply sends the next one
   std::vector<zoo_op_t> zops;
   std::vector<zoo_op_result_t> results;
+  int64_t sent_ns = 0;  // as Multi's
+  uint64_t generation = 0;
 
   static void Replied(WriteBatch* b, int rc) {
     std::unique_ptr<WriteBatch> owned(b);
@@ -917,13 +995,31 @@ struct ZooKeeperRegistryCenter::WriteBatch {
 void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionOp> ops,
                                                         Executor& executor,
                                                         std::function<void(Status)> done) {
+  SendTransaction(std::move(ops), /*stamped=*/false, executor,
+                  [done = std::move(done)](Result<int64_t> r) { done(r.status()); });
+}
+
+void ZooKeeperRegistryCenter::ExecuteInTransactionStampedAsync(
+    std::vector<TransactionOp> ops, Executor& executor,
+    std::function<void(Result<int64_t>)> done) {
+  if (Status s = ValidateStampable(ops); !s.ok()) {
+    executor.Post([s, done = std::move(done)] { done(s); });
+    return;
+  }
+  SendTransaction(std::move(ops), /*stamped=*/true, executor, std::move(done));
+}
+
+void ZooKeeperRegistryCenter::SendTransaction(std::vector<TransactionOp> ops, bool stamped,
+                                              Executor& executor,
+                                              std::function<void(Result<int64_t>)> done) {
   for (const auto& op : ops) {
     if (Status s = ValidateKey(op.key); !s.ok()) {
       executor.Post([s, done = std::move(done)] { done(s); });
       return;
     }
   }
-  auto* p = new PendingMulti{this, PrepareMulti(std::move(ops)), &executor, std::move(done)};
+  auto* p =
+      new PendingMulti{this, PrepareMulti(std::move(ops), stamped), &executor, std::move(done)};
   if (p->multi->ops.empty()) return PendingMulti::Complete(p);
   // While a batch is on its way, transactions gather and then leave together in one
   // multi-op (up to kMaxBatchOps steps): a thousand jobs firing in the same millisecond cost
@@ -970,6 +1066,8 @@ void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
       RequestKind::kMulti, p, [p](int rc) { PendingMulti::Replied(p, rc); },
       [this, p](zhandle_t* zh) {
         p->multi->seq = NextSeq();
+        p->multi->sent_ns = SteadyNs();
+        p->multi->generation = generation_.load();
         return AsyncMulti(
             zh, static_cast<int>(p->multi->zops.size()), p->multi->zops.data(),
             p->multi->results.data(),
@@ -996,6 +1094,8 @@ void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members, bool
       [this, batch](zhandle_t* zh) {
         const uint64_t seq = NextSeq();
         for (auto* m : batch->members) m->multi->seq = seq;
+        batch->sent_ns = SteadyNs();
+        batch->generation = generation_.load();
         return AsyncMulti(
             zh, static_cast<int>(batch->zops.size()), batch->zops.data(), batch->results.data(),
             [](int rc, const void* data) {
@@ -1034,6 +1134,7 @@ void ZooKeeperRegistryCenter::AbandonOwed(int rc) {
 
 void ZooKeeperRegistryCenter::BatchReplied(WriteBatch& batch, int rc) {
   // On the completion thread (or the sender's, if it was never sent): must not block.
+  if (ServerAnswered(rc)) Heard(batch.sent_ns, batch.generation);
   if (rc == ZOK || Retryable(rc)) {
     // All applied, or the connection went (each then retries on its own executor).
     for (auto* m : batch.members) {
@@ -1091,6 +1192,90 @@ void ZooKeeperRegistryCenter::NextBatch() {
     }
   }
   SendBatch(std::move(next), /*ends_batch=*/true);
+}
+
+// ---- the lease ----------------------------------------------------------------------
+
+struct ZooKeeperRegistryCenter::LeaseProbe {
+  ZooKeeperRegistryCenter* self;
+  int64_t sent_ns = 0;
+  uint64_t generation = 0;
+
+  // Its answer, or the client's word that none will come.
+  static void Done(LeaseProbe* p, int rc) {
+    std::unique_ptr<LeaseProbe> owned(p);
+    ZooKeeperRegistryCenter* self = p->self;
+    if (ServerAnswered(rc)) self->Heard(p->sent_ns, p->generation);
+    self->probe_in_flight_.store(false, std::memory_order_release);
+  }
+};
+
+void ZooKeeperRegistryCenter::Heard(int64_t sent_ns, uint64_t generation) {
+  {
+    std::lock_guard<std::mutex> lock(lease_mu_);
+    // An answer in a session replaced since proves nothing of the current one.
+    if (generation != generation_.load()) return;
+    if (sent_ns <= heard_ns_.load(std::memory_order_relaxed)) return;
+    heard_ns_.store(sent_ns, std::memory_order_release);
+  }
+  lease_cv_.notify_all();
+}
+
+void ZooKeeperRegistryCenter::WakeLeaseWaiters() {
+  { std::lock_guard<std::mutex> lock(lease_mu_); }  // a waiter between its check and its wait
+  lease_cv_.notify_all();
+}
+
+void ZooKeeperRegistryCenter::ProbeLease() {
+  if (probe_in_flight_.exchange(true, std::memory_order_acq_rel)) return;
+  auto* probe = new LeaseProbe{this};
+  int sent = SendOwed(
+      RequestKind::kExists, probe, [probe](int rc) { LeaseProbe::Done(probe, rc); },
+      [this, probe](zhandle_t* zh) {
+        probe->sent_ns = SteadyNs();
+        probe->generation = generation_.load();
+        return zoo_aexists(
+            zh, prefix_.c_str(), 0,
+            [](int rc, const Stat*, const void* data) {
+              auto* p = static_cast<LeaseProbe*>(const_cast<void*>(data));
+              if (p->self->Settle(p)) LeaseProbe::Done(p, rc);
+            },
+            probe);
+      });
+  if (sent != ZOK) LeaseProbe::Done(probe, sent);  // not sent: no completion
+}
+
+bool ZooKeeperRegistryCenter::LeaseHeld() {
+  const int64_t heard = heard_ns_.load(std::memory_order_acquire);
+  const int64_t bound = lease_bound_ns_.load(std::memory_order_relaxed);
+  const int64_t age = heard == 0 ? std::numeric_limits<int64_t>::max() : SteadyNs() - heard;
+  // Renewed ahead, so that a process whose items start now and then finds it held.
+  if (age > bound / 2) ProbeLease();
+  return age < bound;
+}
+
+bool ZooKeeperRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point deadline) {
+  const uint64_t generation = generation_.load();
+  // A probe lost with the connection (or refused while there was no handle) goes again this
+  // often until the deadline: the connection's return wakes the waiters too.
+  constexpr auto kProbeAgain = std::chrono::milliseconds(100);
+  std::unique_lock<std::mutex> lock(lease_mu_);
+  while (true) {
+    if (generation_.load() != generation || Closing()) return false;
+    const int64_t heard = heard_ns_.load(std::memory_order_acquire);
+    if (heard != 0 && SteadyNs() - heard < lease_bound_ns_.load(std::memory_order_relaxed)) {
+      return true;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    lock.unlock();
+    ProbeLease();
+    lock.lock();
+    lease_cv_.wait_until(lock, std::min(deadline, now + kProbeAgain), [&] {
+      return heard_ns_.load(std::memory_order_acquire) != heard ||
+             generation_.load() != generation;
+    });
+  }
 }
 
 Result<int64_t> ZooKeeperRegistryCenter::GetRegistryCenterTime(std::string_view key) {

@@ -67,6 +67,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override;
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                  std::function<void(Status)> done) override;
+  void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                        std::function<void(Result<int64_t>)> done) override;
   Result<int64_t> GetRegistryCenterTime(std::string_view key) override;
   using RegistryCenter::Watch;
   Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
@@ -75,6 +77,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
 
   uint64_t session_epoch() override { return generation_.load(); }
   std::chrono::milliseconds session_timeout() override;
+  bool LeaseHeld() override;
+  bool AwaitLease(std::chrono::steady_clock::time_point deadline) override;
 
   // The current session id (0 when not connected). For tests and diagnostics.
   int64_t session_id();
@@ -180,7 +184,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
                                           CreateMode mode);
   Status CreateParents(const std::string& full);
   // A transaction in the client's form, and its outcome (applied to the caches when OK).
-  std::unique_ptr<Multi> PrepareMulti(std::vector<TransactionOp> ops) const;
+  // `stamped`: the last step is a set whose stat the client fills (a create gets one added).
+  std::unique_ptr<Multi> PrepareMulti(std::vector<TransactionOp> ops, bool stamped = false) const;
   Status FinishMulti(Multi& multi, int rc);
   // The asynchronous write path: one transaction alone (`ends_batch`: it is the batch in
   // flight), several merged into one multi-op, the reply of a merged one, and the next batch
@@ -197,6 +202,21 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   void BatchReplied(WriteBatch& batch, int rc);
   void NextBatch();
   static constexpr size_t kMaxBatchOps = 1000;  // well under the server's 1 MB request limit
+  // The transaction `ops` on the calling thread, retried as WithRetry retries; `stamped`: its
+  // zxid is returned (ExecuteInTransactionStampedAsync), else 0.
+  Result<int64_t> ExecuteMulti(const std::vector<TransactionOp>& ops, bool stamped);
+  // The async path shared by the plain and the stamped transaction.
+  void SendTransaction(std::vector<TransactionOp> ops, bool stamped, Executor& executor,
+                       std::function<void(Result<int64_t>)> done);
+
+  // The lease (RegistryCenter::LeaseHeld). Heard: the server answered a request sent at
+  // `sent_ns` (steady clock) on the handle of session generation `generation`.
+  struct LeaseProbe;
+  void Heard(int64_t sent_ns, uint64_t generation);
+  // Asks the server (an exists of the namespace root), unless a probe is on its way already.
+  void ProbeLease();
+  // Wakes AwaitLease's waiters (an answer, a new session, a connection, the close).
+  void WakeLeaseWaiters();
   Result<std::string> Create(const std::string& full, std::string_view value, int flags,
                              bool parents);
 
@@ -309,6 +329,16 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   std::array<std::atomic<uint64_t>, static_cast<size_t>(RequestKind::kCount)> requests_{};
 
   std::atomic<uint64_t> send_seq_{0};
+
+  // The lease: the send time (steady clock, ns) of the newest request the server answered
+  // in the current session, 0 before the first (reset when a session replaces another).
+  // Atomic: read by every item start without a lock (LeaseHeld); written under lease_mu_.
+  std::mutex lease_mu_;
+  std::condition_variable lease_cv_;
+  std::atomic<int64_t> heard_ns_{0};
+  // A third of the granted session timeout, in ns (set at each connection).
+  std::atomic<int64_t> lease_bound_ns_{0};
+  std::atomic<bool> probe_in_flight_{false};  // at most one probe on its way
 
   std::function<void()> before_send_for_testing_;  // set before use (tests only)
   std::function<void(const std::string&)> before_local_apply_for_testing_;  // the same

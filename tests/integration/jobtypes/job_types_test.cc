@@ -335,6 +335,9 @@ TEST_F(JobTypesTest, HttpSendsMethodBodyContentTypeAndTheShardingContextHeader) 
     EXPECT_EQ(ctx->sharding_parameter, ctx->sharding_item == 0 ? "Beijing" : "Shanghai");
     EXPECT_EQ(r.sharding_context, ShardingContextToJson(*ctx));  // Gson's bytes exactly
     items.insert(ctx->sharding_item);
+    // The run's claim (both items in one transaction) is its fencing token.
+    EXPECT_GT(std::stoll(r.fencing_token.empty() ? "0" : r.fencing_token), 0) << r.fencing_token;
+    EXPECT_EQ(r.fencing_token, got.front().fencing_token);
   }
   EXPECT_EQ(items, (std::set<int>{0, 1}));
 }

@@ -30,6 +30,7 @@ struct Received {
   std::string body;
   std::string content_type;
   std::string sharding_context;
+  std::string fencing_token;  // the `fencingToken` header
 };
 
 // An HTTP or HTTPS server answering every request with `reply` (status, body).
@@ -50,7 +51,8 @@ class TestHttpServer {
                  {},
                  req.body,
                  req.get_header_value("Content-Type"),
-                 req.get_header_value("shardingContext")};
+                 req.get_header_value("shardingContext"),
+                 req.get_header_value("fencingToken")};
       for (const auto& [k, v] : req.params) r.params[k] = v;
       auto [status, body] = reply_(r);
       {

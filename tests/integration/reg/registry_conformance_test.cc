@@ -317,6 +317,67 @@ TEST_P(RegistryConformanceTest, AsyncTransactionsReportOnTheExecutorInTheOrderSe
   EXPECT_FALSE(*reg_->IsExisted("/at/c"));  // all or nothing
 }
 
+// A stamp is a place in the one order of writes: a fencing token (docs/runtime.md).
+TEST_P(RegistryConformanceTest, StampsGrowWithEveryLaterTransactionOfAnyClient) {
+  ASSERT_TRUE(reg_->Persist("/st", "").ok());
+  auto other = Client();
+  SerialExecutor serial(pool_);
+  auto stamped = [&](RegistryCenter& r, std::vector<TransactionOp> ops) {
+    auto p = std::make_shared<std::promise<Result<int64_t>>>();
+    auto f = p->get_future();
+    r.ExecuteInTransactionStampedAsync(std::move(ops), serial,
+                                       [p](Result<int64_t> s) { p->set_value(std::move(s)); });
+    EXPECT_EQ(f.wait_for(10s), std::future_status::ready);
+    return f.get();
+  };
+  auto a = stamped(*reg_, {TransactionOp::Create("/st/a", "x", CreateMode::kEphemeral)});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_GT(*a, 0);
+  EXPECT_EQ(*reg_->GetDirectly("/st/a"), "x");  // the stamp's set wrote what was created
+  ASSERT_TRUE(reg_->Remove("/st/a").ok());
+  auto b = stamped(*other, {TransactionOp::Create("/st/a", "y", CreateMode::kEphemeral)});
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_GT(*b, *a);
+  auto c = stamped(*other, {TransactionOp::CheckExists("/st/a"), TransactionOp::SetData("/st/a", "z")});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_GT(*c, *b);
+  EXPECT_EQ(*reg_->GetDirectly("/st/a"), "z");
+  // A failed one writes nothing; a stamp needs a last step that writes a named node.
+  EXPECT_EQ(stamped(*reg_, {TransactionOp::Create("/st/a", "again")}).status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(stamped(*reg_, {TransactionOp::Delete("/st/a")}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(stamped(*reg_, {}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(stamped(*reg_, {TransactionOp::Create("/st/s", "", CreateMode::kPersistentSequential)})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  // Sent together (one multi-op on ZooKeeper): each has its stamp, in the order sent.
+  constexpr int kCount = 20;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::pair<int, Result<int64_t>>> got;  // guarded by mu
+  for (int i = 0; i < kCount; ++i) {
+    reg_->ExecuteInTransactionStampedAsync(
+        {TransactionOp::Create("/st/n" + std::to_string(i), "v")}, serial,
+        [&, i](Result<int64_t> s) {
+          std::lock_guard<std::mutex> lock(mu);
+          got.emplace_back(i, std::move(s));
+          cv.notify_all();
+        });
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return got.size() == kCount; }));
+  int64_t previous = *c;
+  for (int i = 0; i < kCount; ++i) {
+    ASSERT_EQ(got[i].first, i);
+    ASSERT_TRUE(got[i].second.ok()) << got[i].second.status();
+    EXPECT_GT(*got[i].second, *c);
+    EXPECT_GE(*got[i].second, previous);
+    previous = *got[i].second;
+  }
+}
+
 TEST_P(RegistryConformanceTest, AsyncTransactionsSentTogetherLeaveInFewWritesAndInOrder) {
   ASSERT_TRUE(reg_->Persist("/ab", "").ok());
   auto* zk = dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg_.get());
@@ -1109,6 +1170,41 @@ TEST_F(ZooKeeperRegistryTest, SurvivesTheServerBeingStoppedPastTheSessionTimeout
   EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/s/after", "2"));
   EXPECT_EQ(*reg->Get("/s/before"), "1");
   EXPECT_EQ(*reg->Get("/s/after"), "2");
+}
+
+// The session lease (docs/runtime.md): held while the server answers, lapsed within a third
+// of the session timeout once it is silent, and back with its first answer.
+TEST_F(ZooKeeperRegistryTest, TheLeaseLapsesWhileTheServerIsSilentAndReturnsWithItsAnswer) {
+  auto reg = Client("leasens");  // session timeout 2 s: a lease of 666 ms
+  ASSERT_TRUE(reg->Init().ok());
+  ASSERT_TRUE(reg->Persist("/l", "").ok());  // an answer: the lease runs from its sending
+  EXPECT_TRUE(reg->LeaseHeld());
+  EXPECT_EQ(reg->lease_bound(), 2000ms / 3);
+  const uint64_t epoch = reg->session_epoch();
+  server_.Pause();
+  std::this_thread::sleep_for(900ms);  // the fault: past the lease, within the session timeout
+  EXPECT_FALSE(reg->LeaseHeld());
+  EXPECT_FALSE(reg->AwaitLease(std::chrono::steady_clock::now() + 200ms));  // no answer comes
+  server_.Resume();
+  EXPECT_TRUE(reg->AwaitLease(std::chrono::steady_clock::now() + 10s));
+  EXPECT_TRUE(reg->LeaseHeld());
+  EXPECT_EQ(reg->session_epoch(), epoch);  // the same session answered
+}
+
+TEST_F(ZooKeeperRegistryTest, AWaitForTheLeaseEndsFalseWhenTheSessionIsReplaced) {
+  auto reg = Client("leasens2");
+  ASSERT_TRUE(reg->Init().ok());
+  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*reg);
+  server_.Pause();
+  std::this_thread::sleep_for(900ms);  // the fault: the lease lapses
+  auto waiter = std::async(std::launch::async, [&] {
+    return reg->AwaitLease(std::chrono::steady_clock::now() + 20s);
+  });
+  EXPECT_EQ(waiter.wait_for(300ms), std::future_status::timeout);  // waiting for the answer
+  zk.ReplaceSessionForTesting();  // what the client does on learning of an expiry
+  ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
+  EXPECT_FALSE(waiter.get());
+  server_.Resume();
 }
 
 TEST_F(ZooKeeperRegistryTest, DigestAclsKeepOtherClientsOut) {

@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
 #include <set>
 #include <string>
 
@@ -201,6 +205,112 @@ TEST_F(RunningMarksTest, AnOperatorShutdownOfTheLeaderRaisesTheReshardingFlag) {
     return (moved || other->IsExisted("/job/leader/sharding/necessary").value_or(false)) &&
            !other->IsExisted("/job/leader/election/instance").value_or(true);
   })) << DumpTree(*other, "/job");
+}
+
+// Records each item run's fencing token: (item, token) in the order the runs started.
+class TokenJob final : public SimpleJob {
+ public:
+  void Execute(const ShardingContext& ctx) override {
+    std::lock_guard<std::mutex> l(mu_);
+    tokens_.emplace_back(ctx.sharding_item, ctx.fencing_token());
+  }
+  std::vector<std::pair<int, int64_t>> tokens() {
+    std::lock_guard<std::mutex> l(mu_);
+    return tokens_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<int, int64_t>> tokens_;
+};
+
+// Issue 31: a freeze just after a fire time, while the run's items were being started, let
+// the resumed instance start the rest of them although its session had expired meanwhile.
+// Each start now needs a recent word from the registry (the session lease).
+TEST_F(RunningMarksTest, ItemsWaitForTheRegistrysWordWhileTheLeaseHasLapsed) {
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>();
+  ScheduleJobBootstrap boot(*reg, job, Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 2, 1));
+  ASSERT_TRUE(FireAt(Next())) << rec_.Dump();  // one run before: the prepared path after it
+  ASSERT_TRUE(rec_.WaitRuns(2));
+  reg->SetLeaseHeldForTesting(false);
+  const auto fire = Next();
+  clock_.Advance(fire - clock_.WallNow());
+  ASSERT_TRUE(reg->WaitLeaseWaitersForTesting(1, 20s)) << rec_.Dump();
+  EXPECT_EQ(job->started(), 2) << "an item started without a word from the registry";
+  reg->SetLeaseHeldForTesting(true);  // the registry answers in the same session
+  ASSERT_TRUE(rec_.WaitRuns(4)) << rec_.Dump();
+  EXPECT_EQ(RunsAt(fire),
+            (std::set<std::pair<int, std::string>>{{0, Id("10.0.0.1")}, {1, Id("10.0.0.1")}}));
+  for (const auto& r : rec_.runs()) EXPECT_TRUE(r.success) << r.error;
+  EXPECT_EQ(job->started(), 4);
+}
+
+TEST_F(RunningMarksTest, AnItemWaitingForTheLeaseNeverStartsOnceTheSessionHasExpired) {
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>();
+  ScheduleJobBootstrap boot(*reg, job, Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 2, 1));
+  reg->SetLeaseHeldForTesting(false);
+  const auto fire = Next();
+  clock_.Advance(fire - clock_.WallNow());
+  ASSERT_TRUE(reg->WaitLeaseWaitersForTesting(1, 20s)) << rec_.Dump();
+  // The registry's word: the session is gone (others may run the items now).
+  reg->ExpireSession();
+  ASSERT_TRUE(rec_.WaitRuns(2)) << rec_.Dump();
+  EXPECT_EQ(job->started(), 0) << "an item of a run whose session expired started";
+  for (const auto& r : rec_.runs()) {
+    EXPECT_FALSE(r.success);
+    EXPECT_NE(r.error.find("cancelled"), std::string::npos) << r.error;
+  }
+}
+
+TEST_F(RunningMarksTest, EveryClaimOfAnItemCarriesALargerFencingTokenWhoeverMakesIt) {
+  auto r1 = Session(), r2 = Session();
+  auto j1 = std::make_shared<TokenJob>(), j2 = std::make_shared<TokenJob>();
+  ScheduleJobBootstrap a(*r1, j1, Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(a.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*r1, 2, 1));
+  // Worked out at the fire time, then prepared ahead: both paths carry tokens.
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(FireAt(Next())) << rec_.Dump();
+  ASSERT_TRUE(rec_.WaitRuns(6));
+  auto first = j1->tokens();
+  ASSERT_EQ(first.size(), 6u);
+  std::map<int, int64_t> last;
+  for (size_t i = 0; i < first.size(); i += 2) {
+    // One claim per run: its two items share its token, and each run's is larger.
+    auto [item_a, token_a] = first[i];
+    auto [item_b, token_b] = first[i + 1];
+    EXPECT_GT(token_a, 0);
+    EXPECT_EQ(token_a, token_b);
+    for (int item : {item_a, item_b}) {
+      EXPECT_GT(token_a, last[item]) << "item " << item;
+      last[item] = token_a;
+    }
+  }
+  // The items move to another instance: its claims are later still.
+  a.Shutdown();
+  ScheduleJobBootstrap b(*r2, j2, Config(2), Options("10.0.0.2"));
+  ASSERT_TRUE(b.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*r2, 2, 1));
+  ASSERT_TRUE(FireAt(Next())) << rec_.Dump();
+  ASSERT_TRUE(rec_.WaitRuns(8));
+  for (auto [item, token] : j2->tokens()) EXPECT_GT(token, last[item]) << "item " << item;
+}
+
+TEST_F(RunningMarksTest, ARunWithoutRunningMarksHasNoFencingToken) {
+  auto reg = Session();
+  auto job = std::make_shared<TokenJob>();
+  auto config = *JobConfiguration::Builder("job", 2).Cron("* * * * * ?").MonitorExecution(false).Build();
+  ScheduleJobBootstrap boot(*reg, job, config, Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 2, 1));
+  ASSERT_TRUE(FireAt(Next())) << rec_.Dump();
+  ASSERT_TRUE(rec_.WaitRuns(2));
+  for (auto [item, token] : job->tokens()) EXPECT_EQ(token, 0) << "item " << item;
 }
 
 }  // namespace

@@ -128,6 +128,11 @@ class CountingRegistry final : public RegistryCenter {
     for (const auto& op : ops) CountWrite(op.key);
     inner_.ExecuteInTransactionAsync(std::move(ops), executor, std::move(done));
   }
+  void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                        std::function<void(Result<int64_t>)> done) override {
+    for (const auto& op : ops) CountWrite(op.key);
+    inner_.ExecuteInTransactionStampedAsync(std::move(ops), executor, std::move(done));
+  }
   Result<int64_t> GetRegistryCenterTime(std::string_view key) override {
     return inner_.GetRegistryCenterTime(key);
   }

@@ -99,6 +99,22 @@ TEST_F(ScriptProcessesTest, ReportsTheExitStatus) {
   EXPECT_EQ(processes.running(), 0);
 }
 
+TEST_F(ScriptProcessesTest, TheCommandGetsTheGivenEnvironmentOnTopOfTheInstancesOwn) {
+  ScriptProcesses processes;
+  ::setenv("ELASTICJOB_FENCING_TOKEN", "inherited", 1);
+  ::setenv("SCRIPT_PROCESSES_TEST_KEPT", "kept", 1);
+  std::string out;
+  auto output = [&](int stream, std::string_view data) {
+    if (stream == 1) out.append(data);
+  };
+  auto r = processes.Run(Sh("echo \"$ELASTICJOB_FENCING_TOKEN $SCRIPT_PROCESSES_TEST_KEPT\""), output, nullptr,
+                         {"ELASTICJOB_FENCING_TOKEN=42"});
+  ::unsetenv("ELASTICJOB_FENCING_TOKEN");
+  ::unsetenv("SCRIPT_PROCESSES_TEST_KEPT");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(out, "42 kept\n");  // given one wins; the rest of the environment is still there
+}
+
 TEST_F(ScriptProcessesTest, ACommandThatCannotStartIsAnError) {
   ScriptProcesses processes;
   auto missing = processes.Run({"/nonexistent/command", "arg"});
