@@ -15,18 +15,19 @@
 // Run (after `cmake --build --preset release --target example_fencing_token`), two copies on
 // one ZooKeeper and one store, then freeze one of them past its session while it works:
 //
-//   read -r PORT _ < <(scripts/zk-server.sh start /tmp/fencing-zk)
+//   read -r PORT _ < <(bash scripts/zk-server.sh start /tmp/fencing-zk)
 //   R="zookeeper://127.0.0.1:$PORT/fencing-demo?sessionTimeoutMs=3000"
 //   build/release/examples/example_fencing_token "$R" /tmp/fencing-store & A=$!
 //   build/release/examples/example_fencing_token "$R" /tmp/fencing-store &
 //   # wait for A's "working" lines, then:
 //   kill -STOP $A; sleep 8; kill -CONT $A
-//   kill %1 %2; scripts/zk-server.sh stop /tmp/fencing-zk
+//   kill %1 %2; bash scripts/zk-server.sh stop /tmp/fencing-zk
 //
 // The other copy takes A's items over while A is frozen and writes them with larger tokens;
 // A, resumed, finishes its old items and its writes are refused:
 //
-//   pid 4242 item 1: REFUSED: item 1: token 4294967390 is stale, the store holds 4294967411
+//   pid 27664 item 1: working with token 60
+//   pid 27664 item 1: REFUSED: item 1: token 60 is stale, the store holds 79
 //
 // Arguments: REGISTRY_URL (memory://NAME runs alone) STORE_DIR [SECONDS] (default: until
 // Ctrl-C). A SCRIPT job does the same with ELASTICJOB_FENCING_TOKEN (docs/runtime.md).
@@ -167,8 +168,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (seconds > 0) {
-    timespec limit{seconds, 0};
-    sigtimedwait(&signals, nullptr, &limit);
+    // sigtimedwait fails with EINTR after a SIGSTOP and SIGCONT (signal(7)): wait on.
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    for (auto left = end - std::chrono::steady_clock::now(); left > left.zero();
+         left = end - std::chrono::steady_clock::now()) {
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+      timespec limit{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+      if (sigtimedwait(&signals, nullptr, &limit) > 0 || errno != EINTR) break;
+    }
   } else {
     int sig = 0;
     sigwait(&signals, &sig);
