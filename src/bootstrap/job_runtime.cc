@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <thread>
 
+#include "config/runnable_check.h"
 #include "infra/change_epoch.h"
 #include "infra/log.h"
 #include "sharding/sharding_node.h"
@@ -173,11 +175,12 @@ void JobRuntime::ApplyConfig(const JobConfiguration& config) {
   } else if (limiter_ != nullptr && limiter_->limit() != *limit) {
     limiter_->SetLimit(*limit);
   }
-  if (auto strategy = strategies_.Find(config.job_sharding_strategy_type.value_or(""));
-      !strategy.ok()) {
-    infra::LogLine("WARN", fmt::format("job '{}': {} (sharding fails until it is fixed)",
-                                       config_.job_name, strategy.status().ToString()));
-  }
+}
+
+Status JobRuntime::CheckRunnable(const JobConfiguration& config) {
+  std::set<std::string> listener_types;
+  for (const auto& [type, factory] : options_.listener_types) listener_types.insert(type);
+  return config::CheckRunnable(config, strategies_, listener_types);
 }
 
 Status JobRuntime::Start(bool scheduled) {
@@ -257,6 +260,11 @@ Status JobRuntime::Start(bool scheduled) {
     zone_ = *tz;
     zone_text_ = config_.time_zone.value_or("");
   }
+  // From now on a registry configuration naming what this instance cannot run (an unknown
+  // strategy, item limit, error handler or listener type) is refused as a whole: the job
+  // keeps its last good one, and goes on sharding with its strategy.
+  config_service_->SetRunnableCheck(
+      [this](const JobConfiguration& c) { return CheckRunnable(c); });
   (void)config_service_->LoadLastGood();  // remember the registered config as good
 
   shared_ = SharedRuntime::For(clock_);

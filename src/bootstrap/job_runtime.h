@@ -107,9 +107,13 @@ class JobRuntime final : public listener::JobController,
 
  private:
   using Source = TriggerReport::Source;
-  // What a config update changes besides the schedule: the item limit; an unknown strategy
-  // or limit type is logged (the last good limit stays).
+  // What a config update changes besides the schedule: the job type's executor and error
+  // handler, the item limit (what they refuse is logged; the last good ones stay).
   void ApplyConfig(const JobConfiguration& config);
+  // The config's type names this instance must know (ConfigService's runnable check): the
+  // sharding strategy, the item limit, the error handler (and its props), the listener
+  // types. INVALID_ARGUMENT naming the field, the value and the known names.
+  Status CheckRunnable(const JobConfiguration& config);
   // Builds typed_ (the job's item executor and error handler) for `instance_id`.
   Status BuildTypedJob(const std::string& instance_id);
   // JobRunState::IsEligibleForJobRunning: not stopped, not paused, no resharding pending.

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "bootstrap/job_runtime.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
-#include "executor/script/script_job.h"
 #include "executor/typed_job.h"
 #include "infra/log.h"
 #include "task/task_runtime.h"
@@ -175,23 +175,70 @@ class SimpleBroadcast final : public BroadcastJob {
   const std::shared_ptr<SimpleJob> job_;
 };
 
-// An item executor made by a job type's factory (HTTP, a type given by name), as the
-// SimpleJob a broadcast runs once per instance.
-class ExecutorAsSimpleJob final : public SimpleJob {
+// A job by type name (SCRIPT, HTTP, a registered type) as the SimpleJob a broadcast runs
+// once per instance. Each run takes the executor made from the registry's configuration
+// now (the registry's wins, as for a job that is not broadcast): rebuilt when its text
+// changed; one the factory refuses is logged once and the last good executor runs.
+class TypeByNameAsSimpleJob final : public SimpleJob {
  public:
-  ExecutorAsSimpleJob(std::shared_ptr<JobItemExecutor> executor, JobConfiguration config)
-      : executor_(std::move(executor)), config_(std::move(config)) {}
+  // REQUIRES: `registry` outlives this job; `executor` is `factory`'s for `config`.
+  TypeByNameAsSimpleJob(RegistryCenter& registry, JobItemExecutorFactory factory,
+                        std::shared_ptr<JobItemExecutor> executor, JobConfiguration config)
+      : registry_(registry),
+        factory_(std::move(factory)),
+        current_{std::make_shared<const JobConfiguration>(std::move(config)),
+                 std::move(executor)} {}
   void Execute(const ShardingContext& context) override {
+    Current now = Follow(context.job_name);
     Eligible state;
-    executor_->Process(config_, context, state);  // throws when it fails
+    now.executor->Process(*now.config, context, state);  // throws when it fails
   }
 
  private:
+  struct Current {
+    std::shared_ptr<const JobConfiguration> config;
+    std::shared_ptr<JobItemExecutor> executor;
+  };
   struct Eligible final : JobRunState {
     bool IsEligibleForJobRunning() override { return true; }
   };
-  const std::shared_ptr<JobItemExecutor> executor_;
-  const JobConfiguration config_;
+  // The executor of the registry's configuration now, or the last good one.
+  Current Follow(const std::string& job_name) {
+    auto text = registry_.Get("/" + job_name + "/config");
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!text.ok() || *text == text_ || *text == refused_) return current_;
+    auto config = ConfigFromYaml(*text);
+    Status s = config.ok() ? ValidateJobConfiguration(*config) : config.status();
+    Result<std::shared_ptr<JobItemExecutor>> made = s.ok() ? Internal("not made") : s;
+    if (s.ok()) {
+      try {
+        made = factory_(*config);
+      } catch (const std::exception& e) {
+        made = InvalidArgument(fmt::format("the job type's factory threw: {}", e.what()));
+      } catch (...) {
+        made = InvalidArgument("the job type's factory threw");
+      }
+    }
+    if (!made.ok() || *made == nullptr) {
+      refused_ = *text;
+      infra::LogLine("WARN", fmt::format("job '{}': {} (keeping the last good job type settings)",
+                                         job_name,
+                                         made.ok() ? "the factory returned null"
+                                                   : made.status().ToString()));
+      return current_;
+    }
+    text_ = *text;
+    current_ = {std::make_shared<const JobConfiguration>(*std::move(config)),
+                *std::move(made)};
+    return current_;
+  }
+
+  RegistryCenter& registry_;
+  const JobItemExecutorFactory factory_;
+  std::mutex mu_;
+  std::string text_;     // GUARDED_BY(mu_): the text current_ was made from ("" at first)
+  std::string refused_;  // GUARDED_BY(mu_): the last text refused
+  Current current_;      // GUARDED_BY(mu_)
 };
 
 bool BroadcastByProp(const JobConfiguration& config) {
@@ -205,18 +252,15 @@ std::shared_ptr<bootstrap::Lifecycle> NewSimpleLifecycle(RegistryCenter& registr
                                                          JobConfiguration config,
                                                          BootstrapOptions options) {
   if (BroadcastByProp(config)) {
-    if (job == nullptr && job_type == "SCRIPT") {
-      // Built here for the broadcast; a bad prop fails Start as without the broadcast.
-      auto script = executor::ScriptJob::FromProps(config.props,
-                                                   std::make_shared<executor::ScriptProcesses>());
-      if (script.ok()) job = std::move(script).value();
-    } else if (job == nullptr && !job_type.empty()) {
-      // HTTP or a type given by name: its executor, made here from the configuration given.
+    if (job == nullptr && !job_type.empty()) {
+      // SCRIPT, HTTP or a type given by name: its executor, made here from the configuration
+      // given (a bad prop fails Start as without the broadcast), then from the registry's.
       auto factory = executor::FindJobType(job_type, options.job_types);
       if (factory.ok()) {
         auto made = (*factory)(config);
         if (made.ok() && *made != nullptr) {
-          job = std::make_shared<ExecutorAsSimpleJob>(std::move(made).value(), config);
+          job = std::make_shared<TypeByNameAsSimpleJob>(registry, *std::move(factory),
+                                                        std::move(made).value(), config);
         }
       }
     }

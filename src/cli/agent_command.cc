@@ -21,8 +21,9 @@
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/tracing/tracer.h"
-#include "executor/script/script_job.h"
+#include "executor/script/script_processes.h"
 #include "infra/printable.h"
+#include "reg/registry_url.h"
 
 namespace elasticjob::cli {
 namespace {
@@ -60,12 +61,8 @@ void Log(const std::string& line) {
 class Agent {
  public:
   // `tracer` may be null (no tracing).
-  Agent(RegistryCenter& registry, std::set<std::string> labels,
-        std::shared_ptr<executor::ScriptProcesses> processes, std::shared_ptr<Tracer> tracer)
-      : registry_(registry),
-        labels_(std::move(labels)),
-        processes_(std::move(processes)),
-        tracer_(std::move(tracer)) {}
+  Agent(RegistryCenter& registry, std::set<std::string> labels, std::shared_ptr<Tracer> tracer)
+      : registry_(registry), labels_(std::move(labels)), tracer_(std::move(tracer)) {}
 
   // Brings job `name` here in line with the registry.
   void Reconcile(const std::string& name) {
@@ -108,20 +105,11 @@ class Agent {
   };
 
   void Start(const std::string& name, const std::string& type, const JobConfiguration& config) {
-    std::unique_ptr<ScheduleJobBootstrap> boot;
     BootstrapOptions options;
     options.tracer = tracer_;
-    if (type == "SCRIPT") {
-      // Built here so the scripts run under the shared processes the shutdown signals.
-      auto job = executor::ScriptJob::FromProps(config.props, processes_);
-      if (!job.ok()) {
-        return Log(fmt::format("job '{}': not started: {}", name, job.status().message()));
-      }
-      options.job_type_name = "SCRIPT";
-      boot = std::make_unique<ScheduleJobBootstrap>(registry_, *std::move(job), config, options);
-    } else {
-      boot = std::make_unique<ScheduleJobBootstrap>(registry_, type, config, options);
-    }
+    // By type name: the executor is made from the registry's configuration (SCRIPT's scripts
+    // under the process's ScriptProcesses, which the shutdown signals).
+    auto boot = std::make_unique<ScheduleJobBootstrap>(registry_, type, config, options);
     if (Status s = boot->Schedule(); !s.ok()) {
       if (skipped_.insert(name + "\n" + type).second) {
         Log(fmt::format("job '{}' (type '{}') not run here: {}", name, infra::OneLine(type),
@@ -143,7 +131,6 @@ class Agent {
 
   RegistryCenter& registry_;
   const std::set<std::string> labels_;
-  std::shared_ptr<executor::ScriptProcesses> processes_;
   const std::shared_ptr<Tracer> tracer_;
   std::map<std::string, Running> running_;
   std::set<std::string> skipped_;  // job and type already reported as not runnable here
@@ -174,9 +161,7 @@ int RunAgent(const AgentOptions& o) {
     tracer = *std::move(opened);
     Log("tracing to " + tracer->redacted_url());
   }
-  auto processes = std::make_shared<executor::ScriptProcesses>();
-  Agent agent(*registry, std::set<std::string>(o.labels.begin(), o.labels.end()), processes,
-              tracer);
+  Agent agent(*registry, std::set<std::string>(o.labels.begin(), o.labels.end()), tracer);
   ThreadPool pool(1);
   SerialExecutor events(pool);
   auto watch = watcher->Watch(
@@ -200,7 +185,8 @@ int RunAgent(const AgentOptions& o) {
   });
   std::string labels;
   for (const std::string& l : o.labels) labels += (labels.empty() ? " (labels: " : ", ") + l;
-  Log(fmt::format("following {}{}", o.registry, labels.empty() ? "" : labels + ")"));
+  Log(fmt::format("following {}{}", reg::RedactRegistryUrl(o.registry),
+                  labels.empty() ? "" : labels + ")"));
   int sig = 0;
   sigwait(&signals, &sig);
   std::cout << fmt::format("elasticjob: {} received, shutting down\n",
@@ -211,7 +197,7 @@ int RunAgent(const AgentOptions& o) {
   pool.Stop();
   pool.Join();
   std::vector<ScheduleJobBootstrap*> boots = agent.Boots();
-  StopGracefully(*processes, boots, std::chrono::milliseconds(o.shutdown_grace_ms), signals);
+  StopGracefully(executor::ScriptProcesses::Shared(), boots, std::chrono::milliseconds(o.shutdown_grace_ms), signals);
   watcher->Close();
   registry->Close();
   if (tracer != nullptr) {

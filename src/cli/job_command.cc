@@ -3,11 +3,14 @@
 // failed (no such job or server, registry unreachable, a config file refused), 2 bad usage.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -17,6 +20,7 @@
 #include "elasticjob/lifecycle/job_operate_api.h"
 #include "elasticjob/lifecycle/statistics_api.h"
 #include "elasticjob/schedule/time_zone.h"
+#include "infra/printable.h"
 
 namespace elasticjob::cli {
 namespace {
@@ -29,8 +33,45 @@ struct OpOptions {
   std::string file;
   std::string param;
   bool has_param = false;
-  int item = -1;
+  std::string item;  // as typed: checked against the job's items
+  // --wait[=SECONDS] as typed; empty: not given (docs/operations.md).
+  std::string wait;
+  bool wait_for_owners = false;  // --wait also waits for every item to have an owner
 };
+
+constexpr int kDefaultWaitSeconds = 10;
+constexpr int kMaxWaitSeconds = 3600;
+
+// The job is there to read: its configuration registered, an instance online, and (for
+// `sharding`, `items_owned`) every item assigned to an instance.
+bool JobIsReady(RegistryCenter& reg, const OpOptions& o, bool items_owned) {
+  auto brief = NewJobStatisticsAPI(reg)->GetJobBriefInfo(o.job);
+  if (!brief.ok() || brief->instance_count <= 0) return false;
+  if (!items_owned) return true;
+  auto items = NewShardingStatisticsAPI(reg)->GetShardingInfo(o.job);
+  if (!items.ok() || static_cast<int>(items->size()) < brief->sharding_total_count) return false;
+  return std::all_of(items->begin(), items->end(),
+                     [](const ShardingInfo& i) { return !i.instance_id.empty(); });
+}
+
+// --wait[=SECONDS]: polls until JobIsReady or the seconds pass (then the command runs and
+// says what it finds: "not found", items without an owner). INVALID_ARGUMENT for a value
+// that is not a whole number of seconds in 0..kMaxWaitSeconds.
+Status WaitForJob(RegistryCenter& reg, const OpOptions& o) {
+  int seconds = -1;
+  auto [end, ec] = std::from_chars(o.wait.data(), o.wait.data() + o.wait.size(), seconds);
+  if (ec != std::errc() || end != o.wait.data() + o.wait.size() || seconds < 0 ||
+      seconds > kMaxWaitSeconds) {
+    return InvalidArgument(fmt::format("--wait: '{}' is not a number of seconds (0 to {})",
+                                       infra::Printable(o.wait, 100), kMaxWaitSeconds));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (!JobIsReady(reg, o, o.wait_for_owners)) {
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return Status::Ok();
+}
 
 // A leaf command: registers --registry and --json, connects, runs `body`, closes.
 using Body = std::function<int(RegistryCenter&, const OpOptions&)>;
@@ -42,6 +83,13 @@ CLI::App* Leaf(CLI::App& parent, const char* name, const char* help,
   cmd->callback([opts, exit_code, body = std::move(body)] {
     auto registry = ConnectRegistry(opts->registry, exit_code);
     if (registry == nullptr) return;
+    if (!opts->wait.empty()) {
+      if (Status s = WaitForJob(*registry, *opts); !s.ok()) {
+        *exit_code = ReportFailure(s);
+        registry->Close();
+        return;
+      }
+    }
     *exit_code = body(*registry, *opts);
     registry->Close();
   });
@@ -50,6 +98,18 @@ CLI::App* Leaf(CLI::App& parent, const char* name, const char* help,
 
 void AddJobArg(CLI::App* cmd, OpOptions* opts) {
   cmd->add_option("job", opts->job, "Job name")->required();
+}
+// --wait[=SECONDS] of the commands that read a job (show, sharding, config get).
+void AddWaitOption(CLI::App* cmd, OpOptions* opts, bool for_owners) {
+  opts->wait_for_owners = for_owners;
+  cmd->add_option("--wait", opts->wait,
+                  fmt::format("Wait until the job has an instance online{} (at most SECONDS, "
+                              "default {}; 0..{}), e.g. right after starting it",
+                              for_owners ? " and every item an owner" : "", kDefaultWaitSeconds,
+                              kMaxWaitSeconds))
+      ->expected(0, 1)
+      ->default_str(std::to_string(kDefaultWaitSeconds))
+      ->type_name("SECONDS");
 }
 void AddServerFlag(CLI::App* cmd, OpOptions* opts) {
   cmd->add_option("--server", opts->server, "Only this server IP (default: every server)");
@@ -96,7 +156,9 @@ std::string Iso(std::chrono::system_clock::time_point t, const TimeZone& zone) {
 int List(RegistryCenter& reg, const OpOptions& o) {
   auto jobs = NewJobStatisticsAPI(reg)->GetAllJobsBriefInfo();
   if (!jobs.ok()) return ReportFailure(jobs.status());
-  Table t({"JOB", "STATUS", "CRON", "INSTANCES", "ITEMS", "DESCRIPTION"});
+  using K = Table::Kind;
+  Table t({"JOB", "STATUS", "CRON", "INSTANCES", "ITEMS", "DESCRIPTION"},
+          {K::kText, K::kText, K::kText, K::kNumber, K::kNumber, K::kText});
   for (const auto& j : *jobs) {
     t.AddRow({j.job_name, JobStatusName(j.status), j.cron, std::to_string(j.instance_count),
               std::to_string(j.sharding_total_count), j.description});
@@ -105,7 +167,9 @@ int List(RegistryCenter& reg, const OpOptions& o) {
 }
 
 Table ShardingTable(const std::vector<ShardingInfo>& items) {
-  Table t({"ITEM", "STATUS", "INSTANCE", "SERVER", "FAILOVER"});
+  using K = Table::Kind;
+  Table t({"ITEM", "STATUS", "INSTANCE", "SERVER", "FAILOVER"},
+          {K::kNumber, K::kText, K::kText, K::kText, K::kBool});
   for (const auto& i : items) {
     t.AddRow({std::to_string(i.item), ShardingStatusName(i.status), i.instance_id, i.server_ip,
               i.failover ? "yes" : "no"});
@@ -208,8 +272,9 @@ int ConfigGet(RegistryCenter& reg, const OpOptions& o) {
 }
 
 // A file the operator wrote was refused: exit 1 (the operation failed), the reason named.
+// The message escaped: a binary file's bytes show as \xNN.
 int Refused(const std::string& file, const Status& s) {
-  std::cerr << "elasticjob: " << file << ": " << s.message() << "\n";
+  std::cerr << "elasticjob: " << infra::OneLine(file + ": " + s.message()) << "\n";
   return kExitFailed;
 }
 
@@ -243,6 +308,8 @@ int Add(RegistryCenter& reg, const OpOptions& o) {
   for (const RunJobSpec& spec : file->jobs) {
     if (Status s = api->AddJob(spec.config, spec.type); !s.ok()) {
       if (!o.json) std::cout << std::flush;
+      // A job the file describes is refused (a name no instance can run): as config set.
+      if (s.code() == StatusCode::kInvalidArgument) return Refused(o.file, s);
       return ReportFailure(s);
     }
     if (!o.json) {
@@ -262,18 +329,29 @@ int Sharding(RegistryCenter& reg, const OpOptions& o) {
 }
 
 int Item(RegistryCenter& reg, const OpOptions& o, bool disable) {
-  auto api = NewShardingOperateAPI(reg);
-  Status s = disable ? api->Disable(o.job, o.item) : api->Enable(o.job, o.item);
+  int item = -1;
+  auto [end, ec] = std::from_chars(o.item.data(), o.item.data() + o.item.size(), item);
+  if (ec != std::errc() || end != o.item.data() + o.item.size()) {
+    // Not a number (or beyond int): name it and the job's items.
+    auto config = NewJobConfigurationAPI(reg)->GetJobConfiguration(o.job);
+    if (!config.ok()) return ReportFailure(config.status());
+    return ReportFailure(
+        InvalidArgument(fmt::format("item '{}': not an item number; job '{}' has items 0 to {}",
+                                    o.item, o.job, config->sharding_total_count - 1)));
+  }
+  auto api = NewShardingOperateAPI(reg);  // checks the range: 0 to shardingTotalCount-1
+  Status s = disable ? api->Disable(o.job, item) : api->Enable(o.job, item);
   if (!s.ok()) return ReportFailure(s);
-  return Done(o,
-              fmt::format("job '{}' item {} {}", o.job, o.item, disable ? "disabled" : "enabled"),
-              {{"job", o.job}, {"item", o.item}, {"disabled", disable}});
+  return Done(o, fmt::format("job '{}' item {} {}", o.job, item, disable ? "disabled" : "enabled"),
+              {{"job", o.job}, {"item", item}, {"disabled", disable}});
 }
 
 int ServerList(RegistryCenter& reg, const OpOptions& o) {
   auto servers = NewServerStatisticsAPI(reg)->GetAllServersBriefInfo();
   if (!servers.ok()) return ReportFailure(servers.status());
-  Table t({"SERVER", "INSTANCES", "JOBS", "DISABLED_JOBS"});
+  using K = Table::Kind;
+  Table t({"SERVER", "INSTANCES", "JOBS", "DISABLED_JOBS"},
+          {K::kText, K::kNumber, K::kNumber, K::kNumber});
   for (const auto& s : *servers) {
     t.AddRow({s.server_ip, std::to_string(s.instances.size()), std::to_string(s.job_names.size()),
               std::to_string(s.disabled_jobs)});
@@ -295,6 +373,7 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
   {
     auto [cmd, o] = leaf(*job, "show", "One job: configuration, next fire times, items", Show);
     AddJobArg(cmd, o);
+    AddWaitOption(cmd, o, /*for_owners=*/false);
   }
   {
     auto [cmd, o] = leaf(*job, "trigger", "Run a job now on every live instance", Trigger);
@@ -324,6 +403,7 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
   {
     auto [cmd, o] = leaf(*config, "get", "Print a job's configuration YAML", ConfigGet);
     AddJobArg(cmd, o);
+    AddWaitOption(cmd, o, /*for_owners=*/false);
   }
   {
     auto [cmd, o] = leaf(*config, "set",
@@ -344,6 +424,7 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
   {
     auto [cmd, o] = leaf(*job, "sharding", "A job's items: owner, status, failover", Sharding);
     AddJobArg(cmd, o);
+    AddWaitOption(cmd, o, /*for_owners=*/true);
   }
   CLI::App* item = job->add_subcommand("item", "Disable or enable one item of a job");
   item->require_subcommand(1);
@@ -353,7 +434,7 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
              disable ? "Skip an item from the next trigger on" : "Run an item again",
              [disable](RegistryCenter& r, const OpOptions& op) { return Item(r, op, disable); });
     AddJobArg(cmd, o);
-    cmd->add_option("item", o->item, "Item number")->required()->check(CLI::NonNegativeNumber);
+    cmd->add_option("item", o->item, "Item number (0 to shardingTotalCount-1)")->required();
   }
 }
 

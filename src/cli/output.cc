@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cctype>
+#include <charconv>
 
 #include "infra/printable.h"
 
@@ -20,9 +21,31 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// `cell` as a JSON value of `kind`.
+nlohmann::json Typed(const std::string& cell, Table::Kind kind) {
+  switch (kind) {
+    case Table::Kind::kNumber: {
+      if (cell.empty()) return nullptr;
+      int64_t n = 0;
+      auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), n);
+      if (ec == std::errc() && end == cell.data() + cell.size()) return n;
+      return cell;
+    }
+    case Table::Kind::kBool:
+      return cell == "yes" || cell == "true";
+    case Table::Kind::kText:
+      break;
+  }
+  return cell;
+}
+
 }  // namespace
 
-Table::Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+Table::Table(std::vector<std::string> headers, std::vector<Kind> kinds)
+    : headers_(std::move(headers)), kinds_(std::move(kinds)) {
+  assert(kinds_.empty() || kinds_.size() == headers_.size());
+  kinds_.resize(headers_.size(), Kind::kText);
+}
 
 void Table::AddRow(std::vector<std::string> cells) {
   assert(cells.size() == headers_.size());
@@ -57,7 +80,7 @@ nlohmann::json Table::ToJson() const {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : rows_) {
     nlohmann::json obj = nlohmann::json::object();
-    for (size_t i = 0; i < row.size(); ++i) obj[Lower(headers_[i])] = row[i];
+    for (size_t i = 0; i < row.size(); ++i) obj[Lower(headers_[i])] = Typed(row[i], kinds_[i]);
     rows.push_back(std::move(obj));
   }
   return rows;

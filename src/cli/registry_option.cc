@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "infra/printable.h"
 #include "reg/registry_url.h"
 
 namespace elasticjob::cli {
@@ -28,7 +29,8 @@ std::unique_ptr<RegistryCenter> ConnectRegistry(std::string url, int* exit_code)
   }
   auto registry = NewRegistryCenter(url);
   if (!registry.ok()) {
-    std::cerr << "elasticjob: --registry: " << registry.status().message() << "\n";
+    std::cerr << "elasticjob: --registry: " << infra::OneLine(registry.status().message())
+              << "\n";
     *exit_code = kExitBadInput;
     return nullptr;
   }
@@ -42,7 +44,7 @@ std::unique_ptr<RegistryCenter> ConnectRegistry(std::string url, int* exit_code)
 }
 
 int ReportFailure(const Status& status) {
-  std::cerr << "elasticjob: " << status.message() << "\n";
+  std::cerr << "elasticjob: " << infra::OneLine(status.message()) << "\n";
   return status.code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailed;
 }
 

@@ -25,7 +25,8 @@ void AddRegistryOption(CLI::App& command, std::string* url);
 std::unique_ptr<RegistryCenter> ConnectRegistry(std::string url, int* exit_code);
 
 // The exit code for a failed operation: 2 for INVALID_ARGUMENT (a bad name or item), else 1.
-// Prints "elasticjob: <message>" to stderr.
+// Prints "elasticjob: <message>" to stderr, its control characters and bytes that are not
+// UTF-8 escaped as \xNN (infra::Printable).
 int ReportFailure(const Status& status);
 
 }  // namespace elasticjob::cli

@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -17,13 +18,16 @@
 #include "elasticjob/console/console_server.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/tracing/tracer.h"
-#include "executor/script/script_job.h"
+#include "executor/script/script_processes.h"
+#include "infra/printable.h"
+#include "reg/registry_url.h"
 
 namespace elasticjob::cli {
 namespace {
 
 struct RunOptions {
   std::string file;
+  // --registry; empty: ELASTICJOB_REGISTRY, else the file's regCenter, else memory://.
   std::string registry;
   // --shutdown-grace-ms; -1: the file's shutdownGraceMilliseconds, else the default.
   int64_t shutdown_grace_ms = -1;
@@ -51,16 +55,31 @@ int RunJobs(const RunOptions& o) {
     return kExitBadInput;
   }
   text.resize(static_cast<size_t>(in.gcount()));
+  // The registry as every other command finds it: --registry, else ELASTICJOB_REGISTRY;
+  // else the file's regCenter (memory:// without one).
+  std::string registry_flag = o.registry;
+  std::string registry_source = "--registry";
+  if (const char* env = std::getenv("ELASTICJOB_REGISTRY");
+      registry_flag.empty() && env != nullptr && *env != '\0') {
+    registry_flag = env;
+    registry_source = "ELASTICJOB_REGISTRY";
+  }
   std::vector<std::string> warnings;
-  auto file = ParseRunFile(text, o.registry, &warnings);
+  auto file = ParseRunFile(text, registry_flag, &warnings);
   for (const std::string& warning : warnings) {
-    std::cerr << "elasticjob: warning: " << warning << "\n";
+    std::cerr << "elasticjob: warning: " << infra::OneLine(warning) << "\n";
   }
   if (!file.ok()) {
-    std::cerr << "elasticjob: " << o.file << ": " << file.status().message() << "\n";
+    std::cerr << "elasticjob: " << infra::OneLine(o.file + ": " + file.status().message())
+              << "\n";
     return kExitBadInput;
   }
   const std::string& url = file->registry_url;
+  if (registry_flag.empty()) registry_source = "the file's regCenter";
+  const std::string shown_url = reg::RedactRegistryUrl(url);
+  std::cout << fmt::format("elasticjob: registry {} (from {}{})\n", shown_url, registry_source,
+                           url.starts_with("memory://") ? "; in this process only" : "")
+            << std::flush;
   const std::vector<RunJobSpec>& jobs = file->jobs;
   const std::chrono::milliseconds grace(
       o.shutdown_grace_ms >= 0 ? o.shutdown_grace_ms
@@ -86,46 +105,29 @@ int RunJobs(const RunOptions& o) {
     console_tracing_url = tracing_url;
     std::cout << "elasticjob: tracing to " << tracer->redacted_url() << "\n";
   }
-  // Every script runs under `processes`, which the shutdown signals.
-  auto processes = std::make_shared<executor::ScriptProcesses>();
-  std::vector<std::shared_ptr<SimpleJob>> scripts;
-  for (const auto& spec : jobs) {
-    if (spec.type != "SCRIPT") {  // another type by name (HTTP): built when it starts
-      scripts.push_back(nullptr);
-      continue;
-    }
-    auto job = executor::ScriptJob::FromProps(spec.config.props, processes);
-    if (!job.ok()) {
-      std::cerr << "elasticjob: " << o.file << ": job '" << spec.config.job_name
-                << "': " << job.status().message() << "\n";
-      return kExitBadInput;
-    }
-    scripts.push_back(std::move(job).value());
-  }
+  // Every job by its type name (SCRIPT, HTTP, ...): its item executor is made from the
+  // registry's configuration, which wins over the file's, and again at every change of it
+  // (docs/runtime.md). Scripts run under the process's ScriptProcesses, which the shutdown
+  // signals.
+  executor::ScriptProcesses& processes = executor::ScriptProcesses::Shared();
   auto registry = NewRegistryCenter(url);
   if (!registry.ok()) {
     std::cerr << "elasticjob: " << registry.status().message() << "\n";
     return kExitBadInput;
   }
   if (Status s = (*registry)->Init(); !s.ok()) {
-    std::cerr << "elasticjob: registry " << url << ": " << s.message() << "\n";
+    std::cerr << "elasticjob: registry " << shown_url << ": " << s.message() << "\n";
     return 1;
   }
   // Registered together: a file of many jobs starts in the time of a few (ScheduleAll).
   std::vector<std::unique_ptr<ScheduleJobBootstrap>> running;
   std::vector<ScheduleJobBootstrap*> boots;
   BootstrapOptions options;
-  options.job_type_name = "SCRIPT";
   options.tracer = tracer;
   if (file->dump_address) options.dump_port.address = *file->dump_address;
-  BootstrapOptions typed_options;  // jobs of a type by name (HTTP, ...)
-  typed_options.tracer = tracer;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    running.push_back(scripts[i] != nullptr
-                          ? std::make_unique<ScheduleJobBootstrap>(**registry, scripts[i],
-                                                                   jobs[i].config, options)
-                          : std::make_unique<ScheduleJobBootstrap>(**registry, jobs[i].type,
-                                                                   jobs[i].config, typed_options));
+  for (const RunJobSpec& spec : jobs) {
+    running.push_back(
+        std::make_unique<ScheduleJobBootstrap>(**registry, spec.type, spec.config, options));
     boots.push_back(running.back().get());
   }
   const std::vector<Status> statuses = ScheduleJobBootstrap::ScheduleAll(boots);
@@ -138,7 +140,8 @@ int RunJobs(const RunOptions& o) {
       continue;
     }
     std::cout << fmt::format("elasticjob: job '{}' scheduled ({}, cron '{}') on {}\n",
-                             spec.config.job_name, spec.type, spec.config.cron.value_or(""), url);
+                             spec.config.job_name, spec.type, spec.config.cron.value_or(""),
+                             shown_url);
   }
   std::cout << std::flush;
   if (failed) {
@@ -170,7 +173,7 @@ int RunJobs(const RunOptions& o) {
   std::cout << fmt::format("elasticjob: {} received, shutting down\n",
                            sig == SIGINT ? "SIGINT" : "SIGTERM")
             << std::flush;
-  StopGracefully(*processes, boots, grace, signals);
+  StopGracefully(processes, boots, grace, signals);
   running.clear();
   (*registry)->Close();
   if (tracer != nullptr) {
@@ -196,7 +199,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::ExistingFile);
   run->add_option("--registry", opts->registry,
                   "Registry URL (zookeeper://host:port/namespace or memory://namespace); "
-                  "overrides the file's regCenter");
+                  "default: $ELASTICJOB_REGISTRY; either overrides the file's regCenter");
   run->add_option("--shutdown-grace-ms", opts->shutdown_grace_ms,
                   "At SIGINT or SIGTERM, how long running scripts get between SIGTERM and SIGKILL "
                   "(milliseconds; overrides the file's shutdownGraceMilliseconds; default 10000)")

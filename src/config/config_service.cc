@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <map>
 
 #include "infra/log.h"
 
@@ -40,7 +41,79 @@ Result<JobConfiguration> ConfigService::SetUp(std::string_view job_type_name,
     if (Status s = storage_.ReplaceJobRootNode(job_type_name); !s.ok()) return s;
     return config;
   }
-  return Load(false);
+  auto registered = Load(false);
+  if (registered.ok()) {
+    if (std::string fields = DifferingFields(config, *registered); !fields.empty()) {
+      infra::LogLine("WARN", fmt::format("job '{}': the registry's configuration differs from "
+                                         "the one given here in {}: the registry's wins (set "
+                                         "overwrite: true to replace it)",
+                                         job, fields));
+    }
+  }
+  return registered;
+}
+
+namespace {
+
+// A configuration's YAML as its entries: "cron" -> its text, "props.<key>" -> its text.
+std::map<std::string, std::string> YamlEntries(const std::string& yaml) {
+  std::map<std::string, std::string> entries;
+  std::string key;
+  size_t pos = 0;
+  while (pos < yaml.size()) {
+    size_t end = yaml.find('\n', pos);
+    if (end == std::string::npos) end = yaml.size();
+    std::string_view line(yaml.data() + pos, end - pos);
+    pos = end + 1;
+    const size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string_view::npos) continue;
+    const size_t colon = line.find(':');
+    if (indent == 0 && colon != std::string_view::npos) {
+      key = std::string(line.substr(0, colon));
+    } else if (indent == 2 && key.rfind("props", 0) == 0 && colon != std::string_view::npos) {
+      key = "props." + std::string(line.substr(2, colon - 2));
+    }
+    entries[key].append(line).push_back('\n');
+  }
+  return entries;
+}
+
+}  // namespace
+
+std::string ConfigService::DifferingFields(const JobConfiguration& given,
+                                           const JobConfiguration& registered) {
+  JobConfiguration a = given, b = registered;
+  a.overwrite = b.overwrite = false;  // how it was written, not what runs
+  auto ours = YamlEntries(ConfigToYaml(a, version_));
+  auto theirs = YamlEntries(ConfigToYaml(b, version_));
+  std::string fields;
+  auto add = [&](const std::string& key) {
+    if (key == "props") return;  // the props' own entries name what differs
+    fields += (fields.empty() ? "" : ", ") + key;
+  };
+  for (const auto& [key, text] : ours) {
+    auto it = theirs.find(key);
+    if (it == theirs.end() || it->second != text) add(key);
+  }
+  for (const auto& [key, text] : theirs) {
+    if (ours.count(key) == 0) add(key);
+  }
+  return fields;
+}
+
+void ConfigService::SetRunnableCheck(RunnableCheck check) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check_ = std::move(check);
+}
+
+Status ConfigService::Check(const JobConfiguration& config) {
+  if (Status s = ValidateJobConfiguration(config); !s.ok()) return s;
+  RunnableCheck check;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    check = check_;
+  }
+  return check ? check(config) : Status::Ok();
 }
 
 Result<JobConfiguration> ConfigService::Load(bool from_cache) {
@@ -63,7 +136,7 @@ Result<JobConfiguration> ConfigService::Load(bool from_cache) {
   Status refused = Status::Ok();
   if (!config.ok()) {
     refused = config.status().WithContext(fmt::format("job '{}'", job));
-  } else if (Status s = ValidateJobConfiguration(*config); !s.ok()) {
+  } else if (Status s = Check(*config); !s.ok()) {
     refused = s.WithContext(fmt::format("job '{}': config", job));
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -2,13 +2,19 @@
 //
 // SetUp at start-up: the job's type name goes to `/{job}` and its YAML to `/{job}/config`
 // when the registry has no config yet or `overwrite` is set; otherwise the registry's
-// configuration wins and is returned. A different type name already registered for the job
-// is ElasticJob's "job conflict" error.
+// configuration wins and is returned (one line is logged when it differs from the one
+// given, naming the fields). A different type name already registered for the job is
+// ElasticJob's "job conflict" error.
+//
+// A configuration is good when ValidateJobConfiguration accepts it and the instance's
+// runnable check (SetRunnableCheck: the type names it knows) does; a bad one is refused as
+// a whole, and a running job keeps its last good one (LoadLastGood).
 //
 // Thread safety: safe for concurrent use.
 #ifndef ELASTICJOB_CONFIG_CONFIG_SERVICE_H_
 #define ELASTICJOB_CONFIG_CONFIG_SERVICE_H_
 
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -32,6 +38,16 @@ class ConfigService {
   // configuration. Fails with FAILED_PRECONDITION on a job conflict, INVALID_ARGUMENT when
   // `config` or the registry's config is invalid (naming the job), or a registry error.
   Result<JobConfiguration> SetUp(std::string_view job_type_name, const JobConfiguration& config);
+
+  // What a configuration must pass to run here besides ValidateJobConfiguration (the
+  // sharding strategy, item limit, error handler and listener types this instance knows):
+  // INVALID_ARGUMENT naming the field and the value. Set once before the job's services use
+  // this service (SetUp does not apply it: the caller checks the registry's configuration
+  // itself); default: none.
+  using RunnableCheck = std::function<Status(const JobConfiguration&)>;
+  void SetRunnableCheck(RunnableCheck check);
+  // ValidateJobConfiguration, then the runnable check.
+  Status Check(const JobConfiguration& config);
 
   // The registered configuration, read from the cache when `from_cache` (falling back to the
   // server while the cache has not seen it yet). Fails naming the job and the problem when
@@ -57,7 +73,11 @@ class ConfigService {
   storage::JobNodeStorage& storage_;
   Clock& clock_;
   const ConfigYamlVersion version_;
+  // The fields of `given` that the registry's `registered` sets otherwise, for SetUp's line.
+  std::string DifferingFields(const JobConfiguration& given, const JobConfiguration& registered);
+
   std::mutex mu_;
+  RunnableCheck check_ ELASTICJOB_GUARDED_BY(mu_);
   std::optional<JobConfiguration> last_good_ ELASTICJOB_GUARDED_BY(mu_);
   std::string last_bad_ ELASTICJOB_GUARDED_BY(mu_);  // the error last logged
   // The last YAML text parsed and validated, and its result: every trigger loads the

@@ -201,6 +201,39 @@ json JobRowToJson(const JobRow& row) {
   };
 }
 
+namespace {
+
+// The pid is the instance id's second part (`ip@-@pid`); none for another form.
+void AddPid(const std::string& id, json* entry) {
+  size_t at = id.find(instance::kDelimiter);
+  if (at == std::string::npos) return;
+  try {
+    (*entry)["pid"] = std::stol(id.substr(at + instance::kDelimiter.size()));
+  } catch (const std::exception&) {
+  }
+}
+
+}  // namespace
+
+json ServerToJson(const ServerBriefInfo& server,
+                  const std::map<std::string, std::vector<std::string>>& jobs_by_instance,
+                  const std::string& hostname) {
+  json details = json::array();
+  for (const std::string& id : server.instances) {
+    json entry = {{"id", id}, {"jobs", json::array()}};
+    AddPid(id, &entry);
+    if (auto it = jobs_by_instance.find(id); it != jobs_by_instance.end())
+      entry["jobs"] = it->second;
+    details.push_back(std::move(entry));
+  }
+  return {{"ip", server.server_ip},
+          {"hostname", hostname.empty() ? json(nullptr) : json(hostname)},
+          {"instances", server.instances},
+          {"instanceDetails", details},
+          {"jobs", server.job_names},
+          {"disabledJobs", server.disabled_jobs}};
+}
+
 json JobToJson(const JobNodes& job, TimePoint now) {
   json sharding = json::array();
   for (const ShardingInfo& s : ShardingOf(job)) {
@@ -213,13 +246,7 @@ json JobToJson(const JobNodes& job, TimePoint now) {
   json instances = json::array();
   for (const auto& [id, ip] : job.instances) {
     json entry = {{"id", id}, {"serverIp", ip}};
-    size_t at = id.find(instance::kDelimiter);
-    if (at != std::string::npos) {
-      try {
-        entry["pid"] = std::stol(id.substr(at + instance::kDelimiter.size()));
-      } catch (const std::exception&) {
-      }
-    }
+    AddPid(id, &entry);
     instances.push_back(std::move(entry));
   }
   json servers = json::array();

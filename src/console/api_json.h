@@ -37,6 +37,12 @@ nlohmann::json JobRowToJson(const JobRow& row);
 // One job: name, status, jobType, config, yaml, sharding, instances, servers, nextFireTimes.
 nlohmann::json JobToJson(const JobNodes& job, TimePoint now);
 
+// One server: ip, hostname (from the tracing database's executions; null when unknown),
+// instances (ids), instanceDetails ({id, pid, jobs}), jobs, disabledJobs.
+nlohmann::json ServerToJson(const ServerBriefInfo& server,
+                            const std::map<std::string, std::vector<std::string>>& jobs_by_instance,
+                            const std::string& hostname);
+
 nlohmann::json ExecutionToJson(const JobExecutionEvent& e);
 nlohmann::json StatusTraceToJson(const JobStatusTraceEvent& e);
 

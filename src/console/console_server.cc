@@ -11,24 +11,31 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "config/runnable_check.h"
 #include "console/api_json.h"
 #include "console/auth.h"
 #include "console/embedded_assets.h"
 #include "console/event_hub.h"
+#include "console/execution_traces.h"
 #include "console/registry_view.h"
 #include "elasticjob/lifecycle/job_configuration_api.h"
 #include "elasticjob/lifecycle/job_operate_api.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/schedule/cron_expression.h"
+#include "elasticjob/thread_annotations.h"
 #include "elasticjob/tracing/trace_reader.h"
 #include "lifecycle/lifecycle_reads.h"
 #include "tracing/tracing_url.h"
@@ -375,7 +382,15 @@ class ConsoleImpl final : public Console {
         {"Referrer-Policy", "no-referrer"},
         {"Cache-Control", "no-store"},
     });
+    // httplib's default socket options set SO_REUSEPORT: a second console on a port in use
+    // then binds too and the kernel shares the connections between the two. SO_REUSEADDR
+    // alone still lets a restart bind over connections in TIME_WAIT, but not over a listener.
+    server_->set_socket_options([](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     Routes();
+    errno = 0;
     if (address->port == 0) {
       port_ = server_->bind_to_any_port(address->host);
       if (port_ < 0) port_ = 0;
@@ -383,10 +398,17 @@ class ConsoleImpl final : public Console {
       port_ = server_->bind_to_port(address->host, address->port) ? address->port : 0;
     }
     if (port_ == 0) {
+      // bind's errno survives the close that follows it (httplib reports only a failure).
+      const int error = errno;
       return Status(StatusCode::kUnavailable,
-                    fmt::format("--listen {}: cannot listen there (address in use, or not an "
-                                "address of this host)",
-                                options_.listen));
+                    error == EADDRINUSE
+                        ? fmt::format("--listen {}: address already in use (another process "
+                                      "listens there)",
+                                      options_.listen)
+                        : fmt::format("--listen {}: cannot listen there (address in use, or not "
+                                      "an address of this host{})",
+                                      options_.listen,
+                                      error != 0 ? std::string(": ") + std::strerror(error) : ""));
     }
     host_ = address->host;
     thread_ = std::thread([this] {
@@ -578,11 +600,16 @@ class ConsoleImpl final : public Console {
     auto body = BodyOf(req);
     if (!body.ok()) return Fail(res, body.status());
     JobConfiguration base;
-    if (auto job = view->Job(name); job && job->config) base = *job->config;
+    std::optional<JobConfiguration> current;
+    if (auto job = view->Job(name); job && job->config) current = base = *job->config;
     base.job_name = name;
     auto config = ConfigOfBody(*body, base);
     json result = {{"ok", false}, {"errors", json::array()}, {"nextFireTimes", json::array()}};
     Status s = config.ok() ? ValidateJobConfiguration(*config) : config.status();
+    if (s.ok()) {  // as the save checks it: names the instances must know
+      auto type = view->registry().GetDirectly("/" + name);
+      s = config::WriterCheck(*config, type.value_or(""), current);
+    }
     if (s.ok() && config->job_name != name) {
       s = InvalidArgument(
           fmt::format("jobName: '{}' is not this job ('{}')", config->job_name, name));
@@ -758,10 +785,9 @@ class ConsoleImpl final : public Console {
     auto e = ExecutionOf(**reader, req.matches[2], res);
     if (!e) return;
     json result = ExecutionToJson(*e);
-    StatusQuery q;
-    q.task_id = e->task_id;
-    q.limit = 200;
-    auto traces = (*reader)->StatusTraces(q);
+    // The task id is shared by every trigger of the same items on one instance: only the
+    // rows of this execution's pass (execution_traces.h).
+    auto traces = ReadPassTraces(**reader, *e, std::chrono::system_clock::now());
     if (!traces.ok()) return Fail(res, traces.status());
     result["statusTraces"] = json::array();
     for (const auto& t : *traces) result["statusTraces"].push_back(StatusTraceToJson(t));
@@ -921,6 +947,55 @@ class ConsoleImpl final : public Console {
         [this, stream](bool) { hub_.Disconnect(stream); });
   }
 
+  // --- the latest runs (jobs list, one job, overview, servers) ---
+
+  // Reads the tracing database's newest executions into last_runs_, at most once per
+  // kLastRunsEvery (requests meanwhile use what is there), and again the kept ones that were
+  // running. Without tracing, or when the database cannot be read, the list goes without.
+  void RefreshLastRuns() {
+    if (traces_ == nullptr) return;
+    std::lock_guard<std::mutex> refresh(runs_refresh_mu_);  // one reader at a time
+    const auto now = std::chrono::steady_clock::now();
+    if (runs_read_ && now - *runs_read_ < kLastRunsEvery) return;
+    runs_read_ = now;
+    auto reader = traces_->Take();
+    if (!reader.ok()) return;
+    ExecutionQuery q;
+    q.limit = kLastRunsRows;
+    auto rows = (**reader)->Executions(q);
+    if (!rows.ok()) return;
+    std::vector<std::string> unfinished;
+    {
+      std::lock_guard<std::mutex> lock(runs_mu_);
+      last_runs_.Merge(*rows);
+      unfinished = last_runs_.Unfinished();
+    }
+    std::vector<JobExecutionEvent> again;
+    for (size_t i = 0; i < unfinished.size() && i < 20; ++i) {
+      if (auto e = (**reader)->Execution(unfinished[i]); e.ok()) again.push_back(*std::move(e));
+    }
+    std::lock_guard<std::mutex> lock(runs_mu_);
+    last_runs_.Merge(again);
+  }
+
+  // Adds `lastRun` (the job's newest execution, null when none is known) to a job's JSON and
+  // turns its status OK into FAILING when the latest finished run of one of its items failed.
+  void AddLastRun(json* job, const std::string& name, int sharding_total_count) {
+    if (traces_ == nullptr) return;
+    std::optional<LastRuns::Summary> last;
+    {
+      std::lock_guard<std::mutex> lock(runs_mu_);
+      last = last_runs_.Of(name, sharding_total_count);
+    }
+    (*job)["lastRun"] = last ? ExecutionToJson(last->latest) : json(nullptr);
+    if (last && last->failing && (*job)["status"] == "OK") (*job)["status"] = "FAILING";
+  }
+
+  std::string HostnameOf(const std::string& ip) {
+    std::lock_guard<std::mutex> lock(runs_mu_);
+    return last_runs_.HostnameOf(ip);
+  }
+
   // --- routes ---
 
   void Routes() {
@@ -1003,11 +1078,15 @@ class ConsoleImpl final : public Console {
     s.Get(reg + "/overview", [this](const Request& req, Response& res) {
       RegistryView* view = ViewOf(req, res);
       if (view == nullptr) return;
-      json jobs = {{"total", 0}, {"OK", 0}, {"CRASHED", 0}, {"DISABLED", 0}, {"SHARDING_FLAG", 0}};
+      json jobs = {{"total", 0},   {"OK", 0},       {"FAILING", 0},
+                   {"CRASHED", 0}, {"DISABLED", 0}, {"SHARDING_FLAG", 0}};
       auto rows = view->Jobs(std::chrono::system_clock::now());
       jobs["total"] = rows.size();
+      RefreshLastRuns();
       for (const auto& row : rows) {
-        auto& n = jobs[JobStatusName(row.brief.status)];
+        json one = JobRowToJson(row);
+        AddLastRun(&one, row.brief.job_name, row.brief.sharding_total_count);
+        auto& n = jobs[one["status"].get<std::string>()];
         n = n.get<int>() + 1;
       }
       size_t instances = 0;
@@ -1019,8 +1098,10 @@ class ConsoleImpl final : public Console {
       RegistryView* view = ViewOf(req, res);
       if (view == nullptr) return;
       json list = json::array();
+      RefreshLastRuns();
       for (const JobRow& row : view->Jobs(std::chrono::system_clock::now())) {
         list.push_back(JobRowToJson(row));
+        AddLastRun(&list.back(), row.brief.job_name, row.brief.sharding_total_count);
       }
       Reply(res, 200, list);
     });
@@ -1032,7 +1113,12 @@ class ConsoleImpl final : public Console {
       auto found = view->Job(name);
       if (!found) return Error(res, 404, fmt::format("job '{}' not found", name));
       ReadRunning(view->registry(), &*found);
-      Reply(res, 200, JobToJson(*found, std::chrono::system_clock::now()));
+      json one = JobToJson(*found, std::chrono::system_clock::now());
+      if (found->config) {
+        RefreshLastRuns();
+        AddLastRun(&one, name, found->config->sharding_total_count);
+      }
+      Reply(res, 200, one);
     });
     s.Delete(job, [this](const Request& req, Response& res) {
       RegistryView* view = ViewOf(req, res);
@@ -1072,11 +1158,10 @@ class ConsoleImpl final : public Console {
       RegistryView* view = ViewOf(req, res);
       if (view == nullptr) return;
       json list = json::array();
+      RefreshLastRuns();
+      const auto by_instance = view->JobsByInstance();
       for (const auto& server : view->Servers()) {
-        list.push_back({{"ip", server.server_ip},
-                        {"instances", server.instances},
-                        {"jobs", server.job_names},
-                        {"disabledJobs", server.disabled_jobs}});
+        list.push_back(ServerToJson(server, by_instance, HostnameOf(server.server_ip)));
       }
       Reply(res, 200, list);
     });
@@ -1084,9 +1169,15 @@ class ConsoleImpl final : public Console {
       RegistryView* view = ViewOf(req, res);
       if (view == nullptr) return;
       const std::string ip = req.matches[2];
-      json instances = json::array();
+      RefreshLastRuns();
+      json result = {{"ip", ip},
+                     {"hostname", nullptr},
+                     {"instances", json::array()},
+                     {"instanceDetails", json::array()}};
       for (const auto& server : view->Servers()) {
-        if (server.server_ip == ip) instances = server.instances;
+        if (server.server_ip == ip) {
+          result = ServerToJson(server, view->JobsByInstance(), HostnameOf(ip));
+        }
       }
       json jobs = json::array();
       for (const auto& info : view->JobsOnServer(ip)) {
@@ -1095,7 +1186,9 @@ class ConsoleImpl final : public Console {
                         {"instanceCount", info.instance_count}});
       }
       if (jobs.empty()) return Error(res, 404, fmt::format("server '{}' not found", ip));
-      Reply(res, 200, {{"ip", ip}, {"jobs", jobs}, {"instances", instances}});
+      result["jobs"] = jobs;
+      result.erase("disabledJobs");
+      Reply(res, 200, result);
     });
     s.Post(reg + "/servers/([^/]+)/(disable|enable|shutdown)",
            [this](const Request& req, Response& res) { ServerOperation(req, res); });
@@ -1131,6 +1224,14 @@ class ConsoleImpl final : public Console {
   EventHub hub_;
   std::unique_ptr<TraceReaders> traces_;
   std::vector<Registry> registries_;
+  // The latest runs (RefreshLastRuns).
+  static constexpr std::chrono::milliseconds kLastRunsEvery{1000};
+  static constexpr size_t kLastRunsRows = 2000;
+  std::mutex runs_refresh_mu_;
+  std::optional<std::chrono::steady_clock::time_point> runs_read_
+      ELASTICJOB_GUARDED_BY(runs_refresh_mu_);
+  std::mutex runs_mu_;
+  LastRuns last_runs_ ELASTICJOB_GUARDED_BY(runs_mu_);
   // Used by PollTracing only (the hub's thread).
   std::map<std::string, bool> last_seen_;
   bool first_poll_done_ = false;

@@ -365,4 +365,14 @@ std::vector<JobBriefInfo> RegistryView::JobsOnServer(const std::string& ip) cons
   return result;
 }
 
+std::map<std::string, std::vector<std::string>> RegistryView::JobsByInstance() const {
+  std::map<std::string, std::vector<std::string>> result;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, job] : jobs_) {  // by name: each list comes out sorted
+    if (!job.config_yaml.has_value()) continue;
+    for (const auto& [id, ip] : job.instances) result[id].push_back(name);
+  }
+  return result;
+}
+
 }  // namespace elasticjob::console

@@ -113,6 +113,9 @@ class RegistryView {
   // The jobs with a `servers/{ip}` node (status DISABLED or OK: that server's state, and the
   // instances on that server), sorted by name; empty for an unknown server.
   std::vector<JobBriefInfo> JobsOnServer(const std::string& ip) const;
+  // Each live instance (an `instances/{id}` node of some job) with the jobs it runs, sorted
+  // by name: instance id -> job names.
+  std::map<std::string, std::vector<std::string>> JobsByInstance() const;
 
  private:
   void Apply(const TreeEvent& event);

@@ -13,8 +13,9 @@ namespace {
 using Factories = std::map<std::string, JobItemExecutorFactory>;
 
 Result<std::shared_ptr<JobItemExecutor>> ScriptFactory(const JobConfiguration& config) {
-  auto script =
-      executor::ScriptJob::FromProps(config.props, std::make_shared<executor::ScriptProcesses>());
+  // Made again at every configuration change (the registry's command wins), its scripts
+  // always under the process's ScriptProcesses.
+  auto script = executor::ScriptJob::FromProps(config.props, executor::ScriptProcesses::SharedPtr());
   if (!script.ok()) return script.status();
   return std::shared_ptr<JobItemExecutor>(
       std::make_shared<executor::SimpleJobExecutor>(*std::move(script)));

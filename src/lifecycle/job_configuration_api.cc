@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
+#include "config/runnable_check.h"
 #include "lifecycle/lifecycle_reads.h"
 
 namespace elasticjob {
@@ -25,6 +28,11 @@ class JobConfigurationAPIImpl final : public JobConfigurationAPI {
       }
       return current.status();
     }
+    // What the instances must know to run it: refused here rather than at their next fire.
+    auto type = reg_.GetDirectly("/" + config.job_name);
+    std::optional<JobConfiguration> registered;
+    if (auto parsed = ConfigFromYaml(*current); parsed.ok()) registered = *std::move(parsed);
+    if (Status s = config::WriterCheck(config, type.value_or(""), registered); !s.ok()) return s;
     // A 3.0.4 cluster reads only its own thread-pool key: keep writing the version it wrote.
     const ConfigYamlVersion version =
         current->find("jobExecutorServiceHandlerType:") != std::string::npos
@@ -36,6 +44,9 @@ class JobConfigurationAPIImpl final : public JobConfigurationAPI {
   Status AddJob(const JobConfiguration& config, std::string_view job_type) override {
     if (Status s = Validate(config); !s.ok()) return s;
     if (job_type.empty()) return InvalidArgument("job type: expected a type or class name");
+    if (Status s = config::WriterCheck(config, std::string(job_type), std::nullopt); !s.ok()) {
+      return s;
+    }
     const std::string root = "/" + config.job_name;
     auto exists = lifecycle::Exists(reg_, root + "/config");
     if (!exists.ok()) return exists.status();

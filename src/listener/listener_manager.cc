@@ -68,7 +68,8 @@ void ListenerManager::OnConfig(const TreeEvent& event) {
   if (event.type == TreeEvent::Type::kDeleted) return;
   auto config = ConfigFromYaml(event.value);
   // ConfigFromYaml's errors name the config already ("config: not valid YAML ...").
-  Status valid = config.ok() ? ValidateJobConfiguration(*config) : config.status();
+  // What this instance cannot run (an unknown strategy, say) is refused as a bad value is.
+  Status valid = config.ok() ? s_.config.Check(*config) : config.status();
   if (!valid.ok()) {
     infra::LogLine("WARN", fmt::format("job '{}': {}{} (keeping the last good configuration)",
                                        s_.storage.path().job_name(), config.ok() ? "config: " : "",

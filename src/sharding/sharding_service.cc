@@ -127,10 +127,7 @@ Result<bool> ShardingService::TryShardingIfNecessary() {
   Result<bool> r = false;
   for (int attempt = 0; attempt < 3; ++attempt) {
     r = TryShardingIfNecessaryOnce();
-    if (r.ok() || (r.status().code() != StatusCode::kNotFound &&
-                   r.status().code() != StatusCode::kAlreadyExists)) {
-      return r;
-    }
+    if (r.ok() || !LostShardingRace(r.status())) return r;
   }
   return false;  // three lost races in a row: the next change tries again
 }
@@ -180,7 +177,20 @@ Status ShardingService::ShardNowIfIdleLeader() {
   if (!leading.ok() || !*leading) return leading.status();
   auto available = instances_.GetAvailableJobInstances();
   if (!available.ok() || available->empty()) return available.status();
-  return TryShardAsLeader().status();  // not ready: a later event calls again
+  Result<bool> sharded = TryShardAsLeader();  // not ready: a later event calls again
+  if (sharded.ok() || !LostShardingRace(sharded.status())) return sharded.status();
+  // Two instances that both saw themselves lead (an election under way at start-up, or a
+  // leadership that moved mid-way) shard at once: one transaction wins, the other fails
+  // NOT_FOUND or ALREADY_EXISTS on the nodes the winner wrote. An expected outcome, not a
+  // failure: the winner's assignment stands, and a flag still up brings the next attempt.
+  infra::LogLine("INFO", fmt::format("job '{}': another instance sharded at the same time ({}); "
+                                     "its assignment stands",
+                                     storage_.path().job_name(), sharded.status().ToString()));
+  return Status::Ok();
+}
+
+bool ShardingService::LostShardingRace(const Status& s) {
+  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kAlreadyExists;
 }
 
 Result<bool> ShardingService::TryShardAsLeader() {

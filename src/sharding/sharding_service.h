@@ -73,6 +73,8 @@ class ShardingService {
   // else does nothing. The runtime calls it when the flag appears or a run ends, so the
   // assignment is written as soon as it can be, not at the leader's next trigger (and
   // followers waiting for it go on). ElasticJob shards only in the leader's trigger.
+  // OK too when another instance sharded at the same time and won (an expected race,
+  // logged at INFO); an error only for a real failure.
   Status ShardNowIfIdleLeader();
 
   // The items among [0, sharding_total_count) assigned to `instance_id` (none when its
@@ -99,6 +101,9 @@ class ShardingService {
   // or another sharding is in progress; else shards and returns true, or false when the
   // membership or the total count moved meanwhile (the flag is raised again).
   Result<bool> TryShardAsLeader();
+  // Whether `s`, from a sharding step, says another instance sharded at the same time (its
+  // transaction deleted or created the nodes ours expected): NOT_FOUND or ALREADY_EXISTS.
+  static bool LostShardingRace(const Status& s);
   // Whether every item of the configured total count has an owner.
   Result<bool> CoversTotalCount();
   // The live instances on ENABLED servers, read from the server, in the leader's order.

@@ -92,7 +92,6 @@ Result<std::shared_ptr<DumpServer>> DumpServer::Acquire(const std::string& addre
     listeners.gone.notify_all();
   });
   if (port != 0) all.by_address[key] = {raw, server};
-  infra::LogLine("INFO", fmt::format("dump port listening on {}:{}", address, server->port()));
   return server;
 }
 
@@ -145,6 +144,10 @@ Result<std::unique_ptr<DumpServer::Registration>> DumpServer::Register(std::stri
                               "that name): this one is not dumped there",
                               address_, port_, job_name));
   }
+  // One line per job, naming it: several jobs may share the port.
+  infra::LogLine("INFO", fmt::format("job '{}': dump port listening on {}:{} (elasticjob dump {} "
+                                     "--instance {}:{})",
+                                     job_name, address_, port_, job_name, address_, port_));
   // Registration's constructor is private: no make_unique.
   return std::unique_ptr<Registration>(new Registration(shared_from_this(), std::move(job_name)));
 }

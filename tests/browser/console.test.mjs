@@ -102,6 +102,11 @@ try {
     await page.goto(base, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('#login-form', WAIT);
     if (!(await page.$eval('#header', (e) => e.hidden))) throw new Error('header shown before login');
+    // Hidden on screen too (a display rule once overrode the attribute): no navigation, no
+    // "live" badge, no registry selector before a login.
+    const shown = await page.$$eval('header nav a, #live, #registry, #logout',
+      (es) => es.filter((e) => e.getClientRects().length > 0).map((e) => e.id || e.textContent));
+    if (shown.length) throw new Error(`shown before login: ${shown.join(', ')}`);
   });
 
   await check('a wrong password is refused with a message', async () => {
@@ -138,6 +143,17 @@ try {
     }
     const cron = await text(`${jobRow(OTHER)} .cron`);
     if (!cron.includes('*')) throw new Error(`cron column shows '${cron}'`);
+  });
+
+  await check('a job whose every run fails shows FAILING, with its last run failed and when', async () => {
+    await page.waitForFunction((sel) => document.querySelector(`${sel} td:nth-child(2) .badge`)?.textContent === 'FAILING',
+      WAIT, jobRow('failing'));
+    const last = await text(`${jobRow('failing')} td.last-run`);
+    if (!/^failed \S/.test(last)) throw new Error(`its last run shows '${last}'`);
+    const color = await page.$eval(`${jobRow('failing')} td:nth-child(2) .badge`, (e) => getComputedStyle(e).backgroundColor);
+    if (color !== 'rgb(220, 38, 38)') throw new Error(`FAILING is drawn in ${color}, expected the failure red`);
+    await page.waitForFunction((sel) => /^success /.test(document.querySelector(`${sel} td.last-run`)?.textContent || ''),
+      WAIT, jobRow(OTHER));
   });
 
   await check('an HTML job description shows as text, never as markup', async () => {
@@ -206,6 +222,13 @@ try {
     await shot('executions', '#job-executions');
     await go(`#/jobs/${encodeURIComponent(TRIGGER)}`, '#sharding-table');
     await page.waitForSelector('#cfg-cron', WAIT);
+  });
+
+  await check('a PENDING item is drawn in a neutral colour, not a warning\'s', async () => {
+    const badge = '#sharding-table tr[data-item="0"] .badge';
+    await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'PENDING', WAIT, badge);
+    const rgb = (await page.$eval(badge, (e) => getComputedStyle(e).backgroundColor)).match(/\d+/g).map(Number);
+    if (Math.max(...rgb) - Math.min(...rgb) > 40) throw new Error(`PENDING is drawn in rgb(${rgb.join(', ')})`);
   });
 
   await check('disable and enable one sharding item', async () => {
@@ -278,10 +301,29 @@ try {
     if (!yaml.includes('Saved from the browser')) throw new Error(`the registry has:\n${yaml}`);
   });
 
-  await check('the servers page lists the host with its jobs', async () => {
+  await check('the editor saves a job that has no time zone, which stays without one', async () => {
+    await go(`#/jobs/${encodeURIComponent(OTHER)}`, '#cfg-description');
+    if ((await page.$eval('#cfg-timeZone', (e) => e.value)) !== '') throw new Error(`${OTHER} has a time zone`);
+    await page.click('#cfg-description', { clickCount: 3 });
+    await page.keyboard.press('Backspace');
+    await page.type('#cfg-description', 'No zone, saved');
+    await page.waitForFunction(() => !document.querySelector('#editor-save').disabled &&
+      document.querySelector('#editor-errors').textContent === '' &&
+      document.querySelector('#err-timeZone').textContent === '', WAIT);
+    await page.click('#editor-save');
+    await page.waitForFunction(() => document.querySelector('#job-config dd[data-key=description]')?.textContent ===
+      'No zone, saved', WAIT);
+    const yaml = execFileSync(env('EJ'), ['job', 'config', 'get', OTHER, '--registry', env('REGISTRY')]).toString();
+    if (!yaml.includes('No zone, saved') || /timeZone/.test(yaml)) throw new Error(`the registry has:\n${yaml}`);
+  });
+
+  await check('the servers page lists the host (name and IP), each instance with its jobs', async () => {
     await go('#/servers', '#servers-table tr[data-server]');
-    await page.waitForFunction((j) => [...document.querySelectorAll('#servers-table a')].some((a) => a.textContent === j),
-      WAIT, TRIGGER);
+    await page.waitForFunction((j) => [...document.querySelectorAll('#servers-table td.instances .instance a')]
+      .some((a) => a.textContent === j), WAIT, TRIGGER);
+    await page.waitForFunction(() => /^pid \d+:/.test(document.querySelector('#servers-table .instance')?.textContent || '') &&
+      document.querySelector('#servers-table .hostname')?.textContent.trim() !== '', WAIT);
+    await shot('servers');
   });
 
   await check('disable a server (every job on it), then enable it again', async () => {

@@ -125,11 +125,14 @@ async function handle(req, res) {
   }
   if (r === 'jobs') return send(res, 200, [...jobs.values()].map(view));
   if (r === 'overview') {
-    const c = { total: jobs.size, OK: 0, CRASHED: 0, DISABLED: 0, SHARDING_FLAG: 0 };
+    const c = { total: jobs.size, OK: 0, FAILING: 0, CRASHED: 0, DISABLED: 0, SHARDING_FLAG: 0 };
     for (const j of jobs.values()) c[j.status]++;
     return send(res, 200, { jobs: c, servers: 1, instances: 1 });
   }
-  if (r === 'servers') return send(res, 200, [{ ip: '127.0.0.1', instances: ['127.0.0.1@-@4242'], jobs: [...jobs.keys()], disabledJobs: 0 }]);
+  if (r === 'servers') {
+    return send(res, 200, [{ ip: '127.0.0.1', hostname: tracing ? 'mock-host' : null, instances: ['127.0.0.1@-@4242'],
+      instanceDetails: [{ id: '127.0.0.1@-@4242', pid: 4242, jobs: [...jobs.keys()] }], jobs: [...jobs.keys()], disabledJobs: 0 }]);
+  }
   if (/^servers\/[^/]+\/(disable|enable|shutdown)$/.test(r)) return send(res, 200, { changed: jobs.size });
   if (/^(executions|stats|status-traces)/.test(r) && !tracing) return send(res, 404, { error: 'tracing is not configured' });
   if (r === 'stats') {

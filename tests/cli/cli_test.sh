@@ -20,18 +20,26 @@ expect_output() {  # name, expected stdout, command...
   fi
 }
 
-expect_error() {  # name, exit code, stderr substring, command...
-  local name="$1" code="$2" needle="$3"
-  shift 3
-  local err rc
-  err="$("$@" 2>&1 >/dev/null)"
-  rc=$?
-  if [[ $rc -ne $code || "$err" != *"$needle"* ]]; then
-    echo "FAIL $name: exit $rc (want $code), stderr: $err"
+# check NAME WANT_CODE NEEDLE OUTPUT CODE: the exit code and a substring of the output.
+check() {
+  if [[ $5 -ne $2 || "$4" != *"$3"* ]]; then
+    echo "FAIL $1: exit $5 (want $2), output: $4"
     failures=$((failures + 1))
   else
-    echo "ok   $name"
+    echo "ok   $1"
   fi
+}
+expect_error() {  # name, exit code, stderr substring, command...
+  local name="$1" code="$2" needle="$3" err
+  shift 3
+  err="$("$@" 2>&1 >/dev/null)"
+  check "$name" "$code" "$needle" "$err" $?
+}
+expect_contains() {  # name, stdout substring (exit 0), command...
+  local name="$1" needle="$2" out
+  shift 2
+  out="$("$@" 2>&1)"
+  check "$name" 0 "$needle" "$out" $?
 }
 
 tab=$'\t'
@@ -114,6 +122,46 @@ expect_error "a malformed registry URL exits 2" 2 "--registry" "$EJ" job list --
 expect_error "a job name with a slash exits 2" 2 "job 'a/b'" "$EJ" job show a/b --registry memory://cli
 expect_error "a missing config file exits 1" 1 "cannot be read" \
   "$EJ" job add /nonexistent.yaml --registry memory://cli
+
+# The command line itself: --version, help, a mistyped command.
+version=$("$EJ" --version); rc=$?
+if [[ $rc -ne 0 || ! "$version" =~ ^elasticjob\ [0-9]+\.[0-9]+\.[0-9]+(\ \(commit\ [0-9a-f]{7,}\))?$ ]]; then
+  echo "FAIL --version: exit $rc, printed: $version"; failures=$((failures + 1))
+else
+  echo "ok   --version prints the version (and the commit): $version"
+fi
+expect_contains "help prints the program's help" "Subcommands:" "$EJ" help
+expect_contains "help COMMAND prints the command's help" "Disable or enable one item of a job" \
+  "$EJ" help job
+expect_contains "help of a nested command" "Skip an item from the next trigger on" \
+  "$EJ" help job item
+expect_error "a mistyped command is named with the closest one" 2 \
+  "unknown command 'jobs'; did you mean 'job'?" "$EJ" jobs
+expect_error "a mistyped subcommand is named with the closest one" 2 \
+  "unknown command 'job lsit'; did you mean 'job list'?" "$EJ" job lsit --registry memory://cli
+expect_error "a word close to no command lists the commands" 2 \
+  "unknown command 'frobnicate'; the commands are: cron, sharding, run, job" "$EJ" frobnicate
+expect_error "help of an unknown command" 2 "unknown command 'job lsit'" "$EJ" help job lsit
+expect_error "a command without its subcommand prints its help" 2 "'job item' needs a command" \
+  "$EJ" job item
+
+# Input echoed into an error is escaped: a binary file's bytes show as \xNN.
+printf 'a: "\\\xfe"\n' > /tmp/ej_cli_bin.$$
+expect_error "a binary job file's bytes are escaped (run)" 2 'unknown escape character: \xFE' \
+  "$EJ" run /tmp/ej_cli_bin.$$
+expect_error "a binary config file's bytes are escaped (config set)" 1 'unknown escape character: \x' \
+  "$EJ" job config set j /tmp/ej_cli_bin.$$ --registry memory://cli
+expect_error "an item that is not a number is named, not a 300-digit range" 1 "job 'nope' not found" \
+  "$EJ" job item disable nope x --registry memory://cli
+rm -f /tmp/ej_cli_bin.$$
+
+# The agent names the registry it follows without its digest (a password).
+out=$(timeout -s INT 2 "$EJ" agent --registry 'memory://cli?digest=user:s3cret' 2>&1)
+if [[ "$out" != *"agent: following memory://cli?digest=***"* || "$out" == *s3cret* ]]; then
+  echo "FAIL the agent's registry line: $out"; failures=$((failures + 1))
+else
+  echo "ok   the agent names its registry with the digest redacted"
+fi
 
 rm -f /tmp/ej_cli_err.$$
 if ((failures > 0)); then

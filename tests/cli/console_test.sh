@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests of `elasticjob console` and `elasticjob run --console` on the embedded memory://
 # registry: start-up and stop, the URL printed, the API and page answering, the read-only
-# default, hash-password, and the errors for bad options (exit 2).
+# default, hash-password, the errors for bad options (exit 2) and for a port in use (exit 1).
 # Usage: console_test.sh path/to/elasticjob
 set -uo pipefail
 source "$(dirname "$0")/../lib/follow_log.sh"
@@ -53,6 +53,21 @@ session=$(curl -s "$url/api/v1/session")
   fail "session: $session"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$url/api/v1/registries/0/jobs/x/trigger")
 [[ "$code" == 403 ]] || fail "a change on the read-only console gave $code"
+
+# A second console on the port in use fails at start (exit 1, the address named), and so
+# does `run --console`; the first keeps serving every request.
+address="${url#http://}"
+out=$(timeout 20 "$EJ" console --registry memory://c --listen "$address" 2>&1)
+rc=$?
+[[ $rc -eq 1 && "$out" == *"$address"*"in use"* ]] || fail "second console on $address: rc $rc: $out"
+printf 'elasticjob:\n  jobs:\n    idle:\n      elasticJobType: SCRIPT\n      cron: 0 0 0 1 1 ?\n      shardingTotalCount: 1\n      props:\n        script.command.line: "true"\n' > "$dir/idle.yaml"
+out=$(timeout 20 "$EJ" run "$dir/idle.yaml" --console "$address" 2>&1)
+rc=$?
+[[ $rc -eq 1 && "$out" == *"$address"*"in use"* ]] || fail "run --console on $address: rc $rc: $out"
+for _ in $(seq 1 20); do
+  code=$(curl -s -o /dev/null -w '%{http_code}' "$url/api/v1/session")
+  [[ "$code" == 200 ]] || { fail "the first console answered $code after a second one tried its port"; break; }
+done
 kill -TERM "$pid"
 wait "$pid"
 rc=$?

@@ -170,6 +170,35 @@ else
   echo "ok   run: a bad shutdown grace is refused"
 fi
 
+# The registry as every command finds it: --registry, else ELASTICJOB_REGISTRY, else the
+# file's regCenter; the first line says which.
+registry_line() {  # env value ("" for unset), extra args...: the first line of a short run
+  local env="$1"
+  shift
+  : > "$dir/reg.log"
+  if [[ -n "$env" ]]; then
+    ELASTICJOB_REGISTRY="$env" "$EJ" run "$dir/jobs.yaml" "$@" > "$dir/reg.log" 2>&1 &
+  else
+    env -u ELASTICJOB_REGISTRY "$EJ" run "$dir/jobs.yaml" "$@" > "$dir/reg.log" 2>&1 &
+  fi
+  local p=$!
+  wait_for_lines "$dir/reg.log" "scheduled" 1 20 > /dev/null
+  kill -TERM "$p" 2>/dev/null
+  wait "$p"
+  head -1 "$dir/reg.log"
+}
+for case in "memory://fromenv||elasticjob: registry memory://fromenv (from ELASTICJOB_REGISTRY; in this process only)" \
+            "memory://fromenv|--registry memory://fromflag|elasticjob: registry memory://fromflag (from --registry; in this process only)" \
+            "||elasticjob: registry memory://runtest (from the file's regCenter; in this process only)"; do
+  IFS='|' read -r env args want <<< "$case"
+  # shellcheck disable=SC2086
+  got=$(registry_line "$env" $args)
+  [[ "$got" == "$want" ]] || fail "run's registry with ELASTICJOB_REGISTRY='$env' and '$args': $got"
+done
+grep -q "job 'orderSync' scheduled (SCRIPT, cron '0/1 \* \* \* \* ?') on memory://runtest" "$dir/reg.log" ||
+  fail "run did not schedule on the file's registry: $(cat "$dir/reg.log")"
+((failures > 0)) || echo "ok   run: the registry from --registry, ELASTICJOB_REGISTRY or the file, named at start"
+
 # The executable's jemalloc options (src/infra/jemalloc_conf.cc), where it links jemalloc
 # (not in sanitizer builds): jemalloc prints the options in force at exit when asked.
 if ldd "$EJ" | grep -q libjemalloc; then

@@ -37,6 +37,16 @@ poll_until 20 list_ok || fail "job list never showed ops OK on 2 instances: $("$
 table=$("$EJ" job list)
 [[ "$table" == *"JOB  STATUS  CRON"* && "$table" == *"ops  OK      0 0 0 1 1 ? 2099  2"* ]] ||
   fail "job list table: $table"
+# --json: numbers as numbers, flags as booleans, in every command (docs/operations.md).
+types() { python3 -c 'import json,sys; j=json.load(sys.stdin); j=j if isinstance(j, list) else [j]; print(" ".join(sorted({k + ":" + type(v).__name__ for r in j for k, v in r.items()})))'; }
+[[ "$("$EJ" job list --json | types)" == "cron:str description:str instances:int items:int job:str status:str" ]] ||
+  fail "job list --json types: $("$EJ" job list --json | types)"
+[[ "$("$EJ" job sharding ops --json | types)" == "failover:bool instance:str item:int server:str status:str" ]] ||
+  fail "job sharding --json types: $("$EJ" job sharding ops --json | types)"
+[[ "$("$EJ" server list --json | types)" == "disabled_jobs:int instances:int jobs:int server:str" ]] ||
+  fail "server list --json types: $("$EJ" server list --json | types)"
+[[ "$("$EJ" job show ops --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(type(j["items"]).__name__, type(j["instances"]).__name__, type(j["sharding"][0]["item"]).__name__)')" == "int int int" ]] ||
+  fail "job show --json types: $("$EJ" job show ops --json)"
 show=$("$EJ" job show ops) || fail "job show failed"
 [[ "$show" == *"next fire times  2099-01-01T00:00:00"* ]] || fail "job show: $show"
 [[ "$show" == *"operated by the test"* && "$show" == *"PENDING"* ]] || fail "job show: $show"
@@ -100,9 +110,17 @@ expect_exit 1 "job 'nope' not found" "$EJ" job remove nope
 start=$SECONDS
 expect_exit 1 "no server answered" "$EJ" job list --registry "zookeeper://127.0.0.1:1/e2e"
 ((SECONDS - start <= 10)) || fail "a registry that is down took $((SECONDS - start)) s to fail"
-expect_exit 2 "" "$EJ" job item disable ops notanumber
+expect_exit 2 "item 'notanumber': not an item number; job 'ops' has items 0 to 3" \
+  "$EJ" job item disable ops notanumber
+expect_exit 2 "item '99999999999999999999': not an item number; job 'ops' has items 0 to 3" \
+  "$EJ" job item enable ops 99999999999999999999
 expect_exit 2 "item 9: job 'ops' has items 0 to 3" "$EJ" job item disable ops 9
 expect_exit 2 "no registry" env -u ELASTICJOB_REGISTRY "$EJ" job list
+# --wait is bounded: a job that never comes is "not found" after the wait.
+start=$SECONDS
+expect_exit 1 "job 'nope' not found" "$EJ" job sharding nope --wait=1
+((SECONDS - start <= 5)) || fail "--wait=1 took $((SECONDS - start)) s"
+expect_exit 2 "--wait: 'soon' is not a number of seconds (0 to 3600)" "$EJ" job show ops --wait=soon
 
 # Add a job (`elasticjob run`'s file format), then remove it.
 cat > "$dir/add.yaml" <<'YAML'

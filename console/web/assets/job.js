@@ -3,7 +3,7 @@
 // cron preview) and the executions (timeline per instance, table, status trace and logs).
 import { api, reg, enc, canOperate, ApiError } from './api.js';
 import { h, clear, badge, fmtTime, fmtDuration, debounce, toast } from './dom.js';
-import { page, jobOps } from './pages.js';
+import { page, jobOps, lastRun } from './pages.js';
 import { timeline } from './charts.js';
 
 // The editor's fields: [config key, label, kind].
@@ -20,6 +20,9 @@ const FIELDS = [
   ['maxTimeDiffSeconds', 'Max time diff (s)', 'number'],
   ['reconcileIntervalMinutes', 'Reconcile interval (min)', 'number'],
 ];
+// Optional fields (null when unset: every job without a time zone, a one-off job without a
+// cron): an empty input leaves them unset, never "" (a time zone "" is not a zone).
+const OPTIONAL = new Set(['cron', 'timeZone']);
 
 export function jobPage(name) {
   const statusEl = h('span', { id: 'job-status' });
@@ -52,7 +55,8 @@ export function jobPage(name) {
     job = j;
     const zone = j.timeZone || (j.config && j.config.timeZone) || '';
     clear(statusEl, badge(j.status), ' ',
-      h('span', { class: 'muted' }, j.jobType || ''));
+      h('span', { class: 'muted' }, j.jobType || ''),
+      j.lastRun ? h('span', { class: 'muted last-run', id: 'job-last-run' }, ' last run ', lastRun(j.lastRun)) : null);
     clear(ops, jobOps(j, (verb) => (verb === 'delete' ? (location.hash = '#/jobs') : refresh())));
     drawConfig(configBox, j);
     drawSharding(shardingBox, j, refresh);
@@ -184,6 +188,7 @@ function configEditor(name, job, saved) {
     for (const [key, { input, kind }] of Object.entries(inputs)) {
       if (kind === 'checkbox') c[key] = input.checked;
       else if (kind === 'number') c[key] = input.value === '' ? undefined : Number(input.value);
+      else if (OPTIONAL.has(key) && input.value.trim() === '') c[key] = base[key] === '' ? '' : null;
       else c[key] = input.value;
       if (c[key] === undefined || (c[key] === '' && base[key] === undefined)) delete c[key];
     }

@@ -68,6 +68,14 @@ export function jobOps(job, after) {
       { danger: true }));
 }
 
+// A job's newest execution: its outcome and start time (the failure's cause as a tooltip);
+// "—" when none is known or tracing is off.
+export function lastRun(run) {
+  if (!run) return h('span', { class: 'muted' }, '—');
+  const outcome = run.success === true ? 'success' : run.success === false ? 'failed' : 'running';
+  return h('span', { title: run.failureCause || '' }, badge(outcome), ' ', fmtTime(run.startTime));
+}
+
 export function jobLink(name) {
   return h('a', { href: `#/jobs/${enc(name)}`, class: 'job-link' }, name);
 }
@@ -101,7 +109,7 @@ export function overviewPage() {
     ]);
     const j = ov.jobs || {};
     clear(cards, card('Jobs', j.total ?? 0, 'jobs-total'),
-      ['OK', 'CRASHED', 'DISABLED', 'SHARDING_FLAG'].map((st) =>
+      ['OK', 'FAILING', 'CRASHED', 'DISABLED', 'SHARDING_FLAG'].map((st) =>
         h('a', { class: 'card', href: `#/jobs?status=${st}`, title: `The ${st} jobs` }, badge(st),
           h('div', { class: 'stat', dataset: { status: st } }, j[st] ?? 0))),
       card('Servers', ov.servers ?? 0), card('Instances', ov.instances ?? 0));
@@ -133,14 +141,15 @@ export function overviewPage() {
 export function jobsPage(status = '') {
   const search = h('input', { type: 'search', id: 'job-search', placeholder: 'Search name, cron, description',
     value: sessionStorage.getItem('ejSearch') || '' });
-  const filter = h('select', { id: 'job-filter' }, ['', 'OK', 'CRASHED', 'DISABLED', 'SHARDING_FLAG']
+  const filter = h('select', { id: 'job-filter' }, ['', 'OK', 'FAILING', 'CRASHED', 'DISABLED', 'SHARDING_FLAG']
     .map((v) => h('option', { value: v, selected: v === status }, v || 'All statuses')));
   const count = h('span', { class: 'muted' });
   const tbody = h('tbody', { id: 'jobs-body' });
   const table = h('table', { id: 'jobs-table' }, h('thead', {}, h('tr', {},
-    ['Name', 'Status', 'Cron', 'Items', 'Instances', 'Next fire time', canOperate() ? 'Operations' : null]
+    ['Name', 'Status', 'Cron', 'Items', 'Instances', 'Last run', 'Next fire time', canOperate() ? 'Operations' : null]
       .map((t) => (t ? h('th', { class: /Items|Instances/.test(t) ? 'num' : '',
-        title: t === 'Next fire time' ? 'In your browser\'s time zone (a job\'s page shows its own zone)' : null }, t)
+        title: t === 'Next fire time' ? 'In your browser\'s time zone (a job\'s page shows its own zone)'
+          : t === 'Last run' ? 'The newest execution (with tracing); FAILING: the last run of an item failed' : null }, t)
         : null)))), tbody);
   const el = h('section', { id: 'jobs' }, h('h1', {}, 'Jobs'),
     h('div', { class: 'toolbar' }, search, filter, count, canOperate() ? addJobButton() : null), table);
@@ -156,9 +165,10 @@ export function jobsPage(status = '') {
       h('td', {}, jobLink(j.name), j.description ? h('div', { class: 'muted description' }, j.description) : null),
       h('td', {}, badge(j.status)), h('td', { class: 'cron' }, j.cron || ''),
       h('td', { class: 'num' }, j.shardingTotalCount ?? ''), h('td', { class: 'num' }, j.instanceCount ?? 0),
+      h('td', { class: 'last-run' }, lastRun(j.lastRun)),
       h('td', {}, fmtTime(j.nextFireTime)),
       ops ? h('td', { class: 'ops' }, jobOps(j, () => refresh())) : null));
-    clear(tbody, rows.length ? rows : h('tr', {}, h('td', { colSpan: 7, class: 'muted' }, 'No jobs.')));
+    clear(tbody, rows.length ? rows : h('tr', {}, h('td', { colSpan: 8, class: 'muted' }, 'No jobs.')));
     performance.mark('jobs-rendered'); // bench/console_page_load.mjs reads the first one
   }
   search.addEventListener('input', () => {
@@ -170,7 +180,8 @@ export function jobsPage(status = '') {
     jobs = await api('GET', reg('jobs'));
     draw();
   }
-  return page(el, refresh, (type) => type === 'job' || type === 'jobs', 1000);
+  // Executions too: a run that ends changes a job's last run (and FAILING).
+  return page(el, refresh, (type) => type === 'job' || type === 'jobs' || type === 'execution', 1000);
 }
 
 // Add a job: its type and its configuration as YAML (the form `elasticjob job config get`
@@ -227,11 +238,16 @@ export function serversPage() {
   async function refresh() {
     const servers = await api('GET', reg('servers'));
     const ops = canOperate();
+    // Each instance (ip@-@pid) with the jobs it runs; the host name from the executions.
+    const instances = (sv) => (sv.instanceDetails || []).map((i) => h('div', { class: 'instance', dataset: { instance: i.id } },
+      h('span', { class: 'mono' }, i.pid !== undefined ? `pid ${i.pid}` : i.id), ': ',
+      (i.jobs || []).length ? i.jobs.map((j, k) => [k ? ', ' : '', jobLink(j)]) : h('span', { class: 'muted' }, 'no jobs')));
     clear(body, servers.length === 0 ? h('p', { class: 'muted' }, 'No servers.')
-      : h('table', { id: 'servers-table' }, h('tr', {}, ['Server', 'Instances', 'Jobs', 'Disabled jobs',
+      : h('table', { id: 'servers-table' }, h('tr', {}, ['Server', 'Instances and their jobs', 'Jobs', 'Disabled jobs',
         ops ? 'Operations' : null].map((t) => (t ? h('th', {}, t) : null))),
-      servers.map((sv) => h('tr', { dataset: { server: sv.ip } }, h('td', {}, sv.ip),
-        h('td', {}, (sv.instances || []).map((i) => h('div', {}, i))),
+      servers.map((sv) => h('tr', { dataset: { server: sv.ip } }, h('td', {}, sv.ip,
+        h('div', { class: 'muted hostname' }, sv.hostname || '')),
+        h('td', { class: 'instances' }, instances(sv)),
         h('td', {}, (sv.jobs || []).map((j, k) => [k ? ', ' : '', jobLink(j)])),
         h('td', { class: 'num' }, sv.disabledJobs ?? 0),
         ops ? h('td', { class: 'ops' },

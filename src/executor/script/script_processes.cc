@@ -18,6 +18,16 @@
 extern char** environ;
 
 namespace elasticjob::executor {
+
+ScriptProcesses& ScriptProcesses::Shared() {
+  static auto* shared = new ScriptProcesses;
+  return *shared;
+}
+
+std::shared_ptr<ScriptProcesses> ScriptProcesses::SharedPtr() {
+  return std::shared_ptr<ScriptProcesses>(std::shared_ptr<void>(), &Shared());
+}
+
 namespace {
 
 // The guardian: one `/bin/sh` per ScriptProcesses, in a process group of its own, reading

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -48,6 +49,14 @@ class ScriptProcesses {
   ~ScriptProcesses();
   ScriptProcesses(const ScriptProcesses&) = delete;
   ScriptProcesses& operator=(const ScriptProcesses&) = delete;
+
+  // The process's: the built-in SCRIPT job type runs every script under it, whatever
+  // configuration built its ScriptJob (one guardian per instance, however often the
+  // registry's configuration changes), and `elasticjob run` and `agent` stop it at shutdown.
+  // Never destroyed (its guardian kills what is left when the process ends).
+  static ScriptProcesses& Shared();
+  // Shared() as the shared_ptr a ScriptJob holds (owning nothing).
+  static std::shared_ptr<ScriptProcesses> SharedPtr();
 
   // Runs `argv` (argv[0] looked up in PATH; the process's environment and descriptors but
   // the close-on-exec ones inherited; no signal blocked or ignored) in a process group of

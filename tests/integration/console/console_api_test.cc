@@ -7,12 +7,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <thread>
+#include <tuple>
 
 #include "console/auth.h"
 #include "elasticjob/api/simple_job.h"
@@ -658,6 +661,32 @@ TEST_F(ConsoleApiTest, AddsUpdatesValidatesAndRemovesJobs) {
   auto stored = reg_->GetDirectly("/gamma/config");
   ASSERT_TRUE(stored.ok());
   EXPECT_NE(stored->find("0 0/5 * * * ?"), std::string::npos);
+  // Valid YAML no instance can run: refused naming the field and the known names (issue 31).
+  for (const auto& [field, value, known] :
+       {std::tuple{"jobShardingStrategyType", "NO_SUCH", "AVG_ALLOCATION"},
+        std::tuple{"jobExecutorThreadPoolSizeProviderType", "NO_SUCH", "SINGLE_THREAD"},
+        std::tuple{"jobErrorHandlerType", "NO_SUCH", "DINGTALK"}}) {
+    HttpResult unknown = b.Do("PUT", "/api/v1/registries/0/jobs/gamma/config",
+                              json{{"config", {{field, value}}}}.dump());
+    EXPECT_EQ(unknown.status, 400) << unknown.text;
+    EXPECT_EQ(unknown.body["field"], field) << unknown.text;
+    EXPECT_NE(unknown.body["error"].get<std::string>().find(known), std::string::npos)
+        << unknown.text;
+    json unknown_job = config;
+    unknown_job["jobName"] = "epsilon";
+    unknown_job[field] = value;
+    HttpResult add_unknown =
+        b.Post("/api/v1/registries/0/jobs", {{"jobType", "SCRIPT"}, {"config", unknown_job}});
+    EXPECT_EQ(add_unknown.status, 400) << add_unknown.text;
+    EXPECT_EQ(add_unknown.body["field"], field) << add_unknown.text;
+    HttpResult validated = b.Post("/api/v1/registries/0/jobs/gamma/validate",
+                                  {{"config", {{field, value}}}});
+    EXPECT_EQ(validated.body["ok"], false) << validated.text;
+  }
+  EXPECT_EQ(b.Get("/api/v1/registries/0/jobs/epsilon").status, 404);
+  stored = reg_->GetDirectly("/gamma/config");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->find("NO_SUCH"), std::string::npos);
   HttpResult yes = b.Do("PUT", "/api/v1/registries/0/jobs/gamma/config",
                         json{{"config", {{"cron", "0 0/7 * * * ?"}}}}.dump());
   ASSERT_EQ(yes.status, 200) << yes.text;
@@ -665,7 +694,10 @@ TEST_F(ConsoleApiTest, AddsUpdatesValidatesAndRemovesJobs) {
   EXPECT_EQ(yes.body["config"]["shardingTotalCount"], 3);  // fields not given are kept
   HttpResult by_yaml =
       b.Do("PUT", "/api/v1/registries/0/jobs/gamma/config",
-           json{{"yaml", "jobName: gamma\ncron: 0 0/9 * * * ?\nshardingTotalCount: 1\n"}}.dump());
+           json{{"yaml",
+                 "jobName: gamma\ncron: 0 0/9 * * * ?\nshardingTotalCount: 1\n"
+                 "props:\n  script.command.line: echo hi\n"}}
+               .dump());
   ASSERT_EQ(by_yaml.status, 200) << by_yaml.text;
   EXPECT_EQ(by_yaml.body["config"]["shardingTotalCount"], 1);
   HttpResult other =
@@ -861,6 +893,148 @@ TEST_F(ConsoleApiTest, ServesHttpsWithSecureCookies) {
   plain.set_read_timeout(2, 0);
   auto r = plain.Get("/api/v1/session");
   EXPECT_TRUE(!r || r->status != 200);
+}
+
+TEST_F(ConsoleApiTest, RefusesToStartOnAPortAnotherConsoleListensOn) {
+  ConsoleOptions options;
+  options.registry_urls = {zk_->Url("console")};
+  const std::string taken = "127.0.0.1:" + std::to_string(read_only_->port());
+  options.listen = taken;
+  auto second = StartConsole(options);
+  ASSERT_FALSE(second.ok()) << "a second console listens on " << taken;
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find(taken), std::string::npos) << second.status();
+  EXPECT_NE(second.status().message().find("in use"), std::string::npos) << second.status();
+  // The first still answers every request (none goes to a second listener).
+  Browser b(read_only_->port());
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(b.Get("/api/v1/session").status, 200);
+}
+
+// Runs one pass of `job` (its `items` items, counted by `counter`) from an operator's trigger
+// and returns its newest execution once it and its pass's end are in the database.
+json TriggerAndWait(Browser& b, const std::string& job, CountingJob& counter, int items) {
+  const std::string executions = "/api/v1/registries/0/executions?limit=500&job=" + job;
+  const size_t recorded = b.Get(executions).body["items"].size();
+  const int before = counter.runs();
+  HttpResult r = b.Post("/api/v1/registries/0/jobs/" + job + "/trigger");
+  EXPECT_EQ(r.status, 200) << r.text;
+  EXPECT_TRUE(counter.WaitForRuns(before + items));
+  json newest;
+  EXPECT_TRUE(Eventually([&] {
+    HttpResult runs = b.Get(executions);
+    // The tracer writes in batches: this pass's rows, all of them finished.
+    if (runs.status != 200 || runs.body["items"].size() < recorded + items) return false;
+    for (size_t i = 0; i < static_cast<size_t>(items); ++i) {
+      if (runs.body["items"][i]["completeTime"].is_null()) return false;
+    }
+    newest = runs.body["items"][0];
+    HttpResult traces = b.Get("/api/v1/registries/0/status-traces?limit=1&taskId=" +
+                              newest["taskId"].get<std::string>());
+    return traces.status == 200 && !traces.body["items"].empty() &&
+           traces.body["items"][0]["state"] == "TASK_FINISHED" &&
+           traces.body["items"][0]["creationTime"] >= newest["completeTime"];
+  })) << newest;
+  return newest;
+}
+
+TEST_F(ConsoleApiTest, ShowsOnlyTheStatusTracesOfTheExecutionsOwnPass) {
+  Browser b = Admin();
+  const json first = TriggerAndWait(b, "alpha", **job_, 2);
+  const json second = TriggerAndWait(b, "alpha", **job_, 2);
+  ASSERT_EQ(first["taskId"], second["taskId"]);  // every pass of these items on this instance
+  HttpResult all = b.Get("/api/v1/registries/0/status-traces?limit=500&taskId=" +
+                         second["taskId"].get<std::string>());
+  ASSERT_GE(all.body["items"].size(), 6u) << all.text;
+  for (const json& run : {first, second}) {
+    HttpResult one = b.Get("/api/v1/registries/0/executions/" + run["id"].get<std::string>());
+    ASSERT_EQ(one.status, 200) << one.text;
+    const json& traces = one.body["statusTraces"];
+    ASSERT_EQ(traces.size(), 3u) << traces;
+    EXPECT_EQ(traces[0]["state"], "TASK_STAGING");
+    EXPECT_EQ(traces[1]["state"], "TASK_RUNNING");
+    EXPECT_EQ(traces[2]["state"], "TASK_FINISHED");
+    EXPECT_LE(traces[0]["creationTime"], run["startTime"]);
+    EXPECT_GE(traces[2]["creationTime"], run["completeTime"]);
+  }
+  // The first pass's rows are all before the second's start.
+  HttpResult older = b.Get("/api/v1/registries/0/executions/" + first["id"].get<std::string>());
+  EXPECT_LT(older.body["statusTraces"][2]["creationTime"], second["startTime"]);
+}
+
+class FailingJob : public SimpleJob {
+ public:
+  void Execute(const ShardingContext&) override {
+    runs_.fetch_add(1);
+    throw std::runtime_error("the database refused the batch");
+  }
+  int runs() const { return runs_.load(); }
+
+ private:
+  std::atomic<int> runs_{0};
+};
+
+TEST_F(ConsoleApiTest, ShowsTheLastRunAndFailingForAJobWhoseRunsFail) {
+  auto failing = std::make_shared<FailingJob>();
+  BootstrapOptions options;
+  options.server_ip = "10.2.0.1";
+  options.tracer = *tracer_;
+  auto config = JobConfiguration::Builder("failing", 1).Cron("0 0 0 1 1 ?").Build();
+  ASSERT_TRUE(config.ok());
+  ScheduleJobBootstrap boot(*reg_, failing, *config, options);
+  ASSERT_TRUE(boot.Schedule().ok());
+  Browser b = Admin();
+  ASSERT_TRUE(Eventually([&] { return JobRow(b, "failing")["instanceCount"] == 1; }));
+  ASSERT_EQ(b.Post("/api/v1/registries/0/jobs/failing/trigger").status, 200);
+  json row;
+  EXPECT_TRUE(Eventually([&] {
+    row = JobRow(b, "failing");
+    return row.is_object() && row["status"] == "FAILING";
+  })) << row;
+  ASSERT_TRUE(row["lastRun"].is_object()) << row;
+  EXPECT_EQ(row["lastRun"]["success"], false);
+  EXPECT_EQ(row["lastRun"]["shardingItem"], 0);
+  EXPECT_NE(row["lastRun"]["failureCause"].get<std::string>().find("refused the batch"),
+            std::string::npos);
+  EXPECT_TRUE(row["lastRun"]["startTime"].is_number());
+  HttpResult one = b.Get("/api/v1/registries/0/jobs/failing");
+  EXPECT_EQ(one.body["status"], "FAILING");
+  EXPECT_EQ(one.body["lastRun"]["id"], row["lastRun"]["id"]);
+  HttpResult overview = b.Get("/api/v1/registries/0/overview");
+  EXPECT_GE(overview.body["jobs"]["FAILING"], 1);
+  // A job whose runs succeed stays OK, with its last run.
+  TriggerAndWait(b, "alpha", **job_, 2);
+  json alpha;
+  EXPECT_TRUE(Eventually([&] {
+    alpha = JobRow(b, "alpha");
+    return alpha["lastRun"].is_object() && alpha["lastRun"]["success"] == true;
+  })) << alpha;
+  EXPECT_EQ(alpha["status"], "OK");
+  boot.Shutdown();
+  EXPECT_EQ(b.Do("DELETE", "/api/v1/registries/0/jobs/failing").status, 204);
+}
+
+TEST_F(ConsoleApiTest, ShowsEachServersHostNameAndTheJobsOfEachInstance) {
+  Browser b = Admin();
+  const json run = TriggerAndWait(b, "alpha", **job_, 2);
+  HttpResult servers;
+  ASSERT_TRUE(Eventually([&] {
+    servers = b.Get("/api/v1/registries/0/servers");
+    return servers.status == 200 && !servers.body.empty() &&
+           servers.body[0]["hostname"].is_string() &&
+           servers.body[0]["instanceDetails"].size() == 1 &&
+           servers.body[0]["instanceDetails"][0]["jobs"] == json::array({"alpha", "beta"});
+  })) << servers.text;
+  const json& server = servers.body[0];
+  EXPECT_EQ(server["hostname"], run["hostname"]);
+  ASSERT_EQ(server["instanceDetails"].size(), 1u) << server;
+  const json& instance = server["instanceDetails"][0];
+  EXPECT_EQ(instance["id"], server["instances"][0]);
+  EXPECT_EQ(instance["pid"], getpid());
+  EXPECT_EQ(instance["jobs"], json::array({"alpha", "beta"}));
+  HttpResult one = b.Get("/api/v1/registries/0/servers/10.2.0.1");
+  ASSERT_EQ(one.status, 200) << one.text;
+  EXPECT_EQ(one.body["hostname"], run["hostname"]);
+  EXPECT_EQ(one.body["instanceDetails"][0]["jobs"], json::array({"alpha", "beta"}));
 }
 
 // Last: pauses the suite's ZooKeeper for a few seconds.

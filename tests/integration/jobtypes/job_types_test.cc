@@ -8,6 +8,7 @@
 
 #include "elasticjob/api/dataflow_job.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
+#include "elasticjob/lifecycle/job_configuration_api.h"
 #include "elasticjob/tracing/trace_reader.h"
 #include "elasticjob/tracing/tracer.h"
 #include "error_handler/notification_sender.h"
@@ -340,6 +341,81 @@ TEST_F(JobTypesTest, HttpSendsMethodBodyContentTypeAndTheShardingContextHeader) 
     EXPECT_EQ(r.fencing_token, got.front().fencing_token);
   }
   EXPECT_EQ(items, (std::set<int>{0, 1}));
+}
+
+// Issue 31: what an operator changes with `elasticjob job config set` or the console (both
+// write through JobConfigurationAPI) is what every instance runs at the next fire.
+TEST_F(JobTypesTest, AnHttpUrlChangedThroughTheLifecycleApiIsCalledAtTheNextFire) {
+  TestHttpServer old_server(
+      [](const Received&) { return std::make_pair(200, std::string("old")); });
+  TestHttpServer new_server(
+      [](const Received&) { return std::make_pair(200, std::string("new")); });
+  auto r1 = Session(), r2 = Session();
+  JobConfiguration c = HttpConfig("job", old_server.Url() + "/old", "GET");
+  ScheduleJobBootstrap a(*r1, "HTTP", c, Options("10.0.0.1"));
+  ASSERT_TRUE(a.Schedule().ok());
+  ScheduleJobBootstrap b(*r2, "HTTP", c, Options("10.0.0.2"));
+  ASSERT_TRUE(b.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*r1, 2, 2)) << DumpTree(*r1, "/job");
+  auto api = NewJobConfigurationAPI(*r1);
+  auto now = api->GetJobConfiguration("job");
+  ASSERT_TRUE(now.ok());
+  now->props["http.uri"] = new_server.Url() + "/new";
+  ASSERT_TRUE(api->UpdateJobConfiguration(*now).ok());
+  // Each instance's strand has applied the update once its operator trigger is reported.
+  ASSERT_TRUE(OperatorTrigger(*r1, "10.0.0.1"));
+  ASSERT_TRUE(OperatorTrigger(*r2, "10.0.0.2"));
+  const size_t before_fire = old_server.received().size();
+  const size_t runs = rec_.runs().size();
+  clock_.Advance(1s);
+  ASSERT_TRUE(rec_.WaitRuns(runs + 2));
+  EXPECT_EQ(old_server.received().size(), before_fire) << "an instance called the old URL";
+  std::set<int> items;
+  for (const auto& r : new_server.received()) {
+    EXPECT_EQ(r.path, "/new");
+    auto ctx = ShardingContextFromJson(r.sharding_context);
+    ASSERT_TRUE(ctx.ok());
+    items.insert(ctx->sharding_item);
+  }
+  EXPECT_EQ(items, (std::set<int>{0, 1}));  // both instances' items
+}
+
+TEST_F(JobTypesTest, ACustomTypesPropChangedThroughTheLifecycleApiRunsAtTheNextFire) {
+  std::mutex mu;
+  std::vector<std::shared_ptr<EchoExecutor>> made;  // guarded by mu
+  BootstrapOptions o = Options("10.0.0.1");
+  o.job_types["PREFIXED"] =
+      [&](const JobConfiguration& c) -> Result<std::shared_ptr<JobItemExecutor>> {
+    auto it = c.props.find("prefix");
+    if (it == c.props.end()) return InvalidArgument("props.prefix: missing");
+    auto e = std::make_shared<EchoExecutor>(it->second);
+    std::lock_guard<std::mutex> l(mu);
+    made.push_back(e);
+    return std::shared_ptr<JobItemExecutor>(e);
+  };
+  auto reg = Session();
+  JobConfiguration c = Config(1);
+  c.props["prefix"] = "old-";
+  ScheduleJobBootstrap boot(*reg, "PREFIXED", c, o);
+  ASSERT_TRUE(boot.Schedule().ok());
+  auto api = NewJobConfigurationAPI(*reg);
+  c.props["prefix"] = "new-";
+  // Another process does not know PREFIXED: its props are the type's own to check.
+  ASSERT_TRUE(api->UpdateJobConfiguration(c).ok());
+  ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1"));
+  const size_t runs = rec_.runs().size();
+  clock_.Advance(1s);
+  ASSERT_TRUE(rec_.WaitRuns(runs + 1));
+  std::vector<std::string> seen;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    for (const auto& e : made) {
+      std::lock_guard<std::mutex> el(e->mu);
+      seen.insert(seen.end(), e->seen.begin(), e->seen.end());
+    }
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), "old-0"), 0) << "ran the old prop";
+  EXPECT_GE(std::count(seen.begin(), seen.end(), "new-0"), 2);  // the operator's and the fire's
 }
 
 TEST_F(JobTypesTest, AnHttpJobsStatusAndResponseBodyGoToItsExecutionsLog) {

@@ -262,6 +262,36 @@ TEST_F(RegistryReactionsTest, HugeItemCountsAndGarbageInTheConfigAreRefusedAndTh
   EXPECT_FALSE(*reg->IsExisted("/job/sharding/2"));  // nothing sharded for the bad count
 }
 
+TEST_F(RegistryReactionsTest, AConfigNamingAnUnknownStrategyIsRefusedAndShardingGoesOnWithTheLastGood) {
+  // Found by hand: `job config set` wrote jobShardingStrategyType NO_SUCH; at the next
+  // resharding every tick ran nothing cluster-wide (leader/sharding/necessary stuck).
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>();
+  ScheduleJobBootstrap boot(*reg, job, Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  for (const char* field : {"jobShardingStrategyType", "jobExecutorThreadPoolSizeProviderType",
+                            "jobErrorHandlerType", "jobListenerTypes"}) {
+    JobConfiguration bad = Config(3);  // the item count change is refused with it
+    const std::string f = field;
+    if (f == "jobShardingStrategyType") bad.job_sharding_strategy_type = "NO_SUCH";
+    if (f == "jobExecutorThreadPoolSizeProviderType") {
+      bad.job_executor_thread_pool_size_provider_type = "NO_SUCH";
+    }
+    if (f == "jobErrorHandlerType") bad.job_error_handler_type = "NO_SUCH";
+    if (f == "jobListenerTypes") bad.job_listener_types = {"NO_SUCH"};
+    ASSERT_TRUE(reg->Update("/job/config", ConfigYaml(bad)).ok());
+    // A resharding, as an instance joining or leaving asks for one.
+    ASSERT_TRUE(reg->Persist("/job/leader/sharding/necessary", "").ok());
+    const size_t runs = rec_.runs().size();
+    ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1")) << field;
+    ASSERT_TRUE(rec_.WaitRuns(runs + 2)) << field << "\n" << rec_.Dump();
+    EXPECT_FALSE(reg->IsExisted("/job/leader/sharding/necessary").value_or(true)) << field;
+    EXPECT_FALSE(*reg->IsExisted("/job/sharding/2")) << field << ": the refused count was used";
+  }
+  EXPECT_EQ(job->totals(), (std::set<int>{2}));
+  for (const auto& r : rec_.runs()) EXPECT_TRUE(r.success) << r.error;
+}
+
 TEST_F(RegistryReactionsTest, AShardingTotalCountChangeReshardsBeforeTheNextRun) {
   auto reg = Session();
   auto job = std::make_shared<GateJob>();

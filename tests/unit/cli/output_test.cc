@@ -42,6 +42,16 @@ TEST(TableTest, JsonHasOneObjectPerRowKeyedByLowerCaseHeaders) {
   EXPECT_EQ(out.str(), "[{\"instance_count\":\"2\",\"job\":\"a\"}]\n");
 }
 
+TEST(TableTest, JsonGivesNumberColumnsAsNumbersAndBoolColumnsAsBooleans) {
+  Table t({"JOB", "INSTANCES", "FAILOVER", "NOTE"},
+          {Table::Kind::kText, Table::Kind::kNumber, Table::Kind::kBool, Table::Kind::kText});
+  t.AddRow({"a", "2", "yes", "3"});
+  t.AddRow({"b", "", "no", ""});
+  EXPECT_EQ(t.ToJson(), nlohmann::json::parse(R"([
+    {"job": "a", "instances": 2, "failover": true, "note": "3"},
+    {"job": "b", "instances": null, "failover": false, "note": ""}])"));
+}
+
 TEST(PrintJsonTest, ReplacesInvalidUtf8InsteadOfThrowing) {
   std::ostringstream out;
   PrintJson(out, nlohmann::json(std::string("a\xff")));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "elasticjob/simulated_clock.h"
 #include "reg/memory/memory_registry_center.h"
 
@@ -41,6 +43,47 @@ TEST_F(ConfigServiceTest, RegistryConfigWinsUnlessOverwrite) {
   ASSERT_TRUE(forced.ok());
   EXPECT_EQ(forced->sharding_total_count, 5);
   EXPECT_EQ(service_.Load(false)->sharding_total_count, 5);
+}
+
+TEST_F(ConfigServiceTest, ALocalConfigThatDiffersLogsOneLineNamingTheFieldsAndThatTheRegistryWins) {
+  JobConfiguration registered = Config(3);
+  registered.props["script.command.line"] = "echo new";
+  ASSERT_TRUE(service_.SetUp("SCRIPT", registered).ok());
+  JobConfiguration local = Config(3);
+  local.props["script.command.line"] = "echo old";
+  local.cron = "0/9 * * * * ?";
+  ::testing::internal::CaptureStderr();
+  auto effective = service_.SetUp("SCRIPT", local);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(effective.ok());
+  EXPECT_EQ(effective->props.at("script.command.line"), "echo new");
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("differs from the one given here in cron, props.script.command.line: the "
+                     "registry's wins"),
+            std::string::npos)
+      << err;
+  // The same as the registry's: nothing to say.
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(service_.SetUp("SCRIPT", registered).ok());
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+TEST_F(ConfigServiceTest, ARegistryConfigTheRunnableCheckRefusesKeepsTheLastGood) {
+  ASSERT_TRUE(service_.SetUp("SCRIPT", Config(3)).ok());
+  service_.SetRunnableCheck([](const JobConfiguration& c) {
+    return c.job_sharding_strategy_type == "NO_SUCH"
+               ? InvalidArgument("jobShardingStrategyType: unknown strategy 'NO_SUCH'")
+               : Status::Ok();
+  });
+  ASSERT_TRUE(service_.LoadLastGood(false).ok());
+  JobConfiguration bad = Config(5);
+  bad.job_sharding_strategy_type = "NO_SUCH";
+  ASSERT_TRUE(reg_.Update("/orderJob/config", ConfigToYaml(bad)).ok());
+  EXPECT_EQ(service_.Load(false).status().code(), StatusCode::kInvalidArgument);
+  auto kept = service_.LoadLastGood(false);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->sharding_total_count, 3);
+  EXPECT_FALSE(kept->job_sharding_strategy_type.has_value());
 }
 
 TEST_F(ConfigServiceTest, ADifferentTypeNameIsAJobConflict) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <utility>
 
 #include "elasticjob/executor.h"
 #include "execution/execution_service.h"
@@ -11,10 +12,78 @@
 namespace elasticjob::sharding {
 namespace {
 
+// The registry with a hook that runs before each transaction is sent (another instance
+// writing in between); the hook's error, if any, is the transaction's.
+class RacingRegistry final : public RegistryCenter {
+ public:
+  explicit RacingRegistry(RegistryCenter& inner) : inner_(inner) {}
+  std::function<Status()> before_transaction = [] { return Status::Ok(); };
+  using RegistryCenter::Watch;
+
+  Status Init() override { return inner_.Init(); }
+  void Close() override { inner_.Close(); }
+  Result<std::string> Get(std::string_view k) override { return inner_.Get(k); }
+  Result<std::string> GetDirectly(std::string_view k) override { return inner_.GetDirectly(k); }
+  Result<bool> IsExisted(std::string_view k) override { return inner_.IsExisted(k); }
+  Result<std::vector<std::string>> GetChildrenKeys(std::string_view k) override {
+    return inner_.GetChildrenKeys(k);
+  }
+  Result<int> GetNumChildren(std::string_view k) override { return inner_.GetNumChildren(k); }
+  Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view k) override {
+    return inner_.GetChildrenKeysDirectly(k);
+  }
+  Status Persist(std::string_view k, std::string_view v) override { return inner_.Persist(k, v); }
+  Status Update(std::string_view k, std::string_view v) override { return inner_.Update(k, v); }
+  Status PersistEphemeral(std::string_view k, std::string_view v) override {
+    return inner_.PersistEphemeral(k, v);
+  }
+  Result<std::string> PersistSequential(std::string_view k, std::string_view v) override {
+    return inner_.PersistSequential(k, v);
+  }
+  Result<std::string> PersistEphemeralSequential(std::string_view k,
+                                                 std::string_view v) override {
+    return inner_.PersistEphemeralSequential(k, v);
+  }
+  Status CreateContainer(std::string_view k) override { return inner_.CreateContainer(k); }
+  Status Remove(std::string_view k) override { return inner_.Remove(k); }
+  Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override {
+    if (Status s = before_transaction(); !s.ok()) return s;
+    return inner_.ExecuteInTransaction(ops);
+  }
+  void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                 std::function<void(Status)> done) override {
+    inner_.ExecuteInTransactionAsync(std::move(ops), executor, std::move(done));
+  }
+  void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                        std::function<void(Result<int64_t>)> done) override {
+    inner_.ExecuteInTransactionStampedAsync(std::move(ops), executor, std::move(done));
+  }
+  Result<int64_t> GetRegistryCenterTime(std::string_view k) override {
+    return inner_.GetRegistryCenterTime(k);
+  }
+  Result<std::unique_ptr<Subscription>> Watch(std::string_view k, Executor& executor,
+                                              std::function<void(const TreeEvent&)> callback,
+                                              WatchPolicy policy) override {
+    return inner_.Watch(k, executor, std::move(callback), std::move(policy));
+  }
+  std::unique_ptr<Subscription> AddConnectionStateListener(
+      Executor& executor, std::function<void(ConnectionState)> callback) override {
+    return inner_.AddConnectionStateListener(executor, std::move(callback));
+  }
+  Status ExecuteInLeader(std::string_view k, const std::function<void()>& callback) override {
+    return inner_.ExecuteInLeader(k, callback);
+  }
+
+ private:
+  RegistryCenter& inner_;
+};
+
 // One instance of the job: its own session and services, wired as the runtime wires them.
+// Its registry is a RacingRegistry (by default one that only forwards).
 struct Node {
   Node(std::shared_ptr<reg::MemoryStore> store, const std::string& ip, Executor& events)
-      : reg(std::move(store), "ns"),
+      : memory(std::move(store), "ns"),
+        reg(memory),
         storage(reg, "job"),
         config(storage, Clock::System()),
         servers(storage, ip),
@@ -41,7 +110,8 @@ struct Node {
     return sharding.GetLocalShardingItems(c->sharding_total_count);
   }
 
-  reg::MemoryRegistryCenter reg;
+  reg::MemoryRegistryCenter memory;
+  RacingRegistry reg;
   storage::JobNodeStorage storage;
   config::ConfigService config;
   server::ServerService servers;
@@ -148,11 +218,11 @@ TEST_F(ShardingServiceTest, RunningMarksAreOneMultiOpAndModeFollowsFailover) {
   EXPECT_TRUE(a->execution.GetMisfiredJobItems({0, 1, 2})->empty());
   // Ephemeral without failover: a lost session clears them; persistent with failover.
   ASSERT_TRUE(a->execution.RegisterJobBegin(c, {1}).ok());
-  a->reg.ExpireSession();
+  a->memory.ExpireSession();
   EXPECT_FALSE(*a->reg.IsExisted("/job/sharding/1/running"));
   c.failover = true;
   ASSERT_TRUE(a->execution.RegisterJobBegin(c, {1}).ok());
-  a->reg.ExpireSession();
+  a->memory.ExpireSession();
   EXPECT_TRUE(*a->reg.IsExisted("/job/sharding/1/running"));
   // A leftover mark (a crashed instance's, failover on) fails the multi-op and is replaced.
   ASSERT_TRUE(a->reg.Persist("/job/sharding/0/running", "10.0.0.9@-@7").ok());
@@ -168,6 +238,41 @@ TEST_F(ShardingServiceTest, DisabledItemsAreReported) {
   ASSERT_TRUE(a->Start(Config(3)).ok());
   ASSERT_TRUE(a->reg.Persist("/job/sharding/1/disabled", "").ok());
   EXPECT_EQ(*a->execution.GetDisabledItems({0, 1, 2}), std::vector<int>{1});
+}
+
+TEST_F(ShardingServiceTest, ALeaderThatLosesTheShardingRaceToAnotherInstanceReportsNoFailure) {
+  auto a = Add("10.0.0.1"), b = Add("10.0.0.2");
+  ASSERT_TRUE(a->Start(Config(3)).ok());
+  ASSERT_TRUE(b->Start(Config(3)).ok());
+  ASSERT_TRUE(a->leader.ElectLeader().ok());
+  // Just before a's transaction, b (which also saw itself lead) commits its own sharding:
+  // the flag and the processing node a's transaction deletes are gone.
+  bool raced = false;
+  a->reg.before_transaction = [&] {
+    if (std::exchange(raced, true)) return Status::Ok();
+    EXPECT_TRUE(b->reg.Remove("/job/leader/sharding/necessary").ok());
+    EXPECT_TRUE(b->reg.Remove("/job/leader/sharding/processing").ok());
+    return Status::Ok();
+  };
+  ::testing::internal::CaptureStderr();
+  Status s = a->sharding.ShardNowIfIdleLeader();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_NE(log.find("INFO job 'job': another instance sharded at the same time"),
+            std::string::npos)
+      << log;
+  EXPECT_FALSE(*a->reg.IsExisted("/job/leader/sharding/processing"));
+}
+
+TEST_F(ShardingServiceTest, ALeaderWhoseShardingFailsForAnotherReasonReportsIt) {
+  auto a = Add("10.0.0.1");
+  ASSERT_TRUE(a->Start(Config(3)).ok());
+  ASSERT_TRUE(a->leader.ElectLeader().ok());
+  a->reg.before_transaction = [] {
+    return Status(StatusCode::kConnectionLoss, "connection lost");
+  };
+  Status s = a->sharding.ShardNowIfIdleLeader();
+  EXPECT_EQ(s.code(), StatusCode::kConnectionLoss) << s;
 }
 
 }  // namespace

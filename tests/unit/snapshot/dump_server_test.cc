@@ -178,6 +178,22 @@ TEST_F(DumpServerTest, JobsOnOnePortShareOneListenerWhichClosesWithTheLast) {
   EXPECT_EQ(closed.status().code(), StatusCode::kUnavailable) << closed.status();
 }
 
+TEST_F(DumpServerTest, LogsOneListeningLineNamingEachJobOnThePort) {
+  auto server = DumpServer::Acquire("127.0.0.1", 0, {});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  ::testing::internal::CaptureStderr();
+  auto a = (*server)->Register("dumpJob", *registry_);
+  auto b = (*server)->Register("otherJob", *registry_);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string where = "127.0.0.1:" + std::to_string(port);
+  EXPECT_NE(log.find("INFO job 'dumpJob': dump port listening on " + where), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("INFO job 'otherJob': dump port listening on " + where), std::string::npos)
+      << log;
+}
+
 TEST_F(DumpServerTest, RefusesABadAddressNamingIt) {
   auto s = DumpServer::Acquire("localhost", 0, {});
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);

@@ -223,5 +223,42 @@ TEST(TaskBootstrapTest, AJobTypeGivenByNameBroadcastsByTheProp) {
   EXPECT_EQ((*reg)->GetDirectly("/typed").value_or(""), "RECORDING");
 }
 
+// Issue 31: a broadcast job by type name runs what the registry's configuration says, as
+// one that is not broadcast does (a prop changed with `job config set` or the console).
+TEST(TaskBootstrapTest, ABroadcastJobByTypeNameRunsTheRegistrysPropsNotTheOnesGiven) {
+  auto reg = NewRegistryCenter("memory://task_type_broadcast_follows");
+  ASSERT_TRUE((*reg)->Init().ok());
+  auto recording = std::make_shared<Recording>();
+  std::mutex mu;
+  std::vector<std::string> made;  // guarded by mu: the prefix of each executor made
+  BootstrapOptions options;
+  options.job_types["PREFIXED"] =
+      [&](const JobConfiguration& c) -> Result<std::shared_ptr<JobItemExecutor>> {
+    std::lock_guard<std::mutex> lock(mu);
+    made.push_back(c.props.count("prefix") != 0 ? c.props.at("prefix") : "");
+    return std::shared_ptr<JobItemExecutor>(recording);
+  };
+  auto config = JobConfiguration::Builder("follows", 1)
+                    .SetProperty("task.broadcast", "true")
+                    .SetProperty("prefix", "old")
+                    .Build();
+  ASSERT_TRUE(config.ok());
+  OneOffJobBootstrap bootstrap(**reg, "PREFIXED", *config, options);
+  ASSERT_TRUE(bootstrap.Start().ok());
+  JobConfiguration changed = *config;
+  changed.props["prefix"] = "new";
+  ASSERT_TRUE((*reg)->Update("/follows/config", ConfigToYaml(changed)).ok());
+  ASSERT_TRUE(bootstrap.Execute().ok());
+  {
+    std::unique_lock<std::mutex> lock(recording->mu);
+    ASSERT_TRUE(recording->cv.wait_for(lock, std::chrono::seconds(30),
+                                       [&] { return !recording->task_ids.empty(); }));
+  }
+  bootstrap.Shutdown();
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_FALSE(made.empty());
+  EXPECT_EQ(made.back(), "new") << "the run used the executor of the configuration given";
+}
+
 }  // namespace
 }  // namespace elasticjob
