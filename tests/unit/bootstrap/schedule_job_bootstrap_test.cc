@@ -9,6 +9,7 @@
 #include <set>
 
 #include "unit/bootstrap/runtime_test_support.h"
+#include "unit/reg/forwarding_registry.h"
 
 namespace elasticjob {
 namespace {
@@ -67,9 +68,9 @@ class CountingJob final : public SimpleJob {
 };
 
 // Counts the reads made through it (cache and server), and forwards everything.
-class CountingRegistry final : public RegistryCenter {
+class CountingRegistry final : public test_support::ForwardingRegistry {
  public:
-  explicit CountingRegistry(RegistryCenter& inner) : inner_(inner) {}
+  explicit CountingRegistry(RegistryCenter& inner) : ForwardingRegistry(inner) {}
   int reads() const { return reads_.load(); }
   // Writes of misfire marks (each step of a transaction, or a single write).
   int misfire_writes() const { return misfire_writes_.load(); }
@@ -81,8 +82,6 @@ class CountingRegistry final : public RegistryCenter {
     return out;
   }
 
-  Status Init() override { return inner_.Init(); }
-  void Close() override { inner_.Close(); }
   Result<std::string> Get(std::string_view key) override { return Read(key), inner_.Get(key); }
   Result<std::string> GetDirectly(std::string_view key) override {
     return Read(key), inner_.GetDirectly(key);
@@ -101,20 +100,6 @@ class CountingRegistry final : public RegistryCenter {
     CountWrite(key);
     return inner_.Persist(key, value);
   }
-  Status Update(std::string_view key, std::string_view value) override {
-    return inner_.Update(key, value);
-  }
-  Status PersistEphemeral(std::string_view key, std::string_view value) override {
-    return inner_.PersistEphemeral(key, value);
-  }
-  Result<std::string> PersistSequential(std::string_view key, std::string_view value) override {
-    return inner_.PersistSequential(key, value);
-  }
-  Result<std::string> PersistEphemeralSequential(std::string_view key,
-                                                 std::string_view value) override {
-    return inner_.PersistEphemeralSequential(key, value);
-  }
-  Status CreateContainer(std::string_view key) override { return inner_.CreateContainer(key); }
   Status Remove(std::string_view key) override {
     CountWrite(key);
     return inner_.Remove(key);
@@ -133,23 +118,6 @@ class CountingRegistry final : public RegistryCenter {
     for (const auto& op : ops) CountWrite(op.key);
     inner_.ExecuteInTransactionStampedAsync(std::move(ops), executor, std::move(done));
   }
-  Result<int64_t> GetRegistryCenterTime(std::string_view key) override {
-    return inner_.GetRegistryCenterTime(key);
-  }
-  uint64_t session_epoch() override { return inner_.session_epoch(); }
-  using RegistryCenter::Watch;
-  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
-                                              std::function<void(const TreeEvent&)> callback,
-                                              WatchPolicy policy) override {
-    return inner_.Watch(key, executor, std::move(callback), std::move(policy));
-  }
-  std::unique_ptr<Subscription> AddConnectionStateListener(
-      Executor& executor, std::function<void(ConnectionState)> callback) override {
-    return inner_.AddConnectionStateListener(executor, std::move(callback));
-  }
-  Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override {
-    return inner_.ExecuteInLeader(key, callback);
-  }
 
  private:
   void Read(std::string_view key) {
@@ -160,7 +128,6 @@ class CountingRegistry final : public RegistryCenter {
   void CountWrite(std::string_view key) {
     if (key.ends_with("/misfire")) ++misfire_writes_;
   }
-  RegistryCenter& inner_;
   std::atomic<int> reads_{0};
   std::atomic<int> misfire_writes_{0};
   std::mutex mu_;

@@ -8,74 +8,22 @@
 #include "elasticjob/executor.h"
 #include "execution/execution_service.h"
 #include "reg/memory/memory_registry_center.h"
+#include "unit/reg/forwarding_registry.h"
 
 namespace elasticjob::sharding {
 namespace {
 
 // The registry with a hook that runs before each transaction is sent (another instance
 // writing in between); the hook's error, if any, is the transaction's.
-class RacingRegistry final : public RegistryCenter {
+class RacingRegistry final : public test_support::ForwardingRegistry {
  public:
-  explicit RacingRegistry(RegistryCenter& inner) : inner_(inner) {}
+  explicit RacingRegistry(RegistryCenter& inner) : ForwardingRegistry(inner) {}
   std::function<Status()> before_transaction = [] { return Status::Ok(); };
-  using RegistryCenter::Watch;
 
-  Status Init() override { return inner_.Init(); }
-  void Close() override { inner_.Close(); }
-  Result<std::string> Get(std::string_view k) override { return inner_.Get(k); }
-  Result<std::string> GetDirectly(std::string_view k) override { return inner_.GetDirectly(k); }
-  Result<bool> IsExisted(std::string_view k) override { return inner_.IsExisted(k); }
-  Result<std::vector<std::string>> GetChildrenKeys(std::string_view k) override {
-    return inner_.GetChildrenKeys(k);
-  }
-  Result<int> GetNumChildren(std::string_view k) override { return inner_.GetNumChildren(k); }
-  Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view k) override {
-    return inner_.GetChildrenKeysDirectly(k);
-  }
-  Status Persist(std::string_view k, std::string_view v) override { return inner_.Persist(k, v); }
-  Status Update(std::string_view k, std::string_view v) override { return inner_.Update(k, v); }
-  Status PersistEphemeral(std::string_view k, std::string_view v) override {
-    return inner_.PersistEphemeral(k, v);
-  }
-  Result<std::string> PersistSequential(std::string_view k, std::string_view v) override {
-    return inner_.PersistSequential(k, v);
-  }
-  Result<std::string> PersistEphemeralSequential(std::string_view k,
-                                                 std::string_view v) override {
-    return inner_.PersistEphemeralSequential(k, v);
-  }
-  Status CreateContainer(std::string_view k) override { return inner_.CreateContainer(k); }
-  Status Remove(std::string_view k) override { return inner_.Remove(k); }
   Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override {
     if (Status s = before_transaction(); !s.ok()) return s;
     return inner_.ExecuteInTransaction(ops);
   }
-  void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
-                                 std::function<void(Status)> done) override {
-    inner_.ExecuteInTransactionAsync(std::move(ops), executor, std::move(done));
-  }
-  void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
-                                        std::function<void(Result<int64_t>)> done) override {
-    inner_.ExecuteInTransactionStampedAsync(std::move(ops), executor, std::move(done));
-  }
-  Result<int64_t> GetRegistryCenterTime(std::string_view k) override {
-    return inner_.GetRegistryCenterTime(k);
-  }
-  Result<std::unique_ptr<Subscription>> Watch(std::string_view k, Executor& executor,
-                                              std::function<void(const TreeEvent&)> callback,
-                                              WatchPolicy policy) override {
-    return inner_.Watch(k, executor, std::move(callback), std::move(policy));
-  }
-  std::unique_ptr<Subscription> AddConnectionStateListener(
-      Executor& executor, std::function<void(ConnectionState)> callback) override {
-    return inner_.AddConnectionStateListener(executor, std::move(callback));
-  }
-  Status ExecuteInLeader(std::string_view k, const std::function<void()>& callback) override {
-    return inner_.ExecuteInLeader(k, callback);
-  }
-
- private:
-  RegistryCenter& inner_;
 };
 
 // One instance of the job: its own session and services, wired as the runtime wires them.
