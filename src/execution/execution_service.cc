@@ -326,23 +326,4 @@ Result<std::map<int, std::string>> ExecutionService::GetAllRunningItems(int tota
   return out;
 }
 
-Result<std::vector<int>> ExecutionService::GetItemsRunningElsewhere(int total) {
-  auto running = GetAllRunningItems(total);
-  if (!running.ok()) return running.status();
-  std::vector<int> out;
-  std::map<std::string, bool> registered;  // per owner, asked once
-  for (const auto& [item, owner] : *running) {
-    if (owner == instance_id_) continue;
-    auto it = registered.find(owner);
-    if (it == registered.end()) {
-      // From the server: a cache may not have seen the owner leave (or come back).
-      auto node = storage_.GetJobNodeDataDirectly("instances/" + owner);
-      if (!node.ok() && node.status().code() != StatusCode::kNotFound) return node.status();
-      it = registered.emplace(owner, node.ok()).first;
-    }
-    if (it->second) out.push_back(item);
-  }
-  return out;
-}
-
 }  // namespace elasticjob::execution

@@ -88,9 +88,6 @@ class ExecutionService {
   Status ClearRunningInfo(const std::vector<int>& items);
   // Item -> runner's instance id, for every item among [0, total) marked running.
   Result<std::map<int, std::string>> GetAllRunningItems(int sharding_total_count);
-  // The items among [0, total) that another instance, still registered, has marked running
-  // (asked of the server), sorted: what runs elsewhere now.
-  Result<std::vector<int>> GetItemsRunningElsewhere(int sharding_total_count);
 
  private:
   // Sends `ops` (misfire marks) without waiting; if a mark is already there or gone, runs

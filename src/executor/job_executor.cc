@@ -168,31 +168,8 @@ void JobExecutor::ReadItems(const std::shared_ptr<Run>& run, std::optional<uint6
     run->failover_items = !run->items.empty();
   }
   if (run->failover_items) return Proceed(run);
-  // A cron fire that finds a resharding pending runs the items the sharding gives it, once
-  // the leader has sharded, which it does only when nothing runs. Items that another
-  // instance is running at this fire time (claimed under the assignment before the
-  // resharding: its run for this fire, prepared ahead or started before it saw the flag, or
-  // one overrunning an earlier fire) have had their run for this fire there: a run of them
-  // here after the sharding would be a second one for the same fire (chaos
-  // sigstop_around_fire: an instance back from a pause raised the flag just before a fire,
-  // its trigger waited for the survivor's run of the fire to end, then ran the items the
-  // sharding gave back to it, 1.1 s after the fire and 90 ms after the survivor's runs).
-  // They are left to this instance's next fire, as ElasticJob's misfireIfRunning leaves
-  // items found running. Read from the server (marks are outside the cache) before the
-  // wait; only when a resharding is pending.
-  std::vector<int> elsewhere;
-  if (run->fire_time.has_value() && run->config->monitor_execution) {
-    auto need = sharding_.IsNeedSharding();
-    if (!need.ok()) return End(run, need.status());
-    if (*need) {
-      auto running = execution_.GetItemsRunningElsewhere(run->config->sharding_total_count);
-      if (!running.ok()) return End(run, running.status());
-      elsewhere = *std::move(running);
-    }
-  }
   // Waiting for the leader's sharding holds no thread: the rest runs when it is done.
-  sharding_.ShardingIfNecessaryAsync([this, run, changes,
-                                      elsewhere = std::move(elsewhere)](Status s) {
+  sharding_.ShardingIfNecessaryAsync([this, run, changes](Status s) {
     if (!s.ok()) return End(run, s);
     auto local = sharding_.GetLocalShardingItems(run->config->sharding_total_count);
     if (!local.ok()) return End(run, local.status());
@@ -205,20 +182,6 @@ void JobExecutor::ReadItems(const std::shared_ptr<Run>& run, std::optional<uint6
     auto disabled = execution_.GetDisabledItems(items);
     if (!disabled.ok()) return End(run, disabled.status());
     run->items = Minus(std::move(items), *disabled);
-    std::vector<int> left;  // of this instance's items, those that ran elsewhere at this fire
-    for (int i : run->items) {
-      if (std::find(elsewhere.begin(), elsewhere.end(), i) != elsewhere.end()) left.push_back(i);
-    }
-    if (!left.empty()) {
-      infra::LogLine("INFO", fmt::format("job={} instance={} items={}: running on another "
-                                         "instance at this fire time, before the resharding "
-                                         "that gave them here: left to the next fire",
-                                         run->config->job_name, instance_id_,
-                                         fmt::join(left, ",")));
-      // This run only: the plan (the next trigger's items) keeps them.
-      run->items = Minus(std::move(run->items), left);
-      return Proceed(run);
-    }
     // Parameters and task id now, so the plan keeps the run's own (Proceed then has none
     // to compute).
     if (Status p = Prepare(*run); !p.ok()) return End(run, p);

@@ -5,9 +5,7 @@
 //      `start_failover_run`, they start as a failover run of their own, and this run goes
 //      on as if there were none); else sharding if necessary (the leader shards; the others
 //      wait for it, holding no thread: ShardingService::ShardingIfNecessaryAsync) and this
-//      instance's items minus those taken over by others and minus disabled ones (a cron
-//      trigger that found a resharding pending leaves out, for its fire, the items another
-//      registered instance was running at its fire time: their run of the fire is there);
+//      instance's items minus those taken over by others and minus disabled ones;
 //   3. if the previous run is still going here, its items are marked misfire (the marks
 //      sent, not waited for) and this trigger is skipped (ElasticJob also reads the items'
 //      running marks here: docs/runtime.md);
