@@ -13,6 +13,15 @@
   chaos.py proxy LISTEN_PORT TARGET_HOST:PORT PIDFILE
       A TCP proxy. SIGUSR1: cut (close every connection, then accept and close at once, as a
       ZooKeeper ensemble without quorum does); SIGUSR2: heal.
+  chaos.py freeze [--hook ARM] PID PERIOD OFFSET_MS HOLD_S [NOT_BEFORE]
+      Sends SIGSTOP to PID at OFFSET_MS (may be negative) from the first fire time F (a
+      multiple of PERIOD seconds) that leaves at least 0.15 s to get ready and whose stop
+      comes at or after NOT_BEFORE (epoch seconds), the last 20 ms spun for precision;
+      SIGCONT HOLD_S seconds after the stop. Prints "F STOP CONT ACHIEVED_MS" (epoch seconds;
+      the stop's time taken right after the kill returned, as an offset from F). With
+      --hook, the victim's own item script stops it (scripts/chaos.sh, item.sh): ARM is
+      created 0.5 s before F (OFFSET_MS is then 0) and removed at the stop; STOP and CONT
+      are 0 when no item claimed it within a period.
   chaos.py analyze META.json
       Checks the invariants from the items' start and end records (see docs/testing.md).
 """
@@ -393,28 +402,92 @@ def cmd_proxy(args):
         threading.Thread(target=pump, args=(c, u), daemon=True).start()
 
 
+# --------------------------------------------------------------------------- freeze
+
+def cmd_freeze(args):
+    hook = None
+    if args[0] == "--hook":
+        hook, args = args[1], args[2:]
+    pid, period, off = int(args[0]), float(args[1]), float(args[2]) / 1000
+    hold = float(args[3])
+    not_before = float(args[4]) if len(args) > 4 else 0.0
+    now = time.time()
+    fire = (int(now / period) + 1) * period
+    ready = 0.6 if hook else 0.15  # a hook is armed half a second before its fire
+    while fire + off < max(now + ready, not_before):
+        fire += period
+    if hook:
+        # The victim's first item script of that fire stops it (item.sh); its claim file's
+        # time is the stop's. Bounded: a victim that starts no item by a period after the
+        # fire is not stopped (reported as a stop time of 0).
+        taken = hook + ".taken"
+        time.sleep(max(0.0, fire - 0.5 - time.time()))
+        open(hook, "w").close()
+        claimed = False
+        while time.time() < fire + period and not claimed:
+            claimed = os.path.exists(taken)
+            time.sleep(0.001)
+        os.unlink(hook)
+        if not claimed:
+            print(f"{fire:.6f} 0 0 0")
+            return 0
+        # The script writes the time once its kill has returned (bounded: 2 s).
+        stop = 0.0
+        for _ in range(2000):
+            with open(taken) as f:
+                text = f.read().strip()
+            if text.isdigit() and len(text) >= 19:  # epoch ns, written whole
+                stop = int(text) / 1e9
+                break
+            time.sleep(0.001)
+        if not stop:
+            stop = time.time()
+    else:
+        target = fire + off
+        # Sleep to 20 ms before, then spin: a wake-up on a loaded machine comes late.
+        time.sleep(max(0.0, target - 0.02 - time.time()))
+        while time.time() < target:
+            pass
+        os.kill(pid, signal.SIGSTOP)
+        stop = time.time()
+    try:
+        time.sleep(max(0.0, stop + hold - time.time()))
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    cont = time.time()
+    if hook:
+        os.unlink(hook + ".taken")  # now: a script that saw ARM before its removal is done
+    print(f"{fire:.6f} {stop:.6f} {cont:.6f} {(stop - fire) * 1000:.2f}")
+    return 0
+
+
 # --------------------------------------------------------------------------- analysis
 
 def load_runs(path):
-    """Runs from the item scripts' records: S|E JOB ITEM INSTANCE_PID RUN_PID EPOCH_NS, in the
-    order they were appended. Process ids are reused (a soak starts 100 scripts a second), so
-    an end belongs to the latest start of its (instance, run pid)."""
+    """Runs from the item scripts' records: S|E JOB ITEM INSTANCE_PID RUN_PID EPOCH_NS [TOKEN],
+    in the order they were appended. TOKEN is the run's ELASTICJOB_FENCING_TOKEN (`-` when
+    unset; the soak's program writes none; 0 means no token too). Process ids are reused (a
+    soak starts 100 scripts a second), so an end belongs to the latest start of its
+    (instance, run pid)."""
     runs = []
     open_runs = {}
     with open(path, errors="replace") as f:
         for line in f:
             p = line.split()
-            if len(p) != 6 or p[0] not in ("S", "E"):
+            if len(p) not in (6, 7) or p[0] not in ("S", "E"):
                 continue
-            kind, job, item, inst, run, ns = p
+            kind, job, item, inst, run, ns = p[:6]
             try:
                 key = (int(inst), run, job, int(item))
                 t = int(ns) / 1e9
             except ValueError:
                 continue
+            token = None
+            if len(p) == 7 and p[6].isdigit() and int(p[6]) > 0:
+                token = int(p[6])
             if kind == "S":
                 r = {"job": job, "item": int(item), "inst": int(inst), "run": run, "start": t,
-                     "end": None}
+                     "end": None, "token": token}
                 runs.append(r)
                 open_runs[key] = r
             elif key in open_runs:
@@ -500,6 +573,61 @@ def cmd_analyze(args):
                     f"[{fmt_t(a['start'], t0)}, {fmt_t(a['end'], t0)}] (run {a['run']}) and "
                     f"instance pid {b['inst']} ran [{fmt_t(b['start'], t0)}, "
                     f"{fmt_t(b['end'], t0)}] (run {b['run']})")
+    # 1b. Fencing tokens (ELASTICJOB_FENCING_TOKEN: the zxid of the transaction that created
+    #     the run's running mark, so one per claim of an item, larger for every later claim).
+    #     Per item, in the order of run starts: a run starting after a run of another instance
+    #     holds a strictly larger token (equal tokens are one claim, and a claim is one
+    #     instance's); after a run of the same instance, a token at least as large. A stale run
+    #     (its instance paused, its mark gone with its session, the item claimed again and run
+    #     elsewhere) that starts anyway shows as a smaller token after a larger one. Where the
+    #     records carry tokens, every run must carry one (monitorExecution is on in the suite).
+    token_runs = [r for r in runs if r["token"] is not None]
+    if token_runs:
+        for job in sorted({r["job"] for r in runs}):
+            bare = [r for r in runs if r["job"] == job and r["token"] is None]
+            if bare and any(r["job"] == job for r in token_runs):
+                violations.append(
+                    f"NO TOKEN {job}: {len(bare)} run(s) without a fencing token, e.g. item "
+                    f"{bare[0]['item']} on pid {bare[0]['inst']} at {fmt_t(bare[0]['start'], t0)}")
+        stale = []
+        for (job, item), rs in sorted(by_item.items()):
+            best = None  # the run with the largest token so far
+            for r in sorted((r for r in rs if r["token"] is not None), key=lambda r: r["start"]):
+                if best is not None and (r["token"] < best["token"] or (
+                        r["token"] == best["token"] and r["inst"] != best["inst"])):
+                    what = "SHARED" if r["token"] == best["token"] else "STALE"
+                    stale.append(
+                        f"{what} TOKEN {job} item {item}: pid {r['inst']} started at "
+                        f"{fmt_t(r['start'], t0)} with token {r['token']}, after pid "
+                        f"{best['inst']} started at {fmt_t(best['start'], t0)} with "
+                        f"{best['token']}")
+                if best is None or r["token"] > best["token"]:
+                    best = r
+        violations.extend(stale[:20])
+        notes.append(f"fencing tokens: {len(token_runs)} of {len(runs)} runs carry one; "
+                     f"{len({(r['job'], r['item'], r['token']) for r in token_runs})} distinct "
+                     f"(item, token) claims")
+    elif runs:
+        notes.append("no fencing token recorded (a binary without them, or monitorExecution "
+                     "off): token checks skipped")
+    # Freezes of a scenario that stops an instance around a fire (sigstop_around_fire): which
+    #     items the frozen instance started from half a second before that fire to the stop's
+    #     end, and between the resume and the next fire time (those belong to a run prepared
+    #     or started before the stop, whose session expired meanwhile: stale).
+    period = m["period"]
+    for pid, fire, stop, cont, off in m.get("freezes", []):
+        after_fire = (int(cont / period) + 1) * period
+        before = sorted(r["item"] for r in runs
+                        if r["inst"] == pid and fire - 0.5 <= r["start"] < cont)
+        after = [r for r in runs if r["inst"] == pid and cont <= r["start"] < after_fire]
+        notes.append(
+            f"freeze of pid {pid} at the fire {fmt_t(fire, t0)} "
+            + ("by its first item's script" if off == "hook" else f"{float(off):+.0f} ms")
+            + f" (achieved {(stop - fire) * 1000:+.1f} ms), resumed at {fmt_t(cont, t0)}: items started "
+            f"before the resume {before or 'none'}, between the resume and the next fire "
+            + (", ".join(f"{r['item']} at {(r['start'] - cont) * 1000:+.0f} ms" +
+                         (f" (token {r['token']})" if r["token"] else "") for r in after)
+               or "none"))
     # 2. Every trigger outside the fault windows ran each item (a start within one period of
     #    the fire time), and no item started twice for one fire time unless its first run was
     #    cut short by a kill of its instance.
@@ -664,7 +792,7 @@ def main():
         return 2
     cmd, args = sys.argv[1], sys.argv[2:]
     return {"zk": cmd_zk, "converged": cmd_converged, "proxy": cmd_proxy,
-            "analyze": cmd_analyze}[cmd](args)
+            "freeze": cmd_freeze, "analyze": cmd_analyze}[cmd](args)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -13,6 +16,7 @@
 #include <string>
 
 #include "unit/bootstrap/runtime_test_support.h"
+#include "unit/bootstrap/forwarding_registry.h"
 
 namespace elasticjob {
 namespace {
@@ -299,6 +303,117 @@ TEST_F(RunningMarksTest, EveryClaimOfAnItemCarriesALargerFencingTokenWhoeverMake
   ASSERT_TRUE(FireAt(Next())) << rec_.Dump();
   ASSERT_TRUE(rec_.WaitRuns(8));
   for (auto [item, token] : j2->tokens()) EXPECT_GT(token, last[item]) << "item " << item;
+}
+
+// A session that tells when a key ending with `suffix` is read from the server
+// (GetDirectly); the rest forwards.
+class ReadWatchingRegistry final : public test_support::ForwardingRegistry {
+ public:
+  ReadWatchingRegistry(RegistryCenter& inner, std::string suffix)
+      : ForwardingRegistry(inner), suffix_(std::move(suffix)) {}
+  // Waits up to `bound` for such a read.
+  bool WaitRead(std::chrono::milliseconds bound) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, bound, [&] { return read_; });
+  }
+  Result<std::string> GetDirectly(std::string_view key) override {
+    auto r = inner_.GetDirectly(key);
+    if (key.ends_with(suffix_)) {
+      std::lock_guard<std::mutex> l(mu_);
+      read_ = true;
+      cv_.notify_all();
+    }
+    return r;
+  }
+
+ private:
+  const std::string suffix_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool read_ = false;  // guarded by mu_
+};
+
+// Chaos sigstop_around_fire (issue 31): an instance back from a pause past its session
+// raised the resharding flag on reconnecting, just before a fire. The survivor, which held
+// all the items since its resharding, had its run of that fire claimed already and ran them
+// all; the returned instance's trigger of the same fire waited for the leader's sharding,
+// which comes once nothing runs, and then ran the items the sharding gave back to it: a
+// second run of them for that fire. They ran elsewhere at the fire time: they are left to
+// the instance's next fire. Each instance has a clock of its own (a timer of its own), so
+// that the survivor's run of the fire is under way before the other's trigger of it.
+// DISABLED: it reproduces the duplicate (the moved item runs on both instances for the
+// fire) and fails until the fix (docs/chaos-findings.md, issue 31, 1: a first fix that left
+// out the items marked running elsewhere at the fire time was reverted: a prepared claim
+// let go at the fire time, the common case, made those items miss the fire). Run it with
+// --gtest_also_run_disabled_tests.
+TEST_F(RunningMarksTest,
+       DISABLED_ATriggerWaitingForAReshardingLeavesTheItemsRunningElsewhereAtItsFire) {
+  SimulatedClock other_clock{clock_.WallNow()};
+  auto reg = Session();
+  auto other_session = Session();
+  ReadWatchingRegistry other_reg(*other_session, "/running");
+  auto job = std::make_shared<GateJob>();
+  ScheduleJobBootstrap survivor(*reg, job, Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(survivor.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 2, 1));
+  BootstrapOptions options = Options("10.0.0.2");
+  options.clock = &other_clock;
+  ScheduleJobBootstrap returned(other_reg, std::make_shared<GateJob>(), Config(2), options);
+  ASSERT_TRUE(returned.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*reg, 2, 2)) << DumpTree(*reg, "/job");
+  const std::string survivor_id = Id("10.0.0.1");
+  const std::string returned_id = Id("10.0.0.2");
+  // The returned instance's item, and the survivor's.
+  const int moved = *reg->GetDirectly("/job/sharding/0/instance") == returned_id ? 0 : 1;
+  const int kept = 1 - moved;
+  const std::string moved_node = "/job/sharding/" + std::to_string(moved);
+  // Its session expired meanwhile: the survivor's resharding gave it both items.
+  ASSERT_TRUE(reg->Persist(moved_node + "/instance", survivor_id).ok());
+  ASSERT_TRUE(WaitRegistry(*other_session, [&] {
+    return other_session->Get(moved_node + "/instance").value_or("") == survivor_id;
+  }));
+  // The survivor's run of the fire: both items, claimed and running.
+  job->Close();
+  const auto fire = Next();
+  clock_.Advance(fire - clock_.WallNow());
+  ASSERT_TRUE(job->WaitStarted(2)) << rec_.Dump() << DumpTree(*reg, "/job");
+  ASSERT_TRUE(WaitRegistry(*reg, [&] {
+    return reg->GetDirectly(moved_node + "/running").value_or("") == survivor_id;
+  })) << DumpTree(*reg, "/job");
+  // The returned instance raises the flag (its reconnection) and its trigger of the same
+  // fire comes: it waits for the leader's sharding, which waits for the survivor's run.
+  ASSERT_TRUE(other_reg.Persist("/job/leader/sharding/necessary", "").ok());
+  ASSERT_TRUE(WaitRegistry(*other_session, [&] {
+    return other_session->Get("/job/leader/sharding/necessary").ok();
+  }));
+  other_clock.Advance(fire - other_clock.WallNow());
+  // Its look at what runs where (bounded: without it, the run below shows the duplicate).
+  (void)other_reg.WaitRead(2s);
+  job->Release();
+  // The leader shards once its run has ended: the item is the returned instance's again.
+  ASSERT_TRUE(WaitSettled(*reg, 2, 2)) << DumpTree(*reg, "/job");
+  ASSERT_TRUE(rec_.Wait([&](const auto&, const auto& triggers) {
+    size_t n = 0;
+    for (const auto& t : triggers) {
+      n += t.source == TriggerReport::Source::kCron && t.scheduled == fire ? 1 : 0;
+    }
+    return n >= 2;
+  })) << rec_.Dump();
+  EXPECT_EQ(RunsAt(fire), (std::set<std::pair<int, std::string>>{{kept, survivor_id},
+                                                                   {moved, survivor_id}}))
+      << rec_.Dump();
+  // The item is the returned instance's from its next fire.
+  const auto next = Next();
+  clock_.Advance(next - clock_.WallNow());
+  other_clock.Advance(next - other_clock.WallNow());
+  ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {
+    size_t n = 0;
+    for (const auto& r : runs) n += r.fire_time == next ? 1 : 0;
+    return n >= 2;
+  })) << rec_.Dump();
+  EXPECT_EQ(RunsAt(next), (std::set<std::pair<int, std::string>>{{kept, survivor_id},
+                                                                   {moved, returned_id}}))
+      << rec_.Dump();
 }
 
 TEST_F(RunningMarksTest, ARunWithoutRunningMarksHasNoFencingToken) {
