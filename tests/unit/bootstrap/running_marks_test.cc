@@ -317,7 +317,7 @@ class ReadWatchingRegistry final : public test_support::ForwardingRegistry {
     return cv_.wait_for(l, bound, [&] { return read_; });
   }
   Result<std::string> GetDirectly(std::string_view key) override {
-    auto r = inner_.GetDirectly(key);
+    auto r = inner().GetDirectly(key);
     if (key.ends_with(suffix_)) {
       std::lock_guard<std::mutex> l(mu_);
       read_ = true;
