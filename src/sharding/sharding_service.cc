@@ -211,10 +211,30 @@ bool ShardingService::LostShardingRace(const Status& s) {
 }
 
 Result<bool> ShardingService::TryShardAsLeader() {
-  // Another path of ours is sharding: waiting for it would hold a coordination thread for
-  // as long as its registry calls take. Its transaction's events wake the waits again.
-  std::unique_lock<std::mutex> lock(shard_mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return false;
+  {
+    std::lock_guard<std::mutex> lock(shard_mu_);
+    // Another path of ours is sharding: waiting for it would hold a coordination thread for
+    // as long as its registry calls take. It shards once more for us when it is done: it
+    // may have read the flag or the membership before the change that brought us here, and
+    // that change's flag write may come while it runs (then its events reach only us).
+    if (sharding_) {
+      shard_again_ = true;
+      return false;
+    }
+    sharding_ = true;
+  }
+  for (;;) {
+    Result<bool> r = TryShardAsLeaderOnce();
+    std::lock_guard<std::mutex> lock(shard_mu_);
+    if (!shard_again_) {
+      sharding_ = false;
+      return r;
+    }
+    shard_again_ = false;
+  }
+}
+
+Result<bool> ShardingService::TryShardAsLeaderOnce() {
   auto need = IsNeedSharding();  // another path of ours may have sharded meanwhile
   if (!need.ok()) return need.status();
   if (!*need) {

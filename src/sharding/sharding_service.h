@@ -103,11 +103,15 @@ class ShardingService {
   // once this instance may read its assignment, false while it must wait.
   Result<bool> TryShardingIfNecessary();
   Result<bool> TryShardingIfNecessaryOnce();
-  // Under shard_mu_ (one leader path at a time; false at once while another one holds it):
-  // re-checks the flag; false while items run
-  // or another sharding is in progress; else shards and returns true, or false when the
-  // membership or the total count moved meanwhile (the flag is raised again).
+  // One leader path at a time: while another one shards, false at once, and that one runs
+  // TryShardAsLeaderOnce again when it is done (so a flag raised while it ran, whose
+  // events found it busy, is not left up with nobody sharding). Returns the last attempt's
+  // result.
   Result<bool> TryShardAsLeader();
+  // Re-checks the flag; false while items run or another sharding is in progress; else
+  // shards and returns true, or false when the membership or the total count moved
+  // meanwhile (the flag is raised again).
+  Result<bool> TryShardAsLeaderOnce();
   // Whether `s`, from a sharding step, says another instance sharded at the same time (its
   // transaction deleted or created the nodes ours expected): NOT_FOUND or ALREADY_EXISTS.
   static bool LostShardingRace(const Status& s);
@@ -131,7 +135,9 @@ class ShardingService {
   const JobShardingStrategyRegistry& strategies_;
   storage::ChangeNotifier& notifier_;
   RunningMarkWatcher* const running_watcher_;
-  std::mutex shard_mu_;  // one sharding at a time on this instance
+  std::mutex shard_mu_;
+  bool sharding_ = false;     // GUARDED_BY(shard_mu_): a TryShardAsLeader is under way
+  bool shard_again_ = false;  // GUARDED_BY(shard_mu_): another path asked meanwhile
 };
 
 }  // namespace elasticjob::sharding

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <shared_mutex>
 #include <thread>
 
 #include "unit/bootstrap/forwarding_registry.h"
@@ -28,22 +29,28 @@ constexpr std::string_view kLeader = "/job/leader/election/instance";
 
 // The leader's session, forwarded, with three additions:
 //   - what it writes that the leader owns (leader/sharding/* but the flag a shutdown raises,
-//     sharding/*/instance) and the server accepted, once Record() is called;
+//     sharding/*/instance) and the server accepted after the operator's removal of its
+//     instance node (RemoveInstance orders that removal with the leader's writes: a write
+//     under way then, or one of a sharding that began before it, counts on the side of the
+//     removal it reached the server on);
 //   - a stale cache on demand: once this session deleted its leader node, its cached reads
 //     of that node still name it (the cache has not caught up);
 //   - a hold: the sharding task (the thread that, after Arm, reads the flag and then the
-//     leadership) stops at its `hold_at`-th registry call (from 1: the leadership's read)
-//     until Release.
+//     leadership, followed while its calls are the sharding task's) stops at its
+//     `hold_at`-th registry call (from 1: the leadership's read) until Release.
 class HoldingRegistry final : public test_support::ForwardingRegistry {
  public:
   HoldingRegistry(RegistryCenter& inner, std::string self)
       : ForwardingRegistry(inner), self_(std::move(self)) {}
 
-  void Arm(int hold_at, bool stale) {
+  // `script`: the keys of the sharding task's calls from the leadership's read on, as an
+  // unheld round saw them (script()); empty: nothing is held.
+  void Arm(int hold_at, bool stale, std::vector<std::string> script) {
     std::lock_guard<std::mutex> l(mu_);
     armed_ = true;
     hold_at_ = hold_at;
     stale_ = stale;
+    script_ = std::move(script);
   }
   bool WaitHeld() {
     std::unique_lock<std::mutex> l(mu_);
@@ -54,19 +61,28 @@ class HoldingRegistry final : public test_support::ForwardingRegistry {
     released_ = true;
     cv_.notify_all();
   }
-  // Records the leader's writes from now on.
-  void Record() {
+  // The operator's shutdown: removes `node` through `operator_session`, between two of the
+  // leader's writes, and records the leader's writes from then on.
+  Status RemoveInstance(RegistryCenter& operator_session, std::string_view node) {
+    std::unique_lock<std::shared_mutex> order(order_mu_);
+    Status s = operator_session.Remove(node);
     std::lock_guard<std::mutex> l(mu_);
-    watching_ = true;
+    watching_ = s.ok();
+    return s;
   }
   std::vector<std::string> leader_writes() {
     std::lock_guard<std::mutex> l(mu_);
     return leader_writes_;
   }
-  // The sharding task's calls up to its assignment's transaction (set once it has run).
+  // The number of the sharding task's calls up to its assignment's transaction, plus one
+  // (set once it has run), and their keys with the next call's.
   std::optional<int> calls_to_assignment() {
     std::lock_guard<std::mutex> l(mu_);
     return calls_to_assignment_;
+  }
+  std::vector<std::string> script() {
+    std::lock_guard<std::mutex> l(mu_);
+    return script_out_;
   }
 
   Result<std::string> Get(std::string_view key) override {
@@ -93,14 +109,17 @@ class HoldingRegistry final : public test_support::ForwardingRegistry {
   }
   Status Persist(std::string_view key, std::string_view value) override {
     Step(key, false);
+    std::shared_lock<std::shared_mutex> order(order_mu_);
     return Wrote(key, inner().Persist(key, value));
   }
   Status Update(std::string_view key, std::string_view value) override {
     Step(key, false);
+    std::shared_lock<std::shared_mutex> order(order_mu_);
     return Wrote(key, inner().Update(key, value));
   }
   Status PersistEphemeral(std::string_view key, std::string_view value) override {
     Step(key, false);
+    std::shared_lock<std::shared_mutex> order(order_mu_);
     return Wrote(key, inner().PersistEphemeral(key, value));
   }
   Status Remove(std::string_view key) override {
@@ -119,10 +138,15 @@ class HoldingRegistry final : public test_support::ForwardingRegistry {
     });
     if (assignment) {
       std::lock_guard<std::mutex> l(mu_);
-      if (holder_ == std::this_thread::get_id() && !calls_to_assignment_) {
-        calls_to_assignment_ = calls_;
+      // (Not one of a sharding already under way at Arm: its thread has no trace.)
+      auto trace = traces_.find(std::this_thread::get_id());
+      if (armed_ && !in_event_ && !calls_to_assignment_ && trace != traces_.end()) {
+        calls_to_assignment_ = static_cast<int>(trace->second.size()) + 1;
+        script_out_ = trace->second;
+        one_more_ = std::this_thread::get_id();
       }
     }
+    std::shared_lock<std::shared_mutex> order(order_mu_);
     Status s = inner().ExecuteInTransaction(ops);
     for (const auto& op : ops) {
       if (op.type == TransactionOp::Type::kCreate || op.type == TransactionOp::Type::kSetData) {
@@ -130,6 +154,20 @@ class HoldingRegistry final : public test_support::ForwardingRegistry {
       }
     }
     return s;
+  }
+  // The job's events (its strand) run on the same pool threads as the sharding tasks: a
+  // call made while handling one is never the task's, nor held.
+  using ForwardingRegistry::Watch;
+  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
+                                              std::function<void(const TreeEvent&)> callback,
+                                              WatchPolicy policy) override {
+    auto marked = [callback = std::move(callback)](const TreeEvent& e) {
+      const bool outer = in_event_;
+      in_event_ = true;
+      callback(e);
+      in_event_ = outer;
+    };
+    return inner().Watch(key, executor, std::move(marked), std::move(policy));
   }
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                  std::function<void(Status)> done) override {
@@ -144,18 +182,37 @@ class HoldingRegistry final : public test_support::ForwardingRegistry {
  private:
   void Step(std::string_view key, bool exists) {
     std::unique_lock<std::mutex> l(mu_);
-    if (!armed_) return;
+    if (!armed_ || in_event_) return;
+    // A sharding task reads the flag, then the leadership (ShardNowIfIdleLeader, and again
+    // TryShardAsLeader): each thread's calls are traced from its last such pair, and the
+    // unheld round's script is the trace of the thread that made the assignment.
+    const auto me = std::this_thread::get_id();
+    const bool pair = read_flag_last_[me] && !exists && key == kLeader;
+    read_flag_last_[me] = exists && key == kNecessary;
+    if (pair) traces_[me].clear();
+    if (auto t = traces_.find(me); t != traces_.end() && t->second.size() < 100) {
+      t->second.emplace_back(key);
+    }
+    if (one_more_ == me) {  // the call after the assignment's
+      script_out_.emplace_back(key);
+      one_more_.reset();
+    }
     if (!holder_) {
-      // The sharding task reads the flag, then the leadership (ShardNowIfIdleLeader); the
-      // event strand, which may still be reading the flag for older events, never does.
-      const auto me = std::this_thread::get_id();
-      const bool after_flag = read_flag_last_[me];
-      read_flag_last_[me] = exists && key == kNecessary;
-      if (!after_flag || exists || key != kLeader) return;
+      if (!pair) return;
       holder_ = me;
       calls_ = 1;  // the flag's read was its call 0
     }
-    if (holder_ != std::this_thread::get_id()) return;
+    if (holder_ != me) return;
+    // A pool thread runs one task after another: the pair above may span two of them (a
+    // listener's last read of the flag, then a reconcile reading the leadership), or the
+    // task may end early (another sharding is under way), and holding the thread later
+    // would hold whatever it runs then (the strand, the shutdown itself). So the thread is
+    // followed only while its calls are the script's.
+    const size_t i = static_cast<size_t>(calls_ - 1);
+    if (i >= script_.size() || script_[i] != key) {
+      holder_.reset();
+      return;
+    }
     if (calls_++ != hold_at_) return;
     held_ = true;
     cv_.notify_all();
@@ -174,7 +231,11 @@ class HoldingRegistry final : public test_support::ForwardingRegistry {
     return s;
   }
 
+  static inline thread_local bool in_event_ = false;  // this thread handles a watch event
   const std::string self_;
+  // Shared by the leader's writes (the call and its recording), exclusive for the
+  // operator's removal: every write is wholly before or wholly after it.
+  std::shared_mutex order_mu_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool armed_ = false;
@@ -185,6 +246,11 @@ class HoldingRegistry final : public test_support::ForwardingRegistry {
   bool abdicated_ = false;
   bool watching_ = false;
   std::optional<std::thread::id> holder_;
+  std::vector<std::string> script_;
+  // Per thread: its calls' keys since its last flag-then-leadership pair (the first 100).
+  std::map<std::thread::id, std::vector<std::string>> traces_;
+  std::vector<std::string> script_out_;  // the assigning thread's, and its next call
+  std::optional<std::thread::id> one_more_;
   std::map<std::thread::id, bool> read_flag_last_;  // per thread: its last call read the flag
   int calls_ = 0;
   std::optional<int> calls_to_assignment_;
@@ -196,6 +262,7 @@ class JobRuntimeShutdownTest : public test_support::RuntimeTest {
   struct Outcome {
     bool held = false;
     std::optional<int> calls_to_assignment;
+    std::vector<std::string> script;
     std::vector<std::string> leader_writes;
     std::string tree;
   };
@@ -206,7 +273,7 @@ class JobRuntimeShutdownTest : public test_support::RuntimeTest {
   // operator deletes the leader's instance node and the leader abdicates; then it goes on.
   // The passive instance raises the flag once more after the shutdown (a sharding queued
   // after the stop), and the leader shuts down.
-  Outcome Run(int round, int hold_at, bool stale) {
+  Outcome Run(int round, int hold_at, bool stale, std::vector<std::string> script = {}) {
     const std::string ns = "leader-shutdown-" + std::to_string(round);
     reg::MemoryRegistryCenter java(store_, ns);  // the passive (Java) instance's session
     reg::MemoryRegistryCenter session(store_, ns);
@@ -222,27 +289,26 @@ class JobRuntimeShutdownTest : public test_support::RuntimeTest {
       EXPECT_TRUE(java.Persist("/job/servers/10.0.0.2", "ENABLED").ok());
       EXPECT_TRUE(java.PersistEphemeral("/job/instances/10.0.0.2@-@7", "jobInstanceId: x").ok());
       EXPECT_TRUE(WaitSettled(java, 4, 2)) << DumpTree(java, "/job");
-      leader.Arm(hold_at < 0 ? 1'000'000 : hold_at, stale);
+      leader.Arm(hold_at < 0 ? 1'000'000 : hold_at, stale, std::move(script));
       EXPECT_TRUE(java.Persist(std::string(kNecessary), "").ok());
       if (hold_at >= 0) {
         out.held = leader.WaitHeld();
         // Not held: the task followed ended before that call (another sharding task of the
         // leader held the lock); this round does not order it, and must not hold another.
         if (!out.held) leader.Release();
-        leader.Record();
-        EXPECT_TRUE(java.Remove("/job/instances/" + Id("10.0.0.1")).ok());
+        EXPECT_TRUE(leader.RemoveInstance(java, "/job/instances/" + Id("10.0.0.1")).ok());
         EXPECT_TRUE(WaitRegistry(java, [&] { return !*java.IsExisted(kLeader); }))
             << "the leader did not abdicate";
         leader.Release();
       } else {
         EXPECT_TRUE(WaitSettled(java, 4, 2)) << DumpTree(java, "/job");
-        leader.Record();
-        EXPECT_TRUE(java.Remove("/job/instances/" + Id("10.0.0.1")).ok());
+        EXPECT_TRUE(leader.RemoveInstance(java, "/job/instances/" + Id("10.0.0.1")).ok());
         EXPECT_TRUE(WaitRegistry(java, [&] { return !*java.IsExisted(kLeader); }));
       }
       EXPECT_TRUE(java.Persist(std::string(kNecessary), "").ok());  // queued after the stop
       boot.Shutdown();  // waits for the held sharding task (counted as outstanding)
       out.calls_to_assignment = leader.calls_to_assignment();
+      out.script = leader.script();
       out.leader_writes = leader.leader_writes();
       out.tree = DumpTree(java, "/job");
       // The cluster is left to reshard: the flag is up, nobody leads, nothing is processing.
@@ -269,7 +335,7 @@ TEST_F(JobRuntimeShutdownTest,
       SCOPED_TRACE(::testing::Message() << "held before call " << k << " of "
                                         << *full.calls_to_assignment
                                         << (stale ? ", the cache still naming it leader" : ""));
-      Outcome o = Run(round++, k, stale);
+      Outcome o = Run(round++, k, stale, full.script);
       held += o.held ? 1 : 0;
       std::string writes;
       for (const auto& w : o.leader_writes) writes += w + "\n";

@@ -212,6 +212,32 @@ TEST_F(ShardingServiceTest, ALeaderThatLosesTheShardingRaceToAnotherInstanceRepo
   EXPECT_FALSE(*a->reg.IsExisted("/job/leader/sharding/processing"));
 }
 
+TEST_F(ShardingServiceTest, ALeaderPathThatFindsItsShardingUnderWayHasItShardAgainOnceDone) {
+  auto a = Add("10.0.0.1"), b = Add("10.0.0.2");
+  ASSERT_TRUE(a->Start(Config(4)).ok());
+  ASSERT_TRUE(a->leader.ElectLeader().ok());
+  // a has read the membership (itself alone) and is about to create its processing node
+  // when b registers and raises the flag; the runtime's reaction to that flag, a second
+  // ShardNowIfIdleLeader on another thread, finds a's sharding under way and returns.
+  bool raced = false;
+  Status second;
+  a->reg.before_transaction = [&] {
+    if (std::exchange(raced, true)) return Status::Ok();
+    EXPECT_TRUE(b->Start(Config(4)).ok());
+    std::thread t([&] { second = a->sharding.ShardNowIfIdleLeader(); });
+    t.join();
+    return Status::Ok();
+  };
+  Status first = a->sharding.ShardNowIfIdleLeader();
+  EXPECT_TRUE(first.ok()) << first;
+  EXPECT_TRUE(second.ok()) << second;
+  // No other event comes here: the first path shards again for the second one, so b's flag
+  // is not left up with nobody sharding.
+  EXPECT_FALSE(*a->reg.IsExisted("/job/leader/sharding/necessary"));
+  EXPECT_EQ(a->LocalItems()->size(), 2u);
+  EXPECT_EQ(b->LocalItems()->size(), 2u);
+}
+
 TEST_F(ShardingServiceTest, ALeaderWhoseShardingFailsForAnotherReasonReportsIt) {
   auto a = Add("10.0.0.1");
   ASSERT_TRUE(a->Start(Config(3)).ok());
