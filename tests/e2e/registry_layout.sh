@@ -89,6 +89,11 @@ check() {
           /guarantee/@(started|completed)-latch/_c_*-latch-+([0-9])) want_mode=ephemeral ;;
           /trigger/*) want_mode=persistent want_value="" ;;
           /systemTime/current) want_mode=persistent want_value="" ;;
+          # Layout extensions (docs/runtime.md; new subtrees Java ignores, zk-layout.md).
+          /runtime) want_mode=persistent want_value="" ;;
+          /runtime/*) id="${rel#/runtime/}"
+            [[ " $ids " == *" $id "* ]] || fail "$label: $path names no instance of the run"
+            want_mode=ephemeral want_value='{*"version":*}' ;;
           *) fail "$label: $path is not in zk-layout.md"; continue ;;
         esac ;;
     esac

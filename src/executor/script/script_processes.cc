@@ -435,4 +435,9 @@ pid_t ScriptProcesses::guardian_pid_for_testing() {
   return guardian_pid_;
 }
 
+size_t ScriptProcesses::groups_for_testing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return groups_.size();
+}
+
 }  // namespace elasticjob::executor

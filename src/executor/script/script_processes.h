@@ -105,6 +105,8 @@ class ScriptProcesses {
 
   // The guardian's pid, 0 when none runs.
   pid_t guardian_pid_for_testing();
+  // How many commands' groups the guardian has been told of (those running now).
+  size_t groups_for_testing();
 
  private:
   // Starts the guardian unless it runs, and tells it every group.

@@ -283,6 +283,12 @@ void ScriptProcessesTest::ExpectTheScriptDiesWithItsInstance(
           (void)processes.Run(Sh("exec > /dev/null 2>&1; sleep 300 & echo $$ $! > $F; wait"));
         }).detach();
         std::string line = ReadFifo();
+        // The script writes its line as it starts; the instance tells the guardian of its
+        // group just after the spawn returns, on the thread that started it. The test is of
+        // what happens once the guardian knows: wait for that (bounded, in the child).
+        for (int i = 0; i < 10'000 && processes.groups_for_testing() == 0; ++i) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
         meanwhile(processes);
         std::ofstream(out) << line << "\n" << std::flush;
         raise(SIGKILL);
