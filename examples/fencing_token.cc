@@ -74,10 +74,9 @@ class FencedStore {
     int64_t highest = n > 0 ? std::strtoll(buf, nullptr, 10) : 0;
     elasticjob::Status result = elasticjob::Status::Ok();
     if (token < highest) {
-      result = elasticjob::FailedPrecondition("item " + std::to_string(item) + ": token " +
-                                              std::to_string(token) +
-                                              " is stale, the store holds " +
-                                              std::to_string(highest));
+      result = elasticjob::FailedPrecondition(
+          "item " + std::to_string(item) + ": token " + std::to_string(token) +
+          " is stale, the store holds " + std::to_string(highest));
     } else {
       const std::string line = std::to_string(token) + " " + value + "\n";
       if (ftruncate(fd, 0) != 0 ||
@@ -106,8 +105,8 @@ class ReportJob : public elasticjob::SimpleJob {
     Say(ctx.sharding_item, "working with token " + std::to_string(token));
     std::this_thread::sleep_for(std::chrono::seconds(2));
     auto s = store_.Write(ctx.sharding_item, token, "report of pid " + std::to_string(getpid()));
-    Say(ctx.sharding_item, s.ok() ? "written with token " + std::to_string(token)
-                                  : "REFUSED: " + s.message());
+    Say(ctx.sharding_item,
+        s.ok() ? "written with token " + std::to_string(token) : "REFUSED: " + s.message());
   }
 
  private:

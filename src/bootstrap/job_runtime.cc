@@ -265,8 +265,7 @@ Status JobRuntime::Start(bool scheduled) {
   // From now on a registry configuration naming what this instance cannot run (an unknown
   // strategy, item limit, error handler or listener type) is refused as a whole: the job
   // keeps its last good one, and goes on sharding with its strategy.
-  config_service_->SetRunnableCheck(
-      [this](const JobConfiguration& c) { return CheckRunnable(c); });
+  config_service_->SetRunnableCheck([this](const JobConfiguration& c) { return CheckRunnable(c); });
   (void)config_service_->LoadLastGood();  // remember the registered config as good
 
   shared_ = SharedRuntime::For(clock_);
@@ -903,8 +902,8 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
                                       storage_.path().FullPath(instances_->RuntimeNode().node)};
     if (leading) leave.push_back(storage_.path().FullPath(election::kLeaderInstance));
     if (Status s = reg::RemoveWithin(gated_, leave, reg::LeaveDeadline(deadline)); !s.ok()) {
-      infra::LogLine("WARN", fmt::format("job '{}': leaving the cluster: {}", config_.job_name,
-                                         s.ToString()));
+      infra::LogLine(
+          "WARN", fmt::format("job '{}': leaving the cluster: {}", config_.job_name, s.ToString()));
     }
   }
   // From now on an abandoned run calls nothing of the user's and no registry: it ends on its

@@ -186,8 +186,8 @@ class TypeByNameAsSimpleJob final : public SimpleJob {
                         std::shared_ptr<JobItemExecutor> executor, JobConfiguration config)
       : registry_(registry),
         factory_(std::move(factory)),
-        current_{std::make_shared<const JobConfiguration>(std::move(config)),
-                 std::move(executor)} {}
+        current_{std::make_shared<const JobConfiguration>(std::move(config)), std::move(executor)} {
+  }
   void Execute(const ShardingContext& context) override {
     Current now = Follow(context.job_name);
     Eligible state;
@@ -221,15 +221,13 @@ class TypeByNameAsSimpleJob final : public SimpleJob {
     }
     if (!made.ok() || *made == nullptr) {
       refused_ = *text;
-      infra::LogLine("WARN", fmt::format("job '{}': {} (keeping the last good job type settings)",
-                                         job_name,
-                                         made.ok() ? "the factory returned null"
-                                                   : made.status().ToString()));
+      infra::LogLine(
+          "WARN", fmt::format("job '{}': {} (keeping the last good job type settings)", job_name,
+                              made.ok() ? "the factory returned null" : made.status().ToString()));
       return current_;
     }
     text_ = *text;
-    current_ = {std::make_shared<const JobConfiguration>(*std::move(config)),
-                *std::move(made)};
+    current_ = {std::make_shared<const JobConfiguration>(*std::move(config)), *std::move(made)};
     return current_;
   }
 

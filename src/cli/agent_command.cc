@@ -204,7 +204,8 @@ int RunAgent(const AgentOptions& o) {
   pool.Stop();
   pool.Join();
   std::vector<ScheduleJobBootstrap*> boots = agent.Boots();
-  StopGracefully(executor::ScriptProcesses::Shared(), boots, std::chrono::milliseconds(o.shutdown_grace_ms), signals);
+  StopGracefully(executor::ScriptProcesses::Shared(), boots,
+                 std::chrono::milliseconds(o.shutdown_grace_ms), signals);
   watcher->Close();
   registry->Close();
   if (tracer != nullptr) {

@@ -38,8 +38,8 @@ int UnknownCommand(CLI::App& parent, const std::string& word) {
   std::vector<std::string> names;
   for (CLI::App* sub : Subcommands(parent)) names.push_back(sub->get_name());
   const std::string prefix = PathOf(parent).empty() ? "" : PathOf(parent) + " ";
-  std::cerr << "elasticjob: unknown command '" << prefix
-            << elasticjob::infra::Printable(word, 100) << "'";
+  std::cerr << "elasticjob: unknown command '" << prefix << elasticjob::infra::Printable(word, 100)
+            << "'";
   if (auto closest = elasticjob::cli::ClosestWord(word, names)) {
     std::cerr << "; did you mean '" << prefix << *closest << "'?\n";
   } else {

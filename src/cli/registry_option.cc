@@ -29,8 +29,7 @@ std::unique_ptr<RegistryCenter> ConnectRegistry(std::string url, int* exit_code)
   }
   auto registry = NewRegistryCenter(url);
   if (!registry.ok()) {
-    std::cerr << "elasticjob: --registry: " << infra::OneLine(registry.status().message())
-              << "\n";
+    std::cerr << "elasticjob: --registry: " << infra::OneLine(registry.status().message()) << "\n";
     *exit_code = kExitBadInput;
     return nullptr;
   }

@@ -70,8 +70,7 @@ int RunJobs(const RunOptions& o) {
     std::cerr << "elasticjob: warning: " << infra::OneLine(warning) << "\n";
   }
   if (!file.ok()) {
-    std::cerr << "elasticjob: " << infra::OneLine(o.file + ": " + file.status().message())
-              << "\n";
+    std::cerr << "elasticjob: " << infra::OneLine(o.file + ": " + file.status().message()) << "\n";
     return kExitBadInput;
   }
   const std::string& url = file->registry_url;

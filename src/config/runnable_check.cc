@@ -48,8 +48,8 @@ Status WriterCheck(const JobConfiguration& config, const std::string& job_type,
     listener_types.insert(current->job_listener_types.begin(), current->job_listener_types.end());
   }
   Clock& clock = Clock::System();
-  if (Status s = CheckRunnable(probe, JobShardingStrategyRegistry::WithBuiltins(clock),
-                               listener_types);
+  if (Status s =
+          CheckRunnable(probe, JobShardingStrategyRegistry::WithBuiltins(clock), listener_types);
       !s.ok()) {
     return s;
   }

@@ -102,8 +102,8 @@ void ExecutionService::ClaimAsync(
         }
         storage_.ExecuteInTransactionStampedAsync(
             std::move(stamp_ops), executor,
-            [finish, claimed = *std::move(claimed), done = std::move(done)](
-                Result<int64_t> restamp) mutable {
+            [finish, claimed = *std::move(claimed),
+             done = std::move(done)](Result<int64_t> restamp) mutable {
               if (!restamp.ok()) return finish(restamp.status(), 0, done);
               finish(std::move(claimed), *restamp, done);
             });

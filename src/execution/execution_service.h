@@ -48,7 +48,9 @@ class ExecutionService {
     return storage_.registry().AwaitLease(deadline);
   }
   std::chrono::milliseconds lease_bound() { return storage_.registry().lease_bound(); }
-  std::chrono::steady_clock::time_point lease_expiry() { return storage_.registry().lease_expiry(); }
+  std::chrono::steady_clock::time_point lease_expiry() {
+    return storage_.registry().lease_expiry();
+  }
   std::chrono::milliseconds session_timeout() { return storage_.registry().session_timeout(); }
   // Claims `items` for a run of this instance: their running marks are created (one
   // multi-op) before any of them starts, so that no item runs on two instances at once. A

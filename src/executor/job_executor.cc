@@ -495,9 +495,10 @@ bool JobExecutor::LeaseAllowsStart(Run& run, ShardingContext& ctx) {
     ctx.start_deadline = execution_.lease_expiry();
     return true;
   }
-  run.cancel->Request(fmt::format("no word from the registry within the lease ({} ms) before the "
-                                  "item's start: its session may have expired",
-                                  execution_.lease_bound().count()));
+  run.cancel->Request(
+      fmt::format("no word from the registry within the lease ({} ms) before the "
+                  "item's start: its session may have expired",
+                  execution_.lease_bound().count()));
   return false;
 }
 

@@ -15,7 +15,8 @@ using Factories = std::map<std::string, JobItemExecutorFactory>;
 Result<std::shared_ptr<JobItemExecutor>> ScriptFactory(const JobConfiguration& config) {
   // Made again at every configuration change (the registry's command wins), its scripts
   // always under the process's ScriptProcesses.
-  auto script = executor::ScriptJob::FromProps(config.props, executor::ScriptProcesses::SharedPtr());
+  auto script =
+      executor::ScriptJob::FromProps(config.props, executor::ScriptProcesses::SharedPtr());
   if (!script.ok()) return script.status();
   return std::shared_ptr<JobItemExecutor>(
       std::make_shared<executor::SimpleJobExecutor>(*std::move(script)));

@@ -24,11 +24,10 @@ const char* ConnectionStateName(ConnectionState state) {
 namespace reg {
 
 Status ValidateStampable(const std::vector<TransactionOp>& ops) {
-  const bool ok =
-      !ops.empty() && (ops.back().type == TransactionOp::Type::kSetData ||
-                       (ops.back().type == TransactionOp::Type::kCreate &&
-                        ops.back().mode != CreateMode::kPersistentSequential &&
-                        ops.back().mode != CreateMode::kEphemeralSequential));
+  const bool ok = !ops.empty() && (ops.back().type == TransactionOp::Type::kSetData ||
+                                   (ops.back().type == TransactionOp::Type::kCreate &&
+                                    ops.back().mode != CreateMode::kPersistentSequential &&
+                                    ops.back().mode != CreateMode::kEphemeralSequential));
   if (ok) return Status::Ok();
   return Status(StatusCode::kInvalidArgument,
                 "a stamped transaction ends with a set or a create of a node that is not "

@@ -280,8 +280,8 @@ Result<bool> ShardingService::TryShardAsLeaderOnce() {
   if (!plan.ok()) return plan.status();
   // Fenced (see the header): an instance that left the cluster creates no processing node.
   Status s = storage_.registry().ExecuteInTransaction(
-      {SelfRegistered(), TransactionOp::Create(storage_.path().FullPath(kProcessing), "",
-                                               CreateMode::kEphemeral)});
+      {SelfRegistered(),
+       TransactionOp::Create(storage_.path().FullPath(kProcessing), "", CreateMode::kEphemeral)});
   if (!s.ok()) return FencedFailure(s);
   // Items beyond the new total go first (they have children, which a multi-op cannot
   // delete recursively); losing them is harmless if the rest fails.

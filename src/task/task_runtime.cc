@@ -10,8 +10,8 @@
 
 #include "election/leader_node.h"
 #include "infra/log.h"
-#include "reg/bounded_removal.h"
 #include "instance/job_instance.h"
+#include "reg/bounded_removal.h"
 #include "task/postgresql/pg_task_store.h"
 #include "task/task_node.h"
 #include "tracing/tracing_url.h"

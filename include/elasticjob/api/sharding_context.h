@@ -54,7 +54,8 @@ struct ShardingContext {
   // (docs/runtime.md, "The session lease"). The runtime's SCRIPT spawn checks it in the new
   // process just before its exec, HTTP jobs before sending; a C++ job may check it before
   // effects that must not happen after a pause. max(): no bound.
-  std::chrono::steady_clock::time_point start_deadline = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point start_deadline =
+      std::chrono::steady_clock::time_point::max();
 
   // This run's log (see above).
   JobLog log() const { return JobLog(*this); }

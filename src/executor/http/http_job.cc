@@ -62,7 +62,8 @@ void HttpJob::Process(const JobConfiguration&, const ShardingContext& context, J
   request.ca_file = props_.ca_file;
   request.max_body_bytes = kHttpJobMaxBodyBytes;
   request.headers.emplace_back("shardingContext", ShardingContextToJson(context));
-  request.headers.emplace_back(std::string(kFencingTokenHeader), std::to_string(context.fencing_token()));
+  request.headers.emplace_back(std::string(kFencingTokenHeader),
+                               std::to_string(context.fencing_token()));
   if (!props_.content_type.empty())
     request.headers.emplace_back("Content-Type", props_.content_type);
   if (props_.method == "POST" || props_.method == "PUT" || props_.method == "PATCH") {

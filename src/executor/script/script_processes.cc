@@ -1,7 +1,5 @@
 #include "executor/script/script_processes.h"
 
-#include <algorithm>
-
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -12,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -279,7 +278,8 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
       std::string_view entry(*e);
       const bool replaced = std::any_of(env.begin(), env.end(), [&](const std::string& mine) {
         const size_t eq = mine.find('=');
-        return entry.size() > eq && entry.substr(0, eq + 1) == std::string_view(mine).substr(0, eq + 1);
+        return entry.size() > eq &&
+               entry.substr(0, eq + 1) == std::string_view(mine).substr(0, eq + 1);
       });
       if (!replaced) envp.push_back(*e);
     }
@@ -295,6 +295,7 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
     // (EnsureGuardianLocked), whichever comes second.
     std::lock_guard<std::mutex> lock(mu_);
     groups_.insert(pid);
+    groups_cv_.notify_all();
     TellLocked('+', pid);
     // Signal came while the command was starting: it gets it too.
     if (stopped_ && signalled_ != 0) kill(-pid, signalled_);
@@ -435,9 +436,10 @@ pid_t ScriptProcesses::guardian_pid_for_testing() {
   return guardian_pid_;
 }
 
-size_t ScriptProcesses::groups_for_testing() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return groups_.size();
+bool ScriptProcesses::WaitGroupsForTesting(size_t n,
+                                           std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return groups_cv_.wait_until(lock, deadline, [&] { return groups_.size() >= n; });
 }
 
 }  // namespace elasticjob::executor

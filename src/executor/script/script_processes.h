@@ -105,8 +105,9 @@ class ScriptProcesses {
 
   // The guardian's pid, 0 when none runs.
   pid_t guardian_pid_for_testing();
-  // How many commands' groups the guardian has been told of (those running now).
-  size_t groups_for_testing();
+  // Waits until the guardian has been told of at least `n` commands' groups (those running
+  // now), or until `deadline`; returns whether it has.
+  bool WaitGroupsForTesting(size_t n, std::chrono::steady_clock::time_point deadline);
 
  private:
   // Starts the guardian unless it runs, and tells it every group.
@@ -121,7 +122,8 @@ class ScriptProcesses {
   void StopGuardianLocked() ELASTICJOB_REQUIRES(mu_);
 
   std::mutex mu_;
-  std::condition_variable idle_cv_;
+  std::condition_variable idle_cv_;   // active_ reached 0
+  std::condition_variable groups_cv_;  // a group was added to groups_ (tests)
   // The groups (their command's pid) of the commands running. A group leaves the set before
   // its command is reaped, so a signal never reaches a group id the kernel could reuse.
   std::set<pid_t> groups_ ELASTICJOB_GUARDED_BY(mu_);

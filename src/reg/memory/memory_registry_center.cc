@@ -417,8 +417,7 @@ void MemoryRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionOp> 
 }
 
 void MemoryRegistryCenter::ExecuteInTransactionStampedAsync(
-    std::vector<TransactionOp> ops, Executor& executor,
-    std::function<void(Result<int64_t>)> done) {
+    std::vector<TransactionOp> ops, Executor& executor, std::function<void(Result<int64_t>)> done) {
   Status stampable = ValidateStampable(ops);
   Result<int64_t> r = stampable.ok() ? Execute(ops) : Result<int64_t>(stampable);
   executor.Post([r = std::move(r), done = std::move(done)] { done(r); });

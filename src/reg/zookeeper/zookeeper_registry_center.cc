@@ -346,9 +346,8 @@ void ZooKeeperRegistryCenter::OnSessionEvent(int state) {
     state_cv_.notify_all();
     worker_.Post([this, first] {
       // The granted timeout may differ from the one asked for.
-      lease_bound_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(session_timeout())
-                            .count() /
-                        3;
+      lease_bound_ns_ =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(session_timeout()).count() / 3;
       WakeLeaseWaiters();  // a waiter's probe lost with the connection goes again
       if (!first) ResyncAll();
       NotifyConnectionState(first ? ConnectionState::kConnected : ConnectionState::kReconnected);
@@ -1000,8 +999,7 @@ void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionO
 }
 
 void ZooKeeperRegistryCenter::ExecuteInTransactionStampedAsync(
-    std::vector<TransactionOp> ops, Executor& executor,
-    std::function<void(Result<int64_t>)> done) {
+    std::vector<TransactionOp> ops, Executor& executor, std::function<void(Result<int64_t>)> done) {
   if (Status s = ValidateStampable(ops); !s.ok()) {
     executor.Post([s, done = std::move(done)] { done(s); });
     return;
@@ -1259,8 +1257,8 @@ std::chrono::steady_clock::time_point ZooKeeperRegistryCenter::lease_expiry() {
   if (heard == 0) return std::chrono::steady_clock::time_point::min();
   // Two leases: a start decided while the lease held may still begin until then, well
   // inside the session timeout the server counts from the same answer.
-  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(
-      heard + 2 * lease_bound_ns_.load(std::memory_order_relaxed)));
+  return std::chrono::steady_clock::time_point(
+      std::chrono::nanoseconds(heard + 2 * lease_bound_ns_.load(std::memory_order_relaxed)));
 }
 
 bool ZooKeeperRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point deadline) {
@@ -1281,8 +1279,7 @@ bool ZooKeeperRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point d
     ProbeLease();
     lock.lock();
     lease_cv_.wait_until(lock, std::min(deadline, now + kProbeAgain), [&] {
-      return heard_ns_.load(std::memory_order_acquire) != heard ||
-             generation_.load() != generation;
+      return heard_ns_.load(std::memory_order_acquire) != heard || generation_.load() != generation;
     });
   }
 }

@@ -680,8 +680,8 @@ TEST_F(ConsoleApiTest, AddsUpdatesValidatesAndRemovesJobs) {
         b.Post("/api/v1/registries/0/jobs", {{"jobType", "SCRIPT"}, {"config", unknown_job}});
     EXPECT_EQ(add_unknown.status, 400) << add_unknown.text;
     EXPECT_EQ(add_unknown.body["field"], field) << add_unknown.text;
-    HttpResult validated = b.Post("/api/v1/registries/0/jobs/gamma/validate",
-                                  {{"config", {{field, value}}}});
+    HttpResult validated =
+        b.Post("/api/v1/registries/0/jobs/gamma/validate", {{"config", {{field, value}}}});
     EXPECT_EQ(validated.body["ok"], false) << validated.text;
   }
   EXPECT_EQ(b.Get("/api/v1/registries/0/jobs/epsilon").status, 404);
@@ -693,12 +693,11 @@ TEST_F(ConsoleApiTest, AddsUpdatesValidatesAndRemovesJobs) {
   ASSERT_EQ(yes.status, 200) << yes.text;
   EXPECT_EQ(yes.body["config"]["cron"], "0 0/7 * * * ?");
   EXPECT_EQ(yes.body["config"]["shardingTotalCount"], 3);  // fields not given are kept
-  HttpResult by_yaml =
-      b.Do("PUT", "/api/v1/registries/0/jobs/gamma/config",
-           json{{"yaml",
-                 "jobName: gamma\ncron: 0 0/9 * * * ?\nshardingTotalCount: 1\n"
-                 "props:\n  script.command.line: echo hi\n"}}
-               .dump());
+  HttpResult by_yaml = b.Do("PUT", "/api/v1/registries/0/jobs/gamma/config",
+                            json{{"yaml",
+                                  "jobName: gamma\ncron: 0 0/9 * * * ?\nshardingTotalCount: 1\n"
+                                  "props:\n  script.command.line: echo hi\n"}}
+                                .dump());
   ASSERT_EQ(by_yaml.status, 200) << by_yaml.text;
   EXPECT_EQ(by_yaml.body["config"]["shardingTotalCount"], 1);
   HttpResult other =

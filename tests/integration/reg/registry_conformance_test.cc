@@ -338,7 +338,8 @@ TEST_P(RegistryConformanceTest, StampsGrowWithEveryLaterTransactionOfAnyClient) 
   auto b = stamped(*other, {TransactionOp::Create("/st/a", "y", CreateMode::kEphemeral)});
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_GT(*b, *a);
-  auto c = stamped(*other, {TransactionOp::CheckExists("/st/a"), TransactionOp::SetData("/st/a", "z")});
+  auto c =
+      stamped(*other, {TransactionOp::CheckExists("/st/a"), TransactionOp::SetData("/st/a", "z")});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_GT(*c, *b);
   EXPECT_EQ(*reg_->GetDirectly("/st/a"), "z");
@@ -1197,9 +1198,8 @@ TEST_F(ZooKeeperRegistryTest, AWaitForTheLeaseEndsFalseWhenTheSessionIsReplaced)
   auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*reg);
   server_.Pause();
   std::this_thread::sleep_for(900ms);  // the fault: the lease lapses
-  auto waiter = std::async(std::launch::async, [&] {
-    return reg->AwaitLease(std::chrono::steady_clock::now() + 20s);
-  });
+  auto waiter = std::async(std::launch::async,
+                           [&] { return reg->AwaitLease(std::chrono::steady_clock::now() + 20s); });
   EXPECT_EQ(waiter.wait_for(300ms), std::future_status::timeout);  // waiting for the answer
   zk.ReplaceSessionForTesting();  // what the client does on learning of an expiry
   ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);

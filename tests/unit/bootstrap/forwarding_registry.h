@@ -21,9 +21,7 @@ class ForwardingRegistry : public RegistryCenter {
   Status Init() override { return inner_.Init(); }
   void Close() override { inner_.Close(); }
   Result<std::string> Get(std::string_view key) override { return inner_.Get(key); }
-  Result<std::string> GetDirectly(std::string_view key) override {
-    return inner_.GetDirectly(key);
-  }
+  Result<std::string> GetDirectly(std::string_view key) override { return inner_.GetDirectly(key); }
   Result<bool> IsExisted(std::string_view key) override { return inner_.IsExisted(key); }
   Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) override {
     return inner_.GetChildrenKeys(key);

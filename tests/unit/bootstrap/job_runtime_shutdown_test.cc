@@ -332,15 +332,14 @@ TEST_F(JobRuntimeShutdownTest,
   int held = 0;
   for (bool stale : {false, true}) {
     for (int k = 1; k <= *full.calls_to_assignment; ++k) {
-      SCOPED_TRACE(::testing::Message() << "held before call " << k << " of "
-                                        << *full.calls_to_assignment
-                                        << (stale ? ", the cache still naming it leader" : ""));
+      SCOPED_TRACE(::testing::Message()
+                   << "held before call " << k << " of " << *full.calls_to_assignment
+                   << (stale ? ", the cache still naming it leader" : ""));
       Outcome o = Run(round++, k, stale, full.script);
       held += o.held ? 1 : 0;
       std::string writes;
       for (const auto& w : o.leader_writes) writes += w + "\n";
-      EXPECT_TRUE(o.leader_writes.empty()) << "written after its shutdown:\n"
-                                           << writes << o.tree;
+      EXPECT_TRUE(o.leader_writes.empty()) << "written after its shutdown:\n" << writes << o.tree;
     }
   }
   // Most rounds held the task where they meant to (a second sharding task of the leader,

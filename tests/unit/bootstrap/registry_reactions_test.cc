@@ -262,7 +262,8 @@ TEST_F(RegistryReactionsTest, HugeItemCountsAndGarbageInTheConfigAreRefusedAndTh
   EXPECT_FALSE(*reg->IsExisted("/job/sharding/2"));  // nothing sharded for the bad count
 }
 
-TEST_F(RegistryReactionsTest, AConfigNamingAnUnknownStrategyIsRefusedAndShardingGoesOnWithTheLastGood) {
+TEST_F(RegistryReactionsTest,
+       AConfigNamingAnUnknownStrategyIsRefusedAndShardingGoesOnWithTheLastGood) {
   // Found by hand: `job config set` wrote jobShardingStrategyType NO_SUCH; at the next
   // resharding every tick ran nothing cluster-wide (leader/sharding/necessary stuck).
   auto reg = Session();

@@ -10,13 +10,13 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <utility>
-#include <vector>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "unit/bootstrap/runtime_test_support.h"
 #include "unit/bootstrap/forwarding_registry.h"
+#include "unit/bootstrap/runtime_test_support.h"
 
 namespace elasticjob {
 namespace {
@@ -383,9 +383,8 @@ TEST_F(RunningMarksTest,
   // The returned instance raises the flag (its reconnection) and its trigger of the same
   // fire comes: it waits for the leader's sharding, which waits for the survivor's run.
   ASSERT_TRUE(other_reg.Persist("/job/leader/sharding/necessary", "").ok());
-  ASSERT_TRUE(WaitRegistry(*other_session, [&] {
-    return other_session->Get("/job/leader/sharding/necessary").ok();
-  }));
+  ASSERT_TRUE(WaitRegistry(
+      *other_session, [&] { return other_session->Get("/job/leader/sharding/necessary").ok(); }));
   other_clock.Advance(fire - other_clock.WallNow());
   // Its look at what runs where (bounded: without it, the run below shows the duplicate).
   (void)other_reg.WaitRead(2s);
@@ -399,8 +398,8 @@ TEST_F(RunningMarksTest,
     }
     return n >= 2;
   })) << rec_.Dump();
-  EXPECT_EQ(RunsAt(fire), (std::set<std::pair<int, std::string>>{{kept, survivor_id},
-                                                                   {moved, survivor_id}}))
+  EXPECT_EQ(RunsAt(fire),
+            (std::set<std::pair<int, std::string>>{{kept, survivor_id}, {moved, survivor_id}}))
       << rec_.Dump();
   // The item is the returned instance's from its next fire.
   const auto next = Next();
@@ -411,15 +410,16 @@ TEST_F(RunningMarksTest,
     for (const auto& r : runs) n += r.fire_time == next ? 1 : 0;
     return n >= 2;
   })) << rec_.Dump();
-  EXPECT_EQ(RunsAt(next), (std::set<std::pair<int, std::string>>{{kept, survivor_id},
-                                                                   {moved, returned_id}}))
+  EXPECT_EQ(RunsAt(next),
+            (std::set<std::pair<int, std::string>>{{kept, survivor_id}, {moved, returned_id}}))
       << rec_.Dump();
 }
 
 TEST_F(RunningMarksTest, ARunWithoutRunningMarksHasNoFencingToken) {
   auto reg = Session();
   auto job = std::make_shared<TokenJob>();
-  auto config = *JobConfiguration::Builder("job", 2).Cron("* * * * * ?").MonitorExecution(false).Build();
+  auto config =
+      *JobConfiguration::Builder("job", 2).Cron("* * * * * ?").MonitorExecution(false).Build();
   ScheduleJobBootstrap boot(*reg, job, config, Options("10.0.0.1"));
   ASSERT_TRUE(boot.Schedule().ok());
   ASSERT_TRUE(WaitSettled(*reg, 2, 1));

@@ -5,10 +5,11 @@
 namespace elasticjob::cli {
 namespace {
 
-const std::vector<std::string> kTop = {"cron", "sharding", "run", "job", "server", "agent",
-                                       "trace", "dump", "console", "help"};
-const std::vector<std::string> kJob = {"list", "show", "trigger", "disable", "enable",
-                                       "shutdown", "remove", "config", "add", "sharding", "item"};
+const std::vector<std::string> kTop = {"cron",  "sharding", "run",  "job",     "server",
+                                       "agent", "trace",    "dump", "console", "help"};
+const std::vector<std::string> kJob = {"list",   "show",     "trigger", "disable",
+                                       "enable", "shutdown", "remove",  "config",
+                                       "add",    "sharding", "item"};
 
 TEST(EditDistanceTest, CountsASwapOfTwoAdjacentCharactersAsOneEdit) {
   EXPECT_EQ(EditDistance("lsit", "list"), 1u);

@@ -11,7 +11,10 @@ TEST(PrintableTest, EscapesControlCharactersAsHex) {
 
 TEST(PrintableTest, EscapesTheBytesOfABinaryFileThatAreNotUtf8) {
   // The start of an ELF file, and bytes no UTF-8 text holds.
-  EXPECT_EQ(Printable(std::string_view("\x7f" "ELF\x02\x01\x00\xfe\xff", 9), 100),
+  EXPECT_EQ(Printable(std::string_view("\x7f"
+                                       "ELF\x02\x01\x00\xfe\xff",
+                                       9),
+                      100),
             "\\x7FELF\\x02\\x01\\x00\\xFE\\xFF");
 }
 
@@ -20,10 +23,10 @@ TEST(PrintableTest, KeepsWellFormedUtf8) {
 }
 
 TEST(PrintableTest, EscapesMalformedUtf8SequencesByteByByte) {
-  EXPECT_EQ(Printable("\xc3", 100), "\\xC3");              // cut short
-  EXPECT_EQ(Printable("\xc0\xaf", 100), "\\xC0\\xAF");     // overlong '/'
+  EXPECT_EQ(Printable("\xc3", 100), "\\xC3");                    // cut short
+  EXPECT_EQ(Printable("\xc0\xaf", 100), "\\xC0\\xAF");           // overlong '/'
   EXPECT_EQ(Printable("\xed\xa0\x80", 100), "\\xED\\xA0\\x80");  // a surrogate
-  EXPECT_EQ(Printable("\x80x", 100), "\\x80x");            // a lone continuation byte
+  EXPECT_EQ(Printable("\x80x", 100), "\\x80x");                  // a lone continuation byte
 }
 
 TEST(PrintableTest, CutsLongTextWithAnEllipsis) {

@@ -93,8 +93,10 @@ TEST_F(LifecycleMemoryTest, UpdateAndAddRefuseNamesNoInstanceCanRunListingTheKno
       {[](JobConfiguration& c) { c.job_error_handler_type = "NO_SUCH"; }, "jobErrorHandlerType",
        "DINGTALK"},
       {[](JobConfiguration& c) { c.job_error_handler_type = "DINGTALK"; }, "dingtalk", ""},
-      {[](JobConfiguration& c) { c.job_listener_types = {"LOG", "NO_SUCH"}; }, "jobListenerTypes",
-       "DISTRIBUTE_ONCE_LOG"},
+      {[](JobConfiguration& c) {
+         c.job_listener_types = {"LOG", "NO_SUCH"};
+       },
+       "jobListenerTypes", "DISTRIBUTE_ONCE_LOG"},
       {[](JobConfiguration& c) { c.props["script.command.line"] = "echo 'unbalanced"; },
        "script.command.line", ""},
   };

@@ -242,9 +242,7 @@ TEST_F(ShardingServiceTest, ALeaderWhoseShardingFailsForAnotherReasonReportsIt) 
   auto a = Add("10.0.0.1");
   ASSERT_TRUE(a->Start(Config(3)).ok());
   ASSERT_TRUE(a->leader.ElectLeader().ok());
-  a->reg.before_transaction = [] {
-    return Status(StatusCode::kConnectionLoss, "connection lost");
-  };
+  a->reg.before_transaction = [] { return Status(StatusCode::kConnectionLoss, "connection lost"); };
   Status s = a->sharding.ShardNowIfIdleLeader();
   EXPECT_EQ(s.code(), StatusCode::kConnectionLoss) << s;
 }

@@ -97,8 +97,7 @@ TEST_F(DecideLeftRunTest, TheSharedStoreResumesItByATriggerOfItsOwn) {
 
 TEST_F(DecideLeftRunTest, WhatTheStoreCannotResumeIsAWarningForTheOperator) {
   EXPECT_EQ(Decide(*Leader(std::make_shared<Numbers>(), false, "")), TaskRuntime::LeftRun::kWarn);
-  EXPECT_EQ(Decide(*Leader(std::make_shared<Hello>(), false, kStore)),
-            TaskRuntime::LeftRun::kWarn);
+  EXPECT_EQ(Decide(*Leader(std::make_shared<Hello>(), false, kStore)), TaskRuntime::LeftRun::kWarn);
 }
 
 TEST_F(DecideLeftRunTest, NothingIsDoneWhileItsCoordinatorLivesOrByAFollowerOrWithFailover) {
@@ -108,8 +107,7 @@ TEST_F(DecideLeftRunTest, NothingIsDoneWhileItsCoordinatorLivesOrByAFollowerOrWi
   ASSERT_TRUE(reg_.Remove("/left/instances/10.9.9.9@-@4242").ok());
   ASSERT_TRUE(reg_.Persist("/left/leader/election/instance", "10.0.0.2@-@1").ok());
   EXPECT_EQ(Decide(*rt), TaskRuntime::LeftRun::kNone) << "the leader's to do";
-  EXPECT_EQ(Decide(*Leader(std::make_shared<Numbers>(), true, kStore)),
-            TaskRuntime::LeftRun::kNone)
+  EXPECT_EQ(Decide(*Leader(std::make_shared<Numbers>(), true, kStore)), TaskRuntime::LeftRun::kNone)
       << "the failover of the item runs it";
 }
 

@@ -107,8 +107,8 @@ TEST_F(ScriptProcessesTest, TheCommandGetsTheGivenEnvironmentOnTopOfTheInstances
   auto output = [&](int stream, std::string_view data) {
     if (stream == 1) out.append(data);
   };
-  auto r = processes.Run(Sh("echo \"$ELASTICJOB_FENCING_TOKEN $SCRIPT_PROCESSES_TEST_KEPT\""), output, nullptr,
-                         {"ELASTICJOB_FENCING_TOKEN=42"});
+  auto r = processes.Run(Sh("echo \"$ELASTICJOB_FENCING_TOKEN $SCRIPT_PROCESSES_TEST_KEPT\""),
+                         output, nullptr, {"ELASTICJOB_FENCING_TOKEN=42"});
   ::unsetenv("ELASTICJOB_FENCING_TOKEN");
   ::unsetenv("SCRIPT_PROCESSES_TEST_KEPT");
   ASSERT_TRUE(r.ok()) << r.status();
@@ -286,8 +286,9 @@ void ScriptProcessesTest::ExpectTheScriptDiesWithItsInstance(
         // The script writes its line as it starts; the instance tells the guardian of its
         // group just after the spawn returns, on the thread that started it. The test is of
         // what happens once the guardian knows: wait for that (bounded, in the child).
-        for (int i = 0; i < 10'000 && processes.groups_for_testing() == 0; ++i) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (!processes.WaitGroupsForTesting(1, std::chrono::steady_clock::now() +
+                                                   std::chrono::seconds(10))) {
+          _exit(5);
         }
         meanwhile(processes);
         std::ofstream(out) << line << "\n" << std::flush;
