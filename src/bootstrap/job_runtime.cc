@@ -285,8 +285,14 @@ Status JobRuntime::Start(bool scheduled) {
       &clock_);
   const std::string& self = instances_->self().instance_id;
   leader_ = std::make_unique<election::LeaderService>(storage_, self);
-  sharding_ = std::make_unique<sharding::ShardingService>(
-      storage_, *config_service_, *leader_, *instances_, *servers_, strategies_, *notifier_, this);
+  // The guard of a resharding around a fire (sharding_service.h): a trigger of a fire may
+  // still run up to the overdue bound after it, and the flag takes a moment to reach us.
+  sharding::FireTiming timing;
+  timing.clock = &clock_;
+  timing.late = OverdueBound(registry_.session_timeout()) + std::chrono::seconds(1);
+  sharding_ =
+      std::make_unique<sharding::ShardingService>(storage_, *config_service_, *leader_, *instances_,
+                                                  *servers_, strategies_, *notifier_, this, timing);
   execution_ = std::make_unique<execution::ExecutionService>(storage_, self);
   failover_ = std::make_unique<failover::FailoverService>(storage_, self);
   reconcile_ =
@@ -347,7 +353,8 @@ Status JobRuntime::Start(bool scheduled) {
       [this] {
         if (!BeginTask()) return;
         shared_->triggers.Post([self = shared_from_this()] { self->RunFailoverCounted(); });
-      });
+      },
+      [this] { return DueFire(); });
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},
@@ -464,6 +471,12 @@ void JobRuntime::ArmNextLocked(Clock::WallTime after) {
       [self = shared_from_this(), fire, arming] { self->OnPrepare(fire, arming); });
 }
 
+std::optional<Clock::WallTime> JobRuntime::DueFire() const {
+  const auto ticks = due_fire_.load(std::memory_order_acquire);
+  if (ticks == 0) return std::nullopt;
+  return Clock::WallTime(Clock::WallTime::duration(ticks));
+}
+
 void JobRuntime::ArmReconcile() {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) return;
@@ -497,6 +510,7 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
     // The next fire time, prepared in its turn (unless rescheduled meanwhile: armed anew).
     if (arming == arming_) ArmNextLocked(fire_time);
   }
+  due_fire_.store(fire_time.time_since_epoch().count(), std::memory_order_release);
   // The flag and the counter are this runtime's, which `skipped` keeps alive (the counter's
   // owner is kept for the runtime's life: counter_owner_).
   auto prepared = executor_->PrepareTrigger(
@@ -750,11 +764,16 @@ void JobRuntime::ShardIfNecessary() {
     ++outstanding_;  // BeginTask
   }
   shared_->triggers.Post([self = shared_from_this()] {
+    bool scheduled;
     {
       std::lock_guard<std::mutex> lock(self->mu_);
       self->shard_posted_ = false;
+      scheduled = self->cron_.has_value();  // the leader's next trigger comes
     }
-    Status s = self->sharding_->ShardNowIfIdleLeader();
+    // The latest fire whose trigger has come (prepared ones come at their fire time).
+    std::optional<Clock::WallTime> last_fire = self->DueFire();
+    if (last_fire.has_value() && *last_fire > self->clock_.WallNow()) last_fire.reset();
+    Status s = self->sharding_->ShardNowIfIdleLeader(scheduled, last_fire);
     if (!s.ok() && s.code() != StatusCode::kCancelled) {
       infra::LogLine("WARN",
                      fmt::format("job '{}': sharding: {}", self->config_.job_name, s.ToString()));

@@ -122,6 +122,8 @@ class JobRuntime final : public listener::JobController,
   Status RegisterStrategies();
   void ArmNextLocked(Clock::WallTime after);
   void ArmReconcile();
+  // The latest fire time prepared (its trigger is under way, or due at that time).
+  std::optional<Clock::WallTime> DueFire() const;
   // Serves this job on the dump port when monitorPort is set; a failure is logged.
   void OpenDumpPort();
   // kPrepareLead before a fire time: arms the next one, and prepares this one's run
@@ -227,6 +229,9 @@ class JobRuntime final : public listener::JobController,
   // GUARDED_BY(mu_): the run prepared for the next fire time, until it starts.
   std::weak_ptr<executor::JobExecutor::Prepared> prepared_;
   uint64_t arming_ = 0;  // GUARDED_BY(mu_): ArmNextLocked calls
+  // The latest fire time prepared (OnPrepare), in system clock ticks (0: none yet): the
+  // executor's due fire (DueFire).
+  std::atomic<Clock::WallTime::rep> due_fire_{0};
   // TriggerClusterAndWait's wait for the next operator run here. GUARDED_BY(mu_).
   struct ThrowWait {
     bool active = false;

@@ -25,8 +25,10 @@ struct JobExecutor::Run {
   std::shared_ptr<const std::map<int, std::string>> params;
   std::string task_id;
   std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
-  uint64_t session = 0;                      // the registry session its items were claimed in
-  int64_t fencing_token = 0;                 // its claim's (ExecutionService::ClaimAsync)
+  // While it waits for the sharding: its fire time (ticks), which a later trigger moves.
+  std::atomic<Clock::WallTime::rep> sharding_fire{0};
+  uint64_t session = 0;       // the registry session its items were claimed in
+  int64_t fencing_token = 0;  // its claim's (ExecutionService::ClaimAsync)
   // That session ended before the run did (Finish saw it, or Fence): others may own the
   // items now. atomic: Fence sets it on the job's strand while the run goes on elsewhere.
   std::atomic<bool> session_lost{false};
@@ -48,6 +50,10 @@ struct JobExecutor::Run {
 };
 
 namespace {
+
+int64_t EpochMillis(Clock::WallTime t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
 
 std::vector<int> Minus(std::vector<int> items, const std::vector<int>& drop) {
   items.erase(
@@ -104,6 +110,23 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
         lock.unlock();
         if (superseded) superseded(Outcome::kQueued);
         return;
+      }
+      if (fire_time.has_value() && waiting_run_ != nullptr) {
+        // That run waits for the leader's sharding still, from an earlier fire: this fire
+        // takes its place (docs/runtime.md "Resharding around a fire"), so that it runs once,
+        // for this fire, not for the one whose items may have run elsewhere meanwhile.
+        Done superseded = std::exchange(waiting_run_->done, std::move(done));
+        const Clock::WallTime earlier = *waiting_run_->fire_time;
+        waiting_run_->fire_time = fire_time;
+        waiting_run_->sharding_fire.store(fire_time->time_since_epoch().count());
+        const std::string job = waiting_run_->config->job_name;
+        lock.unlock();
+        infra::LogLine("INFO", fmt::format("job={} instance={}: the trigger of {} ms waited for "
+                                           "the leader's sharding up to the next fire; it runs "
+                                           "for that fire",
+                                           job, instance_id_, EpochMillis(earlier)));
+        sharding_.Recheck();
+        return superseded(Outcome::kQueued);
       }
       // A cron trigger while the previous run goes on: a misfire. The running call re-runs
       // before it lets go of the lane (Finish); mark and note it in one step under the lock,
@@ -168,26 +191,60 @@ void JobExecutor::ReadItems(const std::shared_ptr<Run>& run, std::optional<uint6
     run->failover_items = !run->items.empty();
   }
   if (run->failover_items) return Proceed(run);
-  // Waiting for the leader's sharding holds no thread: the rest runs when it is done.
-  sharding_.ShardingIfNecessaryAsync([this, run, changes](Status s) {
-    if (!s.ok()) return End(run, s);
-    auto local = sharding_.GetLocalShardingItems(run->config->sharding_total_count);
-    if (!local.ok()) return End(run, local.status());
-    std::vector<int> items = *local;
-    if (run->config->failover) {
-      auto taken = failover_.GetLocalTakeOffItems(items);
-      if (!taken.ok()) return End(run, taken.status());
-      items = Minus(std::move(items), *taken);
-    }
-    auto disabled = execution_.GetDisabledItems(items);
-    if (!disabled.ok()) return End(run, disabled.status());
-    run->items = Minus(std::move(items), *disabled);
-    // Parameters and task id now, so the plan keeps the run's own (Proceed then has none
-    // to compute).
-    if (Status p = Prepare(*run); !p.ok()) return End(run, p);
-    KeepPlan(changes, *run);
-    Proceed(run);
-  });
+  // Waiting for the leader's sharding holds no thread: the rest runs when it is done. A
+  // cron run waits as the lane's waiting run: a later cron trigger takes its place (Start).
+  sharding::ShardingService::FireTime fire = nullptr;
+  if (run->normal && run->fire_time.has_value()) {
+    run->sharding_fire.store(run->fire_time->time_since_epoch().count());
+    fire = [run]() -> std::optional<Clock::WallTime> {
+      return Clock::WallTime(Clock::WallTime::duration(run->sharding_fire.load()));
+    };
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting_run_ = run;
+  }
+  sharding_.ShardingIfNecessaryAsync(
+      [this, run, changes](Status s) {
+        if (run->normal && run->fire_time.has_value()) StopWaiting(run);
+        if (!s.ok()) return End(run, s);
+        auto local = sharding_.GetLocalShardingItems(run->config->sharding_total_count);
+        if (!local.ok()) return End(run, local.status());
+        std::vector<int> items = *local;
+        if (run->config->failover) {
+          auto taken = failover_.GetLocalTakeOffItems(items);
+          if (!taken.ok()) return End(run, taken.status());
+          items = Minus(std::move(items), *taken);
+        }
+        auto disabled = execution_.GetDisabledItems(items);
+        if (!disabled.ok()) return End(run, disabled.status());
+        run->items = Minus(std::move(items), *disabled);
+        // Parameters and task id now, so the plan keeps the run's own (Proceed then has none
+        // to compute).
+        if (Status p = Prepare(*run); !p.ok()) return End(run, p);
+        KeepPlan(changes, *run);
+        Proceed(run);
+      },
+      std::chrono::seconds(30), std::move(fire));
+}
+
+bool JobExecutor::StopWaiting(const std::shared_ptr<Run>& run) {
+  Queued queued;
+  std::optional<Clock::WallTime> later;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (waiting_run_ == run) waiting_run_.reset();
+    // The trigger of a later fire is under way (prepared, or due) and has not reached us:
+    // the run gives way to it, in this same step (that trigger must find the lane free).
+    later = due_fire_ ? due_fire_() : std::nullopt;
+    if (!later.has_value() || *later <= *run->fire_time) return false;
+    queued = ReleaseLocked(*run);
+  }
+  infra::LogLine("INFO", fmt::format("job={} instance={}: the trigger of {} ms waited for the "
+                                     "leader's sharding until the trigger of {} ms: it gives "
+                                     "way to that one",
+                                     run->config->job_name, instance_id_,
+                                     EpochMillis(*run->fire_time), EpochMillis(*later)));
+  Deliver(run, Outcome::kQueued, std::move(queued));
+  return true;
 }
 
 // A cache line of its own for what admission reads (the first of a job's item starts at the
@@ -378,6 +435,7 @@ bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
     return state == Prepared::kAdmitted;  // another item start (or Abandon) decided
   }
   if (go) {
+    sharding_.NoteRunAdmitted(*prepared.run->fire_time);
     if (prepared.staging != nullptr) {
       // Built ahead: stamped and pushed, the start's only tracing work.
       const Clock::WallTime now = clock_.WallNow();
@@ -728,6 +786,9 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
   // marks first too, but overwrites a mark it finds).
   run->session = execution_.session_epoch();
   run->items_done = false;
+  if (run->normal && !run->misfire && run->fire_time.has_value()) {
+    sharding_.NoteRunAdmitted(*run->fire_time);  // its items were read for this fire
+  }
   execution_.ClaimAsync(*run->config, run->items, control_,
                         [this, run](Result<std::vector<int>> claimed, int64_t fencing_token) {
                           run->fencing_token = fencing_token;

@@ -117,7 +117,9 @@ class JobExecutor {
   // `registry_changes` may be null (every trigger reads the registry). `start_failover_run`
   // (may be null) starts RunFailover: a trigger that finds failover items claimed here and
   // not running (claimed a moment ago, their run about to start) leaves them to it and runs
-  // this instance's own items.
+  // this instance's own items. `due_fire` (may be null) gives the owner's latest cron fire
+  // time whose trigger is under way (prepared, or due): a run that waited for a resharding
+  // until then gives way to it (docs/runtime.md "Resharding around a fire").
   JobExecutor(config::ConfigService& config, sharding::ShardingService& sharding,
               execution::ExecutionService& execution, failover::FailoverService& failover,
               std::string instance_id, std::shared_ptr<SimpleJob> job, Executor& item_pool,
@@ -126,7 +128,8 @@ class JobExecutor {
               ChangeCount registry_changes = nullptr,
               std::chrono::milliseconds overdue_bound = std::chrono::seconds(1),
               std::shared_ptr<const tracing::JobTracing> tracing = nullptr,
-              std::function<void()> start_failover_run = nullptr)
+              std::function<void()> start_failover_run = nullptr,
+              std::function<std::optional<Clock::WallTime>()> due_fire = nullptr)
       : job_(std::move(job)),
         clock_(clock),
         control_(control),
@@ -141,7 +144,8 @@ class JobExecutor {
         registry_changes_(std::move(registry_changes)),
         overdue_bound_(overdue_bound),
         tracing_(std::move(tracing)),
-        start_failover_run_(std::move(start_failover_run)) {}
+        start_failover_run_(std::move(start_failover_run)),
+        due_fire_(std::move(due_fire)) {}
 
   // See above. `done` gets the outcome or the first coordination error (item failures are
   // reported through ItemRun, not here).
@@ -223,6 +227,10 @@ class JobExecutor {
   // A normal run holding the lane, with nothing known yet: failover items, else sharding and
   // this instance's items (read from the registry at change count `changes`), then Proceed.
   void ReadItems(const std::shared_ptr<Run>& run, std::optional<uint64_t> changes);
+  // A cron run's wait for the sharding is over: it is no longer the lane's waiting run. When
+  // the trigger of a later fire is under way (due_fire_), it ends (kQueued), giving way to
+  // that trigger, and true is returned.
+  bool StopWaiting(const std::shared_ptr<Run>& run);
   // A prepared run whose plan changed before its fire time: reads everything again.
   void Reread(const std::shared_ptr<Run>& run);
   // The first item start of a prepared run decides for all of them: true to run (`after`
@@ -325,6 +333,7 @@ class JobExecutor {
   // instance has claimed and does not run yet; null: a trigger runs them instead of its
   // items, as ElasticJob's does.
   const std::function<void()> start_failover_run_;
+  const std::function<std::optional<Clock::WallTime>()> due_fire_;
 
   std::mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
@@ -332,6 +341,8 @@ class JobExecutor {
   bool normal_after_ ELASTICJOB_GUARDED_BY(mu_) = false;      // ... by its after-listeners
   std::vector<int> normal_items_ ELASTICJOB_GUARDED_BY(mu_);  // its items, once known
   bool misfire_pending_ ELASTICJOB_GUARDED_BY(mu_) = false;   // a cron trigger found it taken
+  // The normal lane's cron run while it waits for the leader's sharding (ReadItems).
+  std::shared_ptr<Run> waiting_run_ ELASTICJOB_GUARDED_BY(mu_);
   // The normal run's misfire marks are set in the registry by us (sent), until the run's last
   // re-run ends.
   bool misfire_marked_ ELASTICJOB_GUARDED_BY(mu_) = false;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "infra/log.h"
 #include "sharding/sharding_node.h"
@@ -110,26 +111,62 @@ Result<bool> ShardingService::HasShardingInfo() {
 }
 
 Status ShardingService::ShardingIfNecessary(std::chrono::milliseconds wait) {
-  Status s = notifier_.WaitUntil([this] { return TryShardingIfNecessary(); }, wait);
+  Status s = notifier_.WaitUntil([this] { return TryShardingIfNecessary(Asker{}); }, wait);
   return s.ok() ? s : s.WithContext("sharding");
 }
 
 void ShardingService::ShardingIfNecessaryAsync(std::function<void(Status)> done,
-                                               std::chrono::milliseconds wait) {
-  notifier_.WhenTrue([this] { return TryShardingIfNecessary(); }, wait,
-                     "sharding: waiting for a leader, running items or the leader's assignment",
-                     std::move(done));
+                                               std::chrono::milliseconds wait, FireTime fire_time) {
+  notifier_.WhenTrue(
+      [this, fire_time = std::move(fire_time)] {
+        Asker asker;
+        if (fire_time) asker.fire = fire_time();
+        asker.always = !asker.fire.has_value();
+        return TryShardingIfNecessary(asker);
+      },
+      wait, "sharding: waiting for a leader, running items or the leader's assignment",
+      std::move(done));
 }
 
-Result<bool> ShardingService::TryShardingIfNecessary() {
+Result<bool> ShardingService::TryShardingIfNecessary(const Asker& asker) {
   // A sharding transaction fails when another instance sharded at the same time (the
   // leadership moved mid-way): look again, as the other one may have done the work.
   Result<bool> r = false;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    r = TryShardingIfNecessaryOnce();
+    r = TryShardingIfNecessaryOnce(asker);
     if (r.ok() || !LostShardingRace(r.status())) return r;
   }
   return false;  // three lost races in a row: the next change tries again
+}
+
+ShardingService::Asker ShardingService::Wider(const Asker& a, const Asker& b) {
+  if (a.always) return a;
+  if (b.always) return b;
+  if (!a.fire.has_value()) return b;
+  if (!b.fire.has_value()) return a;
+  return *a.fire >= *b.fire ? a : b;
+}
+
+bool ShardingService::MayShardLocked(const Asker& asker) {
+  return !guard_.has_value() || asker.always || (asker.fire.has_value() && *asker.fire > *guard_);
+}
+
+void ShardingService::GuardLocked() {
+  if (timing_.clock == nullptr) return;
+  const Clock::WallTime now = timing_.clock->WallNow();
+  if (!flag_seen_at_.has_value()) flag_seen_at_ = now;
+  const int64_t last = last_run_fire_.load(std::memory_order_relaxed);
+  if (last == std::numeric_limits<int64_t>::min()) return;
+  const Clock::WallTime fire{Clock::WallTime::duration(last)};
+  if (fire >= *flag_seen_at_ - timing_.late) {
+    guard_ = guard_.has_value() ? std::max(*guard_, fire) : fire;
+  }
+}
+
+void ShardingService::ClearGuardLocked() {
+  flag_seen_at_.reset();
+  guard_.reset();
+  deferral_logged_ = false;
 }
 
 TransactionOp ShardingService::SelfRegistered() {
@@ -145,7 +182,7 @@ Status ShardingService::FencedFailure(Status failed) {
                             storage_.path().job_name()));
 }
 
-Result<bool> ShardingService::TryShardingIfNecessaryOnce() {
+Result<bool> ShardingService::TryShardingIfNecessaryOnce(const Asker& asker) {
   if (leader_.is_shut_down()) {
     return Status(StatusCode::kCancelled,
                   fmt::format("job '{}' is shut down here", storage_.path().job_name()));
@@ -179,7 +216,7 @@ Result<bool> ShardingService::TryShardingIfNecessaryOnce() {
   }
   auto is_leader = leader_.IsLeader();
   if (!is_leader.ok()) return is_leader.status();
-  if (*is_leader) return TryShardAsLeader();
+  if (*is_leader) return TryShardAsLeader(asker);
   // Not the leader: ready once the leader's sharding is done.
   auto need_now = IsNeedSharding();
   if (!need_now.ok()) return need_now.status();
@@ -187,14 +224,16 @@ Result<bool> ShardingService::TryShardingIfNecessaryOnce() {
   return NotProcessing();
 }
 
-Status ShardingService::ShardNowIfIdleLeader() {
+Status ShardingService::ShardNowIfIdleLeader(bool scheduled,
+                                             std::optional<Clock::WallTime> last_fire) {
   auto need = IsNeedSharding();
   if (!need.ok() || !*need) return need.status();
   auto leading = leader_.IsLeader();
   if (!leading.ok() || !*leading) return leading.status();
   auto available = instances_.GetAvailableJobInstances();
   if (!available.ok() || available->empty()) return available.status();
-  Result<bool> sharded = TryShardAsLeader();  // not ready: a later event calls again
+  // Not ready: a later event calls again.
+  Result<bool> sharded = TryShardAsLeader(Asker{.always = !scheduled, .fire = last_fire});
   if (sharded.ok() || !LostShardingRace(sharded.status())) return sharded.status();
   // Two instances that both saw themselves lead (an election under way at start-up, or a
   // leadership that moved mid-way) shard at once: one transaction wins, the other fails
@@ -210,7 +249,7 @@ bool ShardingService::LostShardingRace(const Status& s) {
   return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kAlreadyExists;
 }
 
-Result<bool> ShardingService::TryShardAsLeader() {
+Result<bool> ShardingService::TryShardAsLeader(Asker asker) {
   {
     std::lock_guard<std::mutex> lock(shard_mu_);
     // Another path of ours is sharding: waiting for it would hold a coordination thread for
@@ -218,27 +257,39 @@ Result<bool> ShardingService::TryShardAsLeader() {
     // may have read the flag or the membership before the change that brought us here, and
     // that change's flag write may come while it runs (then its events reach only us).
     if (sharding_) {
+      again_asker_ = shard_again_ ? Wider(again_asker_, asker) : asker;
       shard_again_ = true;
       return false;
     }
     sharding_ = true;
   }
+  bool for_others = false;
   for (;;) {
-    Result<bool> r = TryShardAsLeaderOnce();
-    std::lock_guard<std::mutex> lock(shard_mu_);
-    if (!shard_again_) {
+    Result<bool> r = TryShardAsLeaderOnce(asker);
+    {
+      std::lock_guard<std::mutex> lock(shard_mu_);
+      if (shard_again_) {
+        shard_again_ = false;
+        for_others = true;
+        asker = Wider(asker, again_asker_);
+        continue;
+      }
       sharding_ = false;
-      return r;
     }
-    shard_again_ = false;
+    // Those who asked meanwhile wait for a change: what came of it may be none (a strategy
+    // that failed, a later fire to wait for), so they look again themselves.
+    if (for_others) notifier_.Notify();
+    return r;
   }
 }
 
-Result<bool> ShardingService::TryShardAsLeaderOnce() {
+Result<bool> ShardingService::TryShardAsLeaderOnce(const Asker& asker) {
   auto need = IsNeedSharding();  // another path of ours may have sharded meanwhile
   if (!need.ok()) return need.status();
   if (!*need) {
     if (running_watcher_ != nullptr) running_watcher_->StopWatchingRunningMarks();
+    std::lock_guard<std::mutex> lock(shard_mu_);
+    ClearGuardLocked();
     return true;
   }
   // Leadership again, under the lock: the caller read it before waiting for it, and a
@@ -251,6 +302,10 @@ Result<bool> ShardingService::TryShardAsLeaderOnce() {
                     fmt::format("job '{}' is shut down here", storage_.path().job_name()));
     }
     return false;  // no longer the leader: the next leader shards
+  }
+  {
+    std::lock_guard<std::mutex> lock(shard_mu_);
+    GuardLocked();  // from the first look at this flag
   }
   auto config = config_.LoadLastGood(/*from_cache=*/false);
   if (!config.ok()) return config.status();
@@ -265,6 +320,20 @@ Result<bool> ShardingService::TryShardAsLeaderOnce() {
     if (!running.ok()) return running.status();
   }
   if (!running->empty()) return false;
+  {
+    // A run of ours under the assignment the flag replaces: the new one is for a later fire.
+    std::lock_guard<std::mutex> lock(shard_mu_);
+    GuardLocked();  // a run admitted since
+    if (!MayShardLocked(asker)) {
+      if (!std::exchange(deferral_logged_, true)) {
+        infra::LogLine("INFO", fmt::format("job '{}': items ran under the assignment being "
+                                           "replaced: the new one is written for the next "
+                                           "fire (the leader's next trigger)",
+                                           storage_.path().job_name()));
+      }
+      return false;
+    }
+  }
   auto idle = NotProcessing();
   if (!idle.ok() || !*idle) return idle;
   // The membership from the server, not the cache: an instance that registered just now
@@ -326,6 +395,10 @@ Result<bool> ShardingService::TryShardAsLeaderOnce() {
   }
   // Every run's mark would fire these watches again: they were for this sharding only.
   if (running_watcher_ != nullptr) running_watcher_->StopWatchingRunningMarks();
+  {
+    std::lock_guard<std::mutex> lock(shard_mu_);
+    ClearGuardLocked();  // a flag raised again below starts afresh
+  }
   // The transaction deleted the flag, including one raised by a membership change after we
   // read the membership. Read it again: if it moved, raise the flag again. (Every change is
   // written before its flag, so a change whose flag we deleted is visible now.)

@@ -12,16 +12,36 @@
 // sharding begun before an operator removed the node (or before a Join removed it) changes
 // nothing once it is gone, whatever a stale cache says of the leadership.
 //
+// Resharding around a fire (docs/runtime.md "Resharding around a fire"). A flag raised while
+// items run under the assignment it replaces (an instance back from a pause raises it on
+// reconnecting, often just before a fire that another instance's run was claimed for
+// already) must not let a trigger of that same fire run, under the new assignment, an item
+// its old owner ran: each item runs once per fire. So the leader keeps a guard: its own last
+// run's fire, when that run was admitted at most `late` before the flag was first seen (a
+// trigger of that fire elsewhere that saw the flag waits for the sharding; one later than
+// that is skipped as overdue). While the guard is set, the new assignment is written only
+// for a later fire: the eager path (ShardNowIfIdleLeader, for a scheduled job) leaves it to
+// the leader's next trigger, and a trigger of a fire no later than the guard does not shard;
+// triggers waiting meanwhile give way to the next fire's (JobExecutor). ElasticJob shards
+// only in the leader's trigger; here the leader shards at once when no guard is set. Runs
+// of other instances are not guarded: a mark seen before a fire may be a claim made ahead
+// that its instance lets go at the fire on seeing the flag (docs/chaos-findings.md).
+//
 // Thread safety: safe for concurrent use.
 #ifndef ELASTICJOB_SHARDING_SHARDING_SERVICE_H_
 #define ELASTICJOB_SHARDING_SHARDING_SERVICE_H_
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "config/config_service.h"
+#include "elasticjob/clock.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
 #include "election/leader_service.h"
 #include "instance/instance_service.h"
@@ -46,6 +66,13 @@ class RunningMarkWatcher {
   virtual std::vector<int> LocallyRunningItems() = 0;
 };
 
+// The timing a leader's guard of a resharding around a fire is worked out with
+// (ShardingService); without a clock there is no guard.
+struct FireTiming {
+  Clock* clock = nullptr;
+  std::chrono::milliseconds late{0};  // how late after its fire a trigger may still run
+};
+
 class ShardingService {
  public:
   // REQUIRES: every argument outlives this object. Without `running_watcher` (tests on the
@@ -53,7 +80,8 @@ class ShardingService {
   ShardingService(storage::JobNodeStorage& storage, config::ConfigService& config,
                   election::LeaderService& leader, instance::InstanceService& instances,
                   server::ServerService& servers, const JobShardingStrategyRegistry& strategies,
-                  storage::ChangeNotifier& notifier, RunningMarkWatcher* running_watcher = nullptr)
+                  storage::ChangeNotifier& notifier, RunningMarkWatcher* running_watcher = nullptr,
+                  FireTiming timing = {})
       : storage_(storage),
         config_(config),
         leader_(leader),
@@ -61,7 +89,18 @@ class ShardingService {
         servers_(servers),
         strategies_(strategies),
         notifier_(notifier),
-        running_watcher_(running_watcher) {}
+        running_watcher_(running_watcher),
+        timing_(timing) {}
+
+  // A run of this instance for the cron fire at `fire` was admitted under the current
+  // assignment (its items start now). Cheap: one atomic store (the fire path calls it).
+  void NoteRunAdmitted(Clock::WallTime fire) {
+    last_run_fire_.store(fire.time_since_epoch().count(), std::memory_order_relaxed);
+  }
+
+  // A trigger's fire time as the wait for the sharding sees it now (it may move to a later
+  // fire while it waits); nullopt: an operator's run, which may always shard.
+  using FireTime = std::function<std::optional<Clock::WallTime>()>;
 
   Status SetReshardingFlag();
   Result<bool> IsNeedSharding();
@@ -72,16 +111,25 @@ class ShardingService {
   Status ShardingIfNecessary(std::chrono::milliseconds wait = std::chrono::seconds(30));
   // The same without holding a thread while waiting: `done` is called once, on the calling
   // thread when no wait is needed, else on the notifier's executor (ChangeNotifier).
+  // `fire_time` (may be null: an operator's run) is the waiting trigger's, for the rule on
+  // runs seen (above).
   void ShardingIfNecessaryAsync(std::function<void(Status)> done,
-                                std::chrono::milliseconds wait = std::chrono::seconds(30));
+                                std::chrono::milliseconds wait = std::chrono::seconds(30),
+                                FireTime fire_time = nullptr);
+  // Has the waits re-check (a waiting trigger's fire time moved).
+  void Recheck() { notifier_.Notify(); }
 
   // Shards at once if this instance leads, a resharding is pending and no item is running;
   // else does nothing. The runtime calls it when the flag appears or a run ends, so the
   // assignment is written as soon as it can be, not at the leader's next trigger (and
   // followers waiting for it go on). ElasticJob shards only in the leader's trigger.
   // OK too when another instance sharded at the same time and won (an expected race,
-  // logged at INFO); an error only for a real failure.
-  Status ShardNowIfIdleLeader();
+  // logged at INFO); an error only for a real failure. `scheduled`: the job has a schedule,
+  // so the leader's next trigger comes, and `last_fire` is the latest fire whose trigger has
+  // come here: with a guard set (above), it shards only when that fire is past the guard
+  // (that trigger may have found a run going on, and left the sharding to us).
+  Status ShardNowIfIdleLeader(bool scheduled = false,
+                              std::optional<Clock::WallTime> last_fire = std::nullopt);
 
   // The items among [0, sharding_total_count) assigned to `instance_id` (none when its
   // server is not available).
@@ -99,19 +147,35 @@ class ShardingService {
   Result<bool> HasShardingInfo();
 
  private:
+  // Who asks for a sharding, for the guard (above).
+  struct Asker {
+    // An operator's run, or the eager path of a job without a schedule: not guarded.
+    bool always = true;
+    // Else the fire its trigger is of (for the eager path: the latest fire whose trigger
+    // has come here); nullopt: none.
+    std::optional<Clock::WallTime> fire;
+  };
+  // Of two askers, the one the rule lets shard in more cases.
+  static Asker Wider(const Asker& a, const Asker& b);
+  // Whether `asker` may write the new assignment now. REQUIRES: shard_mu_ held.
+  bool MayShardLocked(const Asker& asker);
+  // Moves the guard for a leader attempt now. REQUIRES: shard_mu_ held.
+  void GuardLocked();
+  // The flag is gone (or written for): no guard. REQUIRES: shard_mu_ held.
+  void ClearGuardLocked();
   // What can be done now towards ShardingIfNecessary (electing, sharding as leader); true
   // once this instance may read its assignment, false while it must wait.
-  Result<bool> TryShardingIfNecessary();
-  Result<bool> TryShardingIfNecessaryOnce();
+  Result<bool> TryShardingIfNecessary(const Asker& asker);
+  Result<bool> TryShardingIfNecessaryOnce(const Asker& asker);
   // One leader path at a time: while another one shards, false at once, and that one runs
-  // TryShardAsLeaderOnce again when it is done (so a flag raised while it ran, whose
-  // events found it busy, is not left up with nobody sharding). Returns the last attempt's
-  // result.
-  Result<bool> TryShardAsLeader();
-  // Re-checks the flag; false while items run or another sharding is in progress; else
-  // shards and returns true, or false when the membership or the total count moved
-  // meanwhile (the flag is raised again).
-  Result<bool> TryShardAsLeaderOnce();
+  // TryShardAsLeaderOnce again when it is done, for the wider of the two askers (so a flag
+  // raised while it ran, whose events found it busy, is not left up with nobody sharding).
+  // Returns the last attempt's result.
+  Result<bool> TryShardAsLeader(Asker asker);
+  // Re-checks the flag; false while items run, another sharding is in progress or
+  // `asker` must leave it to a later fire (above); else shards and returns true, or false
+  // when the membership or the total count moved meanwhile (the flag is raised again).
+  Result<bool> TryShardAsLeaderOnce(const Asker& asker);
   // Whether `s`, from a sharding step, says another instance sharded at the same time (its
   // transaction deleted or created the nodes ours expected): NOT_FOUND or ALREADY_EXISTS.
   static bool LostShardingRace(const Status& s);
@@ -135,9 +199,18 @@ class ShardingService {
   const JobShardingStrategyRegistry& strategies_;
   storage::ChangeNotifier& notifier_;
   RunningMarkWatcher* const running_watcher_;
+  const FireTiming timing_;
+  // NoteRunAdmitted's last fire (system clock ticks; min: none).
+  std::atomic<int64_t> last_run_fire_{std::numeric_limits<int64_t>::min()};
   std::mutex shard_mu_;
   bool sharding_ = false;     // GUARDED_BY(shard_mu_): a TryShardAsLeader is under way
   bool shard_again_ = false;  // GUARDED_BY(shard_mu_): another path asked meanwhile
+  Asker again_asker_;         // GUARDED_BY(shard_mu_): the widest of them
+  // GUARDED_BY(shard_mu_), until the flag is gone: when a leader attempt of ours first saw
+  // it, and the guard (above).
+  std::optional<Clock::WallTime> flag_seen_at_;
+  std::optional<Clock::WallTime> guard_;
+  bool deferral_logged_ = false;  // GUARDED_BY(shard_mu_): said once per flag
 };
 
 }  // namespace elasticjob::sharding

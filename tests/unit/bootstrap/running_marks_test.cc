@@ -198,8 +198,9 @@ TEST_F(RunningMarksTest, AnOperatorShutdownOfTheLeaderRaisesTheReshardingFlag) {
   auto other = Session();
   ASSERT_TRUE(other->Persist("/job/servers/10.0.0.9", "ENABLED").ok());
   ASSERT_TRUE(other->PersistEphemeral("/job/instances/10.0.0.9@-@1", "jobInstanceId: x").ok());
-  ASSERT_TRUE(FireAt(Next())) << rec_.Dump();
+  // Sharded at once (no run of this fire yet: ShardingService's guard), then a fire runs.
   ASSERT_TRUE(WaitSettled(*reg, 2, 2)) << DumpTree(*reg, "/job");
+  ASSERT_TRUE(FireAt(Next())) << rec_.Dump();
   ASSERT_TRUE(other->Remove("/job/instances/" + Id("10.0.0.1")).ok());
   // Its items go to the other instance: the flag is up for the next leader, or this one
   // (still leader when it raised it) sharded them away before it stopped.
@@ -305,22 +306,27 @@ TEST_F(RunningMarksTest, EveryClaimOfAnItemCarriesALargerFencingTokenWhoeverMake
   for (auto [item, token] : j2->tokens()) EXPECT_GT(token, last[item]) << "item " << item;
 }
 
-// A session that tells when a key ending with `suffix` is read from the server
-// (GetDirectly); the rest forwards.
-class ReadWatchingRegistry final : public test_support::ForwardingRegistry {
+// A session that tells when, once armed, the children of a key ending with `suffix` are read
+// (a trigger waiting for the sharding reads the instances); the rest forwards.
+class ChildrenReadSignal final : public test_support::ForwardingRegistry {
  public:
-  ReadWatchingRegistry(RegistryCenter& inner, std::string suffix)
+  ChildrenReadSignal(RegistryCenter& inner, std::string suffix)
       : ForwardingRegistry(inner), suffix_(std::move(suffix)) {}
-  // Waits up to `bound` for such a read.
-  bool WaitRead(std::chrono::milliseconds bound) {
-    std::unique_lock<std::mutex> l(mu_);
-    return cv_.wait_for(l, bound, [&] { return read_; });
+  void Arm() {
+    std::lock_guard<std::mutex> l(mu_);
+    armed_ = true;
+    read_ = false;
   }
-  Result<std::string> GetDirectly(std::string_view key) override {
-    auto r = inner().GetDirectly(key);
+  // Waits (bounded) for such a read since Arm.
+  bool WaitRead() {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, 20s, [&] { return read_; });
+  }
+  Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) override {
+    auto r = inner().GetChildrenKeys(key);
     if (key.ends_with(suffix_)) {
       std::lock_guard<std::mutex> l(mu_);
-      read_ = true;
+      read_ = armed_;
       cv_.notify_all();
     }
     return r;
@@ -330,28 +336,25 @@ class ReadWatchingRegistry final : public test_support::ForwardingRegistry {
   const std::string suffix_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool read_ = false;  // guarded by mu_
+  bool armed_ = false;  // guarded by mu_
+  bool read_ = false;   // guarded by mu_
 };
 
 // Chaos sigstop_around_fire (issue 31): an instance back from a pause past its session
-// raised the resharding flag on reconnecting, just before a fire. The survivor, which held
-// all the items since its resharding, had its run of that fire claimed already and ran them
-// all; the returned instance's trigger of the same fire waited for the leader's sharding,
-// which comes once nothing runs, and then ran the items the sharding gave back to it: a
-// second run of them for that fire. They ran elsewhere at the fire time: they are left to
-// the instance's next fire. Each instance has a clock of its own (a timer of its own), so
-// that the survivor's run of the fire is under way before the other's trigger of it.
-// DISABLED: it reproduces the duplicate (the moved item runs on both instances for the
-// fire) and fails until the fix (docs/chaos-findings.md, issue 31, 1: a first fix that left
-// out the items marked running elsewhere at the fire time was reverted: a prepared claim
-// let go at the fire time, the common case, made those items miss the fire). Run it with
-// --gtest_also_run_disabled_tests.
-TEST_F(RunningMarksTest,
-       DISABLED_ATriggerWaitingForAReshardingLeavesTheItemsRunningElsewhereAtItsFire) {
+// raised the resharding flag on reconnecting, just before a fire. The survivor (the leader),
+// which held all the items since its resharding, had its run of that fire claimed already
+// and ran them all; the returned instance's trigger of the same fire waits for the leader's
+// sharding. Had the leader sharded as soon as its run ended, that trigger would have run the
+// item given back to it a second time for that fire. The leader writes the new assignment
+// for its next fire instead (ShardingService: the guard), and the waiting trigger gives way
+// to the returned instance's trigger of that fire: each item runs once per fire. Each
+// instance has a clock of its own (a timer of its own), so that the survivor's run of the
+// fire is under way before the other's trigger of it.
+TEST_F(RunningMarksTest, ATriggerWaitingForAReshardingAroundAFireGivesWayToTheNextFire) {
   SimulatedClock other_clock{clock_.WallNow()};
   auto reg = Session();
   auto other_session = Session();
-  ReadWatchingRegistry other_reg(*other_session, "/running");
+  ChildrenReadSignal other_reg(*other_session, "/instances");
   auto job = std::make_shared<GateJob>();
   ScheduleJobBootstrap survivor(*reg, job, Config(2), Options("10.0.0.1"));
   ASSERT_TRUE(survivor.Schedule().ok());
@@ -381,38 +384,49 @@ TEST_F(RunningMarksTest,
     return reg->GetDirectly(moved_node + "/running").value_or("") == survivor_id;
   })) << DumpTree(*reg, "/job");
   // The returned instance raises the flag (its reconnection) and its trigger of the same
-  // fire comes: it waits for the leader's sharding, which waits for the survivor's run.
-  ASSERT_TRUE(other_reg.Persist("/job/leader/sharding/necessary", "").ok());
+  // fire comes: it waits for the leader's sharding.
+  ASSERT_TRUE(other_session->Persist("/job/leader/sharding/necessary", "").ok());
   ASSERT_TRUE(WaitRegistry(
       *other_session, [&] { return other_session->Get("/job/leader/sharding/necessary").ok(); }));
+  other_reg.Arm();
   other_clock.Advance(fire - other_clock.WallNow());
-  // Its look at what runs where (bounded: without it, the run below shows the duplicate).
-  (void)other_reg.WaitRead(2s);
+  ASSERT_TRUE(other_reg.WaitRead());  // its trigger looks at the instances, waiting
   job->Release();
-  // The leader shards once its run has ended: the item is the returned instance's again.
-  ASSERT_TRUE(WaitSettled(*reg, 2, 2)) << DumpTree(*reg, "/job");
+  // The survivor's run ends (its trigger reported: the lane is free); the flag stays up
+  // until the leader's next trigger.
   ASSERT_TRUE(rec_.Wait([&](const auto&, const auto& triggers) {
-    size_t n = 0;
     for (const auto& t : triggers) {
-      n += t.source == TriggerReport::Source::kCron && t.scheduled == fire ? 1 : 0;
+      if (t.scheduled == fire && t.outcome == TriggerReport::Outcome::kRan) return true;
     }
-    return n >= 2;
+    return false;
   })) << rec_.Dump();
-  EXPECT_EQ(RunsAt(fire),
-            (std::set<std::pair<int, std::string>>{{kept, survivor_id}, {moved, survivor_id}}))
-      << rec_.Dump();
-  // The item is the returned instance's from its next fire.
+  EXPECT_TRUE(reg->GetDirectly("/job/leader/sharding/necessary").ok()) << DumpTree(*reg, "/job");
+  EXPECT_EQ(*reg->GetDirectly(moved_node + "/instance"), survivor_id);
+  // The next fire: the returned instance's trigger of it takes the waiting one's place (that
+  // one is reported with nothing run), then the leader shards in its trigger, and the
+  // returned instance runs the item given back to it for that fire, once.
   const auto next = Next();
-  clock_.Advance(next - clock_.WallNow());
   other_clock.Advance(next - other_clock.WallNow());
+  ASSERT_TRUE(rec_.Wait([&](const auto&, const auto& triggers) {
+    for (const auto& t : triggers) {
+      if (t.scheduled == fire && t.outcome == TriggerReport::Outcome::kNoItems) return true;
+    }
+    return false;
+  })) << rec_.Dump();
+  clock_.Advance(next - clock_.WallNow());
   ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {
     size_t n = 0;
     for (const auto& r : runs) n += r.fire_time == next ? 1 : 0;
     return n >= 2;
-  })) << rec_.Dump();
+  })) << rec_.Dump()
+      << DumpTree(*reg, "/job");
+  EXPECT_EQ(RunsAt(fire),
+            (std::set<std::pair<int, std::string>>{{kept, survivor_id}, {moved, survivor_id}}))
+      << rec_.Dump();
   EXPECT_EQ(RunsAt(next),
             (std::set<std::pair<int, std::string>>{{kept, survivor_id}, {moved, returned_id}}))
       << rec_.Dump();
+  EXPECT_EQ(rec_.runs().size(), 4u) << rec_.Dump();
 }
 
 TEST_F(RunningMarksTest, ARunWithoutRunningMarksHasNoFencingToken) {

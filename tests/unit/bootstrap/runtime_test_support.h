@@ -49,15 +49,20 @@ class Recorder {
     return runs_;
   }
   // What happened so far, for failure messages.
+  static int64_t Millis(Clock::WallTime t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  }
   std::string Dump() {
     std::lock_guard<std::mutex> l(mu_);
     std::string out;
     for (const auto& t : triggers_) {
       out += "trigger source=" + std::to_string(static_cast<int>(t.source)) +
-             " outcome=" + std::to_string(static_cast<int>(t.outcome)) + " " + t.error + "\n";
+             " outcome=" + std::to_string(static_cast<int>(t.outcome)) +
+             " scheduled=" + std::to_string(Millis(t.scheduled)) + " " + t.error + "\n";
     }
     for (const auto& r : runs_) {
-      out += "run item=" + std::to_string(r.item) + " on " + r.instance_id + "\n";
+      out += "run item=" + std::to_string(r.item) + " on " + r.instance_id +
+             " fire=" + (r.fire_time ? std::to_string(Millis(*r.fire_time)) : "-") + "\n";
     }
     return out;
   }
