@@ -30,7 +30,11 @@
 // Three entry points share one "normal lane" (at most one normal run per job at a time) and
 // the set of items running here:
 //   Trigger     a cron trigger: a run already going makes it a misfire (step 3), but one
-//               whose items are done and whose after-listeners still run makes it wait;
+//               whose items are done and whose after-listeners still run makes it wait,
+//               and a cron run still waiting for the leader's sharding takes this
+//               trigger's fire instead of its own (docs/runtime.md "Resharding around a
+//               fire"; such a run also gives way to a later fire's trigger under way when
+//               the sharding comes);
 //   TriggerNow  an operator trigger (`trigger/{instanceId}`): a run already going makes it
 //               wait, and it runs once that run ends (ElasticJob drops it);
 //   RunFailover the items this instance just claimed for failover, at once, beside a normal
