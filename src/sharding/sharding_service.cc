@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "infra/log.h"
+#include "metrics/job_metrics.h"
 #include "sharding/sharding_node.h"
 #include "sharding/strategy/checked_sharding.h"
 
@@ -324,6 +325,7 @@ Result<bool> ShardingService::TryShardAsLeaderOnce() {
     (void)storage_.RemoveJobNodeIfExisted(kProcessing);
     return FencedFailure(s);
   }
+  if (metrics_ != nullptr) metrics_->reshardings.Inc();
   // Every run's mark would fire these watches again: they were for this sharding only.
   if (running_watcher_ != nullptr) running_watcher_->StopWatchingRunningMarks();
   // The transaction deleted the flag, including one raised by a membership change after we

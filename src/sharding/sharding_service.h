@@ -28,6 +28,10 @@
 #include "storage/change_notifier.h"
 #include "storage/job_node_storage.h"
 
+namespace elasticjob::metrics {
+struct JobMetrics;
+}  // namespace elasticjob::metrics
+
 namespace elasticjob::sharding {
 
 // Running marks are outside the registry cache (storage::JobNodeWatches), so no event tells
@@ -48,6 +52,8 @@ class RunningMarkWatcher {
 
 class ShardingService {
  public:
+  // Counts this instance's shardings there (null: not counted). REQUIRES: before use.
+  void set_metrics(metrics::JobMetrics* metrics) { metrics_ = metrics; }
   // REQUIRES: every argument outlives this object. Without `running_watcher` (tests on the
   // in-memory registry, whose watch sees every node), running marks are not watched.
   ShardingService(storage::JobNodeStorage& storage, config::ConfigService& config,
@@ -99,6 +105,7 @@ class ShardingService {
   Result<bool> HasShardingInfo();
 
  private:
+  metrics::JobMetrics* metrics_ = nullptr;  // borrowed; may be null
   // What can be done now towards ShardingIfNecessary (electing, sharding as leader); true
   // once this instance may read its assignment, false while it must wait.
   Result<bool> TryShardingIfNecessary();
