@@ -14,8 +14,15 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/elasticjob_shared.cc "// libelasticjob.so
 add_library(elasticjob_shared SHARED ${CMAKE_CURRENT_BINARY_DIR}/elasticjob_shared.cc)
 set_target_properties(elasticjob_shared PROPERTIES OUTPUT_NAME elasticjob
   VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR} EXPORT_NAME shared)
-target_link_libraries(elasticjob_shared PRIVATE
-  "$<LINK_LIBRARY:WHOLE_ARCHIVE,elasticjob_infra,elasticjob_schedule,elasticjob_sharding,elasticjob_config,elasticjob_api,elasticjob_tracing,elasticjob_reg,elasticjob_metrics,elasticjob_runtime,elasticjob_lifecycle,elasticjob_console>")
+# Every module's archive whole (CMake's WHOLE_ARCHIVE feature refuses an archive that also
+# comes in as a dependency of another), then the modules again for their own dependencies.
+set(ELASTICJOB_WHOLE_ARCHIVES "")
+foreach(module infra schedule sharding config api tracing reg metrics runtime lifecycle console)
+  string(APPEND ELASTICJOB_WHOLE_ARCHIVES " $<TARGET_FILE:elasticjob_${module}>")
+endforeach()
+target_link_options(elasticjob_shared PRIVATE
+  "SHELL:-Wl,--whole-archive${ELASTICJOB_WHOLE_ARCHIVES} -Wl,--no-whole-archive")
+target_link_libraries(elasticjob_shared PRIVATE elasticjob::elasticjob)
 target_include_directories(elasticjob_shared INTERFACE
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
 target_link_options(elasticjob_shared PRIVATE -Wl,--no-undefined)

@@ -43,15 +43,19 @@ tool_deb=$(ls "$debs"/elasticjob_*.deb 2>/dev/null | head -1)
 lib_deb=$(ls "$debs"/libelasticjob0_*.deb 2>/dev/null | head -1)
 dev_deb=$(ls "$debs"/libelasticjob-dev_*.deb 2>/dev/null | head -1)
 [[ -n "$tool_deb" && -n "$lib_deb" && -n "$dev_deb" ]] || die "no elasticjob, libelasticjob0 and libelasticjob-dev packages in $debs"
-# What each package holds: the split.
-dpkg-deb -c "$tool_deb" | grep -q '\./usr/bin/elasticjob$' || fail "elasticjob: no /usr/bin/elasticjob"
-dpkg-deb -c "$tool_deb" | grep -q 'lib/systemd/system/elasticjob-agent.service$' || fail "elasticjob: no agent unit"
-dpkg-deb -c "$tool_deb" | grep -q '/etc/elasticjob/console.env$' || fail "elasticjob: no console settings"
-dpkg-deb -c "$lib_deb" | grep -q 'libelasticjob\.so\.0$' || fail "libelasticjob0: no libelasticjob.so.0"
-dpkg-deb -c "$lib_deb" | grep -q '/include/' && fail "libelasticjob0 holds headers"
-dpkg-deb -c "$dev_deb" | grep -q 'include/elasticjob/metrics/metrics.h$' || fail "libelasticjob-dev: no headers"
-dpkg-deb -c "$dev_deb" | grep -q 'cmake/elasticjob/elasticjobConfig.cmake$' || fail "libelasticjob-dev: no CMake package"
-dpkg-deb -c "$dev_deb" | grep -q 'libelasticjob\.so -> ' || fail "libelasticjob-dev: no libelasticjob.so link"
+# What each package holds: the split (listed first: grep -q would cut dpkg-deb's pipe).
+tool_files=$(dpkg-deb -c "$tool_deb")
+lib_files=$(dpkg-deb -c "$lib_deb")
+dev_files=$(dpkg-deb -c "$dev_deb")
+grep -q '\./usr/bin/elasticjob$' <<< "$tool_files" || fail "elasticjob: no /usr/bin/elasticjob"
+grep -q 'lib/systemd/system/elasticjob-agent.service$' <<< "$tool_files" || fail "elasticjob: no agent unit"
+grep -q 'lib/systemd/system/elasticjob-console.service$' <<< "$tool_files" || fail "elasticjob: no console unit"
+grep -q '/etc/elasticjob/console.env$' <<< "$tool_files" || fail "elasticjob: no console settings"
+grep -q 'libelasticjob\.so\.0 -> ' <<< "$lib_files" || fail "libelasticjob0: no libelasticjob.so.0"
+grep -q '/include/' <<< "$lib_files" && fail "libelasticjob0 holds headers"
+grep -q 'include/elasticjob/metrics/metrics.h$' <<< "$dev_files" || fail "libelasticjob-dev: no headers"
+grep -q 'cmake/elasticjob/elasticjobConfig.cmake$' <<< "$dev_files" || fail "libelasticjob-dev: no CMake package"
+grep -q 'libelasticjob\.so -> ' <<< "$dev_files" || fail "libelasticjob-dev: no libelasticjob.so link"
 dpkg-deb -f "$dev_deb" Depends | grep -q 'libelasticjob0 (= ' || fail "libelasticjob-dev does not depend on libelasticjob0: $(dpkg-deb -f "$dev_deb" Depends)"
 
 # A fresh root.
@@ -77,6 +81,7 @@ if [[ ! -f "$CACHE/base.tar" ]]; then
 else
   tar -C "$R" -xf "$CACHE/base.tar"
 fi
+chmod 755 "$R"  # debootstrap's target was a mktemp -d (0700): the units' user must enter "/"
 cp /etc/apt/sources.list.d/debian.sources "$R/etc/apt/sources.list.d/" 2> /dev/null && rm -f "$R/etc/apt/sources.list"
 cp /etc/resolv.conf "$R/etc/resolv.conf"
 if ls /usr/local/share/ca-certificates/*.crt > /dev/null 2>&1; then
