@@ -65,6 +65,12 @@ elasticjob:
       shardingTotalCount: 2
       props:
         script.command.line: "/bin/echo a line of output"
+    slow:
+      elasticJobType: SCRIPT
+      cron: 0/1 * * * * ?
+      shardingTotalCount: 1
+      props:
+        script.command.line: "/bin/sh -c 'exec sleep 60'"
 YAML
 
 # Bad addresses: exit 2 (malformed) naming the flag and the value; 1 when taken.
@@ -106,6 +112,8 @@ grep -q '^elasticjob_registry_session_state{registry="metricstest",state="connec
 kill -TERM "$run_pid"
 wait "$run_pid"; rc=$?
 [[ $rc -eq 0 ]] || fail "run: exit $rc after SIGTERM"
+grep -q '"message":"SIGTERM sent to 1 running script(s), grace' "$dir/run.out" \
+  || fail "run: the graceful stop's lines are not JSON: $(tail -3 "$dir/run.out")"
 json_lines "$dir/run.out" || fail "run: stdout is not JSON lines"
 json_lines "$dir/run.err" || fail "run: stderr is not JSON lines"
 python3 - "$dir/run.out" "$dir/run.err" <<'PY' || fail "run: item lines lack their fields"
@@ -122,14 +130,16 @@ pids+=($!)
 disown $!  # killed at the end: no job notice
 base=$(metrics_base "$dir/agent.out") || fail "agent: no metrics address: $(head -3 "$dir/agent.out")"
 ready "$base" || fail "agent: /readyz never 200: $(curl -s "$base/readyz")"
-curl -s "$base/metrics" | promtool check metrics > "$dir/promtool.txt" 2>&1 || fail "agent: promtool: $(cat "$dir/promtool.txt")"
+curl -s "$base/metrics" > "$dir/agent-metrics.txt"
+promtool check metrics < "$dir/agent-metrics.txt" > "$dir/promtool.txt" 2>&1 || fail "agent: promtool: $(cat "$dir/promtool.txt")"
 "$EJ" console --registry memory://metricstest --listen 127.0.0.1:0 --metrics 127.0.0.1:0 --log-format json > "$dir/console.out" 2>&1 &
 pids+=($!)
 disown $!
 base=$(metrics_base "$dir/console.out") || fail "console: no metrics address: $(head -3 "$dir/console.out")"
 ready "$base" || fail "console: /readyz never 200: $(curl -s "$base/readyz")"
 [[ "$(curl -s "$base/healthz")" == ok ]] || fail "console: /healthz"
-curl -s "$base/metrics" | grep -q '^elasticjob_registry_session_state{registry="metricstest",state="connected"} 1$' \
+curl -s "$base/metrics" > "$dir/console-metrics.txt"
+grep -q '^elasticjob_registry_session_state{registry="metricstest",state="connected"} 1$' "$dir/console-metrics.txt" \
   || fail "console: its registry is not shown"
 json_lines "$dir/agent.out" || fail "agent: output is not JSON lines"
 json_lines "$dir/console.out" || fail "console: output is not JSON lines"
