@@ -56,6 +56,7 @@
 
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/metrics/metrics.h"
 #include "elasticjob/reg/registry_center.h"
 #include "reg/zookeeper/zookeeper_registry_center.h"
 
@@ -123,6 +124,9 @@ int main(int argc, char** argv) {
   app.add_option("--ip", ip, "this instance's server IP");
   app.add_option("--prefix", prefix, "job name prefix");
   app.add_flag("--failover", failover, "failover on");
+  bool with_metrics = false;
+  app.add_flag("--metrics", with_metrics,
+               "record Prometheus metrics (BootstrapOptions::metrics; docs/metrics.md)");
   app.add_option("--parallel", parallel, "Schedule() calls in flight at once (ScheduleAll)")
       ->check(CLI::Range(1, 1024));
   app.add_flag("--control", control, "window opened and closed by start/stop lines on stdin");
@@ -198,6 +202,7 @@ int main(int argc, char** argv) {
   bool settled = false;  // guarded by mu
   elasticjob::BootstrapOptions options;
   options.server_ip = ip;
+  if (with_metrics) options.metrics = elasticjob::Metrics::Create();
   // The listeners are copied into every job: each copy captures one pointer to the one
   // listener below, so that the copies are small enough to hold it in place, and every
   // job's item runs call code and read state that stay in the cache (a copy of a closure of

@@ -11,5 +11,5 @@ function(elasticjob_module name)
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(elasticjob_${name} PUBLIC ${M_DEPS}
                         PRIVATE ${M_PRIVATE_DEPS} $<BUILD_INTERFACE:elasticjob_warnings>)
-  install(TARGETS elasticjob_${name} EXPORT elasticjobTargets)
+  install(TARGETS elasticjob_${name} EXPORT elasticjobTargets COMPONENT dev)
 endfunction()

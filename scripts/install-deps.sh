@@ -37,6 +37,10 @@ PACKAGES=(
   # the web console (docs/console.md): password hashes (argon2id) and session tokens; zlib for
   # its gzipped answers
   libsodium-dev zlib1g-dev
+  # metrics (docs/metrics.md): promtool checks the exposition format, Debian's Prometheus
+  # server scrapes a test cluster; the package test (scripts/package-test.sh) builds a fresh
+  # Debian root with debootstrap and the packages with cpack (dpkg-shlibdeps from dpkg-dev)
+  prometheus debootstrap dpkg-dev curl
   # the web console's browser tests (tests/browser) and page-load benchmark: Debian's chromium,
   # driven headless by puppeteer-core from npm (node and npm below)
   chromium

@@ -8,11 +8,14 @@
 //
 //   ./example_simple_job zookeeper://127.0.0.1:PORT/demo
 //
-// Arguments: [REGISTRY_URL] [SECONDS]: the registry (default
-// zookeeper://127.0.0.1:2181/elasticjob-demo; memory://NAME for one process alone) and how
-// long to run (default: until Ctrl-C). Built by the project (target example_simple_job) and,
-// as a separate project against an installed copy, by examples/embedding/CMakeLists.txt.
+// Arguments: [REGISTRY_URL] [SECONDS] [METRICS_ADDRESS]: the registry (default
+// zookeeper://127.0.0.1:2181/elasticjob-demo; memory://NAME for one process alone), how
+// long to run (default: until Ctrl-C; 0 too) and, when given, where to serve Prometheus
+// metrics, /healthz and /readyz (host:port; docs/metrics.md). Built by the project (target
+// example_simple_job) and, as a separate project against an installed copy, by
+// examples/embedding/CMakeLists.txt.
 #include <elasticjob/bootstrap/schedule_job_bootstrap.h>
+#include <elasticjob/metrics/metrics.h>
 #include <elasticjob/reg/registry_center.h>
 #include <pthread.h>
 
@@ -44,6 +47,7 @@ class OrderSyncJob : public elasticjob::SimpleJob {
 int main(int argc, char** argv) {
   const std::string url = argc > 1 ? argv[1] : "zookeeper://127.0.0.1:2181/elasticjob-demo";
   const int seconds = argc > 2 ? std::atoi(argv[2]) : 0;
+  const std::string metrics_address = argc > 3 ? argv[3] : "";
   // Ctrl-C is taken by sigwait below: blocked before the library starts its threads, which
   // inherit the mask.
   sigset_t signals;
@@ -72,6 +76,20 @@ int main(int argc, char** argv) {
   }
   elasticjob::BootstrapOptions options;
   options.on_item_run = [](const elasticjob::ItemRunReport&) {};  // the job prints its own
+  // Metrics: the job records into them, the registry's session counts for /readyz.
+  auto metrics = elasticjob::Metrics::Create();
+  metrics->AddRegistry(**registry);
+  options.metrics = metrics;
+  std::unique_ptr<elasticjob::MetricsServer> metrics_server;
+  if (!metrics_address.empty()) {
+    auto served = elasticjob::ServeMetrics(metrics, {.listen = metrics_address});
+    if (!served.ok()) {
+      std::cerr << served.status() << "\n";
+      return 2;
+    }
+    metrics_server = std::move(served).value();
+    std::cout << "metrics at " << metrics_server->url() << "/metrics" << std::endl;
+  }
   elasticjob::ScheduleJobBootstrap job(**registry, std::make_shared<OrderSyncJob>(), *config,
                                        options);
   if (auto s = job.Schedule(); !s.ok()) {

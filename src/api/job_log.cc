@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "elasticjob/api/sharding_context.h"
+#include "infra/log.h"
 
 namespace elasticjob {
 
@@ -54,8 +55,14 @@ void JobLog::Log(LogLevel level, std::string_view text) const {
   }
   std::string line = fmt::format("elasticjob {} job={} item={}: {}\n", LogLevelName(level),
                                  context_.job_name, context_.sharding_item, text);
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  infra::WriteLogLine(stderr, LogLevelName(level),
+                      {.job = context_.job_name, .item = context_.sharding_item, .instance = {}},
+                      text, line);
 }
+
+void SetLogFormat(LogFormat format) { infra::g_json_logs.store(format == LogFormat::kJson); }
+
+LogFormat GetLogFormat() { return infra::JsonLogs() ? LogFormat::kJson : LogFormat::kText; }
 
 void RecordExecutionOutput(const ShardingContext& context, std::string_view text, LogLevel level,
                            std::string_view prefix) {

@@ -14,6 +14,7 @@
 #include "election/leader_node.h"
 #include "infra/change_epoch.h"
 #include "infra/log.h"
+#include "metrics/metrics_impl.h"
 #include "reg/bounded_removal.h"
 #include "sharding/sharding_node.h"
 #include "tracing/event_bus.h"
@@ -77,7 +78,18 @@ void PrintItemRun(const ItemRunReport& r) {
                   r.item, r.instance_id, r.success ? "SUCCESS" : "FAILURE",
                   r.success ? "" : " error=\"" + r.error + "\"", r.duration.count(),
                   r.misfire_rerun ? " misfire_rerun=true" : "", r.failover ? " failover=true" : "");
-  std::fwrite(line.data(), 1, line.size(), stdout);
+  if (infra::JsonLogs()) {
+    // The same words as a message; job, item and instance as fields.
+    std::string message = fmt::format(
+        "outcome={}{} duration_ms={}{}{}", r.success ? "SUCCESS" : "FAILURE",
+        r.success ? "" : " error=\"" + r.error + "\"", r.duration.count(),
+        r.misfire_rerun ? " misfire_rerun=true" : "", r.failover ? " failover=true" : "");
+    infra::WriteLogLine(stdout, r.success ? "INFO" : "WARN",
+                        {.job = r.job_name, .item = r.item, .instance = r.instance_id}, message,
+                        line);
+  } else {
+    std::fwrite(line.data(), 1, line.size(), stdout);
+  }
   std::fflush(stdout);
 }
 
@@ -102,9 +114,31 @@ JobRuntime::JobRuntime(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
       clock_(options_.clock != nullptr ? *options_.clock : Clock::System()),
       storage_(gated_, config_.job_name),
       strategies_(JobShardingStrategyRegistry::WithBuiltins(clock_)),
-      monitor_port_(config_.monitor_port) {}
+      monitor_port_(config_.monitor_port),
+      metrics_(metrics::JobMetricsOf(options_.metrics, config_.job_name)) {
+  if (metrics_ != nullptr) {
+    metrics_->starting.fetch_add(1);
+    metrics_starting_.store(true);
+  }
+}
 
-JobRuntime::~JobRuntime() = default;
+JobRuntime::~JobRuntime() {
+  ResolveStarting(false);
+  Unscheduled();
+}
+
+void JobRuntime::ResolveStarting(bool scheduled) {
+  if (metrics_ == nullptr || !metrics_starting_.exchange(false)) return;
+  if (scheduled) {
+    metrics_->scheduled.fetch_add(1);
+    metrics_scheduled_.store(true);
+  }
+  metrics_->starting.fetch_sub(1);
+}
+
+void JobRuntime::Unscheduled() {
+  if (metrics_ != nullptr && metrics_scheduled_.exchange(false)) metrics_->scheduled.fetch_sub(1);
+}
 
 Status JobRuntime::RegisterStrategies() {
   std::vector<std::shared_ptr<const JobShardingStrategy>> given = options_.sharding_strategies;
@@ -186,6 +220,12 @@ Status JobRuntime::CheckRunnable(const JobConfiguration& config) {
 }
 
 Status JobRuntime::Start(bool scheduled) {
+  Status s = StartSteps(scheduled);
+  ResolveStarting(s.ok());
+  return s;
+}
+
+Status JobRuntime::StartSteps(bool scheduled) {
   const std::string& name = config_.job_name;
   auto context = [&](const Status& s) { return s.WithContext(fmt::format("job '{}'", name)); };
   {
@@ -295,6 +335,8 @@ Status JobRuntime::Start(bool scheduled) {
                                                   *servers_, strategies_, *notifier_, this, timing);
   execution_ = std::make_unique<execution::ExecutionService>(storage_, self);
   failover_ = std::make_unique<failover::FailoverService>(storage_, self);
+  sharding_->set_metrics(metrics_.get());
+  failover_->set_metrics(metrics_.get());
   reconcile_ =
       std::make_unique<reconcile::ReconcileService>(*config_service_, *leader_, *sharding_, clock_);
   auto types = executor::BuiltinJobListenerTypes();
@@ -355,6 +397,7 @@ Status JobRuntime::Start(bool scheduled) {
         shared_->triggers.Post([self = shared_from_this()] { self->RunFailoverCounted(); });
       },
       [this] { return DueFire(); });
+  executor_->set_metrics(metrics_.get());
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},
@@ -558,6 +601,7 @@ void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
   }
   if (paused) {
     // Quartz's "do nothing" misfire policy: a fire time that passes while paused is skipped.
+    if (metrics_ != nullptr) metrics_->skipped_paused.Inc();
     infra::LogLine("INFO", fmt::format("job={}: a fire time passed while paused (registry "
                                        "connection suspended or session expired): skipped",
                                        config_.job_name));
@@ -857,6 +901,7 @@ void JobRuntime::StopWatchingRunningMarks() {
 void JobRuntime::GuaranteeCleared(guarantee::Phase phase) { job_listeners_->OnPhaseCleared(phase); }
 
 void JobRuntime::Stop() {
+  Unscheduled();
   // Not the leader from now on (ElasticJob's isLeader once JobRegistry.isShutdown): nothing
   // of this instance writes what the leader owns. (Set in Start, which Stop does not race.)
   if (leader_ != nullptr) leader_->Shutdown();

@@ -41,6 +41,7 @@
 #include "guarantee/guarantee_service.h"
 #include "instance/instance_service.h"
 #include "listener/listener_manager.h"
+#include "metrics/job_metrics.h"
 #include "reconcile/reconcile_service.h"
 #include "server/server_service.h"
 #include "sharding/sharding_service.h"
@@ -120,6 +121,11 @@ class JobRuntime final : public listener::JobController,
   bool EligibleForJobRunning();
   // Registers BootstrapOptions' sharding strategies with strategies_.
   Status RegisterStrategies();
+  // Start's steps (Start settles the job's readiness in metrics_ after them).
+  Status StartSteps(bool scheduled);
+  // The job's readiness in metrics_: its start ended (scheduled or not); it stopped.
+  void ResolveStarting(bool scheduled);
+  void Unscheduled();
   void ArmNextLocked(Clock::WallTime after);
   void ArmReconcile();
   // The latest fire time prepared (its trigger is under way, or due at that time).
@@ -196,6 +202,13 @@ class JobRuntime final : public listener::JobController,
   std::unique_ptr<Subscription> connection_;
   // The configuration's monitorPort as given (the registry's never carries one).
   const int monitor_port_;
+  // What the job records (BootstrapOptions::metrics; null: nothing). Recorded into from the
+  // fire path without locks (job_metrics.h).
+  const std::shared_ptr<metrics::JobMetrics> metrics_;
+  // Whether this runtime counts in metrics_->starting and ->scheduled (atomic: Stop and the
+  // destructor may settle them from other threads than Start).
+  std::atomic<bool> metrics_starting_{false};
+  std::atomic<bool> metrics_scheduled_{false};
   // This job on the dump port, from Start to Join (which do not race).
   std::unique_ptr<snapshot::DumpServer::Registration> dump_;
   std::mutex marks_mu_;

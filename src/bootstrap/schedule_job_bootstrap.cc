@@ -12,6 +12,7 @@
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 #include "executor/typed_job.h"
 #include "infra/log.h"
+#include "metrics/metrics_impl.h"
 #include "task/task_runtime.h"
 
 namespace elasticjob {
@@ -146,9 +147,9 @@ std::shared_ptr<bootstrap::Lifecycle> NewTaskLifecycle(RegistryCenter& registry,
                                                        std::shared_ptr<TaskJob> job,
                                                        JobConfiguration config,
                                                        BootstrapOptions options) {
-  auto task =
-      std::make_shared<task::TaskRuntime>(registry, std::move(job), config, options.server_ip,
-                                          options.task_rpc_address, options.task_store);
+  auto task = std::make_shared<task::TaskRuntime>(
+      registry, std::move(job), config, options.server_ip, options.task_rpc_address,
+      options.task_store, metrics::JobMetricsOf(options.metrics, config.job_name));
   if (!config.job_sharding_strategy_type && options.sharding_strategy == nullptr) {
     options.sharding_strategy = task->strategy();
   }

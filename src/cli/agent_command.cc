@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/graceful_stop.h"
+#include "cli/observability.h"
 #include "cli/registry_option.h"
 #include "cli/run_file.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
@@ -32,7 +33,8 @@ struct AgentOptions {
   std::string registry;
   std::vector<std::string> labels;
   int64_t shutdown_grace_ms = 10000;
-  std::string tracing;  // empty: off
+  std::string tracing;                 // empty: off
+  ObservabilityOptions observability;  // --metrics, --log-format
 };
 
 // What the namespace watch keeps: the top-level names, each job's type (its own value) and
@@ -53,19 +55,18 @@ std::string JobOf(std::string_view key) {
   return std::string(key.substr(1, slash == std::string_view::npos ? key.npos : slash - 1));
 }
 
-void Log(const std::string& line) {
-  std::cout << "elasticjob: agent: " << line << "\n" << std::flush;
-}
+void Log(const std::string& line) { Say("agent: " + line); }
 
 // The jobs this agent runs. Reconcile is called on the watch's serial executor only.
 class Agent {
  public:
   // `tracer` may be null (no tracing).
   Agent(RegistryCenter& registry, std::set<std::string> labels, std::shared_ptr<Tracer> tracer,
-        std::chrono::milliseconds grace)
+        std::shared_ptr<Metrics> metrics, std::chrono::milliseconds grace)
       : registry_(registry),
         labels_(std::move(labels)),
         tracer_(std::move(tracer)),
+        metrics_(std::move(metrics)),
         join_timeout_(JoinTimeoutFor(grace)) {}
 
   // Brings job `name` here in line with the registry.
@@ -111,6 +112,7 @@ class Agent {
   void Start(const std::string& name, const std::string& type, const JobConfiguration& config) {
     BootstrapOptions options;
     options.tracer = tracer_;
+    options.metrics = metrics_;
     options.shutdown_timeout = join_timeout_;
     // By type name: the executor is made from the registry's configuration (SCRIPT's scripts
     // under the process's ScriptProcesses, which the shutdown signals).
@@ -137,12 +139,14 @@ class Agent {
   RegistryCenter& registry_;
   const std::set<std::string> labels_;
   const std::shared_ptr<Tracer> tracer_;
+  const std::shared_ptr<Metrics> metrics_;
   const std::chrono::milliseconds join_timeout_;  // the jobs' shutdown_timeout
   std::map<std::string, Running> running_;
   std::set<std::string> skipped_;  // job and type already reported as not runnable here
 };
 
 int RunAgent(const AgentOptions& o) {
+  ApplyLogFormat(o.observability);
   // Signals are taken by sigwait below: block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
@@ -161,13 +165,20 @@ int RunAgent(const AgentOptions& o) {
   if (!o.tracing.empty()) {
     auto opened = Tracer::Open({.url = o.tracing});
     if (!opened.ok()) {
-      std::cerr << "elasticjob: agent: --tracing: " << opened.status().message() << "\n";
+      SayError("agent: --tracing: " + opened.status().message());
       return kExitBadInput;
     }
     tracer = *std::move(opened);
     Log("tracing to " + tracer->redacted_url());
   }
-  Agent agent(*registry, std::set<std::string>(o.labels.begin(), o.labels.end()), tracer,
+  // Metrics (docs/metrics.md): both sessions count for /readyz.
+  auto metrics = Metrics::Create();
+  metrics->AddRegistry(*registry, RegistryLabel(o.registry));
+  metrics->AddRegistry(*watcher, RegistryLabel(o.registry) + " (namespace watch)");
+  metrics->AddTracer(tracer);
+  auto metrics_server = ServeMetricsOption(o.observability, metrics, &code);
+  if (code != kExitOk) return code;
+  Agent agent(*registry, std::set<std::string>(o.labels.begin(), o.labels.end()), tracer, metrics,
               std::chrono::milliseconds(o.shutdown_grace_ms));
   ThreadPool pool(1);
   SerialExecutor events(pool);
@@ -179,7 +190,7 @@ int RunAgent(const AgentOptions& o) {
       },
       AgentWatches);
   if (!watch.ok()) {
-    std::cerr << "elasticjob: agent: watching the namespace: " << watch.status().message() << "\n";
+    SayError("agent: watching the namespace: " + watch.status().message());
     return kExitFailed;
   }
   // After a lost connection, every job is looked at again: a reconcile whose reads failed
@@ -196,9 +207,7 @@ int RunAgent(const AgentOptions& o) {
                   labels.empty() ? "" : labels + ")"));
   int sig = 0;
   sigwait(&signals, &sig);
-  std::cout << fmt::format("elasticjob: {} received, shutting down\n",
-                           sig == SIGINT ? "SIGINT" : "SIGTERM")
-            << std::flush;
+  Say(fmt::format("{} received, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM"));
   watch->reset();  // no reconcile from now on (waits for one in progress)
   reconnects.reset();
   pool.Stop();
@@ -211,10 +220,10 @@ int RunAgent(const AgentOptions& o) {
   if (tracer != nullptr) {
     // What the jobs posted is written before the process ends (bounded).
     if (Status s = tracer->Shutdown(std::chrono::seconds(10)); !s.ok()) {
-      std::cerr << "elasticjob: agent: " << s.message() << "\n";
+      SayError("agent: " + s.message());
     }
     if (uint64_t dropped = tracer->dropped(); dropped > 0) {
-      std::cerr << fmt::format("elasticjob: agent: tracing: {} events were dropped\n", dropped);
+      SayError(fmt::format("agent: tracing: {} events were dropped", dropped), "WARN");
     }
   }
   return kExitOk;
@@ -243,6 +252,7 @@ void AddAgentCommand(CLI::App& app, int* exit_code) {
                        std::string(kDefaultTracingUrl))
       ->expected(0, 1)
       ->default_str(kDefaultTracingUrl);
+  AddObservabilityOptions(*agent, &opts->observability);
   agent->callback([opts, exit_code] { *exit_code = RunAgent(*opts); });
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/observability.h"
 #include "cli/registry_option.h"
 #include "elasticjob/console/console_server.h"
 
@@ -24,11 +25,13 @@ struct ConsoleCommandOptions {
   std::string tls_cert;
   std::string tls_key;
   int max_event_clients = 16;
+  ObservabilityOptions observability;  // --metrics, --log-format
 };
 
 int RunConsole(const ConsoleCommandOptions& o) {
+  ApplyLogFormat(o.observability);
   if (o.registries.empty()) {
-    std::cerr << "elasticjob: console: --registry URL is required (or ELASTICJOB_REGISTRY)\n";
+    SayError("console: --registry URL is required (or ELASTICJOB_REGISTRY)");
     return kExitBadInput;
   }
   ConsoleOptions options;
@@ -47,6 +50,9 @@ int RunConsole(const ConsoleCommandOptions& o) {
   options.tls_cert_file = o.tls_cert;
   options.tls_key_file = o.tls_key;
   options.max_event_clients = o.max_event_clients;
+  // Metrics (docs/metrics.md): the console's registry sessions.
+  auto metrics = Metrics::Create();
+  options.metrics = metrics;
   // Signals are taken by sigwait below: block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);
@@ -55,17 +61,18 @@ int RunConsole(const ConsoleCommandOptions& o) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   auto console = StartConsole(options);
   if (!console.ok()) {
-    std::cerr << "elasticjob: console: " << console.status().message() << "\n";
+    SayError("console: " + console.status().message());
     return console.status().code() == StatusCode::kInvalidArgument ? kExitBadInput : kExitFailed;
   }
-  std::cout << fmt::format("elasticjob: console at {}{}\n", (*console)->url(),
-                           o.users.empty() ? " (read-only: no --users)" : "")
-            << std::flush;
+  Say(fmt::format("console at {}{}", (*console)->url(),
+                  o.users.empty() ? " (read-only: no --users)" : ""));
+  int code = kExitOk;
+  auto metrics_server = ServeMetricsOption(o.observability, metrics, &code);
+  if (code != kExitOk) return code;
   int sig = 0;
   sigwait(&signals, &sig);
-  std::cout << fmt::format("elasticjob: {} received, console stopping\n",
-                           sig == SIGINT ? "SIGINT" : "SIGTERM")
-            << std::flush;
+  Say(fmt::format("{} received, console stopping", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+  metrics_server.reset();
   console->reset();
   return kExitOk;
 }
@@ -134,6 +141,7 @@ void AddConsoleCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 1000));
   CLI::App* hash = console->add_subcommand(
       "hash-password", "Print an argon2id hash of the password read from stdin (users file)");
+  AddObservabilityOptions(*console, &opts->observability);
   hash->callback([exit_code] { *exit_code = HashPassword(); });
   console->callback([opts, exit_code, hash] {
     if (hash->parsed()) return;

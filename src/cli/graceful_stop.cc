@@ -4,8 +4,9 @@
 #include <pthread.h>
 
 #include <atomic>
-#include <iostream>
 #include <thread>
+
+#include "cli/observability.h"
 
 namespace elasticjob::cli {
 
@@ -17,9 +18,7 @@ void StopGracefully(executor::ScriptProcesses& processes,
   const auto deadline = std::chrono::steady_clock::now() + grace;
   processes.StopStarting();
   if (int n = processes.Signal(SIGTERM); n > 0) {
-    std::cout << fmt::format("elasticjob: SIGTERM sent to {} running script(s), grace {} ms\n", n,
-                             grace.count())
-              << std::flush;
+    Say(fmt::format("SIGTERM sent to {} running script(s), grace {} ms", n, grace.count()));
   }
   std::thread stopping([boots] { ScheduleJobBootstrap::ShutdownAll(boots); });
   // A second SIGINT or SIGTERM cuts the grace short. The thread is woken by a signal of its
@@ -29,19 +28,15 @@ void StopGracefully(executor::ScriptProcesses& processes,
     int again = 0;
     sigwait(&signals, &again);
     if (over.load()) return;
-    std::cout << "elasticjob: second signal, killing the running scripts now (SIGKILL)\n"
-              << std::flush;
+    Say("second signal, killing the running scripts now (SIGKILL)");
     processes.Signal(SIGKILL);
   });
   if (!processes.WaitIdle(deadline)) {
     int n = processes.Signal(SIGKILL);
-    std::cout
-        << fmt::format(
-               "elasticjob: grace of {} ms over, killing {} script(s) still running (SIGKILL)\n",
-               grace.count(), n)
-        << std::flush;
+    Say(fmt::format("grace of {} ms over, killing {} script(s) still running (SIGKILL)",
+                    grace.count(), n));
     if (!processes.WaitIdle(std::chrono::steady_clock::now() + std::chrono::minutes(1))) {
-      std::cerr << "elasticjob: scripts still running a minute after SIGKILL\n";
+      SayError("scripts still running a minute after SIGKILL");
     }
   }
   stopping.join();

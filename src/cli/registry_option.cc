@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/observability.h"
 #include "infra/printable.h"
 #include "reg/registry_url.h"
 
@@ -19,7 +20,7 @@ void AddRegistryOption(CLI::App& command, std::string* url) {
 
 std::unique_ptr<RegistryCenter> ConnectRegistry(std::string url, int* exit_code) {
   if (url.empty()) {
-    std::cerr << "elasticjob: no registry: give --registry URL or set ELASTICJOB_REGISTRY\n";
+    SayError("no registry: give --registry URL or set ELASTICJOB_REGISTRY");
     *exit_code = kExitBadInput;
     return nullptr;
   }
@@ -29,13 +30,12 @@ std::unique_ptr<RegistryCenter> ConnectRegistry(std::string url, int* exit_code)
   }
   auto registry = NewRegistryCenter(url);
   if (!registry.ok()) {
-    std::cerr << "elasticjob: --registry: " << infra::OneLine(registry.status().message()) << "\n";
+    SayError("--registry: " + infra::OneLine(registry.status().message()));
     *exit_code = kExitBadInput;
     return nullptr;
   }
   if (Status s = (*registry)->Init(); !s.ok()) {
-    std::cerr << "elasticjob: registry " << reg::RedactRegistryUrl(url) << ": " << s.message()
-              << "\n";
+    SayError("registry " + reg::RedactRegistryUrl(url) + ": " + s.message());
     *exit_code = kExitFailed;
     return nullptr;
   }

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/graceful_stop.h"
+#include "cli/observability.h"
 #include "cli/run_file.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/config/job_configuration.h"
@@ -35,23 +36,25 @@ struct RunOptions {
   std::string tracing;
   // --console ADDR (host:port): the web console in this process; empty: none.
   std::string console;
-  std::string console_users;  // --console-users FILE
+  std::string console_users;           // --console-users FILE
+  ObservabilityOptions observability;  // --metrics, --log-format
 };
 
 constexpr int64_t kDefaultShutdownGraceMs = 10000;
 
 int RunJobs(const RunOptions& o) {
+  ApplyLogFormat(o.observability);
   // Bounded: `elasticjob run /dev/zero` must not read forever.
   constexpr std::streamsize kMaxFileBytes = 16 << 20;
   std::ifstream in(o.file, std::ios::binary);
   std::string text(kMaxFileBytes + 1, '\0');
   in.read(text.data(), kMaxFileBytes + 1);
   if (in.bad() || !in.is_open()) {
-    std::cerr << "elasticjob: " << o.file << ": cannot be read\n";
+    SayError(o.file + ": cannot be read");
     return kExitBadInput;
   }
   if (in.gcount() > kMaxFileBytes) {
-    std::cerr << "elasticjob: " << o.file << ": larger than 16 MiB, not a job file\n";
+    SayError(o.file + ": larger than 16 MiB, not a job file");
     return kExitBadInput;
   }
   text.resize(static_cast<size_t>(in.gcount()));
@@ -67,18 +70,17 @@ int RunJobs(const RunOptions& o) {
   std::vector<std::string> warnings;
   auto file = ParseRunFile(text, registry_flag, &warnings);
   for (const std::string& warning : warnings) {
-    std::cerr << "elasticjob: warning: " << infra::OneLine(warning) << "\n";
+    SayError("warning: " + infra::OneLine(warning), "WARN");
   }
   if (!file.ok()) {
-    std::cerr << "elasticjob: " << infra::OneLine(o.file + ": " + file.status().message()) << "\n";
+    SayError(infra::OneLine(o.file + ": " + file.status().message()));
     return kExitBadInput;
   }
   const std::string& url = file->registry_url;
   if (registry_flag.empty()) registry_source = "the file's regCenter";
   const std::string shown_url = reg::RedactRegistryUrl(url);
-  std::cout << fmt::format("elasticjob: registry {} (from {}{})\n", shown_url, registry_source,
-                           url.starts_with("memory://") ? "; in this process only" : "")
-            << std::flush;
+  Say(fmt::format("registry {} (from {}{})", shown_url, registry_source,
+                  url.starts_with("memory://") ? "; in this process only" : ""));
   const std::vector<RunJobSpec>& jobs = file->jobs;
   const std::chrono::milliseconds grace(
       o.shutdown_grace_ms >= 0 ? o.shutdown_grace_ms
@@ -97,12 +99,12 @@ int RunJobs(const RunOptions& o) {
       !tracing_url.empty()) {
     auto opened = Tracer::Open({.url = tracing_url});
     if (!opened.ok()) {
-      std::cerr << "elasticjob: " << opened.status().message() << "\n";
+      SayError(opened.status().message());
       return kExitBadInput;
     }
     tracer = *std::move(opened);
     console_tracing_url = tracing_url;
-    std::cout << "elasticjob: tracing to " << tracer->redacted_url() << "\n";
+    Say("tracing to " + tracer->redacted_url());
   }
   // Every job by its type name (SCRIPT, HTTP, ...): its item executor is made from the
   // registry's configuration, which wins over the file's, and again at every change of it
@@ -111,11 +113,11 @@ int RunJobs(const RunOptions& o) {
   executor::ScriptProcesses& processes = executor::ScriptProcesses::Shared();
   auto registry = NewRegistryCenter(url);
   if (!registry.ok()) {
-    std::cerr << "elasticjob: " << registry.status().message() << "\n";
+    SayError(registry.status().message());
     return kExitBadInput;
   }
   if (Status s = (*registry)->Init(); !s.ok()) {
-    std::cerr << "elasticjob: registry " << shown_url << ": " << s.message() << "\n";
+    SayError("registry " + shown_url + ": " + s.message());
     return 1;
   }
   // Registered together: a file of many jobs starts in the time of a few (ScheduleAll).
@@ -125,25 +127,36 @@ int RunJobs(const RunOptions& o) {
   options.tracer = tracer;
   if (file->dump_address) options.dump_port.address = *file->dump_address;
   options.shutdown_timeout = JoinTimeoutFor(grace);
+  // Metrics (docs/metrics.md): served from before the jobs are scheduled, so /healthz answers
+  // and /readyz says what it waits for.
+  auto metrics = Metrics::Create();
+  metrics->AddRegistry(**registry, RegistryLabel(url));
+  metrics->AddTracer(tracer);
+  options.metrics = metrics;
   for (const RunJobSpec& spec : jobs) {
     running.push_back(
         std::make_unique<ScheduleJobBootstrap>(**registry, spec.type, spec.config, options));
     boots.push_back(running.back().get());
+  }
+  int metrics_code = kExitOk;
+  auto metrics_server = ServeMetricsOption(o.observability, metrics, &metrics_code);
+  if (metrics_code != kExitOk) {
+    running.clear();
+    if (tracer != nullptr) (void)tracer->Shutdown(std::chrono::seconds(5));
+    return metrics_code;
   }
   const std::vector<Status> statuses = ScheduleJobBootstrap::ScheduleAll(boots);
   bool failed = false;
   for (size_t i = 0; i < statuses.size(); ++i) {
     const auto& spec = jobs[i];
     if (!statuses[i].ok()) {
-      std::cerr << "elasticjob: " << statuses[i].message() << "\n";
+      SayError(statuses[i].message());
       failed = true;
       continue;
     }
-    std::cout << fmt::format("elasticjob: job '{}' scheduled ({}, cron '{}') on {}\n",
-                             spec.config.job_name, spec.type, spec.config.cron.value_or(""),
-                             shown_url);
+    Say(fmt::format("job '{}' scheduled ({}, cron '{}') on {}", spec.config.job_name, spec.type,
+                    spec.config.cron.value_or(""), shown_url));
   }
-  std::cout << std::flush;
   if (failed) {
     ScheduleJobBootstrap::ShutdownAll(boots);
     if (tracer != nullptr) (void)tracer->Shutdown(std::chrono::seconds(5));
@@ -159,30 +172,28 @@ int RunJobs(const RunOptions& o) {
     console_options.users_file = o.console_users;
     auto started = StartConsole(console_options);
     if (!started.ok()) {
-      std::cerr << "elasticjob: console: " << started.status().message() << "\n";
+      SayError("console: " + started.status().message());
       ScheduleJobBootstrap::ShutdownAll(boots);
       if (tracer != nullptr) (void)tracer->Shutdown(std::chrono::seconds(5));
       return started.status().code() == StatusCode::kInvalidArgument ? kExitBadInput : 1;
     }
     console = std::move(started).value();
-    std::cout << "elasticjob: console at " << console->url() << "\n" << std::flush;
+    Say("console at " + console->url());
   }
   int sig = 0;
   sigwait(&signals, &sig);
   console.reset();
-  std::cout << fmt::format("elasticjob: {} received, shutting down\n",
-                           sig == SIGINT ? "SIGINT" : "SIGTERM")
-            << std::flush;
+  Say(fmt::format("{} received, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM"));
   StopGracefully(processes, boots, grace, signals);
   running.clear();
   (*registry)->Close();
   if (tracer != nullptr) {
     // What the jobs posted is written before the process ends (bounded).
     if (Status s = tracer->Shutdown(std::chrono::seconds(10)); !s.ok()) {
-      std::cerr << "elasticjob: " << s.message() << "\n";
+      SayError(s.message());
     }
     if (uint64_t dropped = tracer->dropped(); dropped > 0) {
-      std::cerr << fmt::format("elasticjob: tracing: {} events were dropped\n", dropped);
+      SayError(fmt::format("tracing: {} events were dropped", dropped), "WARN");
     }
   }
   return kExitOk;
@@ -216,6 +227,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   run->add_option("--console-users", opts->console_users,
                   "Users file of --console (without it the console is read-only and "
                   "loopback-only)");
+  AddObservabilityOptions(*run, &opts->observability);
   run->callback([opts, exit_code] { *exit_code = RunJobs(*opts); });
 }
 

@@ -37,6 +37,7 @@
 #include "elasticjob/schedule/cron_expression.h"
 #include "elasticjob/thread_annotations.h"
 #include "elasticjob/tracing/trace_reader.h"
+#include "infra/listen_address.h"
 #include "lifecycle/lifecycle_reads.h"
 #include "tracing/tracing_url.h"
 
@@ -72,34 +73,6 @@ std::string NamespaceOf(const std::string& redacted) {
   if (redacted.starts_with("memory://")) return redacted.substr(9);
   size_t slash = redacted.find('/', scheme + 3);
   return slash == std::string::npos ? "" : redacted.substr(slash + 1);
-}
-
-struct ListenAddress {
-  std::string host;
-  int port = 0;
-};
-
-// "host:port" or "[v6]:port".
-Result<ListenAddress> ParseListen(const std::string& listen) {
-  auto bad = [&](const std::string& why) {
-    return InvalidArgument(fmt::format("--listen '{}': {}", listen, why));
-  };
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) return bad("expected host:port");
-  ListenAddress a;
-  a.host = listen.substr(0, colon);
-  if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']') {
-    a.host = a.host.substr(1, a.host.size() - 2);
-  }
-  if (a.host.empty()) return bad("expected a host before ':'");
-  try {
-    size_t used = 0;
-    a.port = std::stoi(listen.substr(colon + 1), &used);
-    if (used != listen.size() - colon - 1 || a.port < 0 || a.port > 65535) throw 0;
-  } catch (...) {
-    return bad("expected a port from 0 to 65535");
-  }
-  return a;
 }
 
 bool IsLoopback(const std::string& host) {
@@ -308,7 +281,7 @@ class ConsoleImpl final : public Console {
   Status Start() {
     if (Status s = InitSodium(); !s.ok()) return s;
     if (options_.registry_urls.empty()) return InvalidArgument("--registry: at least one needed");
-    auto address = ParseListen(options_.listen);
+    auto address = infra::ParseListen(options_.listen, "--listen");
     if (!address.ok()) return address.status();
     if (!options_.users_file.empty()) {
       auto users = UserTable::Load(options_.users_file);
@@ -354,6 +327,7 @@ class ConsoleImpl final : public Console {
         return Status(StatusCode::kUnavailable,
                       fmt::format("registry {}: {}", redacted, s.message()));
       }
+      if (options_.metrics != nullptr) options_.metrics->AddRegistry(**reg, NamespaceOf(redacted));
       const int id = static_cast<int>(i);
       auto view =
           std::make_unique<RegistryView>(std::move(reg).value(), watch_pool_,

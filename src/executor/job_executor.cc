@@ -85,6 +85,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
     // Picked up long after its fire time: the process was paused (a debugger, a VM
     // migration, SIGSTOP) or starved, and its session may have expired meanwhile, its items
     // gone to others. Skipped, as Quartz's "do nothing" misfire policy skips a late fire.
+    if (metrics_ != nullptr) metrics_->skipped_overdue.Inc();
     infra::LogLine("WARN", fmt::format("job={} instance={}: the fire time passed {} ms ago (was "
                                        "the process paused?): skipped",
                                        config->job_name, instance_id_,
@@ -135,6 +136,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
         std::vector<int> items = tracing_ != nullptr ? normal_items_ : std::vector<int>{};
         lock.unlock();
         if (tracing_ != nullptr) TraceMisfire(*config, items);
+        if (metrics_ != nullptr) metrics_->misfires.Inc();
         return done(Outcome::kMisfire);
       }
       // The marks are sent, not waited for: a process that falls behind must not fall
@@ -150,6 +152,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
       std::vector<int> items = tracing_ != nullptr ? normal_items_ : std::vector<int>{};
       lock.unlock();
       if (tracing_ != nullptr) TraceMisfire(*config, items);
+      if (metrics_ != nullptr) metrics_->misfires.Inc();
       return done(Outcome::kMisfire);
     }
     normal_running_ = true;
@@ -487,6 +490,7 @@ void JobExecutor::LetGo(const std::shared_ptr<Prepared>& prepared) {
     return Launch(run, std::move(claimed));
   }
   if (reason == kOverdue) {
+    if (metrics_ != nullptr) metrics_->skipped_overdue.Inc();
     infra::LogLine("WARN", fmt::format("job={} instance={}: the fire time passed {} ms ago (was "
                                        "the process paused?): skipped",
                                        run->config->job_name, instance_id_,
@@ -871,6 +875,12 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
   const bool traced = trace_start != nullptr && trace_end != nullptr;
   if (traced) tracing_->PushStart(std::move(trace_start), report.started);
   auto start = std::chrono::steady_clock::now();
+  if (metrics_ != nullptr) {
+    metrics_->running_items.Add(1);
+    if (report.fire_time.has_value()) {
+      metrics_->trigger_lateness.Observe(report.started - *report.fire_time);
+    }
+  }
   try {
     // A run fenced before this item started (its session expired) does not start it, nor
     // does one whose instance has not heard from the registry lately (LeaseAllowsStart).
@@ -889,8 +899,15 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
     report.error = "cancelled: " + run->cancel->reason() +
                    (report.error.empty() ? "" : " (" + report.error + ")");
   }
-  report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - start);
+  const auto took = std::chrono::steady_clock::now() - start;
+  report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(took);
+  if (metrics_ != nullptr) {
+    // Relaxed atomics only: the fire path takes no lock and allocates nothing here.
+    metrics_->running_items.Add(-1);
+    (report.success ? metrics_->runs_succeeded : metrics_->runs_failed).Inc();
+    metrics_->item_duration.Observe(took);
+    if (report.failover) metrics_->failovers_taken.Inc();
+  }
   if (traced) {
     tracing_->PushEnd(std::move(trace_end), report.started, report.success, report.error);
     if (!report.success) {

@@ -95,6 +95,7 @@
 #include "execution/execution_service.h"
 #include "executor/job_listeners.h"
 #include "failover/failover_service.h"
+#include "metrics/job_metrics.h"
 #include "sharding/sharding_service.h"
 #include "tracing/job_tracing.h"
 #include "trigger/launch_board.h"
@@ -204,6 +205,10 @@ class JobExecutor {
     std::lock_guard<std::mutex> lock(mu_);
     return normal_running_;
   }
+
+  // Records this job's item runs, misfires and skipped fire times there (null: not
+  // recorded). REQUIRES: before the first trigger.
+  void set_metrics(metrics::JobMetrics* metrics) { metrics_ = metrics; }
 
  private:
   struct Run;
@@ -322,6 +327,7 @@ class JobExecutor {
   Clock& clock_;
   Executor& control_;
   const std::function<void(const ItemRun&)> on_item_run_;
+  metrics::JobMetrics* metrics_ = nullptr;  // borrowed (the runtime's); may be null
   config::ConfigService& config_;
   sharding::ShardingService& sharding_;
   execution::ExecutionService& execution_;

@@ -33,7 +33,8 @@ void PrintHook(std::string_view type, std::string_view phase, const ShardingCont
   }
   std::string line = fmt::format("job={} listener={} phase={} task={} items={}\n", c.job_name, type,
                                  phase, c.task_id, items);
-  std::fwrite(line.data(), 1, line.size(), stdout);
+  infra::WriteLogLine(stdout, "INFO", {.job = c.job_name, .item = std::nullopt, .instance = {}},
+                      std::string_view(line).substr(0, line.size() - 1), line);
   std::fflush(stdout);
 }
 

@@ -4,17 +4,21 @@
 
 #include "failover/failover_node.h"
 #include "instance/job_instance.h"
+#include "metrics/job_metrics.h"
 
 namespace elasticjob::failover {
 Status FailoverService::SetCrashedFailoverFlag(int item) {
   auto assigned = storage_.IsJobNodeExisted(ExecutionFailoverNode(item));
   if (!assigned.ok() || *assigned) return assigned.status();
   if (Status s = storage_.CreateJobNodeIfNeeded(ItemsNode(item)); !s.ok()) return s;
+  if (metrics_ != nullptr) metrics_->failovers_given.Inc();
   return storage_.RemoveJobNodeIfExisted(sharding::RunningNode(item));
 }
 
 Status FailoverService::SetCrashedFailoverFlagDirectly(int item) {
-  return storage_.CreateJobNodeIfNeeded(ItemsNode(item));
+  Status s = storage_.CreateJobNodeIfNeeded(ItemsNode(item));
+  if (s.ok() && metrics_ != nullptr) metrics_->failovers_given.Inc();
+  return s;
 }
 
 Result<std::vector<int>> FailoverService::GetCrashedShardingItems(const std::string& instance_id) {

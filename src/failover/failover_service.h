@@ -25,10 +25,16 @@
 
 #include "storage/job_node_storage.h"
 
+namespace elasticjob::metrics {
+struct JobMetrics;
+}  // namespace elasticjob::metrics
+
 namespace elasticjob::failover {
 
 class FailoverService {
  public:
+  // Counts the items put up for failover there (null: not counted). REQUIRES: before use.
+  void set_metrics(metrics::JobMetrics* metrics) { metrics_ = metrics; }
   // REQUIRES: `storage` outlives this object.
   FailoverService(storage::JobNodeStorage& storage, std::string instance_id)
       : storage_(storage), instance_id_(std::move(instance_id)) {}
@@ -67,6 +73,7 @@ class FailoverService {
   Status RemoveFailoverInfo();
 
  private:
+  metrics::JobMetrics* metrics_ = nullptr;  // borrowed; may be null
   // Items (children of `sharding/`) whose `node_of(i)` holds `instance_id`.
   Result<std::vector<int>> ItemsWhere(const std::function<std::string(int)>& node_of,
                                       const std::string& instance_id);

@@ -122,6 +122,22 @@ std::unique_ptr<Subscription> RegistryBase::AddConnectionStateListener(
 }
 
 void RegistryBase::NotifyConnectionState(ConnectionState s) {
+  switch (s) {
+    case ConnectionState::kConnected:
+      stats_->SetState(SessionState::kConnected);
+      break;
+    case ConnectionState::kReconnected:
+      stats_->SetState(SessionState::kConnected);
+      stats_->reconnects.Inc();
+      break;
+    case ConnectionState::kSuspended:
+      stats_->SetState(SessionState::kSuspended);
+      break;
+    case ConnectionState::kLost:
+      stats_->SetState(SessionState::kLost);
+      stats_->expiries.Inc();
+      break;
+  }
   std::lock_guard<std::mutex> lock(listeners_mu_);
   for (const Listener& l : listeners_) {
     auto state = l.state;
@@ -141,6 +157,7 @@ void RegistryBase::WakeLatchWaiters() {
 
 void RegistryBase::MarkClosed() {
   closed_ = true;
+  stats_->SetState(SessionState::kClosed);
   WakeLatchWaiters();
 }
 

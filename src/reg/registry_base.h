@@ -16,6 +16,7 @@
 
 #include "elasticjob/reg/registry_center.h"
 #include "infra/change_epoch.h"
+#include "reg/registry_stats.h"
 
 namespace elasticjob::reg {
 
@@ -96,6 +97,10 @@ class RegistryBase : public RegistryCenter {
   Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override;
   Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view key) override;
 
+  // What this registry counts of its session and requests (docs/metrics.md); shared with
+  // the Metrics that shows it.
+  const std::shared_ptr<RegistryStats>& stats() const { return stats_; }
+
  protected:
   // Children names of `key` read from the server, unsorted.
   virtual Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) = 0;
@@ -130,6 +135,7 @@ class RegistryBase : public RegistryCenter {
   std::condition_variable latch_cv_;
   uint64_t latch_epoch_ = 0;
   std::atomic<bool> closed_{false};  // atomic: read by waiters without latch_mu_
+  const std::shared_ptr<RegistryStats> stats_ = std::make_shared<RegistryStats>();
 };
 
 }  // namespace elasticjob::reg

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "infra/log.h"
+#include "metrics/job_metrics.h"
 #include "sharding/sharding_node.h"
 #include "sharding/strategy/checked_sharding.h"
 
@@ -393,6 +394,7 @@ Result<bool> ShardingService::TryShardAsLeaderOnce(const Asker& asker) {
     (void)storage_.RemoveJobNodeIfExisted(kProcessing);
     return FencedFailure(s);
   }
+  if (metrics_ != nullptr) metrics_->reshardings.Inc();
   // Every run's mark would fire these watches again: they were for this sharding only.
   if (running_watcher_ != nullptr) running_watcher_->StopWatchingRunningMarks();
   {

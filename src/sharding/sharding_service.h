@@ -48,6 +48,10 @@
 #include "storage/change_notifier.h"
 #include "storage/job_node_storage.h"
 
+namespace elasticjob::metrics {
+struct JobMetrics;
+}  // namespace elasticjob::metrics
+
 namespace elasticjob::sharding {
 
 // Running marks are outside the registry cache (storage::JobNodeWatches), so no event tells
@@ -75,6 +79,8 @@ struct FireTiming {
 
 class ShardingService {
  public:
+  // Counts this instance's shardings there (null: not counted). REQUIRES: before use.
+  void set_metrics(metrics::JobMetrics* metrics) { metrics_ = metrics; }
   // REQUIRES: every argument outlives this object. Without `running_watcher` (tests on the
   // in-memory registry, whose watch sees every node), running marks are not watched.
   ShardingService(storage::JobNodeStorage& storage, config::ConfigService& config,
@@ -147,6 +153,7 @@ class ShardingService {
   Result<bool> HasShardingInfo();
 
  private:
+  metrics::JobMetrics* metrics_ = nullptr;  // borrowed; may be null
   // Who asks for a sharding, for the guard (above).
   struct Asker {
     // An operator's run, or the eager path of a job without a schedule: not guarded.

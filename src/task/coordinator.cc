@@ -501,6 +501,11 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
         continue;
       }
       auto log_outcome = [&](const rpc::TaskOutcome& o, TaskStore::Recorded rec) {
+        if (metrics_ != nullptr) {
+          if (rec == TaskStore::Recorded::kFirst) metrics_->subtasks_succeeded.Inc();
+          if (rec == TaskStore::Recorded::kFailed) metrics_->subtasks_failed.Inc();
+          if (rec == TaskStore::Recorded::kRetry) metrics_->subtasks_retried.Inc();
+        }
         if (rec == TaskStore::Recorded::kRetry) {
           infra::LogLine("WARN", context(fmt::format("sub-task {} failed on {} (retried): {}",
                                                      o.id(), c->worker, o.data())));

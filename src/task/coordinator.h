@@ -19,6 +19,7 @@
 #include "elasticjob/api/task_job.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
+#include "metrics/job_metrics.h"
 #include "task/task_settings.h"
 #include "task/task_store.h"
 
@@ -55,6 +56,8 @@ class Coordinator {
         list_workers_(std::move(list_workers)),
         store_(std::move(store)) {}
   ~Coordinator();
+  // Counts the sub-tasks recorded, by state, there (null: not counted). REQUIRES: before Run.
+  void set_metrics(metrics::JobMetrics* metrics) { metrics_ = metrics; }
 
   // The whole run. OK when it succeeded; else the reason (a failed root, sub-tasks failed in
   // a MapJob, a throwing PreProcess/PostProcess/Reduce, no live worker, CANCELLED). A run
@@ -90,6 +93,7 @@ class Coordinator {
   const std::string instance_id_;
   const std::string run_id_;
   const TaskSettings settings_;
+  metrics::JobMetrics* metrics_ = nullptr;  // borrowed; may be null
   const ListWorkers list_workers_;
   std::unique_ptr<TaskStore> store_;
   RunCounts counts_;

@@ -51,13 +51,14 @@ class LeaderStrategy final : public JobShardingStrategy {
 
 TaskRuntime::TaskRuntime(RegistryCenter& registry, std::shared_ptr<TaskJob> job,
                          JobConfiguration config, std::string server_ip, std::string rpc_address,
-                         std::string task_store)
+                         std::string task_store, std::shared_ptr<metrics::JobMetrics> metrics)
     : registry_(registry),
       job_(std::move(job)),
       config_(std::move(config)),
       server_ip_(std::move(server_ip)),
       rpc_address_(rpc_address.empty() ? "127.0.0.1:0" : std::move(rpc_address)),
-      task_store_(std::move(task_store)) {
+      task_store_(std::move(task_store)),
+      metrics_(std::move(metrics)) {
   auto ip = instance::DetectIp(server_ip_);
   instance_id_ =
       instance::JobInstance::For(ip.ok() ? *ip : "127.0.0.1", static_cast<long>(getpid()))
@@ -336,6 +337,7 @@ void TaskRuntime::Execute(const ShardingContext& context) {
   Coordinator coordinator(
       *job_, job, context.job_parameter, instance_id_, run_id, settings_,
       [this] { return LiveWorkers(); }, std::move(store));
+  coordinator.set_metrics(metrics_.get());
   std::shared_ptr<Events> events;
   {
     std::lock_guard<std::mutex> lock(mu_);

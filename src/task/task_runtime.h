@@ -42,7 +42,8 @@ class TaskRuntime final : public SimpleJob {
   // `task_store`: the shared task store's URL (BootstrapOptions::task_store), "" for the
   // local one. REQUIRES: `registry` outlives this object.
   TaskRuntime(RegistryCenter& registry, std::shared_ptr<TaskJob> job, JobConfiguration config,
-              std::string server_ip, std::string rpc_address, std::string task_store = "");
+              std::string server_ip, std::string rpc_address, std::string task_store = "",
+              std::shared_ptr<metrics::JobMetrics> metrics = nullptr);
   ~TaskRuntime() override;
 
   // Settings from the props, the endpoint, the worker node. Fails naming the prop, the
@@ -88,7 +89,8 @@ class TaskRuntime final : public SimpleJob {
   const std::string server_ip_;
   const std::string rpc_address_;
   const std::string task_store_;
-  std::string instance_id_;  // set by the constructor
+  const std::shared_ptr<metrics::JobMetrics> metrics_;  // may be null
+  std::string instance_id_;                             // set by the constructor
   std::shared_ptr<const JobShardingStrategy> strategy_;
   TaskSettings settings_;                 // set by Start
   std::unique_ptr<WorkerServer> server_;  // set by Start, reset by Join

@@ -28,7 +28,21 @@ grep -q "$tmp/prefix" "$tmp/build/CMakeCache.txt" || fail "the project did not f
 
 read -r port _ < <(bash "$zk" start "$tmp/zk") || fail "cannot start ZooKeeper"
 url="zookeeper://127.0.0.1:$port/install-test"
-timeout 60 "$tmp/build/example_simple_job" "$url" 8 > "$tmp/run.log" 2>&1; rc=$?
+# With metrics served (the public API from the installed headers): the job's runs counted.
+timeout 60 "$tmp/build/example_simple_job" "$url" 8 127.0.0.1:0 > "$tmp/run.log" 2>&1 &
+example=$!
+runs=0
+for ((i = 0; i < 100; i++)); do
+  base=$(grep -o 'metrics at http://[^/]*' "$tmp/run.log" | sed 's/metrics at //')
+  if [[ -n "$base" ]]; then
+    curl -s "$base/metrics" > "$tmp/metrics.txt"
+    runs=$(sed -n 's/^elasticjob_item_runs_total{job_name="orderSync",outcome="success"} //p' "$tmp/metrics.txt")
+    [[ "${runs:-0}" -ge 3 ]] && break
+  fi
+  sleep 0.1
+done
+wait "$example"; rc=$?
+[[ "${runs:-0}" -ge 3 ]] || fail "the example's metrics did not count its runs: '${runs:-}' ($base)"
 [[ $rc -eq 0 ]] || fail "the example exited $rc: $(tail -5 "$tmp/run.log")"
 grep -q "orderSync scheduled on $url" "$tmp/run.log" || fail "not scheduled: $(cat "$tmp/run.log")"
 for item in "0 (Beijing)" "1 (Shanghai)" "2 (Guangzhou)"; do

@@ -30,6 +30,17 @@ struct ShardingContext;
 
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
 
+// How the library writes its own log lines (stderr), the item-run lines (stdout, the
+// default on_item_run) and JobLog's lines when event tracing is off. kText (the default):
+// "elasticjob WARN job 'x': ...". kJson: one JSON object per line, for a log collector:
+//   {"time":"2026-01-02T03:04:05.678Z","level":"WARN","job":"x","item":0,
+//    "instance":"10.0.0.1@-@42","message":"..."}
+// job, item and instance are null when a line is not about one (docs/metrics.md, JSON
+// logs). Process-wide; set it once at start-up, before any job is scheduled.
+enum class LogFormat { kText, kJson };
+void SetLogFormat(LogFormat format);
+LogFormat GetLogFormat();
+
 // "TRACE", "DEBUG", "INFO", "WARN" or "ERROR".
 const char* LogLevelName(LogLevel level);
 

@@ -70,6 +70,7 @@
 #include "elasticjob/api/task_job.h"
 #include "elasticjob/clock.h"
 #include "elasticjob/config/job_configuration.h"
+#include "elasticjob/metrics/metrics.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/run_reports.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
@@ -148,6 +149,10 @@ struct BootstrapOptions {
   // process, like the tracer's URL: nothing of it goes to the registry. "": the local store
   // (a temp SQLite file that dies with the coordinator). Another scheme fails Schedule().
   std::string task_store;
+  // Prometheus metrics (elasticjob/metrics/metrics.h; docs/metrics.md): the process's
+  // Metrics, shared by its jobs; this job's item runs, lateness, misfires, failovers and
+  // the rest are recorded there, and its readiness (/readyz) counted. Null: not recorded.
+  std::shared_ptr<Metrics> metrics;
 };
 
 class ScheduleJobBootstrap {

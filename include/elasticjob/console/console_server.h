@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "elasticjob/metrics/metrics.h"
 #include "elasticjob/status.h"
 
 namespace elasticjob {
@@ -69,6 +70,9 @@ struct ConsoleOptions {
   // How often the tracing database's newest execution is looked up for `execution` events,
   // only while an event stream is open.
   std::chrono::milliseconds tracing_poll_interval{std::chrono::seconds(2)};
+  // Prometheus metrics (elasticjob/metrics/metrics.h): the console's registry sessions are
+  // added to it (labelled with their namespace). Null: none.
+  std::shared_ptr<Metrics> metrics;
 };
 
 class Console {

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "infra/log.h"
+
 namespace elasticjob::executor {
 
 Result<std::vector<std::string>> ParseCommandLine(std::string_view line) {
@@ -56,11 +58,12 @@ void ScriptJob::Execute(const ShardingContext& context) {
   // The run's fencing token (ShardingContext::fencing_token), for the resources it writes.
   const std::vector<std::string> env = {
       fmt::format("{}={}", kFencingTokenVariable, context.fencing_token())};
-  if (context.log_sink == nullptr) {
+  if (context.log_sink == nullptr && !infra::JsonLogs()) {
     return Check(
         processes_->Run(argv, nullptr, context.cancellation.get(), env, context.start_deadline));
   }
-  // Tracing on: stdout (INFO) and stderr (WARN) line by line into the execution's log.
+  // Tracing on: stdout (INFO) and stderr (WARN) line by line into the execution's log (with
+  // tracing off and JSON logs: into the process log, one JSON line each).
   std::string partial[2];
   const LogLevel levels[2] = {LogLevel::kInfo, LogLevel::kWarn};
   auto output = [&](int stream, std::string_view data) {

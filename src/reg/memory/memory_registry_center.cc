@@ -114,6 +114,7 @@ Status MemoryRegistryCenter::Init() {
   if (open_) return Status::Ok();
   session_ = store_->next_session++;
   open_ = true;
+  stats()->SetState(SessionState::kConnected);
   std::vector<MemoryStore::Change> changes;
   if (store_->nodes.count(prefix_) == 0) {
     auto r = CreateLocked(prefix_, "", CreateMode::kContainer, true, &changes);

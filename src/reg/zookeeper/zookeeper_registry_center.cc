@@ -139,9 +139,17 @@ ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url)
     : url_(std::move(url)), prefix_("/" + url_.name_space) {
   QuietClientLog();
   lease_bound_ns_ = int64_t{url_.session_timeout_ms} * 1'000'000 / 3;
+  // Counted at a scrape only (docs/metrics.md, elasticjob_registry_cache_nodes).
+  stats()->SetCacheCounter([this] {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    int64_t n = 0;
+    for (const auto& [root, c] : caches_) n += static_cast<int64_t>(c->nodes.size());
+    return n;
+  });
 }
 
 ZooKeeperRegistryCenter::~ZooKeeperRegistryCenter() {
+  stats()->SetCacheCounter(nullptr);  // the stats may outlive this registry
   Close();
   worker_.Stop();
   worker_.Join();
@@ -414,7 +422,11 @@ int ZooKeeperRegistryCenter::WithRetry(RequestKind kind, const std::function<int
       const int64_t sent = SteadyNs();
       const uint64_t generation = generation_.load();
       rc = zh_ == nullptr ? ZINVALIDSTATE : op(zh_);
-      if (ServerAnswered(rc)) Heard(sent, generation);
+      if (ServerAnswered(rc)) {
+        Heard(sent, generation);
+        stats()->request_duration[static_cast<size_t>(kind)].Observe(
+            std::chrono::nanoseconds(SteadyNs() - sent));
+      }
     }
     if (!Retryable(rc) || attempt == url_.max_retries) return rc;
     // Curator's ExponentialBackoffRetry, but woken early when the connection returns.

@@ -167,6 +167,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   int WithRetry(RequestKind kind, const std::function<int(_zhandle*)>& op);
   void CountRequest(RequestKind kind) {
     requests_[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+    stats()->requests[static_cast<size_t>(kind)].Inc();
   }
   Status ToStatus(int rc, std::string_view key) const;
   std::string Full(std::string_view key) const;

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 
+#include "elasticjob/metrics/metrics.h"
+#include "metrics/metrics_impl.h"
 #include "unit/bootstrap/forwarding_registry.h"
 #include "unit/bootstrap/runtime_test_support.h"
 
@@ -248,6 +250,54 @@ TEST_F(ScheduleJobBootstrapTest, ARunLongerThanItsIntervalGivesExactlyOneMisfire
   std::lock_guard<std::mutex> l(job->mu);
   EXPECT_EQ(job->max_active_per_item[0], 1);  // never concurrently
   EXPECT_EQ(job->contexts.size(), 2u);        // the run, then one re-run
+}
+
+// BootstrapOptions::metrics: readiness follows Schedule and Shutdown; an item run, its
+// lateness, a running item and a misfire are recorded under the job's name.
+TEST_F(ScheduleJobBootstrapTest, RecordsRunsMisfiresAndReadinessInItsMetrics) {
+  auto reg = Session();
+  auto job = std::make_shared<CountingJob>();
+  job->block = true;
+  auto metrics = Metrics::Create();
+  metrics->AddRegistry(*reg, "test");
+  BootstrapOptions options = Options("10.0.0.1");
+  options.metrics = metrics;
+  std::string why;
+  {
+    ScheduleJobBootstrap boot(*reg, job, Config(1), options);
+    EXPECT_FALSE(metrics->Ready(&why));
+    EXPECT_EQ(why, "job 'job': not scheduled yet");
+    ASSERT_TRUE(boot.Schedule().ok());
+    EXPECT_TRUE(metrics->Ready(&why)) << why;
+    auto recorded = metrics::JobMetricsOf(metrics, "job");
+    std::unique_ptr<CountingJob, void (*)(CountingJob*)> release_at_end(
+        job.get(), [](CountingJob* j) { j->Release(); });
+    clock_.Advance(1s);
+    ASSERT_TRUE(job->WaitStarted(1));
+    EXPECT_EQ(recorded->running_items.value(), 1);
+    clock_.Advance(1s);  // finds the item running: a misfire
+    {
+      std::unique_lock<std::mutex> g(trigger_mu_);
+      ASSERT_TRUE(trigger_cv_.wait_for(g, 20s, [&] { return misfires_ == 1; }));
+    }
+    EXPECT_EQ(recorded->misfires.value(), 1u);
+    job->Release();
+    ASSERT_TRUE(reports_.WaitFor(2));  // the run and its misfire re-run
+    EXPECT_EQ(recorded->runs_succeeded.value(), 2u);
+    EXPECT_EQ(recorded->runs_failed.value(), 0u);
+    EXPECT_EQ(recorded->trigger_lateness.Snapshot().count, 1u);  // the cron fire's run only
+    EXPECT_EQ(recorded->item_duration.Snapshot().count, 2u);
+    EXPECT_EQ(recorded->running_items.value(), 0);
+    const std::string text = metrics->Render();
+    EXPECT_NE(text.find("elasticjob_item_runs_total{job_name=\"job\",outcome=\"success\"} 2\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("elasticjob_job_scheduled{job_name=\"job\"} 1\n"), std::string::npos);
+    boot.Shutdown();
+    EXPECT_NE(metrics->Render().find("elasticjob_job_scheduled{job_name=\"job\"} 0\n"),
+              std::string::npos);
+  }
+  EXPECT_TRUE(metrics->Ready(&why)) << why;  // a job gone holds nothing back
 }
 
 // Each run waits for its own gate: run k ends once Open(k + 1) has been called.

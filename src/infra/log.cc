@@ -1,0 +1,172 @@
+#include "infra/log.h"
+
+#include <chrono>
+#include <ctime>
+
+namespace elasticjob::infra {
+namespace {
+
+// The length of the valid UTF-8 sequence at the start of `s`, or 0.
+size_t Utf8Length(std::string_view s) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = b(0);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || n > s.size()) return 0;
+  for (size_t i = 1; i < n; ++i) {
+    if ((b(i) & 0xC0) != 0x80) return 0;
+  }
+  if (n == 2 && c < 0xC2) return 0;                   // overlong
+  if (n == 3 && c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
+  if (n == 3 && c == 0xED && b(1) >= 0xA0) return 0;  // surrogates
+  if (n == 4 && (c > 0xF4 || (c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) >= 0x90))) {
+    return 0;
+  }
+  return n;
+}
+
+// The word after `key` in `message` ("job=orderSync" -> "orderSync"; "job 'a b'" -> "a b").
+std::string_view After(std::string_view message, std::string_view key) {
+  for (size_t at = message.find(key); at != std::string_view::npos;
+       at = message.find(key, at + 1)) {
+    if (at > 0 && message[at - 1] != ' ' && message[at - 1] != '(') continue;
+    std::string_view rest = message.substr(at + key.size());
+    if (rest.starts_with('\'')) {
+      size_t end = rest.find('\'', 1);
+      if (end == std::string_view::npos) return {};
+      return rest.substr(1, end - 1);
+    }
+    size_t end = rest.find_first_of(" :,;)");
+    std::string_view word = rest.substr(0, end);
+    if (!word.empty()) return word;
+  }
+  return {};
+}
+
+std::optional<int> ItemIn(std::string_view message) {
+  for (std::string_view key : {"item=", "item "}) {
+    std::string_view word = After(message, key);
+    if (word.empty() || word.size() > 9) continue;
+    int n = 0;
+    bool digits = true;
+    for (char c : word) {
+      if (c < '0' || c > '9') {
+        digits = false;
+        break;
+      }
+      n = n * 10 + (c - '0');
+    }
+    if (digits) return n;
+  }
+  return std::nullopt;
+}
+
+void AppendString(std::string& out, std::string_view value) {
+  out += '"';
+  out += JsonEscape(value);
+  out += '"';
+}
+
+}  // namespace
+
+std::string JsonEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 8);
+  while (!text.empty()) {
+    const unsigned char c = static_cast<unsigned char>(text[0]);
+    if (c >= 0x80) {
+      size_t n = Utf8Length(text);
+      if (n == 0) {
+        out += "\\ufffd";
+        text.remove_prefix(1);
+      } else {
+        out.append(text.substr(0, n));
+        text.remove_prefix(n);
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7F) {
+          out += fmt::format("\\u{:04x}", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    text.remove_prefix(1);
+  }
+  return out;
+}
+
+std::string JsonLogLine(std::string_view level, LogFields fields, std::string_view message) {
+  if (fields.job.empty()) {
+    fields.job = After(message, "job=");
+    // "job 'x'" only: "job " before another word is prose.
+    if (fields.job.empty() && message.find("job '") != std::string_view::npos) {
+      fields.job = After(message, "job ");
+    }
+    if (fields.job.empty() && message.starts_with("Job '")) fields.job = After(message, "Job ");
+  }
+  if (!fields.item.has_value()) fields.item = ItemIn(message);
+  if (fields.instance.empty()) {
+    fields.instance = After(message, "instance=");
+    if (fields.instance.empty()) {
+      std::string_view word = After(message, "instance ");
+      if (word.find("@-@") != std::string_view::npos) fields.instance = word;  // an id
+    }
+  }
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t secs = std::chrono::system_clock::to_time_t(now);
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  gmtime_r(&secs, &utc);
+  std::string out = fmt::format(
+      "{{\"time\":\"{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z\",\"level\":\"{}\",\"job\":",
+      utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis,
+      JsonEscape(level));
+  if (fields.job.empty()) {
+    out += "null";
+  } else {
+    AppendString(out, fields.job);
+  }
+  out += ",\"item\":";
+  out += fields.item.has_value() ? std::to_string(*fields.item) : "null";
+  out += ",\"instance\":";
+  if (fields.instance.empty()) {
+    out += "null";
+  } else {
+    AppendString(out, fields.instance);
+  }
+  out += ",\"message\":";
+  AppendString(out, message);
+  out += '}';
+  return out;
+}
+
+void WriteLogLine(std::FILE* out, std::string_view level, const LogFields& fields,
+                  std::string_view message, std::string_view text_line) {
+  if (!JsonLogs()) {
+    std::fwrite(text_line.data(), 1, text_line.size(), out);
+    return;
+  }
+  std::string line = JsonLogLine(level, fields, message);
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), out);
+}
+
+}  // namespace elasticjob::infra
