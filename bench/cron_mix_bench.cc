@@ -76,9 +76,10 @@ int Run(const std::string& file, int chain, double seconds) {
     }
   } while (Clock::now() < end);
   double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
-  fmt::print("{{\"impl\":\"elasticjob-cpp\",\"cases\":{},\"calls\":{},\"fired\":{},"
-             "\"ns_per_call\":{:.1f}}}\n",
-             cases.size(), calls, fired, ns / static_cast<double>(calls));
+  fmt::print(
+      "{{\"impl\":\"elasticjob-cpp\",\"cases\":{},\"calls\":{},\"fired\":{},"
+      "\"ns_per_call\":{:.1f}}}\n",
+      cases.size(), calls, fired, ns / static_cast<double>(calls));
   return 0;
 }
 
