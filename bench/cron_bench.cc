@@ -3,6 +3,7 @@
 // the way a trigger does. Run: scripts/bench.sh (see docs/benchmarks.md for figures).
 #include <benchmark/benchmark.h>
 
+#include "cron_mix.h"
 #include "elasticjob/schedule/cron_expression.h"
 
 namespace elasticjob {
@@ -36,6 +37,28 @@ BENCHMARK_CAPTURE(BM_CronNext, leap_day, "0 0 0 29 2 ?", "UTC");
 BENCHMARK_CAPTURE(BM_CronNext, last_friday_dst, "0 30 2 ? * 6L", "America/New_York");
 BENCHMARK_CAPTURE(BM_CronNext, never_fires_feb_30, "0 0 0 30 2 ?", "UTC");
 BENCHMARK_CAPTURE(BM_CronNext, last_second_of_year, "59 59 23 31 12 ?", "Pacific/Chatham");
+
+// The mix (bench/cron_mix.h, the expressions bench/cron_vs_quartz.sh times against Quartz):
+// six fire times chained from each case's start, case after case; time per call.
+void BM_CronMix(benchmark::State& state) {
+  static const auto* const kMix = new std::vector<bench::CronMixCase>(bench::GenerateCronMix());
+  size_t i = 0;
+  int k = 0;
+  auto t = CronExpression::TimePoint{} + std::chrono::milliseconds((*kMix)[0].from_ms);
+  for (auto _ : state) {
+    const bench::CronMixCase& c = (*kMix)[i];
+    auto next = c.cron.NextFireTimeAfter(t, c.zone);
+    benchmark::DoNotOptimize(next);
+    if (next && ++k < 6) {
+      t = *next;
+    } else {
+      i = i + 1 == kMix->size() ? 0 : i + 1;
+      k = 0;
+      t = CronExpression::TimePoint{} + std::chrono::milliseconds((*kMix)[i].from_ms);
+    }
+  }
+}
+BENCHMARK(BM_CronMix);
 
 void BM_CronParse(benchmark::State& state) {
   for (auto _ : state) {

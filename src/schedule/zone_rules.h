@@ -1,15 +1,19 @@
 // ZoneRules: a loaded time zone plus the civil-time conversions java.util.GregorianCalendar
 // performs with it. Quartz's fire times depend on exactly these conversions.
 //
-// Thread safety: immutable after construction.
+// Thread safety: immutable after construction (the table is built once, on first use, and
+// shared).
 #ifndef ELASTICJOB_SCHEDULE_ZONE_RULES_H_
 #define ELASTICJOB_SCHEDULE_ZONE_RULES_H_
 
 #include <cctz/civil_time.h>
 #include <cctz/time_zone.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
+
+#include "schedule/zone_table.h"
 
 namespace elasticjob::schedule {
 
@@ -40,6 +44,20 @@ struct ZoneRules {
   // REQUIRES: 0 <= millis <= 999.
   int64_t ResolveWall(int64_t year, int month, int day, int hour, int minute, int second,
                       int millis) const;
+
+  // The zone's offsets as a table (ZoneTable::For(zone), looked up once).
+  const ZoneTable& table() const {
+    const ZoneTable* t = table_.load(std::memory_order_acquire);
+    if (t == nullptr) {
+      t = &ZoneTable::For(zone);
+      table_.store(t, std::memory_order_release);
+    }
+    return *t;
+  }
+
+ private:
+  // Atomic: filled on first use by whichever thread computes a fire time first.
+  mutable std::atomic<const ZoneTable*> table_{nullptr};
 };
 
 }  // namespace elasticjob::schedule

@@ -89,6 +89,8 @@ std::optional<int64_t> TimeAfter(const CronFields& f, const schedule::ZoneRules&
   const int64_t after_time = after_millis + 1000;
   cl.SetTimeInMillis(after_time);
   cl.Set(JavaCalendar::kMillisecond, 0);
+  const bool dom_spec = !f.days_of_month.Contains(kNoSpec);
+  const bool dow_spec = !f.days_of_week.Contains(kNoSpec);
 
   while (true) {
     if (cl.Get(JavaCalendar::kYear) > 2999) return std::nullopt;
@@ -149,8 +151,6 @@ std::optional<int64_t> TimeAfter(const CronFields& f, const schedule::ZoneRules&
     int mon = cl.Get(JavaCalendar::kMonth) + 1;
     t = -1;
     int tmon = mon;
-    const bool dom_spec = !f.days_of_month.Contains(kNoSpec);
-    const bool dow_spec = !f.days_of_week.Contains(kNoSpec);
     if (dom_spec && !dow_spec) {
       std::optional<int> st = f.days_of_month.LowerBound(day);
       if (f.lastday_of_month) {

@@ -5,6 +5,9 @@
 #define ELASTICJOB_SCHEDULE_CRON_CRON_FIELDS_H_
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,27 +21,52 @@ namespace elasticjob::schedule {
 inline constexpr int kNoSpec = 98;   // '?'
 inline constexpr int kAllSpec = 99;  // '*'
 
-// A sorted set of ints with Java TreeSet's tailSet(v).first() as LowerBound.
+// A set of ints with Java TreeSet's tailSet(v).first() as LowerBound. Values 0 to 127 (every
+// field but the year, with Quartz's markers 98 and 99) are bits, so that LowerBound is a mask
+// and a count of trailing zeros; others (years) a sorted vector.
 class IntSet {
  public:
   void Add(int v) {
-    auto it = std::lower_bound(v_.begin(), v_.end(), v);
-    if (it == v_.end() || *it != v) v_.insert(it, v);
+    if (v >= 0 && v < 128) {
+      bits_[v >> 6] |= uint64_t{1} << (v & 63);
+      return;
+    }
+    auto it = std::lower_bound(large_.begin(), large_.end(), v);
+    if (it == large_.end() || *it != v) large_.insert(it, v);
   }
-  bool Contains(int v) const { return std::binary_search(v_.begin(), v_.end(), v); }
-  bool empty() const { return v_.empty(); }
-  int First() const { return v_.front(); }
-  int Last() const { return v_.back(); }
+  bool Contains(int v) const {
+    if (v >= 0 && v < 128) return (bits_[v >> 6] >> (v & 63) & 1) != 0;
+    return std::binary_search(large_.begin(), large_.end(), v);
+  }
+  bool empty() const { return bits_[0] == 0 && bits_[1] == 0 && large_.empty(); }
+  // REQUIRES: !empty().
+  int First() const { return *LowerBound(std::numeric_limits<int>::min()); }
+  int Last() const {
+    if (!large_.empty() && large_.back() >= 128) return large_.back();
+    if (bits_[1] != 0) return 127 - std::countl_zero(bits_[1]);
+    if (bits_[0] != 0) return 63 - std::countl_zero(bits_[0]);
+    return large_.back();
+  }
   // The smallest element >= v, if any.
   std::optional<int> LowerBound(int v) const {
-    auto it = std::lower_bound(v_.begin(), v_.end(), v);
-    if (it == v_.end()) return std::nullopt;
+    if (v >= 0 && v < 128) {
+      uint64_t w = bits_[v >> 6] & (~uint64_t{0} << (v & 63));
+      if (w != 0) return (v & 64) + std::countr_zero(w);
+      if (v < 64 && bits_[1] != 0) return 64 + std::countr_zero(bits_[1]);
+      if (large_.empty()) return std::nullopt;
+    } else if (v < 0) {
+      auto it = std::lower_bound(large_.begin(), large_.end(), v);
+      if (it != large_.end() && *it < 0) return *it;
+      return LowerBound(0);
+    }
+    auto it = std::lower_bound(large_.begin(), large_.end(), v);
+    if (it == large_.end()) return std::nullopt;
     return *it;
   }
-  const std::vector<int>& values() const { return v_; }
 
  private:
-  std::vector<int> v_;
+  uint64_t bits_[2] = {0, 0};  // values 0..127
+  std::vector<int> large_;     // the others, sorted
 };
 
 enum CronField { kSecond = 0, kMinute, kHour, kDayOfMonth, kMonth, kDayOfWeek, kYear };
