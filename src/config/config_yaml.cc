@@ -334,6 +334,12 @@ Result<JobConfiguration> Read(std::string_view text) {
 }  // namespace
 
 Result<JobConfiguration> ConfigFromYaml(std::string_view text) {
+  if (text.size() > kMaxConfigYamlBytes) {
+    return InvalidArgument(
+        fmt::format("config: {} bytes, more than the {} a job's "
+                    "configuration may have (kMaxConfigYamlBytes)",
+                    text.size(), kMaxConfigYamlBytes));
+  }
   Result<JobConfiguration> c = Read(text);
   if (c.ok()) return c;
   return Status(c.status().code(), infra::OneLine(c.status().message()));

@@ -20,6 +20,7 @@
 #ifndef ELASTICJOB_CONFIG_JOB_CONFIGURATION_H_
 #define ELASTICJOB_CONFIG_JOB_CONFIGURATION_H_
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +36,11 @@ namespace elasticjob {
 // 1 MiB by default) however long the namespace and job names are; docs/config.md has the
 // measurement behind this figure.
 inline constexpr int kMaxShardingTotalCount = 500;
+
+// The longest config text a job may have, in bytes: refused before it is parsed. A real
+// config (500 item parameters included) is a few kilobytes; a hostile value of a megabyte
+// took a Debug build over a second to parse, on a trigger's path (docs/config.md).
+inline constexpr size_t kMaxConfigYamlBytes = 256 * 1024;
 
 struct JobConfiguration {
   std::string job_name;
@@ -139,8 +145,9 @@ std::string ConfigToYaml(const JobConfiguration& config,
 // ignored, both thread-pool keys are understood, missing keys take the builder defaults,
 // invalid UTF-8 is read as U+FFFD (as ElasticJob's Java decoding reads it).
 // Fails naming the key and value when a value has the wrong type (`shardingTotalCount:
-// expected an integer, got 'three'`) or the text is not YAML; never throws, and the error
-// is one line (control characters escaped). Does not validate: call
+// expected an integer, got 'three'`), the text is not YAML or is longer than
+// kMaxConfigYamlBytes; never throws, and the error is one line (control characters
+// escaped). Does not validate: call
 // ValidateJobConfiguration on the result.
 Result<JobConfiguration> ConfigFromYaml(std::string_view yaml);
 

@@ -351,5 +351,22 @@ TEST(JobConfigurationTest, MonitorPortIsReadButNeverWrittenToTheRegistry) {
   EXPECT_NE(wrong.status().message().find("monitorPort"), std::string::npos) << wrong.status();
 }
 
+// A hostile value of a megabyte is refused before it is parsed (a Debug build took over a
+// second to parse one, on a trigger's path: chaos hostile_config).
+TEST(ConfigYamlTest, RefusesATextLongerThanTheBoundWithoutParsingIt) {
+  std::string big =
+      "jobName: j\nshardingTotalCount: 1\ncron: '" + std::string(kMaxConfigYamlBytes, 'x') + "'\n";
+  auto c = ConfigFromYaml(big);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find(std::to_string(big.size()) + " bytes"), std::string::npos)
+      << c.status();
+  // The bound itself is accepted.
+  std::string fits = "jobName: j\nshardingTotalCount: 1\ndescription: '";
+  fits += std::string(kMaxConfigYamlBytes - fits.size() - 2, 'x') + "'\n";
+  ASSERT_EQ(fits.size(), kMaxConfigYamlBytes);
+  EXPECT_TRUE(ConfigFromYaml(fits).ok()) << ConfigFromYaml(fits).status();
+}
+
 }  // namespace
 }  // namespace elasticjob
