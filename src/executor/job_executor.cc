@@ -197,7 +197,8 @@ void JobExecutor::ReadItems(const std::shared_ptr<Run>& run, std::optional<uint6
   // Waiting for the leader's sharding holds no thread: the rest runs when it is done. A
   // cron run waits as the lane's waiting run: a later cron trigger takes its place (Start).
   sharding::ShardingService::FireTime fire = nullptr;
-  if (run->normal && run->fire_time.has_value()) {
+  const bool cron = run->normal && run->fire_time.has_value();  // read before any merge
+  if (cron) {
     run->sharding_fire.store(run->fire_time->time_since_epoch().count());
     fire = [run]() -> std::optional<Clock::WallTime> {
       return Clock::WallTime(Clock::WallTime::duration(run->sharding_fire.load()));
@@ -205,9 +206,12 @@ void JobExecutor::ReadItems(const std::shared_ptr<Run>& run, std::optional<uint6
     std::lock_guard<std::mutex> lock(mu_);
     waiting_run_ = run;
   }
+  // Whether the call below has returned: a `done` called before that did not wait.
+  auto parked = std::make_shared<std::atomic<bool>>(false);
   sharding_.ShardingIfNecessaryAsync(
-      [this, run, changes](Status s) {
-        if (run->normal && run->fire_time.has_value()) StopWaiting(run);
+      [this, run, changes, cron, parked](Status s) {
+        // It gave way to a later fire's trigger (only a run that waited does).
+        if (cron && StopWaiting(run, parked->load())) return;
         if (!s.ok()) return End(run, s);
         auto local = sharding_.GetLocalShardingItems(run->config->sharding_total_count);
         if (!local.ok()) return End(run, local.status());
@@ -227,9 +231,10 @@ void JobExecutor::ReadItems(const std::shared_ptr<Run>& run, std::optional<uint6
         Proceed(run);
       },
       std::chrono::seconds(30), std::move(fire));
+  parked->store(true);
 }
 
-bool JobExecutor::StopWaiting(const std::shared_ptr<Run>& run) {
+bool JobExecutor::StopWaiting(const std::shared_ptr<Run>& run, bool waited) {
   Queued queued;
   std::optional<Clock::WallTime> later;
   {
@@ -237,6 +242,7 @@ bool JobExecutor::StopWaiting(const std::shared_ptr<Run>& run) {
     if (waiting_run_ == run) waiting_run_.reset();
     // The trigger of a later fire is under way (prepared, or due) and has not reached us:
     // the run gives way to it, in this same step (that trigger must find the lane free).
+    if (!waited) return false;
     later = due_fire_ ? due_fire_() : std::nullopt;
     if (!later.has_value() || *later <= *run->fire_time) return false;
     queued = ReleaseLocked(*run);

@@ -237,9 +237,10 @@ class JobExecutor {
   // this instance's items (read from the registry at change count `changes`), then Proceed.
   void ReadItems(const std::shared_ptr<Run>& run, std::optional<uint64_t> changes);
   // A cron run's wait for the sharding is over: it is no longer the lane's waiting run. When
-  // the trigger of a later fire is under way (due_fire_), it ends (kQueued), giving way to
-  // that trigger, and true is returned.
-  bool StopWaiting(const std::shared_ptr<Run>& run);
+  // it `waited` (the sharding was not there at once) and the trigger of a later fire is
+  // under way (due_fire_), it ends (kQueued), giving way to that trigger, and true is
+  // returned.
+  [[nodiscard]] bool StopWaiting(const std::shared_ptr<Run>& run, bool waited);
   // A prepared run whose plan changed before its fire time: reads everything again.
   void Reread(const std::shared_ptr<Run>& run);
   // The first item start of a prepared run decides for all of them: true to run (`after`

@@ -122,7 +122,7 @@ class ScriptProcesses {
   void StopGuardianLocked() ELASTICJOB_REQUIRES(mu_);
 
   std::mutex mu_;
-  std::condition_variable idle_cv_;   // active_ reached 0
+  std::condition_variable idle_cv_;    // active_ reached 0
   std::condition_variable groups_cv_;  // a group was added to groups_ (tests)
   // The groups (their command's pid) of the commands running. A group leaves the set before
   // its command is reaped, so a signal never reaches a group id the kernel could reuse.

@@ -286,8 +286,8 @@ void ScriptProcessesTest::ExpectTheScriptDiesWithItsInstance(
         // The script writes its line as it starts; the instance tells the guardian of its
         // group just after the spawn returns, on the thread that started it. The test is of
         // what happens once the guardian knows: wait for that (bounded, in the child).
-        if (!processes.WaitGroupsForTesting(1, std::chrono::steady_clock::now() +
-                                                   std::chrono::seconds(10))) {
+        if (!processes.WaitGroupsForTesting(
+                1, std::chrono::steady_clock::now() + std::chrono::seconds(10))) {
           _exit(5);
         }
         meanwhile(processes);
