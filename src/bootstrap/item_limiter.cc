@@ -27,15 +27,25 @@ std::function<void()> ItemLimiter::Wrap(std::function<void()> task) {
   };
 }
 
+bool ItemLimiter::TryTake() {
+  int active = active_.load();
+  while (active < limit_.load()) {
+    if (active_.compare_exchange_weak(active, active + 1)) return true;
+  }
+  return false;
+}
+
 template <typename Make>
 bool ItemLimiter::Admit(const Make& make) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (active_ >= limit_) {
+  // In order: a task does not pass one that waits.
+  if (queued_count_.load() == 0 && TryTake()) return true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
     queued_.push_back(make());
-    return false;
+    queued_count_.fetch_add(1);
   }
-  ++active_;
-  return true;
+  Pump();  // a slot freed since TryTake looked
+  return false;
 }
 
 void ItemLimiter::Post(std::function<void()> task) {
@@ -51,36 +61,30 @@ void ItemLimiter::RunHereOrQueue(const std::function<void()>& task,
 }
 
 void ItemLimiter::Release() {
-  Update([](int& active, int&) { --active; });
+  active_.fetch_sub(1);
+  if (queued_count_.load() > 0) Pump();
 }
 
 void ItemLimiter::SetLimit(int limit) {
-  Update([limit](int&, int& current) { current = std::max(1, limit); });
+  limit_.store(std::max(1, limit));
+  Pump();  // a raised limit lets queued items go; a lower one takes effect as items end
 }
 
-void ItemLimiter::Update(const std::function<void(int& active, int& limit)>& change) {
+void ItemLimiter::Pump() {
   std::vector<std::function<void()>> next;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    change(active_, limit_);
-    // A raised limit (or a freed slot) lets queued items go.
-    while (!queued_.empty() && active_ < limit_) {
+    while (!queued_.empty() && TryTake()) {
       next.push_back(std::move(queued_.front()));
       queued_.pop_front();
-      ++active_;
+      queued_count_.fetch_sub(1);
     }
   }
   for (auto& task : next) pool_.Post(Wrap(std::move(task)));
 }
 
-int ItemLimiter::limit() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return limit_;
-}
+int ItemLimiter::limit() { return limit_.load(); }
 
-int ItemLimiter::active() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return active_;
-}
+int ItemLimiter::active() { return active_.load(); }
 
 }  // namespace elasticjob::bootstrap

@@ -8,6 +8,7 @@
 #ifndef ELASTICJOB_BOOTSTRAP_ITEM_LIMITER_H_
 #define ELASTICJOB_BOOTSTRAP_ITEM_LIMITER_H_
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -43,20 +44,25 @@ class ItemLimiter final : public Executor, public std::enable_shared_from_this<I
   int active();
 
  private:
-  // Takes a slot (true), or queues `make()` (false).
+  // Takes a slot if one is free and nothing waits (true), or queues `make()` (false).
   template <typename Make>
   bool Admit(const Make& make);
-  // After a task: hands the next queued one to the pool, or frees the slot.
+  // A free slot, taken without a lock: true when taken.
+  bool TryTake();
+  // After a task: frees its slot, then hands queued tasks to the pool while there is room.
   void Release();
-  // Applies `change` to the count and the limit under mu_, then hands queued tasks to the pool
-  // while there is room.
-  void Update(const std::function<void(int& active, int& limit)>& change);
+  // Hands queued tasks to the pool while there is room.
+  void Pump();
   std::function<void()> Wrap(std::function<void()> task);
 
   Executor& pool_;
+  // The count and the limit are atomics: an item's start and end take no lock unless items
+  // wait (sequentially consistent: a queuer's count and a releaser's slot are seen by one of
+  // the two, so a queued task never waits for a slot that is free).
+  std::atomic<int> limit_;
+  std::atomic<int> active_{0};
+  std::atomic<int> queued_count_{0};
   std::mutex mu_;
-  int limit_ ELASTICJOB_GUARDED_BY(mu_);
-  int active_ ELASTICJOB_GUARDED_BY(mu_) = 0;
   std::deque<std::function<void()>> queued_ ELASTICJOB_GUARDED_BY(mu_);
 };
 

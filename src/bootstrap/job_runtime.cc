@@ -398,6 +398,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
       },
       [this] { return DueFire(); });
   executor_->set_metrics(metrics_.get());
+  executor_->set_lease_source(&registry_);
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},

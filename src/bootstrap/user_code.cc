@@ -7,22 +7,26 @@
 namespace elasticjob::bootstrap {
 
 bool Gate::Enter() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (closed_) return false;
-  ++inside_;
-  return true;
+  // One atomic add on the way in (no lock: every item's report passes here).
+  if ((state_.fetch_add(1, std::memory_order_acq_rel) & kClosed) == 0) return true;
+  Exit();  // closed: out again at once
+  return false;
 }
 
 void Gate::Exit() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (--inside_ == 0) idle_cv_.notify_all();
+  if (state_.fetch_sub(1, std::memory_order_acq_rel) - 1 == kClosed) {
+    // The last one out of a closed gate: Close checks the count under mu_, so taking it
+    // here means Close either sees the count at zero or is waiting for this notify.
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_cv_.notify_all();
+  }
 }
 
 void Gate::Close() {
-  std::unique_lock<std::mutex> lock(mu_);
-  closed_ = true;
+  state_.fetch_or(kClosed, std::memory_order_acq_rel);
   closed_flag_.store(true, std::memory_order_release);
-  idle_cv_.wait(lock, [&] { return inside_ == 0; });
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [&] { return state_.load(std::memory_order_acquire) == kClosed; });
 }
 
 bool Gate::closed() { return closed_flag_.load(std::memory_order_acquire); }

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -53,11 +54,13 @@ class Gate {
   };
 
  private:
+  static constexpr uint32_t kClosed = 1u << 31;
+  // kClosed | the number of calls inside. Enter and Exit are one atomic each; mu_ and
+  // idle_cv_ serve only Close's wait for the last one out.
+  std::atomic<uint32_t> state_{0};
   std::mutex mu_;
   std::condition_variable idle_cv_;
-  bool closed_ ELASTICJOB_GUARDED_BY(mu_) = false;
-  int inside_ ELASTICJOB_GUARDED_BY(mu_) = 0;
-  // closed_, for closed() at every item start without mu_.
+  // Whether Close has begun, for closed() at every item start.
   std::atomic<bool> closed_flag_{false};
 };
 

@@ -544,8 +544,8 @@ void JobExecutor::Launch(const std::shared_ptr<Run>& run, Result<std::vector<int
 
 bool JobExecutor::LeaseAllowsStart(Run& run, ShardingContext& ctx) {
   // The common case: two atomic loads and a clock read.
-  if (execution_.LeaseHeld()) {
-    ctx.start_deadline = execution_.lease_expiry();
+  if (lease_ != nullptr ? lease_->LeaseHeld() : execution_.LeaseHeld()) {
+    ctx.start_deadline = lease_ != nullptr ? lease_->lease_expiry() : execution_.lease_expiry();
     return true;
   }
   // Not heard from the registry within the lease: the process was paused, or the
@@ -923,7 +923,8 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
   }
   if (on_item_run_) on_item_run_(report);
   // The last one ends the pass; the registry work goes to the control executor, so that
-  // item threads start the items still queued first.
+  // item threads start the items still queued first (on a launch board's drainer, once its
+  // batch's starts are all under way: LaunchBoard::PostAfterRun).
   if (run->remaining.fetch_sub(1) == 1) {
     run->items_done = true;
     if (tracing_ != nullptr) {
@@ -946,7 +947,7 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
         TraceStatus(*run, TraceState::kTaskError, tracing::ItemErrorsMessage(errors));
       }
     }
-    control_.Post([this, run] { Finish(run); });
+    trigger::LaunchBoard::PostAfterRun(control_, [this, run] { Finish(run); });
   }
 }
 

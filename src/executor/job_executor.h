@@ -209,6 +209,11 @@ class JobExecutor {
   // Records this job's item runs, misfires and skipped fire times there (null: not
   // recorded). REQUIRES: before the first trigger.
   void set_metrics(metrics::JobMetrics* metrics) { metrics_ = metrics; }
+  // Where an item's start asks for the lease (RegistryCenter::LeaseHeld): the process's
+  // registry itself, not the job's (gated) view of it, so that the start reads one object
+  // every job shares instead of three of its own. Null: the execution service's registry.
+  // REQUIRES: before the first run; `registry` outlives this object.
+  void set_lease_source(RegistryCenter* registry) { lease_ = registry; }
 
  private:
   struct Run;
@@ -329,6 +334,7 @@ class JobExecutor {
   Executor& control_;
   const std::function<void(const ItemRun&)> on_item_run_;
   metrics::JobMetrics* metrics_ = nullptr;  // borrowed (the runtime's); may be null
+  RegistryCenter* lease_ = nullptr;         // borrowed; null: execution_'s (set_lease_source)
   config::ConfigService& config_;
   sharding::ShardingService& sharding_;
   execution::ExecutionService& execution_;

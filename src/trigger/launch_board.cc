@@ -4,6 +4,36 @@
 #include <cassert>
 
 namespace elasticjob::trigger {
+namespace {
+
+// The tasks PostAfterRun keeps for the drainer on this thread while it runs user code.
+thread_local std::vector<LaunchBoard::Deferred>* t_deferring = nullptr;
+
+// One post per executor (in order), not one per task.
+void PostGrouped(std::vector<LaunchBoard::Deferred>& tasks) {
+  while (!tasks.empty()) {
+    Executor* executor = tasks.front().first;
+    auto group = std::make_shared<std::vector<std::function<void()>>>();
+    std::erase_if(tasks, [&](LaunchBoard::Deferred& t) {
+      if (t.first != executor) return false;
+      group->push_back(std::move(t.second));
+      return true;
+    });
+    executor->Post([group] {
+      for (auto& task : *group) task();
+    });
+  }
+}
+
+}  // namespace
+
+void LaunchBoard::PostAfterRun(Executor& executor, std::function<void()> task) {
+  if (t_deferring != nullptr) {
+    t_deferring->emplace_back(&executor, std::move(task));
+    return;
+  }
+  executor.Post(std::move(task));
+}
 
 LaunchBoard::LaunchBoard(TimerScheduler& timer, Executor& workers, int drains, int most,
                          Executor& control)
@@ -18,7 +48,7 @@ void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
   if (batch != nullptr && batch->Add(units)) return;
   // No batch for that time yet, or it has been handed over: a new one (sealed batches are
   // forgotten as they are met; the map holds at most a few).
-  batch = std::make_shared<Batch>(workers_, drains_, most_, control_);
+  batch = std::make_shared<Batch>(timer_, workers_, drains_, most_, control_);
   batch->Add(units);
   // One worker standing by: it takes the launch, and the helpers it posts (larger batches)
   // join as they wake; more standing by would spin for a one-unit batch (one job).
@@ -66,6 +96,8 @@ void LaunchBoard::Batch::Drain() {
   const size_t n = units_.size();
   // The units this drainer took, released once it has no more to take (see the header).
   std::vector<std::pair<size_t, size_t>> taken;
+  // The ends of this drainer's run (PostAfterRun), reused from run to run.
+  std::vector<Deferred> deferred;
   while (true) {
     // A run of units at a time while many are left (one shared count per run, not per
     // unit: the count's cache line moves between cores at each update), single units near
@@ -102,12 +134,16 @@ void LaunchBoard::Batch::Drain() {
         next_.load(std::memory_order_relaxed) < n) {
       Grow();
     }
+    t_deferring = &deferred;
     for (size_t i = first; i < last; ++i) {
       if (go[i - first]) units_[i].run();
     }
+    t_deferring = nullptr;
     taking_.fetch_add(1, std::memory_order_acq_rel);
+    if (!deferred.empty()) Defer(deferred);
   }
   taking_.fetch_sub(1, std::memory_order_acq_rel);
+  Flush();  // every unit has been taken
   // Every unit has been taken: what this drainer's units held (captures, a job's run) goes
   // now, on the control executor, off the way of the units other drainers still start, and
   // not with the batch (a unit of another drainer may be slow, and the owner of one of these
@@ -127,6 +163,47 @@ void LaunchBoard::Batch::Grow() {
   } while (!drainers_.compare_exchange_weak(started, started + 1, std::memory_order_relaxed));
   taking_.fetch_add(1, std::memory_order_acq_rel);
   workers_.PostUrgent([self = shared_from_this()] { self->Drain(); });
+}
+
+void LaunchBoard::Batch::Defer(std::vector<Deferred>& tasks) {
+  std::vector<Deferred> ready;
+  {
+    std::unique_lock<std::mutex> lock(defer_mu_);
+    // Units left (and not flushed): kept. The count is read under the lock Flush sets
+    // flushed_ under: a run's ends are either in the list a Flush takes or posted here.
+    if (!flushed_ && next_.load(std::memory_order_acquire) < units_.size()) {
+      for (auto& t : tasks) deferred_.push_back(std::move(t));
+      tasks.clear();
+      if (flush_armed_) return;
+      flush_armed_ = true;
+      lock.unlock();
+      // Once per batch. The batch may be gone by then (every unit taken: flushed already).
+      std::weak_ptr<Batch> weak = weak_from_this();
+      timer_.ScheduleAt(
+          timer_.Now() + kEndHold,
+          [weak] {
+            if (auto self = weak.lock()) self->Flush();
+          },
+          &control_, /*standby=*/0);  // nobody waits on the CPU for it
+      return;
+    }
+    // Every unit taken: those kept first, in the order their runs ended.
+    ready.swap(deferred_);
+    flushed_ = true;
+  }
+  for (auto& t : tasks) ready.push_back(std::move(t));
+  tasks.clear();
+  PostGrouped(ready);
+}
+
+void LaunchBoard::Batch::Flush() {
+  std::vector<Deferred> kept;
+  {
+    std::lock_guard<std::mutex> lock(defer_mu_);
+    kept.swap(deferred_);
+    flushed_ = true;
+  }
+  PostGrouped(kept);
 }
 
 void LaunchBoard::Batch::PostAfters() {

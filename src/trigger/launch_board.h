@@ -60,10 +60,20 @@ class LaunchBoard {
     std::array<const void*, kTouches> touch{};
   };
 
+  // Posts `task` to `executor`. Called while a drainer runs units' user code (an item's end:
+  // its run's registry work, say), the task waits for the end of the drainer's run, and, while
+  // the batch has units left to take, for the last of them to be taken, or kEndHold (by the
+  // board's clock) at most: the control executor's work then does not take a core from the
+  // starts still to come (on two cores it took the one a second drainer needed). Anywhere
+  // else: posted at once. The kept tasks go in one post per executor, in the order kept.
+  static void PostAfterRun(Executor& executor, std::function<void()> task);
+
+  using Deferred = std::pair<Executor*, std::function<void()>>;
+
   class Batch : public std::enable_shared_from_this<Batch> {
    public:
-    Batch(Executor& workers, int drains, int most, Executor& control)
-        : workers_(workers), drains_(drains), most_(most), control_(control) {}
+    Batch(TimerScheduler& timer, Executor& workers, int drains, int most, Executor& control)
+        : timer_(timer), workers_(workers), drains_(drains), most_(most), control_(control) {}
 
    private:
     friend class LaunchBoard;
@@ -77,7 +87,15 @@ class LaunchBoard {
     void Grow();
     // Once every unit has begun: their `after` work to the control executor.
     void PostAfters();
+    // A drainer's run's PostAfterRun tasks: kept while units are left (the first kept arms
+    // a Flush kEndHold later), else posted with those kept.
+    void Defer(std::vector<Deferred>& tasks);
+    // Posts the tasks kept and keeps none from now on: once every unit has been taken, or
+    // kEndHold after the first was kept (a slow job must not hold back the ends of the
+    // items that ran before it for longer).
+    void Flush();
 
+    TimerScheduler& timer_;
     Executor& workers_;
     const int drains_;
     const int most_;
@@ -92,10 +110,16 @@ class LaunchBoard {
     std::atomic<size_t> begun_{0};  // units whose `begin` has returned
     std::atomic<int> drainers_{0};  // drainers started (posted) so far
     std::atomic<int> taking_{0};    // of those, the ones not in user code
+    std::mutex defer_mu_;
+    std::vector<Deferred> deferred_ ELASTICJOB_GUARDED_BY(defer_mu_);
+    bool flushed_ ELASTICJOB_GUARDED_BY(defer_mu_) = false;
+    bool flush_armed_ ELASTICJOB_GUARDED_BY(defer_mu_) = false;
   };
 
   // The most units a drainer takes at once.
   static constexpr size_t kMaxRun = 8;
+  // The longest an item's end is kept while units of its batch are left (PostAfterRun).
+  static constexpr std::chrono::milliseconds kEndHold{5};
   // `after` work is posted to `control` this many to a task.
   static constexpr size_t kAftersPerTask = 64;
 

@@ -55,6 +55,8 @@ class TimerScheduler {
   static constexpr int kDefaultStandby = -1;
   TaskId ScheduleAt(Clock::WallTime due, std::function<void()> task, Executor* on = nullptr,
                     int standby = kDefaultStandby);
+  // The scheduler's clock's wall time.
+  Clock::WallTime Now() { return clock_.WallNow(); }
   // Forgets a task that has not been handed to the executor yet. Returns whether it was.
   bool Cancel(TaskId id);
   // Stops the thread; pending tasks are dropped.

@@ -45,13 +45,23 @@ int64_t MemoryStore::NowMs() const {
 void MemoryStore::Publish(const std::vector<Change>& changes,
                           std::vector<std::function<void()>>* fired) {
   for (const Change& c : changes) {
-    for (const TreeListener& l : tree_listeners) {
-      if (!Under(c.path, l.root) || !PolicyCovers(l.policy, l.root, c.path, l.prefix)) continue;
-      l.state->Changed();  // under the store's lock, as the change itself
-      auto state = l.state;
-      auto cb = l.callback;
-      TreeEvent e{c.type, c.path, c.value};
-      state->PostIfActive(*l.executor, [state, cb, e] { state->Run([&] { cb(e); }); });
+    // The listeners whose root is the changed path or one of its ancestors ("/" included).
+    for (size_t end = c.path.size();;) {
+      const std::string_view root =
+          end == 0 ? std::string_view("/") : std::string_view(c.path).substr(0, end);
+      auto [first, last] = tree_listeners.equal_range(std::string(root));
+      for (auto it = first; it != last; ++it) {
+        const TreeListener& l = it->second;
+        if (!PolicyCovers(l.policy, l.root, c.path, l.prefix)) continue;
+        l.state->Changed();  // under the store's lock, as the change itself
+        auto state = l.state;
+        auto cb = l.callback;
+        TreeEvent e{c.type, c.path, c.value};
+        state->PostIfActive(*l.executor, [state, cb, e] { state->Run([&] { cb(e); }); });
+      }
+      if (end == 0 || root == "/") break;
+      end = c.path.rfind('/', end - 1);
+      if (end == std::string::npos) break;
     }
     auto range = exists_watches.equal_range(c.path);
     for (auto it = range.first; it != range.second; ++it) fired->push_back(it->second.second);
@@ -138,9 +148,9 @@ void MemoryRegistryCenter::Close() {
   // Cancelled after the store lock is released: Cancel waits for a delivery in progress,
   // which may be calling back into the store.
   std::vector<std::shared_ptr<SubscriptionState>> ended;
-  std::erase_if(store_->tree_listeners, [&](const MemoryStore::TreeListener& l) {
-    if (l.session != session_) return false;
-    ended.push_back(l.state);
+  std::erase_if(store_->tree_listeners, [&](const auto& entry) {
+    if (entry.second.session != session_) return false;
+    ended.push_back(entry.second.state);
     return true;
   });
   for (auto& state : ended) {
@@ -167,7 +177,7 @@ void MemoryRegistryCenter::ExpireSession() {
   store_->DropSession(session_, &changes);
   int64_t old = session_;
   session_ = store_->next_session++;
-  for (auto& l : store_->tree_listeners) {
+  for (auto& [root, l] : store_->tree_listeners) {
     if (l.session == old) l.session = session_;
   }
   Finish(lock, changes);
@@ -206,10 +216,7 @@ void MemoryRegistryCenter::WakeLeaseWaiters() {
   lease_cv_.notify_all();
 }
 
-int64_t MemoryRegistryCenter::session_id() {
-  std::lock_guard<std::mutex> lock(store_->mu);
-  return session_;
-}
+int64_t MemoryRegistryCenter::session_id() { return session_.load(std::memory_order_acquire); }
 
 Result<std::string> MemoryRegistryCenter::GetDirectly(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
@@ -281,8 +288,9 @@ Result<std::string> MemoryRegistryCenter::CreateLocked(const std::string& full,
   MemoryStore::Node n;
   n.value = std::string(value);
   n.mode = mode;
-  n.owner =
-      (mode == CreateMode::kEphemeral || mode == CreateMode::kEphemeralSequential) ? session_ : 0;
+  n.owner = (mode == CreateMode::kEphemeral || mode == CreateMode::kEphemeralSequential)
+                ? session_.load()
+                : 0;
   n.mtime_ms = store_->NowMs();
   nodes[path] = std::move(n);
   nodes[parent].children.insert(Leaf(path));
@@ -434,16 +442,21 @@ Result<int64_t> MemoryRegistryCenter::Execute(const std::vector<TransactionOp>& 
   }
   std::unique_lock<std::mutex> lock(store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
-  // Undo log: the prior state of every node a step can touch (its path and its ancestors,
-  // which creates and container cascades modify), so a failed step rolls back in O(steps),
-  // not O(store).
+  // Undo log: the prior fields of every node a step can touch (its path and its ancestors,
+  // which creates and container cascades modify), children left out: a failed step undoes
+  // the children sets by reversing `changes`, so the log costs O(steps x depth), not the
+  // size of the namespace root's children.
   std::map<std::string, std::optional<MemoryStore::Node>> saved;
   for (const auto& op : ops) {
     for (std::string p = Full(op.key);; p = p.substr(0, std::max<size_t>(1, p.rfind('/')))) {
       if (saved.count(p) == 0) {
         auto it = store_->nodes.find(p);
-        saved.emplace(p, it == store_->nodes.end() ? std::nullopt
-                                                   : std::optional<MemoryStore::Node>(it->second));
+        std::optional<MemoryStore::Node> fields;
+        if (it != store_->nodes.end()) {
+          const MemoryStore::Node& n = it->second;
+          fields = MemoryStore::Node{n.value, n.mode, n.owner, n.mtime_ms, n.next_sequence, {}};
+        }
+        saved.emplace(p, std::move(fields));
       }
       if (p == "/") break;
     }
@@ -483,16 +496,25 @@ Result<int64_t> MemoryRegistryCenter::Execute(const std::vector<TransactionOp>& 
         break;
     }
     if (!s.ok()) {
-      for (const auto& c : changes) {  // nodes created by earlier steps (sequential names too)
-        if (c.type == TreeEvent::Type::kAdded && saved.count(c.path) == 0)
-          store_->nodes.erase(c.path);
-      }
-      for (auto& [path, node] : saved) {
-        if (node.has_value()) {
-          store_->nodes[path] = std::move(*node);
-        } else {
-          store_->nodes.erase(path);
+      // Newest first: a create is taken out of its parent, a delete (a leaf when it went,
+      // its children restored before it by this order) put back; then the fields.
+      for (auto c = changes.rbegin(); c != changes.rend(); ++c) {
+        if (c->path == "/") continue;
+        const std::string parent = c->path.substr(0, std::max<size_t>(1, c->path.rfind('/')));
+        if (c->type == TreeEvent::Type::kAdded) {
+          store_->nodes.erase(c->path);
+          if (auto p = store_->nodes.find(parent); p != store_->nodes.end())
+            p->second.children.erase(Leaf(c->path));
+        } else if (c->type == TreeEvent::Type::kDeleted) {
+          store_->nodes[c->path];  // its fields come back from `saved` below
+          store_->nodes[parent].children.insert(Leaf(c->path));
         }
+      }
+      for (auto& [path, fields] : saved) {
+        if (!fields.has_value()) continue;  // absent before: a create, undone above
+        MemoryStore::Node& n = store_->nodes[path];
+        fields->children = std::move(n.children);
+        n = std::move(*fields);
       }
       return Status(s.code(), fmt::format("transaction step {}: {}", i + 1, s.message()));
     }
@@ -531,14 +553,15 @@ Result<std::unique_ptr<Subscription>> MemoryRegistryCenter::Watch(
     TreeEvent e{TreeEvent::Type::kAdded, it->first, it->second.value};
     executor.Post([state, relative_cb, e] { state->Run([&] { relative_cb(e); }); });
   }
-  store_->tree_listeners.push_back(
-      {session_, root, &executor, relative_cb, state, std::move(policy), prefix_.size()});
+  store_->tree_listeners.emplace(
+      root, MemoryStore::TreeListener{session_, root, &executor, relative_cb, state,
+                                      std::move(policy), prefix_.size()});
   std::weak_ptr<MemoryStore> weak = store_;
   return std::unique_ptr<Subscription>(std::make_unique<SubscriptionHandle>(state, [weak, state] {
     if (auto store = weak.lock()) {
       std::lock_guard<std::mutex> l(store->mu);
       std::erase_if(store->tree_listeners,
-                    [&](const MemoryStore::TreeListener& t) { return t.state == state; });
+                    [&](const auto& entry) { return entry.second.state == state; });
     }
   }));
 }
@@ -548,7 +571,7 @@ Result<bool> MemoryRegistryCenter::ExistsWatchOnce(std::string_view key,
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::lock_guard<std::mutex> lock(store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
-  store_->exists_watches.emplace(Full(key), std::make_pair(session_, std::move(fired)));
+  store_->exists_watches.emplace(Full(key), std::make_pair(session_.load(), std::move(fired)));
   return store_->nodes.count(Full(key)) != 0;
 }
 

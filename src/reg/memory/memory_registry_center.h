@@ -63,8 +63,10 @@ class MemoryStore {
   // Transactions applied so far: the stamp of a stamped one (a zxid's stand-in).
   int64_t transactions = 0;  // GUARDED_BY(mu)
   std::multimap<std::string, std::pair<int64_t, std::function<void()>>>
-      exists_watches;                        // GUARDED_BY(mu)
-  std::vector<TreeListener> tree_listeners;  // GUARDED_BY(mu)
+      exists_watches;  // GUARDED_BY(mu)
+  // Keyed by the watched root: a change looks up the listeners of its own path and its
+  // ancestors (O(depth log n)), not every listener of the process.
+  std::multimap<std::string, TreeListener> tree_listeners;  // GUARDED_BY(mu)
 
   // `clock` (borrowed; must outlive the store) stamps modification times, which is what
   // GetRegistryCenterTime reports: a SimulatedClock lets tests skew the "server" clock.
@@ -128,7 +130,10 @@ class MemoryRegistryCenter final : public RegistryBase {
   // Waits (bounded) until at least `n` AwaitLease calls wait: an item start has reached
   // the lapsed lease. Returns whether they did.
   bool WaitLeaseWaitersForTesting(int n, std::chrono::milliseconds timeout);
-  uint64_t session_epoch() override { return static_cast<uint64_t>(session_id()); }
+  // Lock-free: the fire path asks for it on every claim.
+  uint64_t session_epoch() override {
+    return static_cast<uint64_t>(session_.load(std::memory_order_acquire));
+  }
 
  protected:
   Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;
@@ -149,9 +154,9 @@ class MemoryRegistryCenter final : public RegistryBase {
   Result<int64_t> Execute(const std::vector<TransactionOp>& ops);
 
   const std::shared_ptr<MemoryStore> store_;
-  const std::string prefix_;  // "/namespace"
-  int64_t session_ = 0;       // GUARDED_BY(store_->mu)
-  bool open_ = false;         // GUARDED_BY(store_->mu)
+  const std::string prefix_;         // "/namespace"
+  std::atomic<int64_t> session_{0};  // written with store_->mu held; read anywhere
+  bool open_ = false;                // GUARDED_BY(store_->mu)
   // The lease seam (SetLeaseHeldForTesting): taken after store_->mu, never before it.
   std::mutex lease_mu_;
   std::condition_variable lease_cv_;

@@ -414,6 +414,41 @@ TEST(ItemLimiterTest, HoldsTheLimitQueuesInOrderAndFollowsAChangedLimit) {
   EXPECT_EQ(ran.back(), 5);
 }
 
+// The count is lock-free on the way in and out: under threads racing to start and end items,
+// no more than the limit run at once, and none of those queued is left waiting.
+TEST(ItemLimiterTest, RacingStartsAndEndsNeverPassTheLimitAndLeaveNoneQueued) {
+  ThreadPool pool(4);
+  auto limiter = std::make_shared<bootstrap::ItemLimiter>(pool, 2);
+  std::atomic<int> running{0};
+  std::atomic<int> most{0};
+  std::atomic<int> done{0};
+  constexpr int kTasks = 2000;
+  std::promise<void> all_done;
+  auto task = [&] {
+    const int now = running.fetch_add(1) + 1;
+    int seen = most.load();
+    while (now > seen && !most.compare_exchange_weak(seen, now)) {
+    }
+    running.fetch_sub(1);
+    if (done.fetch_add(1) + 1 == kTasks) all_done.set_value();
+  };
+  std::vector<std::thread> starters;
+  for (int t = 0; t < 4; ++t) {
+    starters.emplace_back([&, t] {
+      for (int i = 0; i < kTasks / 4; ++i) {
+        if ((i + t) % 2 == 0) {
+          limiter->Post(task);
+        } else {
+          limiter->RunHereOrQueue(task, nullptr);
+        }
+      }
+    });
+  }
+  for (auto& s : starters) s.join();
+  ASSERT_EQ(all_done.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_LE(most.load(), 2);
+}
+
 TEST_F(LifecycleTest, SingleThreadRunsOneItemOfTheJobAtATime) {
   auto reg = Session();
   auto job = std::make_shared<TurnstileJob>();

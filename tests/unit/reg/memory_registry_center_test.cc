@@ -43,6 +43,41 @@ TEST(MemoryRegistryCenterTest, ExpireSessionDropsEphemeralsAndKeepsTheRest) {
   EXPECT_EQ(*reg.Get("/p"), "2");
 }
 
+// A failed step undoes the earlier ones, children lists included (the undo log keeps no copy
+// of them: it reverses the changes), down to a container the transaction cascaded away and
+// the parent's sequence counter.
+TEST(MemoryRegistryCenterTest, AFailedTransactionLeavesEveryNodeAndChildListAsItWas) {
+  auto store = std::make_shared<MemoryStore>();
+  MemoryRegistryCenter reg(store, "ns");
+  ASSERT_TRUE(reg.Init().ok());
+  ASSERT_TRUE(reg.CreateContainer("/c").ok());
+  ASSERT_TRUE(reg.Persist("/c/x", "1").ok());
+  ASSERT_TRUE(reg.Persist("/p", "2").ok());
+  auto first = reg.PersistSequential("/p/s-", "");
+  ASSERT_TRUE(first.ok());
+  const auto root_before = *reg.GetChildrenKeys("/");
+  Status s = reg.ExecuteInTransaction({
+      TransactionOp::Delete("/c/x"),  // the container /c goes with its last child
+      TransactionOp::Create("/y", "3"),
+      TransactionOp::Create("/p/s-", "", CreateMode::kPersistentSequential),
+      TransactionOp::SetData("/p", "changed"), TransactionOp::SetData("/missing", "4"),  // fails
+  });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(*reg.GetChildrenKeys("/"), root_before);
+  EXPECT_EQ(*reg.GetChildrenKeys("/c"), std::vector<std::string>{"x"});
+  EXPECT_EQ(*reg.Get("/c/x"), "1");
+  EXPECT_FALSE(*reg.IsExisted("/y"));
+  EXPECT_EQ(*reg.Get("/p"), "2");
+  EXPECT_EQ(reg.GetChildrenKeys("/p")->size(), 1u);
+  // Sequential names go on after the failed create.
+  auto second = reg.PersistSequential("/p/s-", "");
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(reg.GetChildrenKeys("/p")->size(), 2u);
+  // The container still goes with its last child afterwards.
+  ASSERT_TRUE(reg.ExecuteInTransaction({TransactionOp::Delete("/c/x")}).ok());
+  EXPECT_FALSE(*reg.IsExisted("/c"));
+}
+
 TEST(MemoryRegistryCenterTest, CallsBeforeInitFail) {
   MemoryRegistryCenter reg(std::make_shared<MemoryStore>(), "ns");
   EXPECT_EQ(reg.Persist("/a", "").code(), StatusCode::kFailedPrecondition);

@@ -217,5 +217,75 @@ TEST_F(LaunchBoardTest, NoMoreThanMostDrainersRunUserCodeAtOnce) {
   EXPECT_EQ(most_running, 2);
 }
 
+// An item's end (PostAfterRun) waits until every unit of the batch has been taken, so that the
+// control executor's work does not take a core from the starts still to come; the ends then
+// go in one task, in the order their items ran.
+TEST_F(LaunchBoardTest, EndsPostedWhileUnitsAreLeftGoOnceTheLastUnitIsTakenInOneTask) {
+  ManualExecutor ends;
+  LaunchBoard board(timer, workers, /*drains=*/1, /*most=*/1, control);
+  std::vector<size_t> ends_seen_by_run;  // the ends posted when each unit ran
+  std::vector<LaunchBoard::Unit> units;
+  for (std::string name : {"a", "b", "c"}) {
+    units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+                                      [&, name] {
+                                        ends_seen_by_run.push_back(ends.RunAll());
+                                        LaunchBoard::PostAfterRun(
+                                            ends, [&, name] { log.Add("end " + name); });
+                                      },
+                                      nullptr});
+  }
+  board.Add(At(101), std::move(units));
+  clock.Advance(seconds(1));
+  ASSERT_TRUE(ends.WaitFor(1));
+  EXPECT_EQ(ends_seen_by_run, (std::vector<size_t>{0, 0, 0}));  // none went during the starts
+  EXPECT_EQ(ends.RunAll(), 1u);                                 // one task for the three
+  EXPECT_EQ(log.entries(), (std::vector<std::string>{"end a", "end b", "end c"}));
+  // Off a drainer: posted at once.
+  LaunchBoard::PostAfterRun(ends, [&] { log.Add("end d"); });
+  EXPECT_EQ(ends.RunAll(), 1u);
+  EXPECT_TRUE(log.Has("end d"));
+}
+
+// ... or kEndHold after the first was kept: a slow job must not hold back the ends of the items
+// that ran before it.
+TEST_F(LaunchBoardTest, EndsKeptGoAfterTheHoldWhenASlowUnitKeepsTheRestWaiting) {
+  ManualExecutor ends;
+  LaunchBoard board(timer, workers, /*drains=*/1, /*most=*/1, control);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool slow_started = false;
+  std::vector<LaunchBoard::Unit> units;
+  units.push_back(LaunchBoard::Unit{
+      [](std::function<void()>&) { return true; },
+      [&] { LaunchBoard::PostAfterRun(ends, [&] { log.Add("end fast"); }); }, nullptr});
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+                                    [&] {
+                                      {
+                                        std::lock_guard<std::mutex> l(mu);
+                                        slow_started = true;
+                                        cv.notify_all();
+                                      }
+                                      // Slow: it waits for the fast item's end.
+                                      if (ends.WaitFor(1) && ends.RunAll() == 1) {
+                                        log.Add("slow saw the end");
+                                      }
+                                    },
+                                    nullptr});
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; }, [] {}, nullptr});
+  board.Add(At(101), std::move(units));
+  clock.Advance(seconds(1));
+  {
+    std::unique_lock<std::mutex> l(mu);
+    ASSERT_TRUE(cv.wait_for(l, seconds(10), [&] { return slow_started; }));
+  }
+  EXPECT_EQ(ends.RunAll(), 0u);  // kept: a unit is left
+  // The hold's flush comes through the timer to the control executor.
+  clock.Advance(LaunchBoard::kEndHold);
+  ASSERT_TRUE(control.WaitFor(1));
+  control.RunAll();
+  ASSERT_TRUE(log.WaitFor(2));
+  EXPECT_EQ(log.entries(), (std::vector<std::string>{"end fast", "slow saw the end"}));
+}
+
 }  // namespace
 }  // namespace elasticjob::trigger
