@@ -380,7 +380,7 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
     AddJobArg(cmd, o);
     AddServerFlag(cmd, o);
     cmd->add_option("--param", o->param, "Job parameter for this run only")
-        ->each([o](const std::string&) { o->has_param = true; });
+        ->each([o = o](const std::string&) { o->has_param = true; });
   }
   for (const char* verb : {"disable", "enable", "shutdown"}) {
     const std::string past = std::string(verb) == "disable"  ? "disabled"
