@@ -131,26 +131,29 @@ Result<TypedJob::Current> TypedJob::Build(const JobConfiguration& config) {
 Status TypedJob::Update(const JobConfiguration& config) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (current_.config != nullptr && *current_.config == config) return Status::Ok();
+    if (current_ != nullptr && current_->config != nullptr && *current_->config == config) {
+      return Status::Ok();
+    }
   }
   auto next = Build(config);
   if (!next.ok()) return next.status();
   std::lock_guard<std::mutex> lock(mu_);
-  current_ = *std::move(next);
+  current_ = std::make_shared<const Current>(*std::move(next));
   return Status::Ok();
 }
 
 std::string TypedJob::error_handler_type() {
   std::lock_guard<std::mutex> lock(mu_);
-  return current_.handler != nullptr ? current_.handler->type() : "";
+  return current_ != nullptr && current_->handler != nullptr ? current_->handler->type() : "";
 }
 
 void TypedJob::Execute(const ShardingContext& context) {
-  Current now;
+  std::shared_ptr<const Current> current;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    now = current_;
+    current = current_;
   }
+  const Current& now = *current;
   std::string cause;
   try {
     now.executor->Process(*now.config, context, state_);

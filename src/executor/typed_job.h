@@ -94,7 +94,9 @@ class TypedJob final : public SimpleJob {
   State state_;
   error_handler::NotificationSender& sender_;
   std::mutex mu_;
-  Current current_ ELASTICJOB_GUARDED_BY(mu_);
+  // Immutable once built: an item's start copies one pointer (one count on one line),
+  // not the three parts.
+  std::shared_ptr<const Current> current_ ELASTICJOB_GUARDED_BY(mu_);
 };
 
 }  // namespace elasticjob::executor
