@@ -578,11 +578,19 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
   auto units = executor_->LaunchUnits(prepared);
   // The job's item limit holds for prepared starts too: one beyond it waits in the job's
   // queue instead of holding the launching worker.
+  // What the start reads besides the executor's own (LaunchUnits names those): the item
+  // limit, the user-code gate and the typed job's current state, for the board's prefetch.
+  const auto typed = typed_->StartTouches();
+  const std::array<const void*, 5> ours{limiter_.get(), gate_.get(), typed[0], typed[1], typed[2]};
   for (auto& unit : units) {
     // A queued start outlives the board's hold on the prepared run: it holds it too.
     unit.run = [limiter = limiter_, keep = unit.keep, run = std::move(unit.run)] {
       limiter->RunHereOrQueue(run, keep);
     };
+    size_t next = 0;  // into the slots LaunchUnits left empty
+    for (const void*& slot : unit.touch) {
+      if (slot == nullptr && next < ours.size()) slot = ours[next++];
+    }
   }
   // Under mu_ and not stopped, as every use of the shared runtime: Shutdown releases it (and
   // may destroy the board) only once stopped. (The board calls nothing of ours back.)

@@ -147,6 +147,12 @@ std::string TypedJob::error_handler_type() {
   return current_ != nullptr && current_->handler != nullptr ? current_->handler->type() : "";
 }
 
+std::array<const void*, 3> TypedJob::StartTouches() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Current* now = current_.get();
+  return {&mu_, now, now != nullptr ? now->executor.get() : nullptr};
+}
+
 void TypedJob::Execute(const ShardingContext& context) {
   std::shared_ptr<const Current> current;
   {

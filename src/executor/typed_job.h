@@ -12,6 +12,7 @@
 #ifndef ELASTICJOB_EXECUTOR_TYPED_JOB_H_
 #define ELASTICJOB_EXECUTOR_TYPED_JOB_H_
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -57,6 +58,9 @@ class TypedJob final : public SimpleJob {
                                                   std::function<bool()> eligible,
                                                   error_handler::NotificationSender& sender);
 
+  // What an item's start reads (the lock's line, the current state and its count), for a
+  // launch board unit's prefetch (LaunchBoard::Unit::touch); stale addresses are harmless.
+  std::array<const void*, 3> StartTouches();
   void Execute(const ShardingContext& context) override;
   // Rebuilds the executor and the error handler from `config`; on failure keeps the last good
   // ones and returns why.

@@ -48,7 +48,7 @@ namespace elasticjob::trigger {
 class LaunchBoard {
  public:
   // The most addresses a unit names for prefetching.
-  static constexpr size_t kTouches = 12;
+  static constexpr size_t kTouches = 18;
   struct Unit {
     // Whether to run; may set `after`. Must not block.
     std::function<bool(std::function<void()>& after)> begin;
