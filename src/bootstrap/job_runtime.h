@@ -229,9 +229,11 @@ class JobRuntime final : public listener::JobController,
   int outstanding_ = 0;                 // GUARDED_BY(mu_): triggers armed, queued or running
   bool shard_posted_ = false;           // GUARDED_BY(mu_): a ShardIfNecessary task is queued
   std::optional<CronExpression> cron_;  // GUARDED_BY(mu_)
-  std::string cron_text_;               // GUARDED_BY(mu_)
-  std::optional<TimeZone> zone_;        // GUARDED_BY(mu_)
-  std::string zone_text_;               // GUARDED_BY(mu_)
+  static constexpr std::chrono::milliseconds kNoRate{0};
+  std::chrono::milliseconds fixed_rate_{0};  // GUARDED_BY(mu_): > 0 instead of a cron
+  std::string cron_text_;                    // GUARDED_BY(mu_)
+  std::optional<TimeZone> zone_;             // GUARDED_BY(mu_)
+  std::string zone_text_;                    // GUARDED_BY(mu_)
   // How long before its fire time a cron trigger is worked out (OnPrepare): ten thousand
   // jobs' preparations take tens of milliseconds on two cores the registry server may share
   // (a preparation done after the fire time starts late), and the lead is short beside a

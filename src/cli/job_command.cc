@@ -313,8 +313,8 @@ int Add(RegistryCenter& reg, const OpOptions& o) {
       return ReportFailure(s);
     }
     if (!o.json) {
-      std::cout << fmt::format("job '{}' added ({}, cron '{}')\n", spec.config.job_name, spec.type,
-                               spec.config.cron.value_or(""));
+      std::cout << fmt::format("job '{}' added ({}, {})\n", spec.config.job_name, spec.type,
+                               ScheduleWords(spec.config));
     }
     added.push_back({{"job", spec.config.job_name}, {"type", spec.type}});
   }
@@ -369,7 +369,7 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
     CLI::App* cmd = Leaf(parent, name, help, opts, exit_code, std::move(body));
     return std::make_pair(cmd, opts.get());
   };
-  leaf(*job, "list", "Every job: status, cron, instances, items", List);
+  leaf(*job, "list", "Every job: status, schedule (cron or fixedRate), instances, items", List);
   {
     auto [cmd, o] = leaf(*job, "show", "One job: configuration, next fire times, items", Show);
     AddJobArg(cmd, o);

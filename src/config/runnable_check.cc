@@ -13,6 +13,12 @@ namespace elasticjob::config {
 
 Status CheckRunnable(const JobConfiguration& config, const JobShardingStrategyRegistry& strategies,
                      const std::set<std::string>& listener_types) {
+  // Execution-control settings this build carries but does not enforce yet are refused, not
+  // silently ignored (docs/scheduling.md has the table).
+  if (config.fixed_delay.count() > 0) {
+    return FailedPrecondition(fmt::format("fixedDelay: '{}': not supported by this build yet",
+                                          FormatDuration(config.fixed_delay)));
+  }
   if (auto strategy = strategies.Find(config.job_sharding_strategy_type.value_or(""));
       !strategy.ok()) {
     return strategy.status();

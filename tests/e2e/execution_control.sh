@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# End to end on a real ZooKeeper, two `elasticjob run` hosts started two seconds apart, three
+# jobs (docs/scheduling.md):
+#   rate   fixedRate 2s, 2 items: both hosts run their item at the same epoch-aligned instants
+#          (k x 2 s), not two seconds after each one's start;
+#   hang   a script whose first run would sleep a minute, timeoutMs 1000: reported failed with the cause
+#          `timeout after 1000 ms` about a second after it started, and its process is gone;
+#   retry  a script that fails its first three runs, maxRetries 2: three attempts, one failure
+#          reported (its third attempt's), then the next fire succeeds at once.
+# Usage: execution_control.sh path/to/elasticjob path/to/zk-server.sh
+set -uo pipefail
+source "$(dirname "$0")/../lib/e2e.sh" "$@"
+e2e_start_zookeeper
+marker="ej-hang-$$"
+cat > "$dir/jobs.yaml" <<YAML
+elasticjob:
+  jobs:
+    rate:
+      elasticJobType: SCRIPT
+      fixedRate: 2s
+      shardingTotalCount: 2
+      props:
+        script.command.line: "/bin/sh -c 'date +%s%3N >> $dir/rate.times'"
+    hang:
+      elasticJobType: SCRIPT
+      fixedRate: 3s
+      timeoutMs: 1000
+      shardingTotalCount: 1
+      props:
+        script.command.line: "/bin/bash -c 'if [ ! -e $dir/hung ]; then touch $dir/hung; exec -a $marker sleep 60; fi'"
+    retry:
+      elasticJobType: SCRIPT
+      fixedRate: 4s
+      maxRetries: 2
+      retryIntervalMs: 100
+      shardingTotalCount: 1
+      props:
+        script.command.line: "/bin/sh -c 'n=\$(cat $dir/retry.count 2>/dev/null | wc -l); echo x >> $dir/retry.count; [ \$n -ge 3 ]'"
+YAML
+e2e_start_host 1 10.7.0.1 "$dir/jobs.yaml" "$url"
+grep -q "job 'rate' scheduled (SCRIPT, fixedRate 2s)" "$dir/1.log" || fail "no fixedRate in: $(head -3 "$dir/1.log")"
+# The second host starts at another offset within the period.
+wait_for_lines "$dir/1.log" "job=rate" 1 10 || fail "rate never ran on host 1"
+e2e_start_host 2 10.7.0.2 "$dir/jobs.yaml" "$url"
+wait_for_lines "$dir/2.log" "job=rate" 2 15 || fail "rate did not run twice on host 2"
+
+# rate: every start within 400 ms after a multiple of 2 s since the epoch, on both hosts.
+late=$(awk '{ if ($1 % 2000 > 400) print $1 % 2000 }' "$dir/rate.times")
+[[ -z "$late" ]] || fail "rate starts off the common instants (ms past a multiple of 2 s): $late"
+
+# hang: one failure, by timeout, and the process gone.
+wait_for_lines_in "job=hang" 1 40 "$dir/1.log" "$dir/2.log" || fail "hang was never reported"
+line=$(grep -h "job=hang" "$dir/1.log" "$dir/2.log" | head -1)
+[[ "$line" == *'outcome=FAILURE error="timeout after 1000 ms"'* ]] || fail "hang: $line"
+ms=$(echo "$line" | sed 's/.*duration_ms=\([0-9]*\).*/\1/')
+((ms >= 1000 && ms < 2500)) || fail "hang reported after ${ms} ms, expected about 1000"
+pgrep -f "^$marker" > /dev/null && fail "the timed-out script still runs"
+
+# retry: three attempts, one failure reported, then a success at the next fire.
+wait_for_lines_in "job=retry" 2 15 "$dir/1.log" "$dir/2.log" || fail "retry was not reported twice"
+reports=$(grep -h "job=retry" "$dir/1.log" "$dir/2.log")
+[[ "$(echo "$reports" | grep -c FAILURE)" == 1 ]] || fail "retry failures: $reports"
+[[ "$(echo "$reports" | sed -n 1p)" == *'outcome=FAILURE error="'*'exited with 1 (attempt 3 of 3)"'* ]] ||
+  fail "retry's first report: $reports"
+[[ "$(echo "$reports" | sed -n 2p)" == *outcome=SUCCESS* ]] || fail "retry's second report: $reports"
+
+e2e_on_failure() { tail -n 20 "$dir/1.log" "$dir/2.log"; cat "$dir/rate.times" "$dir/retry.count"; }
+e2e_finish "fixedRate fired at the cluster's instants on two hosts; a hanging script ended at its timeout; a failing item retried twice, then failed once"
