@@ -257,7 +257,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
     return InvalidArgument(
         fmt::format("job '{}': fixedRate/fixedDelay: a one-off job must not have one", name));
   }
-  if (Status s = CheckRunnable(config_); !s.ok()) return context(s);
+  if (Status s = config::CheckSupportedSchedule(config_); !s.ok()) return context(s);
   if (!scheduled && has_cron) {
     return InvalidArgument(fmt::format(
         "job '{}': cron: a one-off job must not have a cron (got '{}')", name, *config_.cron));
@@ -878,6 +878,10 @@ void JobRuntime::ShutdownInstance() {
 }
 
 std::vector<int> JobRuntime::LocallyRunningItems() { return executor_->running_items(); }
+
+void JobRuntime::StopRunning(std::optional<int> item) {
+  (void)executor_->CancelRunning(item, "stopped by an operator");
+}
 
 void JobRuntime::FenceRunningItems() {
   const auto at = std::chrono::duration_cast<std::chrono::milliseconds>(

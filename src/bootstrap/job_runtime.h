@@ -99,6 +99,7 @@ class JobRuntime final : public listener::JobController,
   void ShutdownInstance() override;
   std::vector<int> LocallyRunningItems() override;
   void FenceRunningItems() override;
+  void StopRunning(std::optional<int> item) override;
   void GuaranteeCleared(guarantee::Phase phase) override;
 
   // sharding::RunningMarkWatcher: each mark gets a watch of its own, delivering to the

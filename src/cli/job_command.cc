@@ -237,6 +237,25 @@ int Trigger(RegistryCenter& reg, const OpOptions& o) {
               {{"job", o.job}, {"instances", *n}});
 }
 
+int Stop(RegistryCenter& reg, const OpOptions& o) {
+  std::optional<int> item;
+  if (!o.item.empty()) {
+    int n = -1;
+    auto [end, ec] = std::from_chars(o.item.data(), o.item.data() + o.item.size(), n);
+    if (ec != std::errc() || end != o.item.data() + o.item.size() || n < 0) {
+      return ReportFailure(
+          InvalidArgument(fmt::format("--item: expected an item number, got '{}'", o.item)));
+    }
+    item = n;
+  }
+  auto n = NewJobOperateAPI(reg)->Stop(o.job, o.server, item);
+  if (!n.ok()) return ReportFailure(n.status());
+  return Done(o,
+              fmt::format("job '{}': stop of {} sent to {} instance(s)", o.job,
+                          item ? fmt::format("item {}", *item) : "its running items", *n),
+              {{"job", o.job}, {"instances", *n}});
+}
+
 // disable / enable / shutdown of a job (all servers or --server) or of a server (all jobs).
 int ServerOp(RegistryCenter& reg, const OpOptions& o, const std::string& verb) {
   auto ops = NewJobOperateAPI(reg);
@@ -381,6 +400,15 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
     AddServerFlag(cmd, o);
     cmd->add_option("--param", o->param, "Job parameter for this run only")
         ->each([o](const std::string&) { o->has_param = true; });
+  }
+  {
+    auto [cmd, o] = leaf(*job, "stop",
+                         "Cancel what a job runs now (all items, or --item, on every instance or "
+                         "--server), as a timeout does; the job stays enabled (docs/scheduling.md)",
+                         Stop);
+    AddJobArg(cmd, o);
+    AddServerFlag(cmd, o);
+    cmd->add_option("--item", o->item, "Only the runs holding this item");
   }
   for (const char* verb : {"disable", "enable", "shutdown"}) {
     const std::string past = std::string(verb) == "disable"  ? "disabled"

@@ -52,6 +52,9 @@ struct JobExecutor::Run {
 
 namespace {
 
+// How long a SCRIPT item's process group has between SIGTERM and SIGKILL at an operator's stop.
+constexpr std::chrono::milliseconds kStopGrace{3000};
+
 int64_t EpochMillis(Clock::WallTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
@@ -1141,6 +1144,26 @@ std::vector<int> JobExecutor::Fence(const std::string& reason) {
   return items;
 }
 
+std::vector<int> JobExecutor::CancelRunning(std::optional<int> item, const std::string& reason) {
+  std::vector<std::shared_ptr<Run>> runs;
+  std::vector<int> items;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, run] : holding_runs_) {
+      if (run->session_lost.load() || run->items_done.load()) continue;
+      if (item && std::find(run->items.begin(), run->items.end(), *item) == run->items.end()) {
+        continue;
+      }
+      runs.push_back(run);
+      items.insert(items.end(), run->items.begin(), run->items.end());
+    }
+  }
+  // Outside mu_, as in Fence.
+  for (const auto& run : runs) run->cancel->RequestGraceful(reason, kStopGrace);
+  std::sort(items.begin(), items.end());
+  return items;
+}
+
 std::vector<int> JobExecutor::running_items() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<int> out;
@@ -1229,8 +1252,15 @@ void JobExecutor::StartAttempt(const std::shared_ptr<Attempts>& a) {
   }
   // The run's cancellation (a fence) cancels the attempt too; the attempt's own may come
   // from its timeout alone.
-  at->forward =
-      run->cancel->OnRequest([cancel = at->cancel] { cancel->Request("the run was cancelled"); });
+  at->forward = run->cancel->OnRequest([cancel = at->cancel, from = run->cancel.get()] {
+    // grace() is one atomic load: allowed under `from`'s lock.
+    const std::chrono::milliseconds grace = from->grace();
+    if (grace.count() > 0) {
+      cancel->RequestGraceful("the run was cancelled", grace);
+    } else {
+      cancel->Request("the run was cancelled");
+    }
+  });
   at->ctx = a->ctx;
   at->ctx.cancellation = at->cancel;
   const int64_t timeout_ms = run->config->timeout_ms;

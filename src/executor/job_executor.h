@@ -197,6 +197,12 @@ class JobExecutor {
   // had all returned (its end being written) is fenced too, but cancels nothing.
   std::vector<int> Fence(const std::string& reason);
 
+  // An operator's stop (docs/scheduling.md): every run going here that holds `item` (every
+  // run when nullopt), not fenced and not done, is cancelled with `reason` as a timeout is
+  // (SCRIPT groups SIGTERM, then SIGKILL after the grace; not retried). The whole run is
+  // cancelled: its other items here too. Returns the items of the runs cancelled (sorted).
+  std::vector<int> CancelRunning(std::optional<int> item, const std::string& reason);
+
   // The items running here now (every lane), but those of fenced runs: a mark of ours on any
   // other item is stale.
   std::vector<int> running_items();

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <stdexcept>
 
+#include "elasticjob/lifecycle/job_operate_api.h"
 #include "elasticjob/metrics/metrics.h"
 #include "elasticjob/schedule/fixed_rate.h"
 #include "metrics/job_metrics.h"
@@ -40,6 +41,32 @@ class FlakyJob final : public SimpleJob {
 
  private:
   const int failures_;
+};
+
+// Runs until its cancellation is requested (as a well-behaved C++ job does).
+class CancellableJob final : public SimpleJob {
+ public:
+  void Execute(const ShardingContext& ctx) override {
+    std::unique_lock<std::mutex> l(mu_);
+    ++started_;
+    cv_.notify_all();
+    uint64_t id = ctx.cancellation->OnRequest([this] {
+      std::lock_guard<std::mutex> g(mu_);
+      cv_.notify_all();
+    });
+    cv_.wait(l, [&] { return ctx.cancelled(); });
+    l.unlock();
+    ctx.cancellation->Unregister(id);
+  }
+  bool WaitStarted(int n) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, 20s, [&] { return started_ >= n; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int started_ = 0;
 };
 
 TEST(FixedRateTest, FiresOnTheClustersCommonInstants) {
@@ -162,6 +189,43 @@ TEST_F(ExecutionControlTest, ARetryThatSucceedsCountsTheItemSucceeded) {
   ASSERT_TRUE(reported);
   EXPECT_EQ(job->calls.load(), 2);
   EXPECT_TRUE(rec_.runs()[0].success);
+}
+
+TEST_F(ExecutionControlTest, StopCancelsTheRunningItemOnAnotherInstanceAndTheNextFireRuns) {
+  auto r1 = Session(), r2 = Session(), ops = Session();
+  auto job1 = std::make_shared<CancellableJob>(), job2 = std::make_shared<CancellableJob>();
+  auto config = *Base(2).Cron("* * * * * ?").Build();
+  ScheduleJobBootstrap b1(*r1, job1, config, Options("10.0.0.1"));
+  ScheduleJobBootstrap b2(*r2, job2, config, Options("10.0.0.2"));
+  ASSERT_TRUE(b1.Schedule().ok());
+  ASSERT_TRUE(b2.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(job1->WaitStarted(1));
+  ASSERT_TRUE(job2->WaitStarted(1));
+  // From a third session (the CLI's): only the item on 10.0.0.2 is asked.
+  auto owner = ops->Get("/job/sharding/1/instance");
+  ASSERT_TRUE(owner.ok());
+  const std::string server = owner->substr(0, owner->find("@-@"));
+  auto asked = NewJobOperateAPI(*ops)->Stop("job", server, 1);
+  ASSERT_TRUE(asked.ok()) << asked.status();
+  EXPECT_EQ(*asked, 1);
+  ASSERT_TRUE(rec_.WaitRuns(1)) << rec_.Dump();
+  auto runs = rec_.runs();
+  ASSERT_EQ(runs.size(), 1u) << rec_.Dump();  // the other instance's item runs on
+  EXPECT_EQ(runs[0].item, 1);
+  EXPECT_FALSE(runs[0].success);
+  EXPECT_EQ(runs[0].error, "cancelled: stopped by an operator");
+  // Stop every run (no item, no server): the other item ends too.
+  ASSERT_TRUE(NewJobOperateAPI(*ops)->Stop("job", "", std::nullopt).ok());
+  ASSERT_TRUE(rec_.WaitRuns(2)) << rec_.Dump();
+  // The job is not disabled: the next fire runs both items again.
+  clock_.Advance(1s);
+  ASSERT_TRUE(job1->WaitStarted(2));
+  ASSERT_TRUE(job2->WaitStarted(2));
+  EXPECT_FALSE(NewJobOperateAPI(*ops)->Stop("nope", "", std::nullopt).ok());
+  (void)NewJobOperateAPI(*ops)->Stop("job", "", std::nullopt);
+  b1.Shutdown();
+  b2.Shutdown();
 }
 
 }  // namespace
