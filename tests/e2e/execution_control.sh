@@ -5,6 +5,9 @@
 #          (k x 2 s), not two seconds after each one's start;
 #   hang   a script whose first run would sleep a minute, timeoutMs 1000: reported failed with the cause
 #          `timeout after 1000 ms` about a second after it started, and its process is gone;
+#   stopme 2 items sleeping a minute, one per host, started by `job trigger`: `job stop
+#          --item 1` ends the item on the host that holds it within a second, not the other;
+#          a stop of every run ends the other;
 #   retry  a script that fails its first three runs, maxRetries 2: three attempts, one failure
 #          reported (its third attempt's), then the next fire succeeds at once.
 # Usage: execution_control.sh path/to/elasticjob path/to/zk-server.sh
@@ -28,6 +31,12 @@ elasticjob:
       shardingTotalCount: 1
       props:
         script.command.line: "/bin/bash -c 'if [ ! -e $dir/hung ]; then touch $dir/hung; exec -a $marker sleep 60; fi'"
+    stopme:
+      elasticJobType: SCRIPT
+      fixedRate: 1h
+      shardingTotalCount: 2
+      props:
+        script.command.line: "/bin/bash -c 'echo started >> $dir/stop.started; exec -a $marker-stop sleep 60'"
     retry:
       elasticJobType: SCRIPT
       fixedRate: 4s
@@ -64,5 +73,22 @@ reports=$(grep -h "job=retry" "$dir/1.log" "$dir/2.log")
   fail "retry's first report: $reports"
 [[ "$(echo "$reports" | sed -n 2p)" == *outcome=SUCCESS* ]] || fail "retry's second report: $reports"
 
+# stopme: trigger, then stop item 1 (on whichever host holds it) from the CLI.
+"$EJ" job trigger stopme --registry "$url" > /dev/null || fail "cannot trigger stopme"
+touch "$dir/stop.started"
+wait_for_lines "$dir/stop.started" started 2 5 || fail "stopme's two items did not start"
+t0=$(date +%s%3N)
+"$EJ" job stop stopme --item 1 --registry "$url" > /dev/null || fail "job stop failed"
+wait_for_lines_in "job=stopme item=1" 1 5 "$dir/1.log" "$dir/2.log" || fail "item 1 was not stopped"
+t1=$(date +%s%3N)
+((t1 - t0 < 1000)) || fail "stop to item ended took $((t1 - t0)) ms"
+echo "stop request (CLI start) to item 1 reported: $((t1 - t0)) ms"
+line=$(grep -h "job=stopme item=1" "$dir/1.log" "$dir/2.log")
+[[ "$line" == *'outcome=FAILURE error="cancelled: stopped by an operator'* ]] || fail "stopme item 1: $line"
+grep -qh "job=stopme item=0" "$dir/1.log" "$dir/2.log" && fail "item 0 was stopped too"
+"$EJ" job stop stopme --registry "$url" > /dev/null || fail "job stop (all) failed"
+wait_for_lines_in "job=stopme item=0" 1 5 "$dir/1.log" "$dir/2.log" || fail "item 0 was not stopped"
+pgrep -f "^$marker-stop" > /dev/null && fail "a stopped script still runs"
+
 e2e_on_failure() { tail -n 20 "$dir/1.log" "$dir/2.log"; cat "$dir/rate.times" "$dir/retry.count"; }
-e2e_finish "fixedRate fired at the cluster's instants on two hosts; a hanging script ended at its timeout; a failing item retried twice, then failed once"
+e2e_finish "fixedRate fired at the cluster's instants on two hosts; a hanging script ended at its timeout; a failing item retried twice, then failed once; job stop ended one item on another host within a second, then the rest"
