@@ -879,6 +879,10 @@ void JobRuntime::ShutdownInstance() {
 
 std::vector<int> JobRuntime::LocallyRunningItems() { return executor_->running_items(); }
 
+void JobRuntime::RunAtTime(Clock::WallTime at, std::function<void()> task) {
+  shared_->timer.ScheduleAt(at, std::move(task));
+}
+
 void JobRuntime::StopRunning(std::optional<int> item) {
   (void)executor_->CancelRunning(item, "stopped by an operator");
 }

@@ -33,6 +33,7 @@ struct OpOptions {
   std::string file;
   std::string param;
   bool has_param = false;
+  std::string at;    // trigger --at, as typed (ISO-8601)
   std::string item;  // as typed: checked against the job's items
   // --wait[=SECONDS] as typed; empty: not given (docs/operations.md).
   std::string wait;
@@ -231,6 +232,15 @@ int Show(RegistryCenter& reg, const OpOptions& o) {
 int Trigger(RegistryCenter& reg, const OpOptions& o) {
   std::optional<std::string> param;
   if (o.has_param) param = o.param;
+  if (!o.at.empty()) {
+    auto at = TimeZone::SystemDefault().ParseIso8601(o.at);
+    if (!at.ok()) return ReportFailure(at.status().WithContext("--at"));
+    auto name = NewJobOperateAPI(reg)->TriggerAt(o.job, *at, param);
+    if (!name.ok()) return ReportFailure(name.status());
+    return Done(o,
+                fmt::format("job '{}': one run scheduled at {} (triggerAt/{})", o.job, o.at, *name),
+                {{"job", o.job}, {"node", *name}});
+  }
   auto n = NewJobOperateAPI(reg)->Trigger(o.job, o.server, param);
   if (!n.ok()) return ReportFailure(n.status());
   return Done(o, fmt::format("job '{}' triggered on {} instance(s)", o.job, *n),
@@ -400,6 +410,10 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
     AddServerFlag(cmd, o);
     cmd->add_option("--param", o->param, "Job parameter for this run only")
         ->each([o](const std::string&) { o->has_param = true; });
+    cmd->add_option("--at", o->at,
+                    "Run once at this time instead of now (ISO-8601, e.g. "
+                    "2026-12-01T03:00:00+08:00), kept in the registry until it runs "
+                    "(docs/scheduling.md)");
   }
   {
     auto [cmd, o] = leaf(*job, "stop",

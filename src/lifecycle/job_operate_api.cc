@@ -62,6 +62,27 @@ class JobOperateAPIImpl final : public JobOperateAPI {
     return triggered;
   }
 
+  Result<std::string> TriggerAt(std::string_view job_name, std::chrono::system_clock::time_point at,
+                                std::optional<std::string> parameter) override {
+    if (Status s = lifecycle::CheckName("job", job_name); !s.ok()) return s;
+    auto exists = lifecycle::Exists(reg_, fmt::format("/{}/config", job_name));
+    if (!exists.ok()) return exists.status();
+    if (!*exists) return NotFound(fmt::format("job '{}' does not exist", job_name));
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
+    if (ms < 0) return InvalidArgument("--at: a time before 1970 cannot be scheduled");
+    const auto id = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    std::string name = fmt::format("{}-{}", ms, id);
+    if (Status s =
+            reg_.Persist(fmt::format("/{}/triggerAt/{}", job_name, name), parameter.value_or(""));
+        !s.ok()) {
+      return s;
+    }
+    return name;
+  }
+
   Result<int> Stop(std::string_view job_name, std::string_view server_ip,
                    std::optional<int> item) override {
     if (job_name.empty()) return InvalidArgument("stop: a job name is required");

@@ -48,6 +48,8 @@ void ListenerManager::OnEvent(const TreeEvent& event) {
     OnLeaderInstance(event);
   } else if (ChildOf(rel, "trigger", &child)) {
     OnTrigger(child, event);
+  } else if (ChildOf(rel, kTriggerAtRoot, &child)) {
+    if (event.type == TreeEvent::Type::kAdded) controller_.ScheduleRunAt(std::string(child));
   } else if (rel == kStopNode) {
     if (event.type != TreeEvent::Type::kDeleted) OnStop(event.value);
   } else if (event.type == TreeEvent::Type::kDeleted && rel == guarantee::kStartedRoot) {

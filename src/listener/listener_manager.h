@@ -58,6 +58,8 @@ namespace elasticjob::listener {
 
 // The operator's stop node, `/{job}/stop` (docs/scheduling.md; Java instances ignore it).
 inline constexpr std::string_view kStopNode = "stop";
+// The one-off runs at a time, `/{job}/triggerAt/{epochMs}-{id}` (value: the run's parameter).
+inline constexpr std::string_view kTriggerAtRoot = "triggerAt";
 
 // What the listeners ask of the job's scheduler (ElasticJob's JobScheduleController and
 // SchedulerFacade). Implementations must not block on a run.
@@ -92,6 +94,9 @@ class JobController {
   // An operator's stop (`/{job}/stop`, docs/scheduling.md): cancel the runs going here that
   // hold `item` (every run when nullopt), as a timeout does.
   virtual void StopRunning(std::optional<int> item) { (void)item; }
+  // `/{job}/triggerAt/{name}` was added: a one-off run at the time its name starts with
+  // (docs/scheduling.md).
+  virtual void ScheduleRunAt(const std::string& name) { (void)name; }
   // `guarantee/{phase}` was deleted: distribute-once listeners waiting for it go on.
   virtual void GuaranteeCleared(guarantee::Phase phase) = 0;
 };

@@ -228,5 +228,35 @@ TEST_F(ExecutionControlTest, StopCancelsTheRunningItemOnAnotherInstanceAndTheNex
   b2.Shutdown();
 }
 
+TEST_F(ExecutionControlTest, ARunAtATimeRunsOnceWithItsParameterAfterItsWriterIsGone) {
+  auto r1 = Session(), r2 = Session();
+  auto job1 = std::make_shared<GateJob>(), job2 = std::make_shared<GateJob>();
+  auto config = *Base(2).Cron("0 0 0 1 1 ? 2099").Build();
+  ScheduleJobBootstrap b1(*r1, job1, config, Options("10.0.0.1"));
+  ScheduleJobBootstrap b2(*r2, job2, config, Options("10.0.0.2"));
+  ASSERT_TRUE(b1.Schedule().ok());
+  ASSERT_TRUE(b2.Schedule().ok());
+  {
+    auto writer = Session();  // the CLI's session, closed before the time comes
+    auto name = NewJobOperateAPI(*writer)->TriggerAt("job", clock_.WallNow() + 10s, "once");
+    ASSERT_TRUE(name.ok()) << name.status();
+    ASSERT_TRUE(WaitRegistry(
+        *r1, [&] { return r1->IsExisted("/job/triggerAt/" + *name).value_or(false); }));
+  }
+  b1.Shutdown();  // one instance gone too: the other runs every item
+  clock_.Advance(5s);
+  EXPECT_TRUE(rec_.runs().empty());  // not before its time
+  clock_.Advance(5s);
+  ASSERT_TRUE(rec_.WaitRuns(2)) << rec_.Dump();
+  EXPECT_EQ(job2->parameters(), (std::vector<std::string>{"once", "once"}));
+  EXPECT_TRUE(
+      r2->GetChildrenKeys("/job/triggerAt").value_or(std::vector<std::string>{"?"}).empty());
+  clock_.Advance(10s);
+  EXPECT_EQ(job2->started(), 2);  // once
+  EXPECT_EQ(NewJobOperateAPI(*r2)->TriggerAt("nope", clock_.WallNow()).status().code(),
+            StatusCode::kNotFound);
+  b2.Shutdown();
+}
+
 }  // namespace
 }  // namespace elasticjob
