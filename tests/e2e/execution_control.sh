@@ -8,12 +8,14 @@
 #   stopme 2 items sleeping a minute, one per host, started by `job trigger`: `job stop
 #          --item 1` ends the item on the host that holds it within a second, not the other;
 #          a stop of every run ends the other;
+#   at     `job trigger at --at (now + 4 s) --param P`, then host 1 killed -9: the run happens
+#          once, on host 2, with P (last, as it kills a host);
 #   retry  a script that fails its first three runs, maxRetries 2: three attempts, one failure
 #          reported (its third attempt's), then the next fire succeeds at once.
 # Usage: execution_control.sh path/to/elasticjob path/to/zk-server.sh
 set -uo pipefail
 source "$(dirname "$0")/../lib/e2e.sh" "$@"
-e2e_start_zookeeper
+e2e_start_zookeeper 2000
 marker="ej-hang-$$"
 cat > "$dir/jobs.yaml" <<YAML
 elasticjob:
@@ -37,6 +39,12 @@ elasticjob:
       shardingTotalCount: 2
       props:
         script.command.line: "/bin/bash -c 'echo started >> $dir/stop.started; exec -a $marker-stop sleep 60'"
+    at:
+      elasticJobType: SCRIPT
+      cron: 0 0 0 1 1 ? 2099
+      shardingTotalCount: 1
+      props:
+        script.command.line: "/bin/sh -c 'echo \$0 >> $dir/at.runs'"
     retry:
       elasticJobType: SCRIPT
       fixedRate: 4s
@@ -90,5 +98,20 @@ grep -qh "job=stopme item=0" "$dir/1.log" "$dir/2.log" && fail "item 0 was stopp
 wait_for_lines_in "job=stopme item=0" 1 5 "$dir/1.log" "$dir/2.log" || fail "item 0 was not stopped"
 pgrep -f "^$marker-stop" > /dev/null && fail "a stopped script still runs"
 
+# at: scheduled from the CLI, then a host dies; the run happens once, at its time, with P.
+at_ms=$(($(date +%s%3N) + 4000))
+at_iso=$(date -u -d "@$((at_ms / 1000)).$(printf %03d $((at_ms % 1000)))" +%Y-%m-%dT%H:%M:%S.%3NZ)
+"$EJ" job trigger at --at "$at_iso" --param once-only --registry "$url" > /dev/null ||
+  fail "cannot schedule the run at $at_iso"
+kill -9 -- "-${PID[1]}"
+unset "PID[1]"
+touch "$dir/at.runs"
+wait_for_lines "$dir/at.runs" once-only 1 15 || fail "the run at $at_iso did not happen"
+ran_ms=$(date +%s%3N)
+((ran_ms >= at_ms)) || fail "the run at $at_ms happened early, at $ran_ms"
+wait_for_lines "$dir/2.log" "job=at" 1 5 || fail "host 2 did not report the run"
+[[ "$(grep -c "job=at" "$dir/2.log")" == 1 && "$(wc -l < "$dir/at.runs")" == 1 ]] ||
+  fail "the run at a time ran $(wc -l < "$dir/at.runs") times"
+
 e2e_on_failure() { tail -n 20 "$dir/1.log" "$dir/2.log"; cat "$dir/rate.times" "$dir/retry.count"; }
-e2e_finish "fixedRate fired at the cluster's instants on two hosts; a hanging script ended at its timeout; a failing item retried twice, then failed once; job stop ended one item on another host within a second, then the rest"
+e2e_finish "fixedRate fired at the cluster's instants on two hosts; a hanging script ended at its timeout; a failing item retried twice, then failed once; job stop ended one item on another host within a second, then the rest; a run --at ran once after a host died"
