@@ -18,6 +18,16 @@ void Cancellation::Request(std::string reason) {
   callbacks_.clear();
 }
 
+void Cancellation::RequestGraceful(std::string reason, std::chrono::milliseconds grace) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (requested_.load(std::memory_order_relaxed)) return;
+  reason_ = std::move(reason);
+  grace_ms_.store(grace.count(), std::memory_order_release);
+  requested_.store(true, std::memory_order_release);
+  for (auto& [id, callback] : callbacks_) callback();
+  callbacks_.clear();
+}
+
 uint64_t Cancellation::OnRequest(std::function<void()> callback) {
   std::lock_guard<std::mutex> lock(mu_);
   if (requested_.load(std::memory_order_relaxed)) {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "config/runnable_check.h"
+#include "elasticjob/schedule/fixed_rate.h"
 #include "election/leader_node.h"
 #include "infra/change_epoch.h"
 #include "infra/log.h"
@@ -247,9 +248,16 @@ Status JobRuntime::StartSteps(bool scheduled) {
   }
   if (auto limit = ItemLimitOf(config_); !limit.ok()) return context(limit.status());
   const bool has_cron = config_.cron.has_value() && !config_.cron->empty();
-  if (scheduled && !has_cron) {
-    return InvalidArgument(fmt::format("job '{}': cron: a scheduled job needs a cron", name));
+  if (scheduled && !has_cron && config_.fixed_rate.count() == 0 &&
+      config_.fixed_delay.count() == 0) {
+    return InvalidArgument(fmt::format(
+        "job '{}': cron: a scheduled job needs a cron, a fixedRate or a fixedDelay", name));
   }
+  if (!scheduled && (config_.fixed_rate.count() > 0 || config_.fixed_delay.count() > 0)) {
+    return InvalidArgument(
+        fmt::format("job '{}': fixedRate/fixedDelay: a one-off job must not have one", name));
+  }
+  if (Status s = config::CheckSupportedSchedule(config_); !s.ok()) return context(s);
   if (!scheduled && has_cron) {
     return InvalidArgument(fmt::format(
         "job '{}': cron: a one-off job must not have a cron (got '{}')", name, *config_.cron));
@@ -291,13 +299,17 @@ Status JobRuntime::StartSteps(bool scheduled) {
   scheduled_ = scheduled;
   if (scheduled) {
     // The registry's config wins: it must still be a scheduled one.
-    auto cron = CronExpression::Parse(config_.cron.value_or(""));
-    if (!cron.ok()) return context(cron.status().WithContext("cron"));
+    const bool fixed_rate =
+        config_.fixed_rate.count() > 0 && (!config_.cron.has_value() || config_.cron->empty());
+    auto cron = fixed_rate ? Result<CronExpression>(InvalidArgument(""))
+                           : CronExpression::Parse(config_.cron.value_or(""));
+    if (!fixed_rate && !cron.ok()) return context(cron.status().WithContext("cron"));
     auto tz = config_.time_zone ? TimeZone::Parse(*config_.time_zone)
                                 : Result<TimeZone>(TimeZone::SystemDefault());
     if (!tz.ok()) return context(tz.status());
     std::lock_guard<std::mutex> lock(mu_);
-    cron_ = *cron;
+    fixed_rate_ = fixed_rate ? config_.fixed_rate : std::chrono::milliseconds(0);
+    if (cron.ok()) cron_ = *cron;
     cron_text_ = config_.cron.value_or("");
     zone_ = *tz;
     zone_text_ = config_.time_zone.value_or("");
@@ -399,6 +411,10 @@ Status JobRuntime::StartSteps(bool scheduled) {
       [this] { return DueFire(); });
   executor_->set_metrics(metrics_.get());
   executor_->set_lease_source(&registry_);
+  executor_->set_timer({[shared = shared_.get()](Clock::WallTime at, std::function<void()> task) {
+                          return shared->timer.ScheduleAt(at, std::move(task));
+                        },
+                        [shared = shared_.get()](uint64_t id) { shared->timer.Cancel(id); }});
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
                          *execution_, *failover_},
@@ -501,10 +517,14 @@ Status JobRuntime::TriggerClusterAndWait() {
 }
 
 void JobRuntime::ArmNextLocked(Clock::WallTime after) {
-  if (stopped_ || !cron_ || !zone_) return;
+  if (stopped_ || ((!cron_ || !zone_) && fixed_rate_.count() == 0)) return;
   auto now = clock_.WallNow();
   // Fire times follow the cron from the last fire; if we fell behind, resume from now.
-  auto next = cron_->NextFireTimeAfter(std::max(after, now - std::chrono::seconds(1)), *zone_);
+  // A fixed rate's are the cluster's common instants (docs/scheduling.md).
+  const auto from = std::max(after, now - std::chrono::seconds(1));
+  auto next = fixed_rate_.count() > 0
+                  ? std::optional<Clock::WallTime>(FixedRateNextFireAfter(from, fixed_rate_))
+                  : cron_->NextFireTimeAfter(from, *zone_);
   if (!next) return;  // the expression never fires again
   Clock::WallTime fire = *next;
   ++outstanding_;
@@ -739,8 +759,11 @@ void JobRuntime::Reschedule(const JobConfiguration& config) {
   ApplyConfig(config);
   std::string cron_text = config.cron.value_or("");
   std::string zone_text = config.time_zone.value_or("");
+  const std::chrono::milliseconds rate = cron_text.empty() ? config.fixed_rate : kNoRate;
   std::lock_guard<std::mutex> lock(mu_);
-  if (stopped_ || (cron_text == cron_text_ && zone_text == zone_text_)) return;
+  if (stopped_ || (cron_text == cron_text_ && zone_text == zone_text_ && rate == fixed_rate_)) {
+    return;
+  }
   if (!scheduled_) return;  // a one-off job stays one-off
   std::optional<CronExpression> cron;
   std::optional<TimeZone> zone;
@@ -754,12 +777,16 @@ void JobRuntime::Reschedule(const JobConfiguration& config) {
     zone = *z;
   }
   CancelArmedLocked();  // the fire armed, prepared or not
+  fixed_rate_ = rate;
   cron_ = std::move(cron);
   zone_ = std::move(zone);
   cron_text_ = cron_text;
   zone_text_ = zone_text;
-  infra::LogLine("INFO", fmt::format("job '{}': rescheduled to cron '{}'{}", config_.job_name,
-                                     cron_text, zone_text.empty() ? "" : " in " + zone_text));
+  infra::LogLine("INFO", rate.count() > 0
+                             ? fmt::format("job '{}': rescheduled to fixedRate {}",
+                                           config_.job_name, FormatDuration(rate))
+                             : fmt::format("job '{}': rescheduled to cron '{}'{}", config_.job_name,
+                                           cron_text, zone_text.empty() ? "" : " in " + zone_text));
   ArmNextLocked(clock_.WallNow());  // no cron (one-off now): not armed
 }
 
@@ -821,7 +848,8 @@ void JobRuntime::ShardIfNecessary() {
     {
       std::lock_guard<std::mutex> lock(self->mu_);
       self->shard_posted_ = false;
-      scheduled = self->cron_.has_value();  // the leader's next trigger comes
+      scheduled = self->cron_.has_value() ||
+                  self->fixed_rate_.count() > 0;  // the leader's next trigger comes
     }
     // The latest fire whose trigger has come (prepared ones come at their fire time).
     std::optional<Clock::WallTime> last_fire = self->DueFire();
@@ -858,6 +886,14 @@ void JobRuntime::ShutdownInstance() {
 }
 
 std::vector<int> JobRuntime::LocallyRunningItems() { return executor_->running_items(); }
+
+void JobRuntime::RunAtTime(Clock::WallTime at, std::function<void()> task) {
+  shared_->timer.ScheduleAt(at, std::move(task));
+}
+
+void JobRuntime::StopRunning(std::optional<int> item) {
+  (void)executor_->CancelRunning(item, "stopped by an operator");
+}
 
 void JobRuntime::FenceRunningItems() {
   const auto at = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -99,6 +99,8 @@ class JobRuntime final : public listener::JobController,
   void ShutdownInstance() override;
   std::vector<int> LocallyRunningItems() override;
   void FenceRunningItems() override;
+  void StopRunning(std::optional<int> item) override;
+  void ScheduleRunAt(const std::string& name) override;
   void GuaranteeCleared(guarantee::Phase phase) override;
 
   // sharding::RunningMarkWatcher: each mark gets a watch of its own, delivering to the
@@ -114,6 +116,12 @@ class JobRuntime final : public listener::JobController,
   // The config's type names this instance must know (ConfigService's runnable check): the
   // sharding strategy, the item limit, the error handler (and its props), the listener
   // types. INVALID_ARGUMENT naming the field, the value and the known names.
+  // A run at a time (`triggerAt/{name}`, scheduled_runs.cc): when it is due, the instance
+  // that deletes the node writes every live instance's trigger node in the same multi-op.
+  // Nodes already there at start-up come as the watch's replay (ScheduleRunAt).
+  void FireRunAt(const std::string& name);
+  // Runs `task` at `at` on the process's timer.
+  void RunAtTime(Clock::WallTime at, std::function<void()> task);
   Status CheckRunnable(const JobConfiguration& config);
   // Builds typed_ (the job's item executor and error handler) for `instance_id`.
   Status BuildTypedJob(const std::string& instance_id);
@@ -229,9 +237,11 @@ class JobRuntime final : public listener::JobController,
   int outstanding_ = 0;                 // GUARDED_BY(mu_): triggers armed, queued or running
   bool shard_posted_ = false;           // GUARDED_BY(mu_): a ShardIfNecessary task is queued
   std::optional<CronExpression> cron_;  // GUARDED_BY(mu_)
-  std::string cron_text_;               // GUARDED_BY(mu_)
-  std::optional<TimeZone> zone_;        // GUARDED_BY(mu_)
-  std::string zone_text_;               // GUARDED_BY(mu_)
+  static constexpr std::chrono::milliseconds kNoRate{0};
+  std::chrono::milliseconds fixed_rate_{0};  // GUARDED_BY(mu_): > 0 instead of a cron
+  std::string cron_text_;                    // GUARDED_BY(mu_)
+  std::optional<TimeZone> zone_;             // GUARDED_BY(mu_)
+  std::string zone_text_;                    // GUARDED_BY(mu_)
   // How long before its fire time a cron trigger is worked out (OnPrepare): ten thousand
   // jobs' preparations take tens of milliseconds on two cores the registry server may share
   // (a preparation done after the fire time starts late), and the lead is short beside a

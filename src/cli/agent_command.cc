@@ -124,7 +124,7 @@ class Agent {
       }
       return;
     }
-    Log(fmt::format("job '{}' scheduled ({}, cron '{}')", name, type, config.cron.value_or("")));
+    Log(fmt::format("job '{}' scheduled ({}, {})", name, type, ScheduleWords(config)));
     running_[name] = Running{type, config.props, std::move(boot)};
   }
 

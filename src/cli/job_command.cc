@@ -33,6 +33,7 @@ struct OpOptions {
   std::string file;
   std::string param;
   bool has_param = false;
+  std::string at;    // trigger --at, as typed (ISO-8601)
   std::string item;  // as typed: checked against the job's items
   // --wait[=SECONDS] as typed; empty: not given (docs/operations.md).
   std::string wait;
@@ -231,9 +232,37 @@ int Show(RegistryCenter& reg, const OpOptions& o) {
 int Trigger(RegistryCenter& reg, const OpOptions& o) {
   std::optional<std::string> param;
   if (o.has_param) param = o.param;
+  if (!o.at.empty()) {
+    auto at = TimeZone::SystemDefault().ParseIso8601(o.at);
+    if (!at.ok()) return ReportFailure(at.status().WithContext("--at"));
+    auto name = NewJobOperateAPI(reg)->TriggerAt(o.job, *at, param);
+    if (!name.ok()) return ReportFailure(name.status());
+    return Done(o,
+                fmt::format("job '{}': one run scheduled at {} (triggerAt/{})", o.job, o.at, *name),
+                {{"job", o.job}, {"node", *name}});
+  }
   auto n = NewJobOperateAPI(reg)->Trigger(o.job, o.server, param);
   if (!n.ok()) return ReportFailure(n.status());
   return Done(o, fmt::format("job '{}' triggered on {} instance(s)", o.job, *n),
+              {{"job", o.job}, {"instances", *n}});
+}
+
+int Stop(RegistryCenter& reg, const OpOptions& o) {
+  std::optional<int> item;
+  if (!o.item.empty()) {
+    int n = -1;
+    auto [end, ec] = std::from_chars(o.item.data(), o.item.data() + o.item.size(), n);
+    if (ec != std::errc() || end != o.item.data() + o.item.size() || n < 0) {
+      return ReportFailure(
+          InvalidArgument(fmt::format("--item: expected an item number, got '{}'", o.item)));
+    }
+    item = n;
+  }
+  auto n = NewJobOperateAPI(reg)->Stop(o.job, o.server, item);
+  if (!n.ok()) return ReportFailure(n.status());
+  return Done(o,
+              fmt::format("job '{}': stop of {} sent to {} instance(s)", o.job,
+                          item ? fmt::format("item {}", *item) : "its running items", *n),
               {{"job", o.job}, {"instances", *n}});
 }
 
@@ -313,8 +342,8 @@ int Add(RegistryCenter& reg, const OpOptions& o) {
       return ReportFailure(s);
     }
     if (!o.json) {
-      std::cout << fmt::format("job '{}' added ({}, cron '{}')\n", spec.config.job_name, spec.type,
-                               spec.config.cron.value_or(""));
+      std::cout << fmt::format("job '{}' added ({}, {})\n", spec.config.job_name, spec.type,
+                               ScheduleWords(spec.config));
     }
     added.push_back({{"job", spec.config.job_name}, {"type", spec.type}});
   }
@@ -369,7 +398,7 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
     CLI::App* cmd = Leaf(parent, name, help, opts, exit_code, std::move(body));
     return std::make_pair(cmd, opts.get());
   };
-  leaf(*job, "list", "Every job: status, cron, instances, items", List);
+  leaf(*job, "list", "Every job: status, schedule (cron or fixedRate), instances, items", List);
   {
     auto [cmd, o] = leaf(*job, "show", "One job: configuration, next fire times, items", Show);
     AddJobArg(cmd, o);
@@ -381,6 +410,19 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
     AddServerFlag(cmd, o);
     cmd->add_option("--param", o->param, "Job parameter for this run only")
         ->each([o = o](const std::string&) { o->has_param = true; });
+    cmd->add_option("--at", o->at,
+                    "Run once at this time instead of now (ISO-8601, e.g. "
+                    "2026-12-01T03:00:00+08:00), kept in the registry until it runs "
+                    "(docs/scheduling.md)");
+  }
+  {
+    auto [cmd, o] = leaf(*job, "stop",
+                         "Cancel what a job runs now (all items, or --item, on every instance or "
+                         "--server), as a timeout does; the job stays enabled (docs/scheduling.md)",
+                         Stop);
+    AddJobArg(cmd, o);
+    AddServerFlag(cmd, o);
+    cmd->add_option("--item", o->item, "Only the runs holding this item");
   }
   for (const char* verb : {"disable", "enable", "shutdown"}) {
     const std::string past = std::string(verb) == "disable"  ? "disabled"

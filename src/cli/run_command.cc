@@ -154,8 +154,8 @@ int RunJobs(const RunOptions& o) {
       failed = true;
       continue;
     }
-    Say(fmt::format("job '{}' scheduled ({}, cron '{}') on {}", spec.config.job_name, spec.type,
-                    spec.config.cron.value_or(""), shown_url));
+    Say(fmt::format("job '{}' scheduled ({}, {}) on {}", spec.config.job_name, spec.type,
+                    ScheduleWords(spec.config), shown_url));
   }
   if (failed) {
     ScheduleJobBootstrap::ShutdownAll(boots);
@@ -205,7 +205,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* run =
       app.add_subcommand("run", "Run the jobs a YAML file declares until SIGINT or SIGTERM");
-  run->add_option("file", opts->file, "YAML file (ElasticJob Spring Boot property names)")
+  run->add_option("file", opts->file,
+                  "YAML file (ElasticJob Spring Boot property names; per job also fixedRate, "
+                  "fixedDelay, timeoutMs, maxRetries, retryIntervalMs: docs/scheduling.md)")
       ->required()
       ->check(CLI::ExistingFile);
   run->add_option("--registry", opts->registry,

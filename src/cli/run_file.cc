@@ -38,6 +38,11 @@ const std::set<std::string>& KnownJobKeys() {
                                           "overwrite",
                                           "label",
                                           "staticSharding",
+                                          "fixedRate",
+                                          "fixedDelay",
+                                          "timeoutMs",
+                                          "maxRetries",
+                                          "retryIntervalMs",
                                           "elasticJobType",
                                           "elasticJobClass",
                                           "jobBootstrapBeanName",
@@ -251,6 +256,12 @@ Result<RunFile> ParseRunFile(std::string_view text, std::string_view registry_fl
   if (file.ok()) return file;
   // Job names and values may hold line breaks: the error stays one line.
   return InvalidArgument(infra::OneLine(file.status().message()));
+}
+
+std::string ScheduleWords(const JobConfiguration& config) {
+  if (config.fixed_rate.count() > 0) return "fixedRate " + FormatDuration(config.fixed_rate);
+  if (config.fixed_delay.count() > 0) return "fixedDelay " + FormatDuration(config.fixed_delay);
+  return fmt::format("cron '{}'", config.cron.value_or(""));
 }
 
 }  // namespace elasticjob::cli

@@ -46,6 +46,10 @@ struct RunFile {
 // the working directory.
 inline constexpr const char* kDefaultTracingUrl = "sqlite://elasticjob-events.db";
 
+// How a job's schedule reads in the commands' messages: `cron '0/5 * * * * ?'`,
+// `fixedRate 30s`, `fixedDelay 5m`.
+std::string ScheduleWords(const JobConfiguration& config);
+
 // Parses the text of a run file. Fails with INVALID_ARGUMENT naming the field and value:
 // no top-level `elasticjob:` map, a regCenter that is not a map of strings, no jobs, a job
 // name that is not a string, a job whose settings are not a map, a setting of the wrong type,

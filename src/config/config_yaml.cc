@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <functional>
+#include <map>
 #include <sstream>
 
 #include "config/yaml_node.h"
@@ -66,10 +67,21 @@ std::string ConfigToYaml(const JobConfiguration& c, ConfigYamlVersion version) {
   raw("misfire", Bool(c.misfire));
   raw("monitorExecution", Bool(c.monitor_execution));
   raw("overwrite", Bool(c.overwrite));
-  if (!c.props.empty()) {
-    entries.emplace_back("props", [&c](config::YamlWriter& w) {
+  // The execution-control settings ride in props (ElasticJob's SnakeYAML refuses unknown
+  // top-level keys), merged with the user's in alphabetical order.
+  std::map<std::string, std::string> props = c.props;
+  const std::string prefix(kExecutionControlPropsPrefix);
+  if (c.fixed_rate.count() > 0) props[prefix + "fixedRate"] = FormatDuration(c.fixed_rate);
+  if (c.fixed_delay.count() > 0) props[prefix + "fixedDelay"] = FormatDuration(c.fixed_delay);
+  if (c.timeout_ms > 0) props[prefix + "timeoutMs"] = std::to_string(c.timeout_ms);
+  if (c.max_retries > 0) props[prefix + "maxRetries"] = std::to_string(c.max_retries);
+  if (c.retry_interval_ms > 0) {
+    props[prefix + "retryIntervalMs"] = std::to_string(c.retry_interval_ms);
+  }
+  if (!props.empty()) {
+    entries.emplace_back("props", [props = std::move(props)](config::YamlWriter& w) {
       w.MapStart(0, "props");
-      for (const auto& [k, v] : c.props) w.StringEntry(1, k, v);
+      for (const auto& [k, v] : props) w.StringEntry(1, k, v);
     });
   }
   raw("reconcileIntervalMinutes", std::to_string(c.reconcile_interval_minutes));
@@ -192,6 +204,42 @@ Status CheckPrintable(std::u16string_view text) {
 }
 
 // ConfigFromYaml without its last step.
+// One execution-control setting from its text (a top-level key of a run file, or a props
+// entry of the registry's node) into `c`. `field` names it in errors.
+Status ReadExecutionControl(const std::string& name, const std::string& text,
+                            const std::string& field, JobConfiguration* c) {
+  auto integer = [&](int64_t max, int64_t* out) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || v < 0 || v > max) {
+      return InvalidArgument(fmt::format("{}: expected a non-negative integer, got '{}'", field,
+                                         infra::Printable(text, 60)));
+    }
+    *out = v;
+    return Status::Ok();
+  };
+  if (name == "fixedRate" || name == "fixedDelay") {
+    auto d = ParseDuration(text, field);
+    if (!d.ok()) return d.status();
+    (name == "fixedRate" ? c->fixed_rate : c->fixed_delay) = *d;
+    return Status::Ok();
+  }
+  if (name == "timeoutMs") return integer(INT64_MAX, &c->timeout_ms);
+  if (name == "retryIntervalMs") return integer(INT64_MAX, &c->retry_interval_ms);
+  if (name == "maxRetries") {
+    int64_t v = 0;
+    Status s = integer(INT32_MAX, &v);
+    c->max_retries = static_cast<int>(v);
+    return s;
+  }
+  return Status::Ok();  // a props key of a newer release: kept as a property
+}
+
+bool IsExecutionControlKey(const std::string& name) {
+  return name == "fixedRate" || name == "fixedDelay" || name == "timeoutMs" ||
+         name == "maxRetries" || name == "retryIntervalMs";
+}
+
 Result<JobConfiguration> Read(std::string_view text) {
   // As ElasticJob reads the node (Java decodes its bytes with replacement), invalid UTF-8
   // becomes U+FFFD: what is read can be written as YAML and read back the same.
@@ -309,7 +357,14 @@ Result<JobConfiguration> Read(std::string_view text) {
                 s = config::ReadYamlString(p->second, fmt::format("props.{}", p->first.Scalar()),
                                            &value);
               }
-              c.props[config::YamlScalarText(p->first)] = std::move(value);
+              std::string pkey = config::YamlScalarText(p->first);
+              if (s.ok() && pkey.rfind(kExecutionControlPropsPrefix, 0) == 0 &&
+                  IsExecutionControlKey(pkey.substr(kExecutionControlPropsPrefix.size()))) {
+                s = ReadExecutionControl(pkey.substr(kExecutionControlPropsPrefix.size()), value,
+                                         "props." + pkey, &c);
+                continue;
+              }
+              c.props[std::move(pkey)] = std::move(value);
             }
           }
         }
@@ -321,6 +376,11 @@ Result<JobConfiguration> Read(std::string_view text) {
         s = opt_str(&c.label);
       } else if (key == "staticSharding") {
         s = boolean(&c.static_sharding);
+      } else if (IsExecutionControlKey(key)) {
+        // The run files' spelling; the registry's node carries them in props.
+        std::string text;
+        if (!null) s = config::ReadYamlString(v, key, &text);
+        if (s.ok() && !null) s = ReadExecutionControl(key, text, key, &c);
       }
       // Unknown keys (newer ElasticJob releases, extensions) are ignored.
     }

@@ -39,6 +39,11 @@ EJ_BUILDER_SETTER(Disabled, disabled, bool)
 EJ_BUILDER_SETTER(Overwrite, overwrite, bool)
 EJ_BUILDER_SETTER(Label, label, std::string)
 EJ_BUILDER_SETTER(StaticSharding, static_sharding, bool)
+EJ_BUILDER_SETTER(FixedRate, fixed_rate, std::chrono::milliseconds)
+EJ_BUILDER_SETTER(FixedDelay, fixed_delay, std::chrono::milliseconds)
+EJ_BUILDER_SETTER(TimeoutMs, timeout_ms, int64_t)
+EJ_BUILDER_SETTER(MaxRetries, max_retries, int)
+EJ_BUILDER_SETTER(RetryIntervalMs, retry_interval_ms, int64_t)
 #undef EJ_BUILDER_SETTER
 
 JobConfiguration::Builder& JobConfiguration::Builder::SetProperty(std::string key,
@@ -72,6 +77,40 @@ Status CheckJobName(const std::string& name) {
 Status CheckTypeName(const char* field, const std::optional<std::string>& v) {
   if (v.has_value() && v->empty()) {
     return InvalidArgument(fmt::format("{}: must not be empty when set", field));
+  }
+  return Status::Ok();
+}
+
+Status ValidateExecutionControl(const JobConfiguration& c) {
+  if (c.fixed_rate.count() < 0) {
+    return InvalidArgument(
+        fmt::format("fixedRate: must be a positive duration, got {}ms", c.fixed_rate.count()));
+  }
+  if (c.fixed_delay.count() < 0) {
+    return InvalidArgument(
+        fmt::format("fixedDelay: must be a positive duration, got {}ms", c.fixed_delay.count()));
+  }
+  const bool has_cron = c.cron.has_value() && !c.cron->empty();
+  const int kinds =
+      (has_cron ? 1 : 0) + (c.fixed_rate.count() > 0 ? 1 : 0) + (c.fixed_delay.count() > 0 ? 1 : 0);
+  if (kinds > 1) {
+    return InvalidArgument(fmt::format(
+        "cron/fixedRate/fixedDelay: give exactly one, got cron '{}', fixedRate '{}', "
+        "fixedDelay '{}'",
+        c.cron.value_or(""), c.fixed_rate.count() > 0 ? FormatDuration(c.fixed_rate) : "",
+        c.fixed_delay.count() > 0 ? FormatDuration(c.fixed_delay) : ""));
+  }
+  if (c.timeout_ms < 0) {
+    return InvalidArgument(fmt::format(
+        "timeoutMs: must be 0 (no timeout) or a number of milliseconds, got {}", c.timeout_ms));
+  }
+  if (c.max_retries < 0 || c.max_retries > kMaxRetries) {
+    return InvalidArgument(
+        fmt::format("maxRetries: must be between 0 and {}, got {}", kMaxRetries, c.max_retries));
+  }
+  if (c.retry_interval_ms < 0) {
+    return InvalidArgument(fmt::format(
+        "retryIntervalMs: must be 0 or a number of milliseconds, got {}", c.retry_interval_ms));
   }
   return Status::Ok();
 }
@@ -128,7 +167,7 @@ Status Validate(const JobConfiguration& c) {
   for (const auto& [key, value] : c.props) {
     if (key.empty()) return InvalidArgument("props: a property key is empty");
   }
-  return Status::Ok();
+  return ValidateExecutionControl(c);
 }
 
 }  // namespace
@@ -137,6 +176,43 @@ Status ValidateJobConfiguration(const JobConfiguration& c) {
   Status s = Validate(c);
   // The values quoted may hold line breaks (a job name from a YAML key, say).
   return s.ok() ? s : Status(s.code(), infra::OneLine(s.message()));
+}
+
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text, std::string_view field) {
+  auto bad = [&] {
+    return InvalidArgument(
+        fmt::format("{}: expected a duration such as 1500ms, 30s, 5m or 1h, got '{}'", field,
+                    infra::Printable(text, 60)));
+  };
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 15) return bad();
+  int64_t value = 0;
+  for (size_t i = 0; i < digits; ++i) value = value * 10 + (text[i] - '0');
+  const std::string_view unit = text.substr(digits);
+  int64_t scale = 0;
+  if (unit.empty() || unit == "ms") {
+    scale = 1;
+  } else if (unit == "s") {
+    scale = 1000;
+  } else if (unit == "m") {
+    scale = 60 * 1000;
+  } else if (unit == "h") {
+    scale = 3600 * 1000;
+  } else {
+    return bad();
+  }
+  // Beyond 63 bits of milliseconds (some 292 million years): refused, not wrapped.
+  if (value > INT64_MAX / scale) return bad();
+  return std::chrono::milliseconds(value * scale);
+}
+
+std::string FormatDuration(std::chrono::milliseconds d) {
+  const int64_t ms = d.count();
+  if (ms != 0 && ms % (3600 * 1000) == 0) return fmt::format("{}h", ms / (3600 * 1000));
+  if (ms != 0 && ms % (60 * 1000) == 0) return fmt::format("{}m", ms / (60 * 1000));
+  if (ms != 0 && ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
+  return fmt::format("{}ms", ms);
 }
 
 }  // namespace elasticjob

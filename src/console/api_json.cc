@@ -44,6 +44,25 @@ Status GetInt(const std::string& field, const json& v, int* out) {
   return Status::Ok();
 }
 
+Status GetInt64(const std::string& field, const json& v, int64_t* out) {
+  if (!v.is_number_integer()) return WrongType(field, "an integer", v);
+  *out = v.get<int64_t>();
+  return Status::Ok();
+}
+
+// A duration: "30s" (ParseDuration), or null / "" for none.
+Status GetDuration(const std::string& field, const json& v, std::chrono::milliseconds* out) {
+  if (v.is_null() || (v.is_string() && v.get<std::string>().empty())) {
+    *out = std::chrono::milliseconds(0);
+    return Status::Ok();
+  }
+  if (!v.is_string()) return WrongType(field, "a duration such as \"30s\"", v);
+  auto d = ParseDuration(v.get<std::string>(), field);
+  if (!d.ok()) return d.status();
+  *out = *d;
+  return Status::Ok();
+}
+
 Status GetBool(const std::string& field, const json& v, bool* out) {
   if (!v.is_boolean()) return WrongType(field, "true or false", v);
   *out = v.get<bool>();
@@ -83,6 +102,12 @@ json ConfigToJson(const JobConfiguration& c) {
       {"overwrite", c.overwrite},
       {"label", opt(c.label)},
       {"staticSharding", c.static_sharding},
+      {"fixedRate", c.fixed_rate.count() > 0 ? json(FormatDuration(c.fixed_rate)) : json(nullptr)},
+      {"fixedDelay",
+       c.fixed_delay.count() > 0 ? json(FormatDuration(c.fixed_delay)) : json(nullptr)},
+      {"timeoutMs", c.timeout_ms},
+      {"maxRetries", c.max_retries},
+      {"retryIntervalMs", c.retry_interval_ms},
   };
 }
 
@@ -92,6 +117,11 @@ Status ConfigFromJson(const json& j, JobConfiguration* c) {
   const std::map<std::string, Setter> setters = {
       {"jobName", [&](auto& f, auto& v) { return GetString(f, v, &c->job_name); }},
       {"cron", [&](auto& f, auto& v) { return GetOptString(f, v, &c->cron); }},
+      {"fixedRate", [&](auto& f, auto& v) { return GetDuration(f, v, &c->fixed_rate); }},
+      {"fixedDelay", [&](auto& f, auto& v) { return GetDuration(f, v, &c->fixed_delay); }},
+      {"timeoutMs", [&](auto& f, auto& v) { return GetInt64(f, v, &c->timeout_ms); }},
+      {"maxRetries", [&](auto& f, auto& v) { return GetInt(f, v, &c->max_retries); }},
+      {"retryIntervalMs", [&](auto& f, auto& v) { return GetInt64(f, v, &c->retry_interval_ms); }},
       {"timeZone", [&](auto& f, auto& v) { return GetOptString(f, v, &c->time_zone); }},
       {"shardingTotalCount",
        [&](auto& f, auto& v) { return GetInt(f, v, &c->sharding_total_count); }},

@@ -8,6 +8,7 @@
 #include <set>
 #include <string_view>
 
+#include "elasticjob/schedule/fixed_rate.h"
 #include "instance/job_instance.h"
 #include "lifecycle/lifecycle_reads.h"
 
@@ -102,6 +103,9 @@ JobStatus JobNodes::Status() const {
 }
 
 std::vector<TimePoint> JobNodes::NextFireTimes(TimePoint after, int count) const {
+  if (config.has_value() && config->fixed_rate.count() > 0) {
+    return FixedRateNextFireTimes(after, config->fixed_rate, count);
+  }
   if (!cron.has_value() || !zone.has_value()) return {};
   return cron->NextFireTimes(after, *zone, count);
 }
@@ -312,7 +316,7 @@ std::vector<JobRow> RegistryView::Jobs(TimePoint now) const {
     row.brief.status = job.Status();
     if (job.config.has_value()) {
       row.brief.description = job.config->description;
-      row.brief.cron = job.config->cron.value_or("");
+      row.brief.cron = lifecycle::ScheduleText(*job.config);
       row.brief.sharding_total_count = job.config->sharding_total_count;
     } else {
       row.brief.description = "config not readable: " + job.config_error;

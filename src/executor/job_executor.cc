@@ -9,6 +9,7 @@
 #include <map>
 
 #include "elasticjob/config/job_configuration.h"
+#include "executor/typed_job.h"
 #include "infra/change_epoch.h"
 #include "infra/log.h"
 
@@ -50,6 +51,9 @@ struct JobExecutor::Run {
 };
 
 namespace {
+
+// How long a SCRIPT item's process group has between SIGTERM and SIGKILL at an operator's stop.
+constexpr std::chrono::milliseconds kStopGrace{3000};
 
 int64_t EpochMillis(Clock::WallTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -877,6 +881,9 @@ void JobExecutor::TraceStatus(const Run& run, TraceState state, std::string mess
 void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& ctx,
                               ItemRun& report, std::unique_ptr<tracing::Event> trace_start,
                               std::unique_ptr<tracing::Event> trace_end) {
+  if (run->config->timeout_ms > 0 || run->config->max_retries > 0) [[unlikely]] {
+    return RunControlled(run, ctx, report, std::move(trace_start), std::move(trace_end));
+  }
   report.started = clock_.WallNow();
   const bool traced = trace_start != nullptr && trace_end != nullptr;
   if (traced) tracing_->PushStart(std::move(trace_start), report.started);
@@ -1137,6 +1144,26 @@ std::vector<int> JobExecutor::Fence(const std::string& reason) {
   return items;
 }
 
+std::vector<int> JobExecutor::CancelRunning(std::optional<int> item, const std::string& reason) {
+  std::vector<std::shared_ptr<Run>> runs;
+  std::vector<int> items;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, run] : holding_runs_) {
+      if (run->session_lost.load() || run->items_done.load()) continue;
+      if (item && std::find(run->items.begin(), run->items.end(), *item) == run->items.end()) {
+        continue;
+      }
+      runs.push_back(run);
+      items.insert(items.end(), run->items.begin(), run->items.end());
+    }
+  }
+  // Outside mu_, as in Fence.
+  for (const auto& run : runs) run->cancel->RequestGraceful(reason, kStopGrace);
+  std::sort(items.begin(), items.end());
+  return items;
+}
+
 std::vector<int> JobExecutor::running_items() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<int> out;
@@ -1154,6 +1181,206 @@ void JobExecutor::Stop() {
     queued = std::move(queued_);
   }
   if (queued) queued(Status(StatusCode::kCancelled, "job stopped"));
+}
+
+// ---- Execution timeouts and retries (docs/scheduling.md) ----
+// Kept apart from RunUserCode: a job without timeoutMs and maxRetries pays one branch.
+
+// How long a SCRIPT item's process group has between SIGTERM and SIGKILL at its timeout.
+constexpr std::chrono::milliseconds kTimeoutGrace{3000};
+
+// One item's attempts. Shared by the attempt's thread, its timeout's timer task and the
+// retry's; `ended` decides which of the thread and the timeout ends an attempt.
+struct JobExecutor::Attempts {
+  std::shared_ptr<Run> run;
+  ShardingContext ctx;
+  ItemRun report;
+  bool traced = false;
+  std::unique_ptr<tracing::Event> start;  // the next attempt's events (tracing on)
+  std::unique_ptr<tracing::Event> end;
+  std::chrono::steady_clock::time_point first_start;
+  // The current attempt's.
+  struct Attempt {
+    std::shared_ptr<Cancellation> cancel = std::make_shared<Cancellation>();
+    std::atomic<bool> ended{false};
+    ShardingContext ctx;  // its own: a timed-out attempt's code may still read its copy
+    Clock::WallTime started;
+    uint64_t forward = 0;  // run->cancel's callback that cancels this attempt too
+    uint64_t timer = 0;    // its timeout's timer task
+    std::unique_ptr<tracing::Event> end;
+  };
+  std::shared_ptr<Attempt> current;
+};
+
+void JobExecutor::RunControlled(const std::shared_ptr<Run>& run, ShardingContext& ctx,
+                                ItemRun& report, std::unique_ptr<tracing::Event> start,
+                                std::unique_ptr<tracing::Event> end) {
+  auto a = std::make_shared<Attempts>();
+  a->run = run;
+  a->ctx = ctx;
+  a->report = report;
+  a->traced = start != nullptr && end != nullptr;
+  a->start = std::move(start);
+  a->end = std::move(end);
+  a->ctx.max_attempts = run->config->max_retries + 1;
+  a->first_start = std::chrono::steady_clock::now();
+  report.started = clock_.WallNow();
+  a->report.started = report.started;
+  if (metrics_ != nullptr) {
+    metrics_->running_items.Add(1);
+    if (report.fire_time.has_value()) {
+      metrics_->trigger_lateness.Observe(report.started - *report.fire_time);
+    }
+  }
+  StartAttempt(a);
+}
+
+void JobExecutor::StartAttempt(const std::shared_ptr<Attempts>& a) {
+  const std::shared_ptr<Run>& run = a->run;
+  auto at = std::make_shared<Attempts::Attempt>();
+  a->current = at;
+  at->started = clock_.WallNow();
+  if (a->traced) {
+    if (a->start == nullptr) {  // a retry: an execution row of its own
+      auto events = tracing_->MakeItemEvents(run->trace, a->ctx.sharding_item, SourceOf(*run));
+      a->start = std::move(events.start);
+      a->end = std::move(events.end);
+      a->ctx.log_sink = std::move(events.log);
+    }
+    at->end = std::move(a->end);
+    tracing_->PushStart(std::move(a->start), at->started);
+  }
+  // The run's cancellation (a fence) cancels the attempt too; the attempt's own may come
+  // from its timeout alone.
+  at->forward = run->cancel->OnRequest([cancel = at->cancel, from = run->cancel.get()] {
+    // grace() is one atomic load: allowed under `from`'s lock.
+    const std::chrono::milliseconds grace = from->grace();
+    if (grace.count() > 0) {
+      cancel->RequestGraceful("the run was cancelled", grace);
+    } else {
+      cancel->Request("the run was cancelled");
+    }
+  });
+  at->ctx = a->ctx;
+  at->ctx.cancellation = at->cancel;
+  const int64_t timeout_ms = run->config->timeout_ms;
+  if (timeout_ms > 0 && timer_.at) {
+    at->timer =
+        timer_.at(at->started + std::chrono::milliseconds(timeout_ms), [this, a, at, timeout_ms] {
+          if (at->ended.exchange(true)) return;  // it returned first
+          const std::string cause = fmt::format("timeout after {} ms", timeout_ms);
+          // SCRIPT groups get SIGTERM, then SIGKILL after the grace; in-process code sees
+          // cancelled() and is reported failed now even if it runs on (its thread is not ours to
+          // stop: docs/scheduling.md).
+          at->cancel->RequestGraceful(cause, kTimeoutGrace);
+          if (metrics_ != nullptr) metrics_->timeouts.Inc();
+          // Off the timer's thread: the error handler and the run's end are no timer work.
+          item_pool_.Post([this, a, cause] { AttemptEnded(a, false, cause, /*timed_out=*/true); });
+        });
+  }
+  bool success = true;
+  std::string error;
+  try {
+    if (!run->cancel->requested() && LeaseAllowsStart(*run, at->ctx)) {
+      job_->Execute(at->ctx);  // user code is fenced here
+    }
+  } catch (const std::exception& e) {
+    success = false;
+    error = e.what();
+  } catch (...) {
+    success = false;
+    error = "unknown exception";
+  }
+  run->cancel->Unregister(at->forward);
+  if (at->ended.exchange(true)) return;  // its timeout ended it: nothing more of ours
+  if (at->timer != 0 && timer_.cancel) timer_.cancel(at->timer);
+  if (run->cancel->requested()) {
+    success = false;
+    error = "cancelled: " + run->cancel->reason() + (error.empty() ? "" : " (" + error + ")");
+  } else if (at->cancel->requested()) {
+    success = false;
+    error = at->cancel->reason() + (error.empty() ? "" : " (" + error + ")");
+  }
+  AttemptEnded(a, success, std::move(error), /*timed_out=*/false);
+}
+
+void JobExecutor::AttemptEnded(const std::shared_ptr<Attempts>& a, bool success, std::string error,
+                               bool timed_out) {
+  const std::shared_ptr<Run>& run = a->run;
+  std::shared_ptr<Attempts::Attempt> at = a->current;
+  const int attempt = a->ctx.attempt;
+  const int max_attempts = a->ctx.max_attempts;
+  if (!success && max_attempts > 1)
+    error += fmt::format(" (attempt {} of {})", attempt, max_attempts);
+  if (a->traced && at->end != nullptr) {
+    tracing_->PushEnd(std::move(at->end), at->started, success, error);
+  }
+  // A cancelled run (fenced, or stopped) is not retried: its items are not ours to run.
+  const bool stopped = run->cancel->requested() ||
+                       (at->cancel->requested() && !timed_out && at->cancel->grace().count() > 0);
+  if (!success && attempt < max_attempts && !stopped) {
+    infra::LogLine("WARN", fmt::format("job '{}': item {} failed ({}); retrying",
+                                       run->config->job_name, a->ctx.sharding_item, error));
+    a->ctx.attempt = attempt + 1;
+    auto again = [this, a] { item_pool_.Post([this, a] { StartAttempt(a); }); };
+    const int64_t interval = run->config->retry_interval_ms;
+    if (interval > 0 && timer_.at) {
+      timer_.at(clock_.WallNow() + std::chrono::milliseconds(interval), std::move(again));
+    } else {
+      again();
+    }
+    return;
+  }
+  a->report.success = success;
+  a->report.error = std::move(error);
+  a->report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - a->first_start);
+  if (!success && at->cancel->requested() && at->cancel->grace().count() > 0) {
+    // A timeout or a stop: the job's code did not report it to the error handler.
+    if (auto* typed = dynamic_cast<TypedJob*>(job_.get()); typed != nullptr) {
+      typed->HandleFailure(at->ctx, a->report.error);
+    }
+  }
+  ControlledItemEnded(run, a->report, a->traced);
+}
+
+void JobExecutor::ControlledItemEnded(const std::shared_ptr<Run>& run, ItemRun& report,
+                                      bool traced) {
+  if (metrics_ != nullptr) {
+    metrics_->running_items.Add(-1);
+    (report.success ? metrics_->runs_succeeded : metrics_->runs_failed).Inc();
+    metrics_->item_duration.Observe(report.duration);
+    if (report.failover) metrics_->failovers_taken.Inc();
+  }
+  if (traced && !report.success) {
+    std::lock_guard<std::mutex> lock(run->errors_mu);
+    run->errors.emplace_back(report.item, report.error);
+  }
+  if (on_item_run_) on_item_run_(report);
+  // As RunUserCode: the last item ends the pass.
+  if (run->remaining.fetch_sub(1) == 1) {
+    run->items_done = true;
+    if (tracing_ != nullptr) {
+      std::vector<std::pair<int, std::string>> errors;
+      {
+        std::lock_guard<std::mutex> lock(run->errors_mu);
+        errors.swap(run->errors);
+      }
+      std::sort(errors.begin(), errors.end());
+      if (run->last_status != nullptr) {
+        if (!errors.empty()) {
+          run->last_status->state = TraceState::kTaskError;
+          run->last_status->text = tracing::ItemErrorsMessage(errors);
+        }
+        tracing_->PushNow(std::move(run->last_status));
+      } else if (errors.empty()) {
+        TraceStatus(*run, TraceState::kTaskFinished, "");
+      } else {
+        TraceStatus(*run, TraceState::kTaskError, tracing::ItemErrorsMessage(errors));
+      }
+    }
+    trigger::LaunchBoard::PostAfterRun(control_, [this, run] { Finish(run); });
+  }
 }
 
 }  // namespace elasticjob::executor

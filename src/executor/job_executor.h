@@ -197,6 +197,12 @@ class JobExecutor {
   // had all returned (its end being written) is fenced too, but cancels nothing.
   std::vector<int> Fence(const std::string& reason);
 
+  // An operator's stop (docs/scheduling.md): every run going here that holds `item` (every
+  // run when nullopt), not fenced and not done, is cancelled with `reason` as a timeout is
+  // (SCRIPT groups SIGTERM, then SIGKILL after the grace; not retried). The whole run is
+  // cancelled: its other items here too. Returns the items of the runs cancelled (sorted).
+  std::vector<int> CancelRunning(std::optional<int> item, const std::string& reason);
+
   // The items running here now (every lane), but those of fenced runs: a mark of ours on any
   // other item is stale.
   std::vector<int> running_items();
@@ -214,6 +220,15 @@ class JobExecutor {
   // every job shares instead of three of its own. Null: the execution service's registry.
   // REQUIRES: before the first run; `registry` outlives this object.
   void set_lease_source(RegistryCenter* registry) { lease_ = registry; }
+
+  // Where execution timeouts and retry intervals are timed (docs/scheduling.md): `at` runs a
+  // task at a wall time and returns its id, `cancel` cancels one. Unset: timeoutMs and
+  // retryIntervalMs are not timed (retries follow at once). REQUIRES: before the first run.
+  struct Timer {
+    std::function<uint64_t(Clock::WallTime, std::function<void()>)> at;
+    std::function<void(uint64_t)> cancel;
+  };
+  void set_timer(Timer timer) { timer_ = std::move(timer); }
 
  private:
   struct Run;
@@ -297,6 +312,19 @@ class JobExecutor {
   void RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& ctx, ItemRun& report,
                    std::unique_ptr<tracing::Event> start = nullptr,
                    std::unique_ptr<tracing::Event> end = nullptr);
+  // An item of a job with timeoutMs or maxRetries (docs/scheduling.md), in place of
+  // RunUserCode's plain call: each attempt under a cancellation of its own, ended (and
+  // reported failed) at the timeout even if its code runs on, failed attempts run again after
+  // retryIntervalMs; the item ends as RunUserCode's does after its last attempt.
+  struct Attempts;
+  void RunControlled(const std::shared_ptr<Run>& run, ShardingContext& ctx, ItemRun& report,
+                     std::unique_ptr<tracing::Event> start, std::unique_ptr<tracing::Event> end);
+  void StartAttempt(const std::shared_ptr<Attempts>& a);
+  // The attempt of `a` ended (its code returned, or its timeout came first).
+  void AttemptEnded(const std::shared_ptr<Attempts>& a, bool success, std::string error,
+                    bool timed_out);
+  // An item's end after its last attempt: metrics, report, and the pass's end after the last.
+  void ControlledItemEnded(const std::shared_ptr<Run>& run, ItemRun& report, bool traced);
   // Tracing: the execution source of `run`'s items, the status events of a cron trigger
   // skipped because `items` are still running, and a status event of `run`.
   static ExecutionSource SourceOf(const Run& run);
@@ -351,6 +379,7 @@ class JobExecutor {
   // items, as ElasticJob's does.
   const std::function<void()> start_failover_run_;
   const std::function<std::optional<Clock::WallTime>()> due_fire_;
+  Timer timer_;  // set_timer's; before the first run
 
   std::mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;

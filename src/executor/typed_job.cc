@@ -169,12 +169,31 @@ void TypedJob::Execute(const ShardingContext& context) {
   } catch (...) {
     cause = "unknown exception";
   }
+  // A failure a retry follows, or one the runtime ended (a timeout, a stop: it reports that
+  // to the handler itself, with its cause), is not the handler's yet.
+  const bool retried = context.attempt < context.max_attempts && !context.cancelled();
+  const bool runtime_ended = context.cancelled() && context.cancellation->grace().count() > 0;
+  if (!retried && !runtime_ended) {
+    try {
+      now.handler->Handle({context.job_name, context.sharding_item, instance_id_, cause});
+    } catch (...) {
+      // A handler never turns a failed item into a crash; the item is reported failed below.
+    }
+  }
+  throw std::runtime_error(cause);
+}
+
+void TypedJob::HandleFailure(const ShardingContext& context, const std::string& cause) {
+  Current now;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    now = current_;
+  }
   try {
     now.handler->Handle({context.job_name, context.sharding_item, instance_id_, cause});
   } catch (...) {
-    // A handler never turns a failed item into a crash; the item is reported failed below.
+    // As in Execute: never a crash.
   }
-  throw std::runtime_error(cause);
 }
 
 }  // namespace executor

@@ -62,6 +62,9 @@ class TypedJob final : public SimpleJob {
   // launch board unit's prefetch (LaunchBoard::Unit::touch); stale addresses are harmless.
   std::array<const void*, 3> StartTouches();
   void Execute(const ShardingContext& context) override;
+  // Passes an item failure the runtime decided (an execution timeout, an operator's stop) to
+  // the job's error handler; never throws.
+  void HandleFailure(const ShardingContext& context, const std::string& cause);
   // Rebuilds the executor and the error handler from `config`; on failure keeps the last good
   // ones and returns why.
   Status Update(const JobConfiguration& config);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "lifecycle/lifecycle_reads.h"
 
 namespace elasticjob {
@@ -58,6 +60,58 @@ class JobOperateAPIImpl final : public JobOperateAPI {
                             server_ip));
     }
     return triggered;
+  }
+
+  Result<std::string> TriggerAt(std::string_view job_name, std::chrono::system_clock::time_point at,
+                                std::optional<std::string> parameter) override {
+    if (Status s = lifecycle::CheckName("job", job_name); !s.ok()) return s;
+    auto exists = lifecycle::Exists(reg_, fmt::format("/{}/config", job_name));
+    if (!exists.ok()) return exists.status();
+    if (!*exists) return NotFound(fmt::format("job '{}' does not exist", job_name));
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
+    if (ms < 0) return InvalidArgument("--at: a time before 1970 cannot be scheduled");
+    const auto id = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    std::string name = fmt::format("{}-{}", ms, id);
+    if (Status s =
+            reg_.Persist(fmt::format("/{}/triggerAt/{}", job_name, name), parameter.value_or(""));
+        !s.ok()) {
+      return s;
+    }
+    return name;
+  }
+
+  Result<int> Stop(std::string_view job_name, std::string_view server_ip,
+                   std::optional<int> item) override {
+    if (job_name.empty()) return InvalidArgument("stop: a job name is required");
+    if (item && *item < 0) return InvalidArgument(fmt::format("item: must be >= 0, got {}", *item));
+    if (Status s = lifecycle::CheckName("job", job_name); !s.ok()) return s;
+    auto exists = lifecycle::Exists(reg_, fmt::format("/{}/config", job_name));
+    if (!exists.ok()) return exists.status();
+    if (!*exists) return NotFound(fmt::format("job '{}' does not exist", job_name));
+    auto instances = lifecycle::Instances(reg_, job_name);
+    if (!instances.ok()) return instances.status();
+    int asked = 0;
+    for (const auto& instance : *instances) {
+      if (server_ip.empty() || instance.server_ip == server_ip) ++asked;
+    }
+    if (asked == 0) {
+      return FailedPrecondition(
+          server_ip.empty() ? fmt::format("job '{}' has no live instance to stop", job_name)
+                            : fmt::format("job '{}' has no live instance on server '{}' to stop",
+                                          job_name, server_ip));
+    }
+    // A new value every time (the id), so that a second stop of the same item is a change.
+    std::string value =
+        fmt::format("id={}", std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count());
+    if (!server_ip.empty()) value += fmt::format(" server={}", server_ip);
+    if (item) value += fmt::format(" item={}", *item);
+    if (Status s = reg_.Persist(fmt::format("/{}/stop", job_name), value); !s.ok()) return s;
+    return asked;
   }
 
   Result<int> Disable(std::string_view job_name, std::string_view server_ip) override {

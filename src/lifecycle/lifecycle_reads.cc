@@ -54,6 +54,12 @@ Status CheckJobExists(RegistryCenter& reg, std::string_view job_name) {
   return Status::Ok();
 }
 
+std::string ScheduleText(const JobConfiguration& config) {
+  if (config.fixed_rate.count() > 0) return "fixedRate " + FormatDuration(config.fixed_rate);
+  if (config.fixed_delay.count() > 0) return "fixedDelay " + FormatDuration(config.fixed_delay);
+  return config.cron.value_or("");
+}
+
 Result<JobConfiguration> ReadConfig(RegistryCenter& reg, std::string_view job_name) {
   if (Status s = CheckName("job", job_name); !s.ok()) return s;
   auto yaml = reg.GetDirectly(fmt::format("/{}/config", job_name));

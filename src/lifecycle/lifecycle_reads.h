@@ -38,6 +38,10 @@ Status CheckJobExists(RegistryCenter& reg, std::string_view job_name);
 // FAILED_PRECONDITION naming the job and the key when the node is not a readable config.
 Result<JobConfiguration> ReadConfig(RegistryCenter& reg, std::string_view job_name);
 
+// The job's schedule as the lists show it: the cron, or `fixedRate 30s` / `fixedDelay 5m`;
+// empty for a one-off job.
+std::string ScheduleText(const JobConfiguration& config);
+
 struct InstanceEntry {
   std::string instance_id;
   std::string server_ip;  // from the node's YAML, else the id's part before "@-@"

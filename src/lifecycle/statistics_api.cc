@@ -5,6 +5,7 @@
 #include <map>
 
 #include "elasticjob/schedule/cron_expression.h"
+#include "elasticjob/schedule/fixed_rate.h"
 #include "elasticjob/schedule/time_zone.h"
 #include "lifecycle/lifecycle_reads.h"
 
@@ -82,7 +83,7 @@ class JobStatisticsAPIImpl final : public JobStatisticsAPI {
     JobBriefInfo info;
     info.job_name = std::string(job_name);
     info.description = config->description;
-    info.cron = config->cron.value_or("");
+    info.cron = lifecycle::ScheduleText(*config);
     info.sharding_total_count = config->sharding_total_count;
     auto instances = lifecycle::Instances(reg_, job_name);
     if (!instances.ok()) return instances.status();
@@ -122,6 +123,9 @@ class JobStatisticsAPIImpl final : public JobStatisticsAPI {
     auto config = lifecycle::ReadConfig(reg_, job_name);
     if (!config.ok()) return config.status();
     std::vector<TimePoint> times;
+    if (config->fixed_rate.count() > 0) {
+      return FixedRateNextFireTimes(after, config->fixed_rate, count);
+    }
     if (!config->cron.has_value() || config->cron->empty()) return times;
     auto cron = CronExpression::Parse(*config->cron);
     if (!cron.ok()) {

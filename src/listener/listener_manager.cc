@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "election/leader_node.h"
 #include "infra/log.h"
@@ -47,6 +48,10 @@ void ListenerManager::OnEvent(const TreeEvent& event) {
     OnLeaderInstance(event);
   } else if (ChildOf(rel, "trigger", &child)) {
     OnTrigger(child, event);
+  } else if (ChildOf(rel, kTriggerAtRoot, &child)) {
+    if (event.type == TreeEvent::Type::kAdded) controller_.ScheduleRunAt(std::string(child));
+  } else if (rel == kStopNode) {
+    if (event.type != TreeEvent::Type::kDeleted) OnStop(event.value);
   } else if (event.type == TreeEvent::Type::kDeleted && rel == guarantee::kStartedRoot) {
     controller_.GuaranteeCleared(guarantee::Phase::kStarted);  // GuaranteeListenerManager
   } else if (event.type == TreeEvent::Type::kDeleted && rel == guarantee::kCompletedRoot) {
@@ -62,6 +67,35 @@ void ListenerManager::OnEvent(const TreeEvent& event) {
     auto need = s_.sharding.IsNeedSharding();
     if (need.ok() && *need) controller_.ShardIfNecessary();
   }
+}
+
+void ListenerManager::OnStop(const std::string& value) {
+  std::optional<int> item;
+  std::string server;
+  size_t start = 0;
+  while (start < value.size()) {
+    size_t end = value.find(' ', start);
+    if (end == std::string::npos) end = value.size();
+    const std::string part = value.substr(start, end - start);
+    start = end + 1;
+    if (part.rfind("server=", 0) == 0) {
+      server = part.substr(7);
+    } else if (part.rfind("item=", 0) == 0) {
+      int n = 0;
+      auto [p, ec] = std::from_chars(part.data() + 5, part.data() + part.size(), n);
+      if (ec != std::errc() || p != part.data() + part.size() || n < 0) {
+        infra::LogLine("WARN", fmt::format("job '{}': stop request '{}': bad item, ignored",
+                                           s_.storage.path().job_name(), value));
+        return;
+      }
+      item = n;
+    }
+  }
+  if (!server.empty() && server != s_.instances.self().server_ip) return;  // another's
+  infra::LogLine("INFO", fmt::format("job '{}': stop requested ({}): cancelling {}",
+                                     s_.storage.path().job_name(), value,
+                                     item ? fmt::format("item {}", *item) : "every run here"));
+  controller_.StopRunning(item);
 }
 
 void ListenerManager::OnConfig(const TreeEvent& event) {

@@ -38,6 +38,7 @@
 #ifndef ELASTICJOB_LISTENER_LISTENER_MANAGER_H_
 #define ELASTICJOB_LISTENER_LISTENER_MANAGER_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -54,6 +55,11 @@
 #include "storage/job_node_storage.h"
 
 namespace elasticjob::listener {
+
+// The operator's stop node, `/{job}/stop` (docs/scheduling.md; Java instances ignore it).
+inline constexpr std::string_view kStopNode = "stop";
+// The one-off runs at a time, `/{job}/triggerAt/{epochMs}-{id}` (value: the run's parameter).
+inline constexpr std::string_view kTriggerAtRoot = "triggerAt";
 
 // What the listeners ask of the job's scheduler (ElasticJob's JobScheduleController and
 // SchedulerFacade). Implementations must not block on a run.
@@ -85,6 +91,12 @@ class JobController {
   // The session expired: stop the items running here as far as possible and stop counting
   // them as this instance's (JobExecutor::Fence). Others may run them now.
   virtual void FenceRunningItems() {}
+  // An operator's stop (`/{job}/stop`, docs/scheduling.md): cancel the runs going here that
+  // hold `item` (every run when nullopt), as a timeout does.
+  virtual void StopRunning(std::optional<int> item) { (void)item; }
+  // `/{job}/triggerAt/{name}` was added: a one-off run at the time its name starts with
+  // (docs/scheduling.md).
+  virtual void ScheduleRunAt(const std::string& name) { (void)name; }
   // `guarantee/{phase}` was deleted: distribute-once listeners waiting for it go on.
   virtual void GuaranteeCleared(guarantee::Phase phase) = 0;
 };
@@ -120,6 +132,8 @@ class ListenerManager {
   void OnInstance(std::string_view id, const TreeEvent& event);
   void OnLeaderInstance(const TreeEvent& event);
   void OnTrigger(std::string_view id, const TreeEvent& event);
+  // `/{job}/stop` written: `server=IP item=N id=...` (StopRequestValue), each part optional.
+  void OnStop(const std::string& value);
   // ListenServersChangedJobListener's resharding, unless static sharding has an assignment.
   void ReshardUnlessStatic();
   // The job's config is gone (the job is being removed, JobConfigurationAPI): its instances

@@ -49,7 +49,7 @@ struct JobMetrics {
   infra::Counter skipped_paused;
   // Fire times picked up too late (the process was paused or starved).
   infra::Counter skipped_overdue;
-  // Item runs ended by the job's execution timeout (issue 35; 0 until timeouts exist).
+  // Item attempts ended by the job's execution timeout (timeoutMs: docs/scheduling.md).
   infra::Counter timeouts;
   // Task models (docs/task-models.md): sub-tasks recorded by this instance as coordinator.
   infra::Counter subtasks_succeeded;

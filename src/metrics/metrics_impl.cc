@@ -140,8 +140,7 @@ std::string MetricsImpl::Render() {
        {"overdue",
         [](const JobMetrics& j) -> const infra::Counter& { return j.skipped_overdue; }}});
   counter("elasticjob_item_timeouts_total",
-          "Item runs ended by the job's execution timeout (counts once execution timeouts "
-          "exist: issue 35).",
+          "Item attempts ended by the job's execution timeout (timeoutMs).",
           [](const JobMetrics& j) -> const infra::Counter& { return j.timeouts; });
   counter_by(
       "elasticjob_task_subtasks_total",

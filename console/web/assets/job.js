@@ -19,10 +19,15 @@ const FIELDS = [
   ['monitorExecution', 'Monitor execution', 'checkbox'],
   ['maxTimeDiffSeconds', 'Max time diff (s)', 'number'],
   ['reconcileIntervalMinutes', 'Reconcile interval (min)', 'number'],
+  ['fixedRate', 'Fixed rate (e.g. 30s; instead of a cron)', 'text'],
+  ['fixedDelay', 'Fixed delay (e.g. 5m; instead of a cron)', 'text'],
+  ['timeoutMs', 'Timeout per execution (ms, 0 none)', 'number'],
+  ['maxRetries', 'Max retries', 'number'],
+  ['retryIntervalMs', 'Retry interval (ms)', 'number'],
 ];
 // Optional fields (null when unset: every job without a time zone, a one-off job without a
 // cron): an empty input leaves them unset, never "" (a time zone "" is not a zone).
-const OPTIONAL = new Set(['cron', 'timeZone']);
+const OPTIONAL = new Set(['cron', 'timeZone', 'fixedRate', 'fixedDelay']);
 
 export function jobPage(name) {
   const statusEl = h('span', { id: 'job-status' });

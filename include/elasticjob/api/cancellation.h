@@ -20,6 +20,7 @@
 #define ELASTICJOB_API_CANCELLATION_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -45,6 +46,16 @@ class Cancellation {
   // registered runs once, on this thread, in registration order. Later requests do nothing.
   void Request(std::string reason);
 
+  // Requests cancellation as Request does, asking processes to end cleanly first: a SCRIPT
+  // item's process group gets SIGTERM, then SIGKILL once `grace` has passed (an execution
+  // timeout or an operator's stop: docs/scheduling.md). REQUIRES: grace > 0.
+  void RequestGraceful(std::string reason, std::chrono::milliseconds grace);
+  // The grace RequestGraceful gave; 0 for Request (kill at once) or until requested. One
+  // atomic load: a callback may read it.
+  std::chrono::milliseconds grace() const {
+    return std::chrono::milliseconds(grace_ms_.load(std::memory_order_acquire));
+  }
+
   // Registers `callback` to run when cancellation is requested; returns its id for
   // Unregister. If it was requested already, runs `callback` now and returns 0. A callback
   // runs under this object's lock: keep it short (a signal, a flag) and do not call this
@@ -61,6 +72,8 @@ class Cancellation {
   std::map<uint64_t, std::function<void()>> callbacks_ ELASTICJOB_GUARDED_BY(mu_);
   // atomic: read without the lock by requested(), on the job's hot path.
   std::atomic<bool> requested_{false};
+  // atomic: read by callbacks (grace()), which run under mu_ but may not take it.
+  std::atomic<int64_t> grace_ms_{0};
 };
 
 }  // namespace elasticjob

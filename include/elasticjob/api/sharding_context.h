@@ -49,6 +49,9 @@ struct ShardingContext {
   std::shared_ptr<Cancellation> cancellation = nullptr;
   // The run's fencing token (fencing_token()).
   int64_t fencing = 0;
+  // This item's attempt, from 1, of at most max_attempts (maxRetries + 1: docs/scheduling.md).
+  int attempt = 1;
+  int max_attempts = 1;
   // The moment (monotonic clock) after which this item must not start: the end of the
   // registry session's lease as the runtime found it just before calling the job
   // (docs/runtime.md, "The session lease"). The runtime's SCRIPT spawn checks it in the new

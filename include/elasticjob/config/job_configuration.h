@@ -20,7 +20,9 @@
 #ifndef ELASTICJOB_CONFIG_JOB_CONFIGURATION_H_
 #define ELASTICJOB_CONFIG_JOB_CONFIGURATION_H_
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,6 +43,14 @@ inline constexpr int kMaxShardingTotalCount = 500;
 // config (500 item parameters included) is a few kilobytes; a hostile value of a megabyte
 // took a Debug build over a second to parse, on a trigger's path (docs/config.md).
 inline constexpr size_t kMaxConfigYamlBytes = 256 * 1024;
+
+// The props key prefix under which the registry's config node carries the execution-control
+// settings (`elasticjob-cpp.fixedRate: 30s`, `elasticjob-cpp.timeoutMs: '5000'`): Java
+// instances keep them as opaque properties.
+inline constexpr std::string_view kExecutionControlPropsPrefix = "elasticjob-cpp.";
+
+// The most retries a job may ask for.
+inline constexpr int kMaxRetries = 100;
 
 struct JobConfiguration {
   std::string job_name;
@@ -72,6 +82,17 @@ struct JobConfiguration {
   bool overwrite = false;
   std::optional<std::string> label;
   bool static_sharding = false;
+  // Execution control (docs/scheduling.md). A scheduled job has exactly one of cron,
+  // fixed_rate and fixed_delay; 0 is "not set". In the YAML files `elasticjob run`, `agent`
+  // and `job add` read they are the top-level keys fixedRate, fixedDelay (durations:
+  // `1500ms`, `30s`, `5m`, `1h`), timeoutMs, maxRetries and retryIntervalMs. In the
+  // registry's config node they travel inside `props` under kExecutionControlPropsPrefix
+  // (ElasticJob 3.0.5's SnakeYAML refuses an unknown top-level key).
+  std::chrono::milliseconds fixed_rate{0};   // fire every period, aligned to the cluster
+  std::chrono::milliseconds fixed_delay{0};  // next run this long after the last one ended
+  int64_t timeout_ms = 0;                    // 0: an execution's items may run forever
+  int max_retries = 0;                       // extra attempts of a failed item
+  int64_t retry_interval_ms = 0;             // wait between attempts
 
   friend bool operator==(const JobConfiguration&, const JobConfiguration&) = default;
 
@@ -106,6 +127,11 @@ class JobConfiguration::Builder {
   Builder& Overwrite(bool v);
   Builder& Label(std::string v);
   Builder& StaticSharding(bool v);
+  Builder& FixedRate(std::chrono::milliseconds v);
+  Builder& FixedDelay(std::chrono::milliseconds v);
+  Builder& TimeoutMs(int64_t v);
+  Builder& MaxRetries(int v);
+  Builder& RetryIntervalMs(int64_t v);
 
   // The configuration, or the first validation error (see ValidateJobConfiguration).
   Result<JobConfiguration> Build() const;
@@ -120,7 +146,9 @@ class JobConfiguration::Builder {
 // unknown timeZone; malformed shardingItemParameters (see ParseShardingItemParameters);
 // maxTimeDiffSeconds or reconcileIntervalMinutes below -1; a monitorPort outside -1..65535;
 // an empty type name, listener
-// type or property key.
+// type or property key; more than one of cron, fixedRate and fixedDelay; a negative
+// fixedRate, fixedDelay, timeoutMs, maxRetries or retryIntervalMs; maxRetries above
+// kMaxRetries.
 Status ValidateJobConfiguration(const JobConfiguration& config);
 
 // Parses ElasticJob's `shardingItemParameters` ("0=Beijing,1=Shanghai") into item -> value.
@@ -129,6 +157,13 @@ Status ValidateJobConfiguration(const JobConfiguration& config);
 // item, an item >= `sharding_total_count`, or an item given twice.
 Result<std::map<int, std::string>> ParseShardingItemParameters(std::string_view text,
                                                                int sharding_total_count);
+
+// Parses a duration: a non-negative integer and a unit, `ms`, `s`, `m` or `h` (`1500ms`,
+// `30s`, `5m`, `1h`); a bare integer is milliseconds. Fails naming `field` and the text.
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text, std::string_view field);
+
+// The shortest exact form of `d`: `1500ms`, `30s`, `5m`, `1h`, `0ms`.
+std::string FormatDuration(std::chrono::milliseconds d);
 
 // Which ElasticJob release's key set the YAML is written for. Up to 3.0.4 the thread-pool
 // key is `jobExecutorServiceHandlerType`; from 3.0.5 `jobExecutorThreadPoolSizeProviderType`.

@@ -18,6 +18,7 @@
 #ifndef ELASTICJOB_LIFECYCLE_JOB_OPERATE_API_H_
 #define ELASTICJOB_LIFECYCLE_JOB_OPERATE_API_H_
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,27 @@ class JobOperateAPI {
   // Writes DISABLED (Enable: ENABLED) to `/{job}/servers/{ip}` of every server selected:
   // a disabled server's instances lose their items (resharding) and leadership. Returns the
   // number of server nodes written.
+  // Schedules one extra run of `job_name` at `at` (docs/scheduling.md): writes
+  // `/{job}/triggerAt/{epochMs}-{id}` with `parameter` as its value, kept in the registry until
+  // an instance of the job runs it (on every instance live then); a time past runs at once.
+  // Returns the node's name; NOT_FOUND for an unknown job.
+  virtual Result<std::string> TriggerAt(std::string_view job_name,
+                                        std::chrono::system_clock::time_point at,
+                                        std::optional<std::string> parameter = std::nullopt) {
+    (void)job_name, (void)at, (void)parameter;
+    return FailedPrecondition("this JobOperateAPI cannot schedule runs");
+  }
+  // Stops what `job_name` runs now, without disabling it (docs/scheduling.md): writes
+  // `/{job}/stop`, which every live instance (only those on `server_ip` when it is not empty)
+  // reads, cancelling its runs that hold `item` (every run when nullopt) as a timeout does.
+  // The next fire runs as usual. Returns the number of live instances asked; NOT_FOUND for an
+  // unknown job, FAILED_PRECONDITION when no live instance is asked, INVALID_ARGUMENT for a
+  // negative item or an empty job name.
+  virtual Result<int> Stop(std::string_view job_name, std::string_view server_ip,
+                           std::optional<int> item) {
+    (void)job_name, (void)server_ip, (void)item;
+    return FailedPrecondition("this JobOperateAPI cannot stop runs");
+  }
   virtual Result<int> Disable(std::string_view job_name, std::string_view server_ip) = 0;
   virtual Result<int> Enable(std::string_view job_name, std::string_view server_ip) = 0;
 

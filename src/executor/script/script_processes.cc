@@ -316,7 +316,16 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
   // unregistered before the command is reaped: the group's id is never reused under it.
   uint64_t cancel_id = 0;
   if (cancellation != nullptr) {
-    cancel_id = cancellation->OnRequest([group] { kill(-group, SIGKILL); });
+    // A graceful request (a timeout, an operator's stop) gives the group time to end cleanly.
+    cancel_id = cancellation->OnRequest([this, group, cancellation] {
+      const std::chrono::milliseconds grace = cancellation->grace();
+      if (grace.count() <= 0) {
+        kill(-group, SIGKILL);
+        return;
+      }
+      kill(-group, SIGTERM);
+      KillAfterGrace(group, std::chrono::steady_clock::now() + grace);
+    });
   }
   if (output) ReadUntilExit(capture, pid, output);
   // Exited, not reaped: until it is, its id (the group's) cannot be reused, so what it left
@@ -329,6 +338,7 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
   {
     std::lock_guard<std::mutex> lock(mu_);
     groups_.erase(group);
+    kill_at_.erase(group);
     TellLocked('-', group);
   }
   int status = 0;
@@ -405,8 +415,41 @@ void ScriptProcesses::StopGuardianLocked() {
 }
 
 ScriptProcesses::~ScriptProcesses() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    grace_stop_ = true;
+    grace_cv_.notify_all();
+  }
+  if (grace_thread_.joinable()) grace_thread_.join();
   std::lock_guard<std::mutex> lock(mu_);
   StopGuardianLocked();
+}
+
+void ScriptProcesses::KillAfterGrace(pid_t group, std::chrono::steady_clock::time_point deadline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (groups_.count(group) == 0 || grace_stop_) return;  // reaped already
+  kill_at_[group] = deadline;
+  if (!grace_thread_.joinable()) grace_thread_ = std::thread([this] { GraceLoop(); });
+  grace_cv_.notify_all();
+}
+
+void ScriptProcesses::GraceLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!grace_stop_) {
+    if (kill_at_.empty()) {
+      grace_cv_.wait(lock);
+      continue;
+    }
+    auto first = std::min_element(kill_at_.begin(), kill_at_.end(),
+                                  [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (std::chrono::steady_clock::now() < first->second) {
+      grace_cv_.wait_until(lock, first->second);
+      continue;
+    }
+    // Still in groups_ (a group leaves it before its command is reaped): the id is its own.
+    if (groups_.count(first->first) != 0) kill(-first->first, SIGKILL);
+    kill_at_.erase(first);
+  }
 }
 
 void ScriptProcesses::StopStarting() {

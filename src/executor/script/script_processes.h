@@ -29,11 +29,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "elasticjob/api/cancellation.h"
@@ -120,6 +122,10 @@ class ScriptProcesses {
   bool SendLocked(char op, pid_t group) ELASTICJOB_REQUIRES(mu_);
   // Closes the guardian's socket and reaps it.
   void StopGuardianLocked() ELASTICJOB_REQUIRES(mu_);
+  // A graceful cancellation's SIGTERM was sent to `group`: SIGKILL it at `deadline` if it
+  // still runs then (one thread for every group, started on the first).
+  void KillAfterGrace(pid_t group, std::chrono::steady_clock::time_point deadline);
+  void GraceLoop();
 
   std::mutex mu_;
   std::condition_variable idle_cv_;    // active_ reached 0
@@ -132,6 +138,11 @@ class ScriptProcesses {
   int active_ ELASTICJOB_GUARDED_BY(mu_) = 0;     // Run calls going on
   int signalled_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // the last signal sent by Signal, 0 if none
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  // Groups sent SIGTERM by a graceful cancellation, and when they get SIGKILL.
+  std::map<pid_t, std::chrono::steady_clock::time_point> kill_at_ ELASTICJOB_GUARDED_BY(mu_);
+  std::condition_variable grace_cv_;  // kill_at_ changed, or grace_stop_
+  bool grace_stop_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  std::thread grace_thread_;  // GraceLoop, once a group was given a grace; joined at the end
 };
 
 }  // namespace elasticjob::executor

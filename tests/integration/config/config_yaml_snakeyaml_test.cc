@@ -127,6 +127,16 @@ std::vector<JobConfiguration> Corpus() {
     if (i % 2 == 1) c.props = {{"script.command.line", pick()}, {pick() + "k", pick()}};
     c.failover = i % 2 == 0;
     c.max_time_diff_seconds = static_cast<int>(i) - 3;
+    // Execution control (docs/scheduling.md): carried in props, under elasticjob-cpp.*.
+    if (i % 3 == 1) {
+      c.cron.reset();
+      c.fixed_rate = std::chrono::milliseconds(1500 * static_cast<int64_t>(i + 1));
+    }
+    if (i % 3 == 2) {
+      c.timeout_ms = static_cast<int64_t>(i) * 250;
+      c.max_retries = static_cast<int>(i % 4);
+      c.retry_interval_ms = static_cast<int64_t>(i);
+    }
     out.push_back(c);
   }
   return out;

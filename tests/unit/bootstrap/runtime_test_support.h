@@ -37,9 +37,10 @@ class Recorder {
     cv_.notify_all();
   }
   bool Wait(const std::function<bool(const std::vector<ItemRunReport>&,
-                                     const std::vector<TriggerReport>&)>& done) {
+                                     const std::vector<TriggerReport>&)>& done,
+            std::chrono::milliseconds timeout = 20s) {
     std::unique_lock<std::mutex> l(mu_);
-    return cv_.wait_for(l, 20s, [&] { return done(runs_, triggers_); });
+    return cv_.wait_for(l, timeout, [&] { return done(runs_, triggers_); });
   }
   bool WaitRuns(size_t n) {
     return Wait([n](const auto& runs, const auto&) { return runs.size() >= n; });

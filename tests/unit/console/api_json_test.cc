@@ -25,6 +25,32 @@ TEST(ConsoleApiJsonTest, ConfigRoundTripsThroughJson) {
   EXPECT_EQ(back, *config);
 }
 
+TEST(ConsoleApiJsonTest, ExecutionControlSettingsRoundTripAndNameTheirField) {
+  auto config = JobConfiguration::Builder("orders", 2)
+                    .FixedRate(std::chrono::seconds(30))
+                    .TimeoutMs(5000)
+                    .MaxRetries(2)
+                    .RetryIntervalMs(100)
+                    .Build();
+  ASSERT_TRUE(config.ok());
+  nlohmann::json j = ConfigToJson(*config);
+  EXPECT_EQ(j["fixedRate"], "30s");
+  EXPECT_TRUE(j["fixedDelay"].is_null());
+  EXPECT_EQ(j["timeoutMs"], 5000);
+  EXPECT_EQ(j["maxRetries"], 2);
+  EXPECT_EQ(j["retryIntervalMs"], 100);
+  JobConfiguration back;
+  ASSERT_TRUE(ConfigFromJson(j, &back).ok());
+  EXPECT_EQ(back, *config);
+  Status bad = ConfigFromJson({{"fixedRate", "soon"}}, &back);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("fixedRate"), std::string::npos) << bad.message();
+  EXPECT_NE(bad.message().find("'soon'"), std::string::npos) << bad.message();
+  // An empty input (the editor's) clears it.
+  ASSERT_TRUE(ConfigFromJson({{"fixedRate", ""}}, &back).ok());
+  EXPECT_EQ(back.fixed_rate.count(), 0);
+}
+
 TEST(ConsoleApiJsonTest, PartialJsonKeepsTheOtherFields) {
   auto config = JobConfiguration::Builder("orders", 3).Cron("0/5 * * * * ?").Build();
   ASSERT_TRUE(config.ok());

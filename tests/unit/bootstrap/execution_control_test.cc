@@ -1,0 +1,262 @@
+// Execution control in the runtime (docs/scheduling.md): fixed-rate fire times aligned across
+// instances, execution timeouts (reported at the timeout even when the code ignores its
+// cancellation; SCRIPT groups ended), and retries. Instances are registry sessions on one
+// memory store and time is a SimulatedClock: the tests wait on reports, never on sleeps.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+
+#include "elasticjob/lifecycle/job_operate_api.h"
+#include "elasticjob/metrics/metrics.h"
+#include "elasticjob/schedule/fixed_rate.h"
+#include "metrics/job_metrics.h"
+#include "metrics/metrics_impl.h"
+#include "unit/bootstrap/runtime_test_support.h"
+
+namespace elasticjob {
+namespace {
+
+using namespace std::chrono_literals;
+using test_support::GateJob;
+
+class ExecutionControlTest : public test_support::RuntimeTest {
+ protected:
+  JobConfiguration::Builder Base(int items) {
+    JobConfiguration::Builder b("job", items);
+    return b;
+  }
+};
+
+// Fails its first `failures` calls, then succeeds; counts calls and remembers attempts.
+class FlakyJob final : public SimpleJob {
+ public:
+  explicit FlakyJob(int failures) : failures_(failures) {}
+  void Execute(const ShardingContext& ctx) override {
+    attempts_seen.push_back(ctx.attempt);
+    if (calls.fetch_add(1) < failures_) throw std::runtime_error("boom");
+  }
+  std::atomic<int> calls{0};
+  std::vector<int> attempts_seen;  // written by one item thread at a time (one item)
+
+ private:
+  const int failures_;
+};
+
+// Runs until its cancellation is requested (as a well-behaved C++ job does).
+class CancellableJob final : public SimpleJob {
+ public:
+  void Execute(const ShardingContext& ctx) override {
+    std::unique_lock<std::mutex> l(mu_);
+    ++started_;
+    cv_.notify_all();
+    uint64_t id = ctx.cancellation->OnRequest([this] {
+      std::lock_guard<std::mutex> g(mu_);
+      cv_.notify_all();
+    });
+    cv_.wait(l, [&] { return ctx.cancelled(); });
+    l.unlock();
+    ctx.cancellation->Unregister(id);
+  }
+  bool WaitStarted(int n) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, 20s, [&] { return started_ >= n; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int started_ = 0;
+};
+
+TEST(FixedRateTest, FiresOnTheClustersCommonInstants) {
+  const auto epoch = std::chrono::system_clock::time_point{};
+  EXPECT_EQ(FixedRateNextFireAfter(epoch + 1ms, 30s), epoch + 30s);
+  EXPECT_EQ(FixedRateNextFireAfter(epoch + 30s, 30s), epoch + 60s);  // strictly after
+  EXPECT_EQ(FixedRateNextFireAfter(epoch + 29'999ms, 30s), epoch + 30s);
+  EXPECT_EQ(FixedRateNextFireAfter(epoch - 1ms, 30s), epoch);  // before the anchor too
+  const auto anchor = epoch + 7s;
+  EXPECT_EQ(FixedRateNextFireAfter(epoch + 8s, 1500ms, anchor), epoch + 8500ms);
+  auto times = FixedRateNextFireTimes(epoch + 1s, 1500ms, 3);
+  ASSERT_EQ(times.size(), 3u);
+  EXPECT_EQ(times[0], epoch + 1500ms);
+  EXPECT_EQ(times[2], epoch + 4500ms);
+  // Sub-millisecond ticks do not give a fire time at or before `after`.
+  auto after = epoch + 30s + std::chrono::microseconds(1);
+  EXPECT_EQ(FixedRateNextFireAfter(after, 30s), epoch + 60s);
+}
+
+TEST_F(ExecutionControlTest, FixedRateRunsAtTheSameInstantsOnEveryInstance) {
+  auto r1 = Session(), r2 = Session();
+  auto job1 = std::make_shared<GateJob>(), job2 = std::make_shared<GateJob>();
+  auto config = *Base(2).FixedRate(3s).Build();
+  ScheduleJobBootstrap b1(*r1, job1, config, Options("10.0.0.1"));
+  ScheduleJobBootstrap b2(*r2, job2, config, Options("10.0.0.2"));
+  ASSERT_TRUE(b1.Schedule().ok());
+  clock_.Advance(1s);  // the second instance starts a second later: same fire instants
+  ASSERT_TRUE(b2.Schedule().ok());
+  for (int i = 0; i < 3; ++i) clock_.Advance(1s);
+  ASSERT_TRUE(rec_.WaitRuns(2)) << rec_.Dump();
+  for (const auto& r : rec_.runs()) {
+    ASSERT_TRUE(r.fire_time.has_value()) << rec_.Dump();
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(r.fire_time->time_since_epoch())
+            .count();
+    EXPECT_EQ(ms % 3000, 0) << rec_.Dump();  // the epoch-aligned instants, not each start's
+  }
+}
+
+TEST_F(ExecutionControlTest, ACppItemIgnoringItsCancellationIsReportedFailedAtTheTimeout) {
+  auto reg = Session();
+  auto job = std::make_shared<GateJob>(/*block=*/true);
+  auto metrics = Metrics::Create();
+  BootstrapOptions options = Options("10.0.0.1");
+  options.metrics = metrics;
+  ScheduleJobBootstrap boot(*reg, job, *Base(1).Cron("* * * * * ?").TimeoutMs(500).Build(),
+                            options);
+  ASSERT_TRUE(boot.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(job->WaitStarted(1));
+  clock_.Advance(500ms);
+  ASSERT_TRUE(rec_.WaitRuns(1)) << rec_.Dump();
+  auto runs = rec_.runs();
+  EXPECT_FALSE(runs[0].success);
+  EXPECT_EQ(runs[0].error, "timeout after 500 ms");
+  EXPECT_EQ(job->started(), 1);  // still blocked: its thread runs on
+  EXPECT_EQ(metrics::JobMetricsOf(metrics, "job")->timeouts.value(), 1u);
+  job->Release();
+  boot.Shutdown();
+}
+
+TEST_F(ExecutionControlTest, AHangingScriptIsEndedAtTheTimeout) {
+  auto reg = Session();
+  JobConfiguration c = *Base(1).Cron("* * * * * ?").TimeoutMs(300).Build();
+  c.props["script.command.line"] = "/bin/sh -c 'sleep 30'";
+  ScheduleJobBootstrap boot(*reg, "SCRIPT", c, Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  clock_.Advance(1s);
+  // The attempt's timer is armed before the command starts; advancing until the report
+  // comes covers the command's start on the item thread.
+  bool reported = false;
+  for (int i = 0; i < 100 && !reported; ++i) {
+    clock_.Advance(300ms);
+    reported = rec_.Wait([](const auto& runs, const auto&) { return !runs.empty(); }, 50ms);
+  }
+  ASSERT_TRUE(reported) << rec_.Dump();
+  EXPECT_FALSE(rec_.runs()[0].success);
+  EXPECT_EQ(rec_.runs()[0].error, "timeout after 300 ms");
+  boot.Shutdown();  // returns: the group was ended (SIGTERM), so the item thread is free
+}
+
+TEST_F(ExecutionControlTest, AFailingItemIsRetriedThenCountedFailedOnce) {
+  auto reg = Session();
+  auto job = std::make_shared<FlakyJob>(/*failures=*/100);
+  auto metrics = Metrics::Create();
+  BootstrapOptions options = Options("10.0.0.1");
+  options.metrics = metrics;
+  ScheduleJobBootstrap boot(*reg, job, *Base(1).Cron("0 0 0 1 1 ? 2099").MaxRetries(2).Build(),
+                            options);
+  ASSERT_TRUE(boot.Schedule().ok());
+  ASSERT_TRUE(OperatorTrigger(*reg, "10.0.0.1"));
+  ASSERT_TRUE(rec_.WaitRuns(1)) << rec_.Dump();
+  EXPECT_EQ(job->calls.load(), 3);
+  EXPECT_EQ(job->attempts_seen, (std::vector<int>{1, 2, 3}));
+  auto runs = rec_.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_FALSE(runs[0].success);
+  EXPECT_EQ(runs[0].error, "boom (attempt 3 of 3)");
+  auto recorded = metrics::JobMetricsOf(metrics, "job");
+  EXPECT_EQ(recorded->runs_failed.value(), 1u);
+  EXPECT_EQ(recorded->runs_succeeded.value(), 0u);
+}
+
+TEST_F(ExecutionControlTest, ARetryThatSucceedsCountsTheItemSucceeded) {
+  auto reg = Session();
+  auto job = std::make_shared<FlakyJob>(/*failures=*/1);
+  ScheduleJobBootstrap boot(
+      *reg, job, *Base(1).Cron("0 0 0 1 1 ? 2099").MaxRetries(3).RetryIntervalMs(200).Build(),
+      Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  // An operator trigger; its report comes after the run, which waits for the retry.
+  ASSERT_TRUE(reg->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
+  // The retry waits for its interval on the simulated clock: not before it.
+  bool reported = false;
+  for (int i = 0; i < 100 && !reported; ++i) {
+    EXPECT_LE(job->calls.load(), 2);
+    clock_.Advance(200ms);
+    reported = rec_.Wait([](const auto& runs, const auto&) { return !runs.empty(); }, 50ms);
+  }
+  ASSERT_TRUE(reported);
+  EXPECT_EQ(job->calls.load(), 2);
+  EXPECT_TRUE(rec_.runs()[0].success);
+}
+
+TEST_F(ExecutionControlTest, StopCancelsTheRunningItemOnAnotherInstanceAndTheNextFireRuns) {
+  auto r1 = Session(), r2 = Session(), ops = Session();
+  auto job1 = std::make_shared<CancellableJob>(), job2 = std::make_shared<CancellableJob>();
+  auto config = *Base(2).Cron("* * * * * ?").Build();
+  ScheduleJobBootstrap b1(*r1, job1, config, Options("10.0.0.1"));
+  ScheduleJobBootstrap b2(*r2, job2, config, Options("10.0.0.2"));
+  ASSERT_TRUE(b1.Schedule().ok());
+  ASSERT_TRUE(b2.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(job1->WaitStarted(1));
+  ASSERT_TRUE(job2->WaitStarted(1));
+  // From a third session (the CLI's): only the item on 10.0.0.2 is asked.
+  auto owner = ops->Get("/job/sharding/1/instance");
+  ASSERT_TRUE(owner.ok());
+  const std::string server = owner->substr(0, owner->find("@-@"));
+  auto asked = NewJobOperateAPI(*ops)->Stop("job", server, 1);
+  ASSERT_TRUE(asked.ok()) << asked.status();
+  EXPECT_EQ(*asked, 1);
+  ASSERT_TRUE(rec_.WaitRuns(1)) << rec_.Dump();
+  auto runs = rec_.runs();
+  ASSERT_EQ(runs.size(), 1u) << rec_.Dump();  // the other instance's item runs on
+  EXPECT_EQ(runs[0].item, 1);
+  EXPECT_FALSE(runs[0].success);
+  EXPECT_EQ(runs[0].error, "cancelled: stopped by an operator");
+  // Stop every run (no item, no server): the other item ends too.
+  ASSERT_TRUE(NewJobOperateAPI(*ops)->Stop("job", "", std::nullopt).ok());
+  ASSERT_TRUE(rec_.WaitRuns(2)) << rec_.Dump();
+  // The job is not disabled: the next fire runs both items again.
+  clock_.Advance(1s);
+  ASSERT_TRUE(job1->WaitStarted(2));
+  ASSERT_TRUE(job2->WaitStarted(2));
+  EXPECT_FALSE(NewJobOperateAPI(*ops)->Stop("nope", "", std::nullopt).ok());
+  (void)NewJobOperateAPI(*ops)->Stop("job", "", std::nullopt);
+  b1.Shutdown();
+  b2.Shutdown();
+}
+
+TEST_F(ExecutionControlTest, ARunAtATimeRunsOnceWithItsParameterAfterItsWriterIsGone) {
+  auto r1 = Session(), r2 = Session();
+  auto job1 = std::make_shared<GateJob>(), job2 = std::make_shared<GateJob>();
+  auto config = *Base(2).Cron("0 0 0 1 1 ? 2099").Build();
+  ScheduleJobBootstrap b1(*r1, job1, config, Options("10.0.0.1"));
+  ScheduleJobBootstrap b2(*r2, job2, config, Options("10.0.0.2"));
+  ASSERT_TRUE(b1.Schedule().ok());
+  ASSERT_TRUE(b2.Schedule().ok());
+  {
+    auto writer = Session();  // the CLI's session, closed before the time comes
+    auto name = NewJobOperateAPI(*writer)->TriggerAt("job", clock_.WallNow() + 10s, "once");
+    ASSERT_TRUE(name.ok()) << name.status();
+    ASSERT_TRUE(WaitRegistry(
+        *r1, [&] { return r1->IsExisted("/job/triggerAt/" + *name).value_or(false); }));
+  }
+  b1.Shutdown();  // one instance gone too: the other runs every item
+  clock_.Advance(5s);
+  EXPECT_TRUE(rec_.runs().empty());  // not before its time
+  clock_.Advance(5s);
+  ASSERT_TRUE(rec_.WaitRuns(2)) << rec_.Dump();
+  EXPECT_EQ(job2->parameters(), (std::vector<std::string>{"once", "once"}));
+  EXPECT_TRUE(
+      r2->GetChildrenKeys("/job/triggerAt").value_or(std::vector<std::string>{"?"}).empty());
+  clock_.Advance(10s);
+  EXPECT_EQ(job2->started(), 2);  // once
+  EXPECT_EQ(NewJobOperateAPI(*r2)->TriggerAt("nope", clock_.WallNow()).status().code(),
+            StatusCode::kNotFound);
+  b2.Shutdown();
+}
+
+}  // namespace
+}  // namespace elasticjob
