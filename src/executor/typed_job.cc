@@ -184,13 +184,14 @@ void TypedJob::Execute(const ShardingContext& context) {
 }
 
 void TypedJob::HandleFailure(const ShardingContext& context, const std::string& cause) {
-  Current now;
+  std::shared_ptr<const Current> now;
   {
     std::lock_guard<std::mutex> lock(mu_);
     now = current_;
   }
+  if (now == nullptr || now->handler == nullptr) return;
   try {
-    now.handler->Handle({context.job_name, context.sharding_item, instance_id_, cause});
+    now->handler->Handle({context.job_name, context.sharding_item, instance_id_, cause});
   } catch (...) {
     // As in Execute: never a crash.
   }
