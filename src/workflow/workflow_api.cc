@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 
 #include "elasticjob/config/job_configuration.h"
 #include "workflow/workflow_node.h"
@@ -58,12 +59,28 @@ class Api final : public WorkflowAPI {
       return Status::Ok();
     });
     if (!valid.ok()) return valid;
+    // Nested workflows exist, and none nests this one again (however deep).
     for (const WorkflowNode& n : d.nodes) {
       if (n.kind != WorkflowNodeKind::kWorkflow) continue;
-      auto nested = reg_.GetDirectly(DefinitionPath(n.workflow));
-      if (!nested.ok()) {
-        return NotFound(
-            fmt::format("node '{}': workflow '{}': no such workflow", n.id, n.workflow));
+      std::vector<std::string> todo = {n.workflow};
+      std::set<std::string> seen;
+      while (!todo.empty()) {
+        const std::string name = todo.back();
+        todo.pop_back();
+        if (name == d.name) {
+          return InvalidArgument(fmt::format("node '{}': workflow '{}' nests '{}' again: a cycle",
+                                             n.id, n.workflow, d.name));
+        }
+        if (!seen.insert(name).second) continue;
+        auto yaml = reg_.GetDirectly(DefinitionPath(name));
+        if (!yaml.ok()) {
+          return NotFound(fmt::format("node '{}': workflow '{}': no such workflow", n.id, name));
+        }
+        auto nested = WorkflowFromYaml(*yaml);
+        if (!nested.ok()) continue;
+        for (const WorkflowNode& m : nested->nodes) {
+          if (m.kind == WorkflowNodeKind::kWorkflow) todo.push_back(m.workflow);
+        }
       }
     }
     const std::string key = DefinitionPath(d.name);

@@ -51,7 +51,8 @@ struct Coordinator::Model {
   std::vector<bool> node_changed;
   std::vector<TransactionOp> ops;  // besides the records (triggers, op deletions)
   int64_t now_ms = 0;
-  int64_t wake_at_ms = 0;  // > 0: look again then (a retry's interval)
+  int64_t wake_at_ms = 0;    // > 0: look again then (a retry's interval)
+  std::set<size_t> started;  // nodes started by this look: nothing of theirs to check yet
 };
 
 Coordinator::Coordinator(RegistryCenter& registry, Executor& executor,
@@ -137,6 +138,19 @@ void Coordinator::OnEvent(const TreeEvent& event) {
     const std::string id(rest.substr(0, rest.find('/')));
     auto led = workflows_.find(name);
     if (led != workflows_.end() && led->second.leading) dirty_instances_.emplace(name, id);
+    // A nested instance's state: its parent looks again.
+    if (rest == id + "/state") {
+      auto header = Read(InstancePath(name, id));
+      auto parsed = header.ok() ? HeaderFromJson(*header) : Result<InstanceHeader>(header.status());
+      if (parsed.ok() && !parsed->parent.empty()) {
+        const size_t slash2 = parsed->parent.find('/');
+        const std::string parent_name = parsed->parent.substr(0, slash2);
+        auto parent = workflows_.find(parent_name);
+        if (slash2 != std::string::npos && parent != workflows_.end() && parent->second.leading) {
+          dirty_instances_.emplace(parent_name, parsed->parent.substr(slash2 + 1));
+        }
+      }
+    }
   }
   Schedule();
 }
@@ -396,11 +410,15 @@ void Coordinator::LookAtInstance(const std::string& name, const std::string& id)
     for (size_t i = 0; i < n; ++i) {
       if (m.def.nodes[i].id != node || m.nodes[i].state != "FAILED") continue;
       if (m.state.status != "RUNNING" && m.state.status != "FAILED") continue;
-      if (what == "retry" && m.def.nodes[i].kind == WorkflowNodeKind::kJob) {
+      if (what == "retry" && m.def.nodes[i].kind != WorkflowNodeKind::kDecision) {
         m.nodes[i].retries_used = 0;
         m.nodes[i].error.clear();
         m.nodes[i].ended_ms = 0;
-        StartJobNode(m, i, m.nodes[i].attempt + 1);
+        if (m.def.nodes[i].kind == WorkflowNodeKind::kJob) {
+          StartJobNode(m, i, m.nodes[i].attempt + 1);
+        } else {
+          StartNestedNode(m, i, m.nodes[i].attempt + 1);
+        }
       } else if (what == "succeed") {
         m.nodes[i].state = "SUCCEEDED";
         m.nodes[i].error = "marked succeeded by an operator (was: " + m.nodes[i].error + ")";
@@ -490,6 +508,38 @@ void Coordinator::Advance(Model& m) {
     for (size_t i = 0; i < n; ++i) {
       const WorkflowNode& node = m.def.nodes[i];
       NodeRecord& rec = m.nodes[i];
+      if (m.started.count(i) > 0) continue;
+      if (rec.state == "RUNNING" && node.kind == WorkflowNodeKind::kWorkflow) {
+        // The nested instance's end ends the node.
+        const std::string child = rec.expected.empty() ? "" : rec.expected[0];
+        auto child_state = Read(StatePath(node.workflow, child));
+        if (!child_state.ok()) {
+          if (child_state.status().code() == StatusCode::kNotFound &&
+              !Read(InstancePath(node.workflow, child)).ok()) {
+            rec.state = "FAILED";
+            rec.error = fmt::format("nested instance {} is gone", child);
+            rec.ended_ms = m.now_ms;
+            m.node_changed[i] = changed = true;
+          }
+          continue;
+        }
+        auto cs = StateFromJson(*child_state);
+        if (!cs.ok() || !IsTerminalInstanceStatus(cs->status)) continue;
+        rec.result = cs->status;
+        rec.ended_ms = m.now_ms;
+        if (cs->status == "SUCCEEDED") {
+          rec.state = "SUCCEEDED";
+          rec.context_json = cs->context_json;
+          m.state.context_json = MergeContext(m.state.context_json, cs->context_json);
+          m.state_changed = true;
+        } else {
+          rec.state = "FAILED";
+          rec.error = fmt::format("nested instance {} {}{}", child, cs->status,
+                                  cs->message.empty() ? "" : ": " + cs->message);
+        }
+        m.node_changed[i] = changed = true;
+        continue;
+      }
       if (rec.state == "RUNNING" && node.kind == WorkflowNodeKind::kJob) {
         if (rec.retry_at_ms > 0) {
           if (m.now_ms >= rec.retry_at_ms) {
@@ -597,10 +647,7 @@ void Coordinator::Advance(Model& m) {
           StartJobNode(m, i, 1);
           break;
         case WorkflowNodeKind::kWorkflow:
-          rec.state = "FAILED";
-          rec.attempt = 1;
-          rec.ended_ms = m.now_ms;
-          rec.error = "nested workflow nodes are not run yet (docs/workflows.md)";
+          StartNestedNode(m, i, 1);
           break;
       }
     }
@@ -629,6 +676,7 @@ void Coordinator::StartJobNode(Model& m, size_t index, int attempt) {
   const WorkflowNode& node = m.def.nodes[index];
   NodeRecord& rec = m.nodes[index];
   m.node_changed[index] = true;
+  m.started.insert(index);
   rec.attempt = attempt;
   rec.retry_at_ms = 0;
   if (rec.started_ms == 0) rec.started_ms = m.now_ms;
@@ -691,6 +739,41 @@ void Coordinator::StartJobNode(Model& m, size_t index, int attempt) {
     m.ops.push_back(exists.ok() ? TransactionOp::SetData(key, value)
                                 : TransactionOp::Create(key, value));
   }
+}
+
+void Coordinator::StartNestedNode(Model& m, size_t index, int attempt) {
+  const WorkflowNode& node = m.def.nodes[index];
+  NodeRecord& rec = m.nodes[index];
+  m.node_changed[index] = true;
+  m.started.insert(index);
+  rec.attempt = attempt;
+  if (rec.started_ms == 0) rec.started_ms = m.now_ms;
+  auto definition = Read(DefinitionPath(node.workflow));
+  if (!definition.ok()) {
+    rec.state = "FAILED";
+    rec.error = fmt::format("workflow '{}' not found", node.workflow);
+    rec.ended_ms = m.now_ms;
+    return;
+  }
+  // The child's id follows from the parent's: the multi-op that starts the node creates it,
+  // and a coordinator that takes over finds it.
+  uint64_t hash = 1469598103934665603ULL;  // FNV-1a
+  for (char c : fmt::format("{}/{}/{}", m.id, node.id, attempt)) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  const std::string child = fmt::format("{}-n{:016x}", node.workflow, hash);
+  InstanceHeader header;
+  header.created_ms = m.now_ms;
+  header.trigger = "workflow";
+  header.context_json = m.state.context_json;
+  header.definition_yaml = *definition;
+  header.parent = fmt::format("{}/{}", m.name, m.id);
+  if (!Read(InstancesPath(node.workflow)).ok()) {
+    m.ops.push_back(TransactionOp::Create(InstancesPath(node.workflow), ""));
+  }
+  m.ops.push_back(TransactionOp::Create(InstancePath(node.workflow, child), ToJson(header)));
+  rec.state = "RUNNING";
+  rec.expected = {child};
 }
 
 Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string* error,
@@ -757,19 +840,23 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
 }
 
 void Coordinator::Retention(const std::string& name, int keep) {
-  std::vector<std::string> finished;
+  std::vector<std::pair<int64_t, std::string>> finished;
   for (const std::string& id : Children(InstancesPath(name))) {
     auto state = Read(StatePath(name, id));
     if (!state.ok()) continue;
     auto s = StateFromJson(*state);
-    if (s.ok() && IsTerminalInstanceStatus(s->status)) finished.push_back(id);
+    if (!s.ok() || !IsTerminalInstanceStatus(s->status)) continue;
+    auto header = Read(InstancePath(name, id));
+    auto h = header.ok() ? HeaderFromJson(*header) : Result<InstanceHeader>(header.status());
+    finished.emplace_back(h.ok() ? h->created_ms : 0, id);
   }
   if (static_cast<int>(finished.size()) <= keep) return;
-  // Ids are `{name}-{sequence}`: sorted, oldest first.
+  // Oldest first (by request time; nested instances' ids are not sequential).
+  std::sort(finished.begin(), finished.end());
   for (size_t i = 0; i + keep < finished.size(); ++i) {
-    if (Status s = registry_.Remove(InstancePath(name, finished[i])); !s.ok()) {
+    if (Status s = registry_.Remove(InstancePath(name, finished[i].second)); !s.ok()) {
       infra::LogLine("WARN", fmt::format("workflow '{}': removing instance {}: {}", name,
-                                         finished[i], s.ToString()));
+                                         finished[i].second, s.ToString()));
     }
   }
 }

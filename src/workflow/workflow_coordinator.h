@@ -65,6 +65,7 @@ class Coordinator final : public WorkflowCoordinator {
   // The DAG's step (see the .cc): what changes, as ops.
   void Advance(Model& m);
   void StartJobNode(Model& m, size_t index, int attempt);
+  void StartNestedNode(Model& m, size_t index, int attempt);
   enum class RunCheck { kPending, kSucceeded, kFailed, kLost };
   RunCheck CheckRuns(Model& m, size_t index, std::string* error, std::string* result,
                      std::string* context);

@@ -47,10 +47,12 @@ bool IsTerminalInstanceStatus(const std::string& s) {
 }
 
 std::string ToJson(const InstanceHeader& h) {
-  return Dump(json{{"created", h.created_ms},
-                   {"trigger", h.trigger},
-                   {"context", ObjectOr(h.context_json)},
-                   {"definition", h.definition_yaml}});
+  json j{{"created", h.created_ms},
+         {"trigger", h.trigger},
+         {"context", ObjectOr(h.context_json)},
+         {"definition", h.definition_yaml}};
+  if (!h.parent.empty()) j["parent"] = h.parent;
+  return Dump(j);
 }
 
 std::string ToJson(const InstanceState& s) {
@@ -84,6 +86,7 @@ Result<InstanceHeader> HeaderFromJson(const std::string& text) {
   Take(*j, "trigger", h.trigger);
   h.context_json = SubObject(*j, "context");
   Take(*j, "definition", h.definition_yaml);
+  Take(*j, "parent", h.parent);
   return h;
 }
 

@@ -22,6 +22,7 @@ struct InstanceHeader {
   std::string trigger = "operator";  // cron | operator | workflow
   std::string context_json = "{}";   // the context it starts from
   std::string definition_yaml;       // the definition as it was when the instance was asked
+  std::string parent;                // a nested instance's: "{workflow}/{instance id}"
 };
 
 struct InstanceState {

@@ -285,6 +285,42 @@ TEST_F(WorkflowEngineTest, ANewCoordinatorCarriesOnAndNoNodeRunsTwice) {
   EXPECT_EQ(coordinators_.back()->Leading(), std::vector<std::string>{"diamond"});
 }
 
+TEST_F(WorkflowEngineTest, ANestedWorkflowRunsAsANodeAndHandsBackItsContext) {
+  for (const char* j : {"A", "B", "C"}) {
+    AddJob(std::string("job") + j, std::make_shared<NodeTestJob>(j, rec_));
+  }
+  Coordinate(*workers_, "coordinator-1");
+  auto api = NewWorkflowAPI(*workers_);
+  auto inner = WorkflowFromYaml("name: inner\nnodes:\n  - {id: B, job: jobB}\n");
+  ASSERT_TRUE(api->Add(*inner).ok());
+  auto outer = WorkflowFromYaml(R"(
+name: outer
+nodes:
+  - {id: A, job: jobA}
+  - {id: sub, kind: workflow, workflow: inner}
+  - {id: C, job: jobC}
+edges:
+  - {from: A, to: sub}
+  - {from: sub, to: C}
+)");
+  ASSERT_TRUE(api->Add(*outer).ok());
+  auto end = RunAndWait(*api, "outer");
+  ASSERT_EQ(end.status, "SUCCEEDED") << end.message;
+  EXPECT_EQ(NodeState(end, "sub"), "SUCCEEDED");
+  EXPECT_LT(rec_.IndexOf("end B"), rec_.IndexOf("start C"));
+  auto context = nlohmann::json::parse(rec_.context["C"]);
+  EXPECT_EQ(context["keyA"], "A");
+  EXPECT_EQ(context["keyB"], "B");  // added inside the nested instance
+  auto nested = api->History("inner");
+  ASSERT_TRUE(nested.ok());
+  ASSERT_EQ(nested->size(), 1u);
+  EXPECT_EQ((*nested)[0].trigger, "workflow");
+  // A workflow that nests itself through another is refused.
+  auto again =
+      WorkflowFromYaml("name: inner\nnodes:\n  - {id: X, kind: workflow, workflow: outer}\n");
+  EXPECT_NE(api->Add(*again, true).message().find("a cycle"), std::string::npos);
+}
+
 TEST_F(WorkflowEngineTest, RetentionKeepsTheNewestInstancesOnly) {
   AddJob("jobA", std::make_shared<NodeTestJob>("A", rec_));
   Coordinate(*workers_, "coordinator-1");
