@@ -729,15 +729,18 @@ void Coordinator::StartJobNode(Model& m, size_t index, int attempt) {
        {RunsPath(m.name, m.id, node.id), ReportsPath(m.name, m.id, node.id)}) {
     if (!planned(key) && !Read(key).ok()) m.ops.push_back(TransactionOp::Create(key, ""));
   }
+  // One read for the trigger nodes still there (and whether their parent exists).
   const std::string trigger_parent = "/" + node.job + "/trigger";
-  if (!planned(trigger_parent) && !registry_.GetDirectly(trigger_parent).ok()) {
+  auto pending = registry_.GetChildrenKeysDirectly(trigger_parent);
+  if (!pending.ok() && !planned(trigger_parent)) {
     m.ops.push_back(TransactionOp::Create(trigger_parent, ""));
   }
   for (const std::string& instance : *instances) {
-    const std::string key = "/" + node.job + "/trigger/" + instance;
-    auto exists = registry_.GetDirectly(key);
-    m.ops.push_back(exists.ok() ? TransactionOp::SetData(key, value)
-                                : TransactionOp::Create(key, value));
+    const std::string key = trigger_parent + "/" + instance;
+    const bool exists =
+        pending.ok() && std::find(pending->begin(), pending->end(), instance) != pending->end();
+    m.ops.push_back(exists ? TransactionOp::SetData(key, value)
+                           : TransactionOp::Create(key, value));
   }
 }
 
@@ -793,7 +796,12 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
     const std::string name = fmt::format("{}@{}", rec.attempt, runner);
     if (std::binary_search(reports.begin(), reports.end(), name)) {
       auto text = Read(reports_path + "/" + name);
-      auto report = text.ok() ? ReportFromJson(*text) : Result<RunReport>(text.status());
+      if (!text.ok()) {
+        // Listed before its value reached the cache: its own event comes once it has.
+        pending = true;
+        continue;
+      }
+      auto report = ReportFromJson(*text);
       if (!report.ok()) {
         if (failure.empty()) failure = fmt::format("{}: {}", runner, report.status().message());
         continue;
