@@ -342,6 +342,36 @@ TEST_F(WorkflowEngineTest, RetentionKeepsTheNewestInstancesOnly) {
   EXPECT_EQ(api->Instance(ids[0]).status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(WorkflowEngineTest, AHundredInstancesOfATenNodeChainLeaveNoGarbage) {
+  std::string yaml = "name: chain\nretention: 3\nnodes:\n";
+  for (int k = 0; k < 10; ++k) {
+    const std::string name = "c" + std::to_string(k);
+    AddJob("job" + name, std::make_shared<NodeTestJob>(name, rec_));
+    yaml += "  - {id: " + name + ", job: job" + name + "}\n";
+  }
+  yaml += "edges:\n";
+  for (int k = 0; k + 1 < 10; ++k) {
+    yaml += "  - {from: c" + std::to_string(k) + ", to: c" + std::to_string(k + 1) + "}\n";
+  }
+  Coordinate(*workers_, "coordinator-1");
+  auto api = NewWorkflowAPI(*workers_);
+  auto d = WorkflowFromYaml(yaml);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_TRUE(api->Add(*d).ok());
+  for (int i = 0; i < 100; ++i) {
+    auto end = RunAndWait(*api, "chain");
+    ASSERT_EQ(end.status, "SUCCEEDED") << i << ": " << end.message;
+  }
+  for (int k = 0; k < 10; ++k) EXPECT_EQ(rec_.runs["c" + std::to_string(k)], 100);
+  auto kept = workers_->GetChildrenKeysDirectly("/.workflows/chain/instances");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(kept->size(), 3u);
+  for (int k = 0; k < 10; ++k) {
+    auto triggers = workers_->GetChildrenKeysDirectly("/jobc" + std::to_string(k) + "/trigger");
+    EXPECT_TRUE(!triggers.ok() || triggers->empty()) << k;
+  }
+}
+
 TEST_F(WorkflowEngineTest, AddRefusesUnknownJobsAndCyclesNamingTheNode) {
   AddJob("jobA", std::make_shared<NodeTestJob>("A", rec_));
   auto api = NewWorkflowAPI(*workers_);
