@@ -168,6 +168,12 @@ void NodeJob::Execute(const ShardingContext& context) {
   }
   item.workflow = std::make_shared<WorkflowNodeRun>(env->workflow, env->instance, env->node,
                                                     env->upstream_json, env->context_json);
+  // With tracing on, the execution's log names the workflow run it belongs to.
+  if (item.log_sink != nullptr) {
+    item.log().Log(LogLevel::kInfo,
+                   fmt::format("workflow {} instance {} node {} attempt {}", env->workflow,
+                               env->instance, env->node, env->attempt));
+  }
   try {
     inner_->Execute(item);
   } catch (const std::exception& e) {
