@@ -2,12 +2,14 @@
 // coordinators over memory:// sessions of one namespace.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
@@ -28,6 +30,7 @@ struct Recorder {
   std::map<std::string, std::string> context;
   std::map<std::string, std::string> param;
   std::map<std::string, int> runs;
+  std::set<std::string> failing;  // nodes that throw while listed here
   bool gate_open = true;
 
   size_t IndexOf(const std::string& event) {
@@ -37,10 +40,10 @@ struct Recorder {
     }
     return events.size() + 1000;
   }
-  bool WaitFor(const std::string& event) {
+  bool WaitFor(const std::string& event, long count = 1) {
     std::unique_lock<std::mutex> lock(mu);
-    return cv.wait_for(
-        lock, 10s, [&] { return std::find(events.begin(), events.end(), event) != events.end(); });
+    return cv.wait_for(lock, 10s,
+                       [&] { return std::count(events.begin(), events.end(), event) >= count; });
   }
   void Open() {
     std::lock_guard<std::mutex> lock(mu);
@@ -75,7 +78,12 @@ class NodeTestJob final : public SimpleJob {
       rec_.events.push_back("end " + name_);
       rec_.cv.notify_all();
     }
-    if (fail_) throw std::runtime_error("boom " + name_);
+    bool fail = fail_;
+    {
+      std::lock_guard<std::mutex> lock(rec_.mu);
+      fail = fail || rec_.failing.count(name_) > 0;
+    }
+    if (fail) throw std::runtime_error("boom " + name_);
   }
 
  private:
@@ -418,6 +426,100 @@ TEST_F(WorkflowEngineTest, ACronStartsAnInstanceAtItsFireTimeAndMaxRunTimeEndsIt
   ASSERT_TRUE(end.ok()) << end.status();
   EXPECT_EQ(end->status, "TIMEOUT") << end->message;
   rec_.Open();
+}
+
+TEST_F(WorkflowEngineTest, AnOperatorRetriesAFailedNodeMarksOneSucceededOrStopsAnInstance) {
+  for (const char* j : {"A", "B", "C", "D"}) {
+    AddJob(std::string("job") + j, std::make_shared<NodeTestJob>(j, rec_));
+  }
+  Coordinate(*workers_, "coordinator-1");
+  auto api = NewWorkflowAPI(*workers_);
+  ASSERT_TRUE(api->Add(Diamond()).ok());
+  {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    rec_.failing = {"B"};
+  }
+  auto failed = RunAndWait(*api, "diamond");
+  ASSERT_EQ(failed.status, "FAILED");
+  EXPECT_EQ(api->RetryNode(failed.id, "D").code(), StatusCode::kFailedPrecondition);  // WAITING
+  {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    rec_.failing.clear();
+  }
+  // Retry B: it runs again, succeeds, and the instance goes on to its end.
+  ASSERT_TRUE(api->RetryNode(failed.id, "B").ok());
+  ASSERT_TRUE(rec_.WaitFor("start D"));
+  auto retried = api->Wait(failed.id, 10s);
+  ASSERT_TRUE(retried.ok());
+  EXPECT_EQ(retried->status, "SUCCEEDED") << retried->message;
+  EXPECT_EQ(rec_.runs["B"], 2);
+  EXPECT_EQ(rec_.runs["D"], 1);
+
+  // Mark C succeeded without running it again.
+  {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    rec_.failing = {"C"};
+  }
+  auto second = RunAndWait(*api, "diamond");
+  ASSERT_EQ(second.status, "FAILED");
+  ASSERT_TRUE(api->MarkNodeSucceeded(second.id, "C").ok());
+  auto marked = api->Wait(second.id, 10s);
+  ASSERT_TRUE(marked.ok());
+  EXPECT_EQ(marked->status, "SUCCEEDED") << marked->message;
+  EXPECT_EQ(rec_.runs["C"], 2);  // once per instance, not again
+  EXPECT_EQ(rec_.runs["D"], 2);
+
+  // Stop an instance while B runs: D never starts.
+  {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    rec_.failing.clear();
+  }
+  boots_[1]->Shutdown();
+  AddJob("jobB", std::make_shared<NodeTestJob>("B", rec_, false, /*gated=*/true));
+  {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    rec_.gate_open = false;
+  }
+  auto id = api->Run("diamond");
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE(rec_.WaitFor("start B", 4));  // the 4th run of B: 2 in the first instance
+  ASSERT_TRUE(api->Stop(*id).ok());
+  auto stopped = api->Wait(*id, 10s);
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ(stopped->status, "STOPPED");
+  rec_.Open();
+  ASSERT_TRUE(rec_.WaitFor("end B", 4));
+  EXPECT_EQ(rec_.runs["D"], 2);
+  EXPECT_EQ(api->Stop(*id).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(WorkflowEngineTest, OverlapQueueRunsARequestAfterTheRunningInstance) {
+  AddJob("jobA", std::make_shared<NodeTestJob>("A", rec_, false, /*gated=*/true));
+  Coordinate(*workers_, "coordinator-1");
+  auto api = NewWorkflowAPI(*workers_);
+  auto d = WorkflowFromYaml("name: q\noverlap: queue\nnodes:\n  - {id: A, job: jobA}\n");
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(api->Add(*d).ok());
+  {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    rec_.gate_open = false;
+  }
+  auto first = api->Run("q");
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(rec_.WaitFor("start A"));
+  auto second = api->Run("q");
+  ASSERT_TRUE(second.ok());
+  auto queued = api->Instance(*second);
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(queued->status, "QUEUED");
+  rec_.Open();
+  auto a = api->Wait(*first, 10s);
+  auto b = api->Wait(*second, 10s);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->status, "SUCCEEDED");
+  EXPECT_EQ(b->status, "SUCCEEDED");
+  EXPECT_EQ(rec_.runs["A"], 2);
+  EXPECT_LE(a->ended_ms, b->nodes[0].started_ms);
 }
 
 TEST_F(WorkflowEngineTest, AddRefusesUnknownJobsAndCyclesNamingTheNode) {
