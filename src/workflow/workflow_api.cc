@@ -216,6 +216,8 @@ class Api final : public WorkflowAPI {
     } else if (state_text.status().code() != StatusCode::kNotFound) {
       return state_text.status();
     }
+    auto ops = ChildrenOf(reg_, OpsPath(name, id));
+    if (ops.ok()) out.pending_requests = static_cast<int>(ops->size());
     if (def.ok()) {
       for (const WorkflowNode& n : def->nodes) {
         WorkflowNodeStatus ns;
@@ -250,7 +252,10 @@ class Api final : public WorkflowAPI {
     ThreadPool pool(1);
     SerialExecutor events(pool);
     auto watch = reg_.Watch(InstancePath(name, id), events, [&](const TreeEvent& e) {
-      if (e.key != StatePath(name, id) && e.key != InstancePath(name, id)) return;
+      if (e.key != StatePath(name, id) && e.key != InstancePath(name, id) &&
+          !e.key.starts_with(OpsPath(name, id))) {
+        return;
+      }
       std::lock_guard<std::mutex> lock(mu);
       changed = true;
       cv.notify_all();

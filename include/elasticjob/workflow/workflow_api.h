@@ -54,8 +54,13 @@ struct WorkflowInstanceStatus {
   int64_t created_ms = 0;
   int64_t ended_ms = 0;
   std::vector<WorkflowNodeStatus> nodes;  // in definition order
+  // Operator requests (stop, retry, succeed) the coordinator has not carried out yet.
+  int pending_requests = 0;
 
-  bool finished() const { return status != "QUEUED" && status != "RUNNING"; }
+  // Ended, with no operator request pending that may start it again.
+  bool finished() const {
+    return status != "QUEUED" && status != "RUNNING" && pending_requests == 0;
+  }
 };
 
 struct WorkflowBrief {
