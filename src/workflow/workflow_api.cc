@@ -204,6 +204,10 @@ class Api final : public WorkflowAPI {
     out.created_ms = header->created_ms;
     out.context_json = header->context_json;
     auto def = WorkflowFromYaml(header->definition_yaml);
+    // The requests before the state: the coordinator deletes a request in the write that
+    // changes the state, so a request gone here has its effect in the state read after.
+    auto ops = ChildrenOf(reg_, OpsPath(name, id));
+    if (ops.ok()) out.pending_requests = static_cast<int>(ops->size());
     auto state_text = reg_.GetDirectly(StatePath(name, id));
     if (state_text.ok()) {
       auto state = StateFromJson(*state_text);
@@ -216,8 +220,6 @@ class Api final : public WorkflowAPI {
     } else if (state_text.status().code() != StatusCode::kNotFound) {
       return state_text.status();
     }
-    auto ops = ChildrenOf(reg_, OpsPath(name, id));
-    if (ops.ok()) out.pending_requests = static_cast<int>(ops->size());
     if (def.ok()) {
       for (const WorkflowNode& n : def->nodes) {
         WorkflowNodeStatus ns;
