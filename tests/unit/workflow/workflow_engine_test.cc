@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "elasticjob/api/task_job.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/simulated_clock.h"
@@ -529,6 +530,46 @@ TEST_F(WorkflowEngineTest, OverlapQueueRunsARequestAfterTheRunningInstance) {
   EXPECT_EQ(b->status, "SUCCEEDED");
   EXPECT_EQ(rec_.runs["A"], 2);
   EXPECT_LE(a->ended_ms, b->nodes[0].started_ms);
+}
+
+// A MapReduce job whose Reduce hands the sum of its sub-tasks on as the node's result.
+class SumNode final : public MapReduceJob {
+ public:
+  TaskResult Process(TaskContext& ctx) override {
+    if (ctx.IsRootTask()) {
+      std::vector<Subtask> s;
+      for (int i = 1; i <= 10; ++i) s.push_back({std::to_string(i)});
+      return {ctx.Map(std::move(s), "N").ok(), ""};
+    }
+    return {true, ctx.payload()};
+  }
+  void Reduce(TaskContext& ctx, const SubtaskResults& results) override {
+    long sum = 0;
+    (void)results.ForEach([&](const SubtaskResult& r) { sum += std::stol(r.data); });
+    if (ctx.workflow() != nullptr) ctx.workflow()->SetResult(std::to_string(sum));
+  }
+};
+
+TEST_F(WorkflowEngineTest, AMapReduceNodesResultIsItsReduceResult) {
+  auto config = JobConfiguration::Builder("sumJob", 1).Build();
+  ASSERT_TRUE(config.ok());
+  BootstrapOptions o;
+  o.server_ip = "10.0.0.1";
+  boots_.push_back(
+      std::make_unique<OneOffJobBootstrap>(*workers_, std::make_shared<SumNode>(), *config, o));
+  ASSERT_TRUE(boots_.back()->Start().ok());
+  AddJob("jobD", std::make_shared<NodeTestJob>("D", rec_));
+  Coordinate(*workers_, "coordinator-1");
+  auto api = NewWorkflowAPI(*workers_);
+  auto d = WorkflowFromYaml(
+      "name: mr\nnodes:\n  - {id: M, job: sumJob}\n  - {id: D, job: jobD}\n"
+      "edges:\n  - {from: M, to: D}\n");
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE(api->Add(*d).ok());
+  auto end = RunAndWait(*api, "mr");
+  ASSERT_EQ(end.status, "SUCCEEDED") << end.message;
+  EXPECT_EQ(end.nodes[0].result, "55");
+  EXPECT_EQ(nlohmann::json::parse(rec_.upstream["D"]), nlohmann::json({{"M", "55"}}));
 }
 
 TEST_F(WorkflowEngineTest, AddRefusesUnknownJobsAndCyclesNamingTheNode) {
