@@ -380,7 +380,14 @@ try {
     if (result !== '') throw new Error(`A's result: '${result}' (manual prints no RESULT: line)`);
     await shot('workflow', '#workflow-instance');
     await confirmOp('#workflow-run', '{"from":"the browser"}');
-    await page.waitForFunction(() => document.querySelectorAll('#workflow-history tr[data-instance]').length === 2, WAIT);
+    // The new instance is shown and its end arrives live (the event stream; no reload).
+    await page.waitForFunction(() => {
+      const rows = document.querySelectorAll('#workflow-history tr[data-instance]');
+      const shown = document.querySelector('#workflow-instance-id');
+      const d = document.querySelector('#workflow-dag g.wf-node[data-node="D"]');
+      return rows.length === 2 && shown && shown.textContent === rows[0].dataset.instance &&
+        d && d.dataset.state === 'SUCCEEDED';
+    }, { timeout: 30000 });
   });
 
   await check('log out, log in as guest: no operation buttons anywhere', async () => {

@@ -1,7 +1,7 @@
 // The Workflows pages (docs/workflows.md): #/workflows lists them; #/workflows/NAME draws the
 // DAG with each node's state and result for the latest instance (or the one picked in the
-// history below it) and runs the workflow. Workflow changes are not on the live event stream
-// yet: the DAG page refetches every 2 s while shown.
+// history below it) and runs the workflow. Both refetch on the live stream's `job` events for
+// ".workflows" (the console reports any change of the workflows' subtree so).
 import { api, reg, enc, canOperate } from './api.js';
 import { h, s, clear, badge, fmtTime, toast, confirmDialog } from './dom.js';
 import { page } from './pages.js';
@@ -24,8 +24,10 @@ export function workflowsPage() {
         h('td', {}, w.coordinator || h('span', { class: 'muted' }, 'none')),
         h('td', {}, w.lastInstance || '—'), h('td', {}, w.lastStatus ? badge(w.lastStatus) : '—')))));
   }
-  return page(el, refresh, () => false);
+  return page(el, refresh, workflowEvent);
 }
+
+const workflowEvent = (type, data) => type === 'job' && data.job === '.workflows';
 
 // Columns by the longest path from a root, rows in definition order.
 function layout(nodes, edges) {
@@ -135,14 +137,5 @@ export function workflowPage(name) {
           h('td', {}, badge(i.status)), h('td', {}, i.trigger), h('td', {}, fmtTime(i.createdMs)),
           h('td', {}, i.endedMs ? fmtTime(i.endedMs) : '—'), h('td', {}, i.message || '')))));
   }
-  const p = page(el, refresh, () => false);
-  const timer = setInterval(() => {
-    if (!document.hidden) refresh().catch(() => {});
-  }, 2000);
-  const dispose = p.dispose;
-  p.dispose = () => {
-    clearInterval(timer);
-    dispose();
-  };
-  return p;
+  return page(el, refresh, workflowEvent);
 }
