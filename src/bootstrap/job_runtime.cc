@@ -774,6 +774,8 @@ void JobRuntime::TriggerNow() {
 }
 
 void JobRuntime::TriggerNowWithParameter(const std::string& parameter) {
+  // A stopped workflow instance cancels its node's run here (docs/workflows.md).
+  if (node_runs_ != nullptr && node_runs_->CancelIfCancel(parameter)) return;
   if (!BeginTask()) return;
   auto now = clock_.WallNow();
   // A workflow node's run (docs/workflows.md) reports its outcome to the workflow.

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <vector>
 
 #include "elasticjob/api/workflow_node_run.h"
 #include "infra/log.h"
@@ -31,9 +33,21 @@ std::string EncodeEnvelope(const Envelope& e) {
   return std::string(kEnvelopePrefix) + Dump(j);
 }
 
+std::string EncodeCancel(const Envelope& e) {
+  nlohmann::json j = {
+      {"workflow", e.workflow}, {"instance", e.instance}, {"node", e.node}, {"attempt", e.attempt}};
+  return std::string(kCancelPrefix) + Dump(j);
+}
+
 Result<Envelope> DecodeEnvelope(std::string_view parameter) {
-  if (!IsEnvelope(parameter)) return InvalidArgument("not a workflow trigger");
-  auto j = nlohmann::json::parse(parameter.substr(kEnvelopePrefix.size()), nullptr, false);
+  if (parameter.starts_with(kCancelPrefix)) {
+    parameter.remove_prefix(kCancelPrefix.size());
+  } else if (IsEnvelope(parameter)) {
+    parameter.remove_prefix(kEnvelopePrefix.size());
+  } else {
+    return InvalidArgument("not a workflow trigger");
+  }
+  auto j = nlohmann::json::parse(parameter, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return InvalidArgument("workflow trigger: the envelope is not a JSON object");
   }
@@ -83,10 +97,44 @@ NodeRuns::Report NodeRuns::Wrap(const std::string& parameter, const std::string&
   };
 }
 
-std::shared_ptr<const Envelope> NodeRuns::Find(const std::string& parameter) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = runs_.find(parameter);
-  return it == runs_.end() ? nullptr : it->second.envelope;
+bool NodeRuns::CancelIfCancel(const std::string& parameter) {
+  if (!parameter.starts_with(kCancelPrefix)) return false;
+  auto target = DecodeEnvelope(parameter);
+  if (!target.ok()) return true;  // a cancel, unreadable: nothing to run either
+  std::vector<std::shared_ptr<Cancellation>> requests;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, entry] : runs_) {
+      const Envelope& e = *entry.envelope;
+      if (e.workflow != target->workflow || e.instance != target->instance ||
+          e.node != target->node || e.attempt != target->attempt) {
+        continue;
+      }
+      entry.cancelled = true;
+      if (entry.cancellation != nullptr) requests.push_back(entry.cancellation);
+    }
+  }
+  const std::string reason = fmt::format("workflow instance {} stopped", target->instance);
+  for (const auto& c : requests) c->Request(reason);
+  infra::LogLine("INFO", fmt::format("job '{}': {} (node {} attempt {}): its run here is "
+                                     "cancelled",
+                                     job_name_, reason, target->node, target->attempt));
+  return true;
+}
+
+std::shared_ptr<const Envelope> NodeRuns::Find(const std::string& parameter,
+                                               const std::shared_ptr<Cancellation>& cancellation,
+                                               bool* cancelled) {
+  std::shared_ptr<const Envelope> envelope;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = runs_.find(parameter);
+    if (it == runs_.end()) return nullptr;
+    if (it->second.cancellation == nullptr) it->second.cancellation = cancellation;
+    *cancelled = it->second.cancelled;
+    envelope = it->second.envelope;
+  }
+  return envelope;
 }
 
 void NodeRuns::RecordItem(const std::string& parameter, int item, bool ok, std::string error,
@@ -154,7 +202,14 @@ void NodeRuns::Finish(const std::string& parameter, const std::string& instance_
 
 void NodeJob::Execute(const ShardingContext& context) {
   if (!IsEnvelope(context.job_parameter)) return inner_->Execute(context);
-  std::shared_ptr<const Envelope> env = runs_->Find(context.job_parameter);
+  bool cancelled = false;
+  std::shared_ptr<const Envelope> env =
+      runs_->Find(context.job_parameter, context.cancellation, &cancelled);
+  if (cancelled) {
+    runs_->RecordItem(context.job_parameter, context.sharding_item, false,
+                      "cancelled: the workflow instance was stopped", std::nullopt, {});
+    throw std::runtime_error("cancelled: the workflow instance was stopped");
+  }
   if (env == nullptr) {
     auto decoded = DecodeEnvelope(context.job_parameter);
     if (!decoded.ok()) return inner_->Execute(context);

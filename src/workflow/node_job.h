@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 
+#include "elasticjob/api/cancellation.h"
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/reg/registry_center.h"
@@ -39,6 +40,8 @@ struct Envelope {
 
 bool IsEnvelope(std::string_view parameter);
 std::string EncodeEnvelope(const Envelope& envelope);
+// The trigger value that cancels `envelope`'s run (kCancelPrefix).
+std::string EncodeCancel(const Envelope& envelope);
 // INVALID_ARGUMENT naming what is wrong when `parameter` is not a valid envelope.
 Result<Envelope> DecodeEnvelope(std::string_view parameter);
 
@@ -54,8 +57,15 @@ class NodeRuns {
   // `instance_id`: this instance.
   using Report = std::function<void(bool ran, const std::string& error)>;
   Report Wrap(const std::string& parameter, const std::string& instance_id);
-  // The item of a run whose parameter is `parameter` starts / ended.
-  std::shared_ptr<const Envelope> Find(const std::string& parameter);
+  // When `parameter` is a cancel (kCancelPrefix): the matching runs here are cancelled (their
+  // Cancellation requested: a SCRIPT item's process group is killed, C++ code sees
+  // cancelled(); items not started yet do not start) and true is returned. Else false.
+  bool CancelIfCancel(const std::string& parameter);
+  // The item of a run whose parameter is `parameter` starts (null: not a run noted here;
+  // `cancelled` is set when the run was cancelled) / ended.
+  std::shared_ptr<const Envelope> Find(const std::string& parameter,
+                                       const std::shared_ptr<Cancellation>& cancellation,
+                                       bool* cancelled);
   void RecordItem(const std::string& parameter, int item, bool ok, std::string error,
                   std::optional<std::string> result, std::map<std::string, std::string> context);
 
@@ -67,6 +77,8 @@ class NodeRuns {
     std::map<std::string, std::string> context;
     int items = 0;
     int refs = 0;  // runs of this parameter under way here
+    bool cancelled = false;
+    std::shared_ptr<Cancellation> cancellation;  // the run's, once an item started
   };
   void Finish(const std::string& parameter, const std::string& instance_id, bool ran,
               const std::string& error);

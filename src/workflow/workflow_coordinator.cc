@@ -400,6 +400,7 @@ void Coordinator::LookAtInstance(const std::string& name, const std::string& id)
         m.state.message = "stopped by an operator";
         m.state.ended_ms = m.now_ms;
         m.state_changed = true;
+        CancelRunningNodes(m);
       }
       continue;
     }
@@ -444,6 +445,7 @@ void Coordinator::LookAtInstance(const std::string& name, const std::string& id)
             fmt::format("ran longer than maxRunTimeSeconds ({})", m.def.max_run_time_seconds);
         m.state.ended_ms = m.now_ms;
         m.state_changed = true;
+        CancelRunningNodes(m);
       } else {
         ArmLook(name, id, Clock::WallTime(std::chrono::milliseconds(deadline)));
       }
@@ -777,6 +779,37 @@ void Coordinator::StartNestedNode(Model& m, size_t index, int attempt) {
   m.ops.push_back(TransactionOp::Create(InstancePath(node.workflow, child), ToJson(header)));
   rec.state = "RUNNING";
   rec.expected = {child};
+}
+
+void Coordinator::CancelRunningNodes(Model& m) {
+  for (size_t i = 0; i < m.def.nodes.size(); ++i) {
+    const WorkflowNode& node = m.def.nodes[i];
+    const NodeRecord& rec = m.nodes[i];
+    if (node.kind != WorkflowNodeKind::kJob || rec.state != "RUNNING") continue;
+    // Only runners whose run mark is there: a C++ instance at work (a Java one would take
+    // the cancel for a trigger and run the job).
+    const std::vector<std::string> runs = Children(RunsPath(m.name, m.id, node.id));
+    Envelope envelope;
+    envelope.workflow = m.name;
+    envelope.instance = m.id;
+    envelope.node = node.id;
+    envelope.attempt = rec.attempt;
+    const std::string value = EncodeCancel(envelope);
+    const std::string trigger_parent = "/" + node.job + "/trigger";
+    std::optional<std::vector<std::string>> pending;
+    for (const std::string& runner : rec.expected) {
+      const std::string mark = fmt::format("{}@{}", rec.attempt, runner);
+      if (!std::binary_search(runs.begin(), runs.end(), mark)) continue;
+      if (!pending) {
+        auto listed = registry_.GetChildrenKeysDirectly(trigger_parent);
+        pending = listed.ok() ? *listed : std::vector<std::string>{};
+      }
+      const std::string key = trigger_parent + "/" + runner;
+      const bool exists = std::find(pending->begin(), pending->end(), runner) != pending->end();
+      m.ops.push_back(exists ? TransactionOp::SetData(key, value)
+                             : TransactionOp::Create(key, value));
+    }
+  }
 }
 
 Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string* error,

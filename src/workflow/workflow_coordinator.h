@@ -66,6 +66,8 @@ class Coordinator final : public WorkflowCoordinator {
   void Advance(Model& m);
   void StartJobNode(Model& m, size_t index, int attempt);
   void StartNestedNode(Model& m, size_t index, int attempt);
+  // A stopped instance: its running job nodes' runs are cancelled where they run.
+  void CancelRunningNodes(Model& m);
   enum class RunCheck { kPending, kSucceeded, kFailed, kLost };
   RunCheck CheckRuns(Model& m, size_t index, std::string* error, std::string* result,
                      std::string* context);

@@ -11,6 +11,10 @@ namespace elasticjob::workflow {
 inline constexpr std::string_view kRoot = "/.workflows";
 // The trigger value of a workflow node's run starts with this, then the envelope's JSON.
 inline constexpr std::string_view kEnvelopePrefix = "@elasticjob-workflow:";
+// A trigger value that cancels a node's run on that instance (a stopped workflow instance):
+// this, then the envelope's JSON (workflow, instance, node, attempt). Sent only to runners
+// whose run mark shows a C++ instance at work.
+inline constexpr std::string_view kCancelPrefix = "@elasticjob-workflow-cancel:";
 
 inline std::string WorkflowPath(std::string_view name) {
   return std::string(kRoot) + "/" + std::string(name);

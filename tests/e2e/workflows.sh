@@ -4,7 +4,8 @@
 # B and C -> D) runs in order with D receiving A's, B's and C's results and context keys;
 # a cycle and an unknown job are refused; a failing node fails the instance and, allowed to
 # fail, does not; a decision node skips the branch it does not pick; kill -9 of the
-# coordinator while B runs: the instance still succeeds and D runs exactly once.
+# coordinator while B runs: the instance still succeeds and D runs exactly once; a stop
+# while B runs cancels B's script where it runs.
 # Usage: workflows.sh path/to/elasticjob path/to/zk-server.sh
 set -uo pipefail
 source "$(dirname "$0")/../lib/e2e.sh" "$@"
@@ -120,6 +121,20 @@ d_runs=$(grep -c "^start D .*\"instanceId\":\"$id\"" "$dir/order.log")
 [[ "$d_runs" -eq 1 ]] || fail "D ran $d_runs times in $id"
 now=$(coordinator_of)
 [[ -n "$now" && "$now" != "$coordinator" ]] || fail "no new coordinator: '$now'"
+
+# Stop while B runs: B's script is killed where it runs, D never starts.
+echo 30 > "$dir/slow.B"
+id=$(wf run diamond) || fail "run"
+wait_for_lines "$dir/order.log" "\"instanceId\":\"$id\",\"name\":\"diamond\",\"node\":\"B\"" 1 30 ||
+  fail "B did not start"
+wf stop "$id" > /dev/null || fail "stop"
+stopped=$(wf instance "$id" --wait 20 --json | jq -r .status)
+[[ "$stopped" == STOPPED ]] || fail "stop: $stopped"
+wait_for_lines_in "workflow instance $id stopped" 1 10 "$dir/a.log" "$dir/b.log" "$dir/c.log" ||
+  fail "B was not cancelled on any host"
+sleep 1  # a D would start at once; give it the moment it would take
+grep -q "^start D .*\"instanceId\":\"$id\"" "$dir/order.log" && fail "D started after the stop"
+rm "$dir/slow.B"
 
 echo "killed coordinator $coordinator; now $now; B starts in $id: $(grep -c "^start B .*\"instanceId\":\"$id\"" "$dir/order.log")"
 e2e_finish "workflows: diamond order and results, refusals, failure, decision, coordinator kill ($(($(date +%s) - start_ts)) s)"

@@ -68,7 +68,28 @@ class NodeTestJob final : public SimpleJob {
         rec_.context[name_] = ctx.workflow->context_json();
       }
       rec_.cv.notify_all();
-      if (gated_) rec_.cv.wait_for(lock, 10s, [&] { return rec_.gate_open; });
+    }
+    if (gated_) {
+      // Waits for the gate, or for the run's cancellation (a stopped workflow instance).
+      uint64_t id = 0;
+      if (ctx.cancellation != nullptr) {
+        id = ctx.cancellation->OnRequest([this] {
+          std::lock_guard<std::mutex> lock(rec_.mu);
+          rec_.cv.notify_all();
+        });
+      }
+      bool cancelled = false;
+      {
+        std::unique_lock<std::mutex> lock(rec_.mu);
+        rec_.cv.wait_for(lock, 10s, [&] { return rec_.gate_open || ctx.cancelled(); });
+        cancelled = ctx.cancelled();
+        if (cancelled) {
+          rec_.events.push_back("cancelled " + name_);
+          rec_.cv.notify_all();
+        }
+      }
+      if (ctx.cancellation != nullptr) ctx.cancellation->Unregister(id);
+      if (cancelled) throw std::runtime_error("cancelled " + name_);
     }
     if (ctx.workflow != nullptr) {
       ctx.workflow->SetResult("res-" + name_);
@@ -497,8 +518,9 @@ TEST_F(WorkflowEngineTest, AnOperatorRetriesAFailedNodeMarksOneSucceededOrStopsA
   auto stopped = api->Wait(*id, 10s);
   ASSERT_TRUE(stopped.ok());
   EXPECT_EQ(stopped->status, "STOPPED");
+  // B's run is cancelled where it runs (the gate stays shut).
+  ASSERT_TRUE(rec_.WaitFor("cancelled B"));
   rec_.Open();
-  ASSERT_TRUE(rec_.WaitFor("end B", 4));
   EXPECT_EQ(rec_.runs["D"], 2);
   EXPECT_EQ(api->Stop(*id).code(), StatusCode::kFailedPrecondition);
 }
