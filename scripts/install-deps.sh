@@ -7,7 +7,7 @@ PACKAGES=(
   # toolchain
   g++ cmake ninja-build pkg-config clang-format clang-tidy
   # libraries
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev libcctz-dev
+  libyaml-cpp-dev nlohmann-json3-dev liblua5.4-dev libcli11-dev libspdlog-dev libfmt-dev libcctz-dev
   # the allocator the executables link (CMakeLists.txt: ELASTICJOB_MALLOC)
   libjemalloc-dev
   # tests and benchmarks

@@ -20,6 +20,7 @@
 #include "sharding/sharding_node.h"
 #include "tracing/event_bus.h"
 #include "tracing/job_tracing.h"
+#include "workflow/node_job.h"
 
 namespace elasticjob::bootstrap {
 
@@ -389,6 +390,9 @@ Status JobRuntime::StartSteps(bool scheduled) {
     Fenced(*gate, name, "on_item_run", fn, r);
   };
   limiter_ = std::make_shared<ItemLimiter>(shared_->items, *item_limit);
+  // Workflow nodes' runs (docs/workflows.md): their reports go out on the trigger pool.
+  instance_id_ = self;
+  node_runs_ = std::make_shared<workflow::NodeRuns>(gated_, shared_->triggers, name);
   std::shared_ptr<const tracing::JobTracing> job_tracing;
   if (options_.tracer != nullptr) {
     auto bus = std::dynamic_pointer_cast<tracing::EventBus>(options_.tracer);
@@ -401,9 +405,16 @@ Status JobRuntime::StartSteps(bool scheduled) {
   }
   executor_ = std::make_unique<executor::JobExecutor>(
       *config_service_, *sharding_, *execution_, *failover_, self,
-      std::make_shared<GatedJob>(typed_, gate_), *limiter_, shared_->triggers, clock_,
-      std::move(report), job_listeners_, [this] { return RegistryChanges(); },
-      OverdueBound(registry_.session_timeout()), std::move(job_tracing),
+      std::make_shared<GatedJob>(
+          std::make_shared<workflow::NodeJob>(typed_, node_runs_,
+                                              [this] {
+                                                auto c = config_service_->LoadLastGood();
+                                                return c.ok() ? c->job_parameter : std::string();
+                                              }),
+          gate_),
+      *limiter_, shared_->triggers, clock_, std::move(report), job_listeners_,
+      [this] { return RegistryChanges(); }, OverdueBound(registry_.session_timeout()),
+      std::move(job_tracing),
       [this] {
         if (!BeginTask()) return;
         shared_->triggers.Post([self = shared_from_this()] { self->RunFailoverCounted(); });
@@ -799,10 +810,26 @@ void JobRuntime::TriggerNow() {
 }
 
 void JobRuntime::TriggerNowWithParameter(const std::string& parameter) {
+  // A stopped workflow instance cancels its node's run here (docs/workflows.md).
+  if (node_runs_ != nullptr && node_runs_->CancelIfCancel(parameter)) return;
   if (!BeginTask()) return;
   auto now = clock_.WallNow();
-  shared_->triggers.Post([self = shared_from_this(), now, parameter] {
-    self->executor_->TriggerNow(self->MakeDone(Source::kOperator, now, now), parameter);
+  // A workflow node's run (docs/workflows.md) reports its outcome to the workflow.
+  workflow::NodeRuns::Report node_report =
+      node_runs_ != nullptr ? node_runs_->Wrap(parameter, instance_id_) : nullptr;
+  shared_->triggers.Post([self = shared_from_this(), now, parameter, node_report] {
+    executor::JobExecutor::Done done = self->MakeDone(Source::kOperator, now, now);
+    if (node_report) {
+      done = [done = std::move(done), node_report](Result<executor::JobExecutor::Outcome> r) {
+        using Outcome = executor::JobExecutor::Outcome;
+        const bool ran = r.ok() && (*r == Outcome::kRan || *r == Outcome::kNoItems);
+        node_report(ran, !r.ok()                  ? r.status().ToString()
+                         : *r == Outcome::kQueued ? "superseded by a later trigger"
+                                                  : std::string());
+        done(std::move(r));
+      };
+    }
+    self->executor_->TriggerNow(std::move(done), parameter);
   });
 }
 

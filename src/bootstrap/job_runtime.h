@@ -49,6 +49,7 @@
 #include "storage/change_notifier.h"
 #include "storage/job_node_storage.h"
 #include "trigger/timer_scheduler.h"
+#include "workflow/node_job.h"
 
 namespace elasticjob::bootstrap {
 
@@ -198,6 +199,9 @@ class JobRuntime final : public listener::JobController,
   std::shared_ptr<executor::JobListeners> job_listeners_;
   std::shared_ptr<ItemLimiter> limiter_;  // this job's share of the item pool
   std::unique_ptr<executor::JobExecutor> executor_;
+  // Workflow nodes' runs here (workflow/node_job.h), and this instance's id; set in Start.
+  std::shared_ptr<workflow::NodeRuns> node_runs_;
+  std::string instance_id_;
   std::unique_ptr<listener::ListenerManager> listeners_;
   std::unique_ptr<SerialExecutor> strand_;  // the job's event strand
   std::mutex watch_mu_;

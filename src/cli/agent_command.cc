@@ -22,6 +22,7 @@
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/tracing/tracer.h"
+#include "elasticjob/workflow/workflow_api.h"
 #include "executor/script/script_processes.h"
 #include "infra/printable.h"
 #include "reg/registry_url.h"
@@ -180,13 +181,17 @@ int RunAgent(const AgentOptions& o) {
   if (code != kExitOk) return code;
   Agent agent(*registry, std::set<std::string>(o.labels.begin(), o.labels.end()), tracer, metrics,
               std::chrono::milliseconds(o.shutdown_grace_ms));
+  // Workflows (docs/workflows.md): this process may coordinate any of the namespace's.
+  ThreadPool workflow_pool(1);
+  auto workflows = NewWorkflowCoordinator(*registry, workflow_pool, {});
+  if (Status s = workflows->Start(); !s.ok()) SayError("workflows: " + s.message(), "WARN");
   ThreadPool pool(1);
   SerialExecutor events(pool);
   auto watch = watcher->Watch(
       "/", events,
       [&agent](const TreeEvent& e) {
         const std::string job = JobOf(e.key);
-        if (!job.empty()) agent.Reconcile(job);
+        if (!job.empty() && job[0] != '.') agent.Reconcile(job);  // not /.workflows
       },
       AgentWatches);
   if (!watch.ok()) {
@@ -208,6 +213,7 @@ int RunAgent(const AgentOptions& o) {
   int sig = 0;
   sigwait(&signals, &sig);
   Say(fmt::format("{} received, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+  workflows->Stop();
   watch->reset();  // no reconcile from now on (waits for one in progress)
   reconnects.reset();
   pool.Stop();

@@ -24,6 +24,7 @@ void AddAgentCommand(CLI::App& app, int* exit_code);
 void AddTraceCommand(CLI::App& app, int* exit_code);
 void AddDumpCommand(CLI::App& app, int* exit_code);
 void AddConsoleCommand(CLI::App& app, int* exit_code);
+void AddWorkflowCommand(CLI::App& app, int* exit_code);
 
 }  // namespace elasticjob::cli
 

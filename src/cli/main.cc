@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   elasticjob::cli::AddTraceCommand(app, &exit_code);
   elasticjob::cli::AddDumpCommand(app, &exit_code);
   elasticjob::cli::AddConsoleCommand(app, &exit_code);
+  elasticjob::cli::AddWorkflowCommand(app, &exit_code);
   const std::string version_help =
       "Print the version (and the git commit it was built from) and exit";
   app.add_flag("--version", version_help);

@@ -19,6 +19,7 @@
 #include "elasticjob/console/console_server.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/tracing/tracer.h"
+#include "elasticjob/workflow/workflow_api.h"
 #include "executor/script/script_processes.h"
 #include "infra/printable.h"
 #include "reg/registry_url.h"
@@ -162,6 +163,10 @@ int RunJobs(const RunOptions& o) {
     if (tracer != nullptr) (void)tracer->Shutdown(std::chrono::seconds(5));
     return kExitBadInput;
   }
+  // Workflows (docs/workflows.md): this process may coordinate any of the namespace's.
+  ThreadPool workflow_pool(1);
+  auto workflows = NewWorkflowCoordinator(**registry, workflow_pool, {});
+  if (Status s = workflows->Start(); !s.ok()) SayError("workflows: " + s.message(), "WARN");
   // The web console over this process's registry (docs/console.md).
   std::unique_ptr<Console> console;
   if (!o.console.empty()) {
@@ -184,6 +189,7 @@ int RunJobs(const RunOptions& o) {
   sigwait(&signals, &sig);
   console.reset();
   Say(fmt::format("{} received, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+  workflows->Stop();
   StopGracefully(processes, boots, grace, signals);
   running.clear();
   (*registry)->Close();

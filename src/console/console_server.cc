@@ -37,6 +37,7 @@
 #include "elasticjob/schedule/cron_expression.h"
 #include "elasticjob/thread_annotations.h"
 #include "elasticjob/tracing/trace_reader.h"
+#include "elasticjob/workflow/workflow_api.h"
 #include "infra/listen_address.h"
 #include "lifecycle/lifecycle_reads.h"
 #include "tracing/tracing_url.h"
@@ -163,6 +164,58 @@ void Error(Response& res, int status, const std::string& message, const std::str
   json body = {{"error", message}};
   if (!field.empty()) body["field"] = field;
   Reply(res, status, body);
+}
+
+json WorkflowInstanceToJson(const WorkflowInstanceStatus& s) {
+  json nodes = json::array();
+  for (const WorkflowNodeStatus& n : s.nodes) {
+    nodes.push_back({{"id", n.id},
+                     {"state", n.state},
+                     {"attempt", n.attempt},
+                     {"result", n.result},
+                     {"error", n.error},
+                     {"startedMs", n.started_ms},
+                     {"endedMs", n.ended_ms}});
+  }
+  json context = json::parse(s.context_json, nullptr, false);
+  if (context.is_discarded()) context = json::object();
+  return {{"id", s.id},
+          {"status", s.status},
+          {"trigger", s.trigger},
+          {"message", s.message},
+          {"createdMs", s.created_ms},
+          {"endedMs", s.ended_ms},
+          {"context", context},
+          {"nodes", nodes}};
+}
+
+// A workflow for the console's DAG page: its nodes and edges, the latest instance (with each
+// node's state and result) and the history, newest first.
+json WorkflowToJson(const WorkflowDefinition& d, const std::vector<WorkflowInstanceStatus>& h) {
+  json nodes = json::array();
+  for (const WorkflowNode& n : d.nodes) {
+    nodes.push_back({{"id", n.id},
+                     {"kind", n.kind == WorkflowNodeKind::kJob        ? "job"
+                              : n.kind == WorkflowNodeKind::kDecision ? "decision"
+                                                                      : "workflow"},
+                     {"job", n.job},
+                     {"expression", n.expression},
+                     {"workflow", n.workflow},
+                     {"allowFailure", n.allow_failure},
+                     {"disabled", n.disabled}});
+  }
+  json edges = json::array();
+  for (const WorkflowEdge& e : d.edges) {
+    edges.push_back({{"from", e.from}, {"to", e.to}, {"when", e.when ? json(*e.when) : json()}});
+  }
+  json history = json::array();
+  for (const auto& s : h) history.push_back(WorkflowInstanceToJson(s));
+  return {{"name", d.name},
+          {"cron", d.cron ? json(*d.cron) : json()},
+          {"nodes", nodes},
+          {"edges", edges},
+          {"latest", h.empty() ? json() : WorkflowInstanceToJson(h.front())},
+          {"history", history}};
 }
 
 void Fail(Response& res, const Status& status) {
@@ -1127,6 +1180,50 @@ class ConsoleImpl final : public Console {
                       : ops->Enable(req.matches[2].str(), item);
       if (!st.ok()) return Fail(res, st);
       res.status = 204;
+    });
+    // Workflows (docs/workflows.md): the list, one workflow's DAG with its latest instance
+    // and history, and a run.
+    const std::string workflow = reg + R"(/workflows/([^/]+))";
+    s.Get(reg + "/workflows", [this](const Request& req, Response& res) {
+      RegistryView* view = ViewOf(req, res);
+      if (view == nullptr) return;
+      auto list = NewWorkflowAPI(view->registry())->List();
+      if (!list.ok()) return Fail(res, list.status());
+      json out = json::array();
+      for (const WorkflowBrief& b : *list) {
+        out.push_back({{"name", b.name},
+                       {"cron", b.cron ? json(*b.cron) : json()},
+                       {"nodes", b.nodes},
+                       {"coordinator", b.coordinator},
+                       {"lastInstance", b.last_instance},
+                       {"lastStatus", b.last_status}});
+      }
+      Reply(res, 200, out);
+    });
+    s.Get(workflow, [this](const Request& req, Response& res) {
+      RegistryView* view = ViewOf(req, res);
+      if (view == nullptr) return;
+      auto api = NewWorkflowAPI(view->registry());
+      const std::string name = req.matches[2];
+      auto def = api->Get(name);
+      if (!def.ok()) return Fail(res, def.status());
+      auto history = api->History(name, 20);
+      if (!history.ok()) return Fail(res, history.status());
+      Reply(res, 200, WorkflowToJson(*def, *history));
+    });
+    s.Post(workflow + "/run", [this](const Request& req, Response& res) {
+      RegistryView* view = ViewOf(req, res);
+      if (view == nullptr) return;
+      std::string parameter;
+      if (!req.body.empty()) {
+        json body = json::parse(req.body, nullptr, false);
+        if (body.is_object() && body.contains("parameter") && body["parameter"].is_string()) {
+          parameter = body["parameter"].get<std::string>();
+        }
+      }
+      auto id = NewWorkflowAPI(view->registry())->Run(req.matches[2].str(), parameter);
+      if (!id.ok()) return Fail(res, id.status());
+      Reply(res, 200, {{"instance", *id}});
     });
     s.Get(reg + "/servers", [this](const Request& req, Response& res) {
       RegistryView* view = ViewOf(req, res);

@@ -15,6 +15,8 @@
 namespace elasticjob::console {
 namespace {
 
+// Not a job: the workflows' subtree; a change in it is reported as a change of this "job".
+constexpr std::string_view kWorkflowsRoot = ".workflows";
 constexpr std::string_view kJobChildren[] = {"config", "servers", "instances", "runtime",
                                              "sharding"};
 // Not `running`: it comes and goes with every run of every item (two watch events per item
@@ -43,6 +45,8 @@ NodeWatches ConsoleWatches(std::string_view key) {
   if (key == "/") return kChildren;
   std::array<std::string_view, 5> parts;
   size_t n = SplitKey(key, parts);
+  // The workflows' subtree (docs/workflows.md): all of it, for the Workflows pages' events.
+  if (n >= 1 && parts[0] == kWorkflowsRoot) return {true, true};
   if (n == 1) return {.value = true, .children = false, .named_children = kJobChildren};
   if (n == 2) return parts[1] == "config" ? kValue : kChildren;
   if (n == 3) {
@@ -219,6 +223,10 @@ void RegistryView::Sync() {
 void RegistryView::Apply(const TreeEvent& event) {
   std::array<std::string_view, 5> parts;
   const size_t n = SplitKey(event.key, parts);
+  if (n >= 1 && parts[0] == kWorkflowsRoot) {
+    if (on_change_) on_change_(std::string(kWorkflowsRoot), false);
+    return;
+  }
   if (n == 0 || n > 4) return;
   const bool gone = event.type == TreeEvent::Type::kDeleted;
   const std::string name(parts[0]);

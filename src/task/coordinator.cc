@@ -123,6 +123,7 @@ Status Coordinator::RunBroadcast(BroadcastJob& job) {
   root.task_name_ = std::string(TaskContext::kRootTaskName);
   root.instance_id_ = instance_id_;
   root.max_payload_bytes_ = settings_.max_payload_bytes;
+  root.workflow_ = workflow_.get();
   TaskResult pre = CallFenced([&] {
     job.PreProcess(root);
     return TaskResult{true, ""};
@@ -272,6 +273,7 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
   root.task_name_ = std::string(TaskContext::kRootTaskName);
   root.instance_id_ = instance_id_;
   root.max_payload_bytes_ = settings_.max_payload_bytes;
+  root.workflow_ = workflow_.get();
   root.sink_ = [&store](std::vector<Subtask> subtasks, std::string_view name) -> Status {
     std::vector<std::string> payloads;
     payloads.reserve(subtasks.size());

@@ -58,6 +58,9 @@ class Coordinator {
   ~Coordinator();
   // Counts the sub-tasks recorded, by state, there (null: not counted). REQUIRES: before Run.
   void set_metrics(metrics::JobMetrics* metrics) { metrics_ = metrics; }
+  // The workflow node this run is (null: none): the leader's task contexts hand it to the
+  // job (TaskContext::workflow). REQUIRES: before Run.
+  void set_workflow(std::shared_ptr<WorkflowNodeRun> workflow) { workflow_ = std::move(workflow); }
 
   // The whole run. OK when it succeeded; else the reason (a failed root, sub-tasks failed in
   // a MapJob, a throwing PreProcess/PostProcess/Reduce, no live worker, CANCELLED). A run
@@ -94,6 +97,7 @@ class Coordinator {
   const std::string run_id_;
   const TaskSettings settings_;
   metrics::JobMetrics* metrics_ = nullptr;  // borrowed; may be null
+  std::shared_ptr<WorkflowNodeRun> workflow_;
   const ListWorkers list_workers_;
   std::unique_ptr<TaskStore> store_;
   RunCounts counts_;

@@ -26,6 +26,7 @@ class TaskContextImpl final : public TaskContext {
   const std::string& payload() const override { return payload_; }
   int attempt() const override { return attempt_; }
   const std::string& instance_id() const override { return instance_id_; }
+  WorkflowNodeRun* workflow() const override { return workflow_; }
   Status Map(std::vector<Subtask> subtasks, std::string_view name) override {
     if (!sink_) return FailedPrecondition("Map: this task cannot map (a broadcast job's task)");
     if (Status s = ValidateMap(subtasks, name, max_payload_bytes_); !s.ok()) return s;
@@ -41,7 +42,8 @@ class TaskContextImpl final : public TaskContext {
   int attempt_ = 1;
   std::string instance_id_;
   size_t max_payload_bytes_ = 0;
-  Sink sink_;  // empty: Map fails
+  Sink sink_;                            // empty: Map fails
+  WorkflowNodeRun* workflow_ = nullptr;  // the run's workflow node (leader calls only)
 };
 
 // Runs user code, turning an exception into a failed result.

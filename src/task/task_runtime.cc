@@ -338,6 +338,7 @@ void TaskRuntime::Execute(const ShardingContext& context) {
       *job_, job, context.job_parameter, instance_id_, run_id, settings_,
       [this] { return LiveWorkers(); }, std::move(store));
   coordinator.set_metrics(metrics_.get());
+  coordinator.set_workflow(context.workflow);
   std::shared_ptr<Events> events;
   {
     std::lock_guard<std::mutex> lock(mu_);

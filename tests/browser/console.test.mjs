@@ -357,6 +357,39 @@ try {
     await page.waitForFunction(() => !document.querySelector('#jobs-body tr[data-job="added"]'), WAIT);
   });
 
+  await check('the workflows page draws a diamond with each node\'s state and result; Run starts one', async () => {
+    // A diamond over this namespace's jobs: `failing` (C) may fail; A and D are both
+    // `manual`, which a path orders.
+    const file = `${shots}/diamond.yaml`;
+    fs.writeFileSync(file, [
+      'name: diamond', 'nodes:', `  - {id: A, job: ${TRIGGER}}`, `  - {id: B, job: ${OTHER}}`,
+      '  - {id: C, job: failing, allowFailure: true}', `  - {id: D, job: ${TRIGGER}}`, 'edges:',
+      '  - {from: A, to: B}', '  - {from: A, to: C}', '  - {from: B, to: D}', '  - {from: C, to: D}', ''].join('\n'));
+    const cli = (...args) => execFileSync(env('EJ'), ['workflow', ...args, '--registry', env('REGISTRY')]).toString();
+    cli('add', file);
+    fs.unlinkSync(file);
+    cli('run', 'diamond', '--wait', '60'); // exits 0 only when the instance succeeded
+    await go('#/workflows', '#workflows-list tr[data-workflow="diamond"]');
+    await page.click('#workflows-list a.workflow-link');
+    await page.waitForSelector('#workflow-dag g.wf-node[data-node="D"][data-state="SUCCEEDED"]', WAIT);
+    const nodes = await page.$$eval('#workflow-dag g.wf-node', (gs) => gs.map((g) => `${g.dataset.node}=${g.dataset.state}`).join(' '));
+    if (nodes !== 'A=SUCCEEDED B=SUCCEEDED C=FAILED D=SUCCEEDED') throw new Error(`nodes: ${nodes}`);
+    const edges = await page.$$eval('#workflow-dag path.edge', (ps) => ps.length);
+    if (edges !== 4) throw new Error(`${edges} edges drawn`);
+    const result = await page.$eval('#workflow-dag g.wf-node[data-node="A"] text.result', (e) => e.textContent);
+    if (result !== '') throw new Error(`A's result: '${result}' (manual prints no RESULT: line)`);
+    await shot('workflow', '#workflow-instance');
+    await confirmOp('#workflow-run', '{"from":"the browser"}');
+    // The new instance is shown and its end arrives live (the event stream; no reload).
+    await page.waitForFunction(() => {
+      const rows = document.querySelectorAll('#workflow-history tr[data-instance]');
+      const shown = document.querySelector('#workflow-instance-id');
+      const d = document.querySelector('#workflow-dag g.wf-node[data-node="D"]');
+      return rows.length === 2 && shown && shown.textContent === rows[0].dataset.instance &&
+        d && d.dataset.state === 'SUCCEEDED';
+    }, { timeout: 30000 });
+  });
+
   await check('log out, log in as guest: no operation buttons anywhere', async () => {
     await page.click('#logout');
     await login(env('GUEST_USER'), env('GUEST_PASSWORD'));

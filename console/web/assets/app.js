@@ -1,10 +1,11 @@
 // The console's entry point: session and login, the header (registry selector, user, live
-// indicator), hash routing (#/, #/jobs[?status=S], #/jobs/NAME, #/servers) and the live
-// event stream.
+// indicator), hash routing (#/, #/jobs[?status=S], #/jobs/NAME, #/servers, #/workflows[/NAME])
+// and the live event stream.
 import { api, state, ApiError } from './api.js';
 import { h, clear, toast } from './dom.js';
 import { overviewPage, jobsPage, serversPage } from './pages.js';
 import { jobPage } from './job.js';
+import { workflowsPage, workflowPage } from './workflows.js';
 
 const main = document.getElementById('main');
 let current = null; // the page shown: {refresh(), onEvent(type, data), dispose()}
@@ -107,6 +108,8 @@ function route() {
   if (name === 'jobs' && parts[1]) page = jobPage(parts.slice(1).join('/'));
   else if (name === 'jobs') page = jobsPage(new URLSearchParams(query || '').get('status') || '');
   else if (name === 'servers') page = serversPage();
+  else if (name === 'workflows' && parts[1]) page = workflowPage(parts.slice(1).join('/'));
+  else if (name === 'workflows') page = workflowsPage();
   else {
     name = 'overview';
     page = overviewPage();

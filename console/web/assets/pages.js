@@ -35,6 +35,9 @@ export function page(el, refresh, wants = () => true, delay = 250) {
   };
 }
 
+// A change in the workflows' subtree (workflows.js), which the job pages ignore.
+export const isWorkflows = (data) => !!data && data.job === '.workflows';
+
 // The operation buttons of a job (none for guests or a read-only console).
 export function jobOps(job, after) {
   if (!canOperate()) return null;
@@ -134,7 +137,7 @@ export function overviewPage() {
           h('td', {}, e.shardingItem), h('td', {}, e.ip), h('td', {}, e.failureCause || '')))));
   }
   // The stats query reads an hour of executions: at most every 2 s.
-  return page(el, refresh, () => true, 2000);
+  return page(el, refresh, (type, data) => !isWorkflows(data), 2000);
 }
 
 // status: the filter to start with (#/jobs?status=CRASHED, as the overview links).
@@ -181,7 +184,7 @@ export function jobsPage(status = '') {
     draw();
   }
   // Executions too: a run that ends changes a job's last run (and FAILING).
-  return page(el, refresh, (type) => type === 'job' || type === 'jobs' || type === 'execution', 1000);
+  return page(el, refresh, (type, data) => (type === 'job' && !isWorkflows(data)) || type === 'jobs' || type === 'execution', 1000);
 }
 
 // Add a job: its type and its configuration as YAML (the form `elasticjob job config get`
@@ -277,5 +280,5 @@ export function serversPage() {
           op(sv.ip, 'enable', 'Enable', 'Enable every job on this server.'),
           op(sv.ip, 'shutdown', 'Shutdown', 'Stop every job instance on this server.')) : null))));
   }
-  return page(el, refresh, (type) => type !== 'execution');
+  return page(el, refresh, (type, data) => type !== 'execution' && !isWorkflows(data));
 }

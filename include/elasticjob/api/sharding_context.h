@@ -32,6 +32,7 @@
 
 #include "elasticjob/api/cancellation.h"
 #include "elasticjob/api/job_log.h"
+#include "elasticjob/api/workflow_node_run.h"
 #include "elasticjob/status.h"
 
 namespace elasticjob {
@@ -59,6 +60,10 @@ struct ShardingContext {
   // effects that must not happen after a pause. max(): no bound.
   std::chrono::steady_clock::time_point start_deadline =
       std::chrono::steady_clock::time_point::max();
+  // The workflow this item runs for (elasticjob/api/workflow_node_run.h: its data, and where
+  // the item sets its result and context keys); null when no workflow started the run.
+  // Outside the JSON and ==, like log_sink.
+  std::shared_ptr<WorkflowNodeRun> workflow = nullptr;
 
   // This run's log (see above).
   JobLog log() const { return JobLog(*this); }

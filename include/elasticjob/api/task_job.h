@@ -44,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "elasticjob/api/workflow_node_run.h"
 #include "elasticjob/status.h"
 
 namespace elasticjob {
@@ -96,6 +97,10 @@ class TaskContext {
   virtual int attempt() const = 0;
   // This instance's id (`ip@-@pid`).
   virtual const std::string& instance_id() const = 0;
+  // The workflow node this run is (elasticjob/api/workflow_node_run.h, docs/workflows.md),
+  // in the leader's calls (the root task, PreProcess, PostProcess, Reduce): Reduce or
+  // PostProcess sets the node's result through it. Null otherwise, and in sub-tasks.
+  virtual WorkflowNodeRun* workflow() const { return nullptr; }
   bool IsRootTask() const { return task_name() == kRootTaskName; }
 
   // Creates sub-tasks named `name` from this task (root or sub-task of a MapJob). They run

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "elasticjob/api/job_log.h"
@@ -64,6 +65,9 @@ void HttpJob::Process(const JobConfiguration&, const ShardingContext& context, J
   request.headers.emplace_back("shardingContext", ShardingContextToJson(context));
   request.headers.emplace_back(std::string(kFencingTokenHeader),
                                std::to_string(context.fencing_token()));
+  // A workflow node (docs/workflows.md): the workflow's data in a header.
+  if (context.workflow != nullptr)
+    request.headers.emplace_back("workflow", context.workflow->ToJson());
   if (!props_.content_type.empty())
     request.headers.emplace_back("Content-Type", props_.content_type);
   if (props_.method == "POST" || props_.method == "PUT" || props_.method == "PATCH") {
@@ -78,6 +82,19 @@ void HttpJob::Process(const JobConfiguration&, const ShardingContext& context, J
   auto response = infra::SendHttp(request);
   if (!response.ok()) throw std::runtime_error(response.status().message());
   OnResponse(context, *response);
+  if (context.workflow != nullptr) {
+    // The node's result is the body (cut to the limit); a JSON body's `workflowContext`
+    // object adds its keys to the workflow context.
+    context.workflow->SetResult(response->body);
+    auto body = nlohmann::json::parse(response->body, nullptr, false);
+    if (!body.is_discarded() && body.is_object() && body.contains("workflowContext") &&
+        body["workflowContext"].is_object()) {
+      for (const auto& [key, value] : body["workflowContext"].items()) {
+        (void)context.workflow->PutContext(
+            key, value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      }
+    }
+  }
   if (response->status >= 400 && props_.fail_on_error_status) {
     throw std::runtime_error(fmt::format("{} {}: status {}: {}", props_.method, props_.uri,
                                          response->status,

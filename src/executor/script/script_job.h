@@ -27,6 +27,14 @@ namespace elasticjob::executor {
 // Splits `command_line` into words. Fails on an unbalanced quote, naming the command.
 Result<std::vector<std::string>> ParseCommandLine(std::string_view command_line);
 
+// A workflow node's stdout conventions (docs/workflows.md): the last line starting with
+// `RESULT:` gives the node's result (the rest of the line); a line `CONTEXT: {"k": v, ...}`
+// (a JSON object) or `CONTEXT:k=v` adds keys to the workflow context.
+inline constexpr std::string_view kResultLinePrefix = "RESULT:";
+inline constexpr std::string_view kContextLinePrefix = "CONTEXT:";
+// Applies the conventions to complete lines of stdout `text`.
+void ReadWorkflowLines(std::string_view text, WorkflowNodeRun& workflow);
+
 class ScriptJob final : public SimpleJob {
  public:
   // The job of a SCRIPT job's props, its runs under `processes` (shared by the jobs whose

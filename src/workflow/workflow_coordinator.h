@@ -1,0 +1,101 @@
+// Coordinator: the WorkflowCoordinator (elasticjob/workflow/workflow_api.h). One registry
+// Watch of the workflows' subtree, whose events (on one strand) mark workflows and
+// instances to look at; a look at an instance works out, from the registry alone, what
+// has to happen (nodes finished, successors to start, the instance's end) and writes it in
+// one multi-op, the successors' trigger nodes included. So a coordinator that dies between
+// two looks leaves nothing half done, and the next one, reading the same state, goes on
+// from it: no node starts twice, none is forgotten (docs/workflows.md).
+//
+// Leadership per workflow: the ephemeral `leader` node; whoever creates it leads until
+// its session ends or it stops; the others watch it and try again when it goes.
+//
+// Thread safety: Start and Stop from any thread; the rest runs on the strand.
+#ifndef ELASTICJOB_WORKFLOW_WORKFLOW_COORDINATOR_H_
+#define ELASTICJOB_WORKFLOW_WORKFLOW_COORDINATOR_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "elasticjob/thread_annotations.h"
+#include "elasticjob/workflow/workflow_api.h"
+#include "trigger/timer_scheduler.h"
+#include "workflow/workflow_records.h"
+
+namespace elasticjob::workflow {
+
+class Coordinator final : public WorkflowCoordinator {
+ public:
+  Coordinator(RegistryCenter& registry, Executor& executor, WorkflowCoordinatorOptions options);
+  ~Coordinator() override;
+
+  Status Start() override;
+  void Stop() override;
+  std::vector<std::string> Leading() override;
+
+ private:
+  struct Led {
+    bool leading = false;
+    std::string definition_yaml;
+    trigger::TimerScheduler::TaskId cron_task = 0;
+  };
+  // One instance as read for a look.
+  struct Model;
+
+  void OnEvent(const TreeEvent& event);
+  void MarkAll();
+  void Schedule();
+  void Drain();
+  void LookAtWorkflow(const std::string& name);
+  void LookAtInstance(const std::string& name, const std::string& id);
+  void ArmCron(const std::string& name, Led& led);
+  void CronFire(const std::string& name, Clock::WallTime fire);
+  void ArmLook(const std::string& name, const std::string& id, Clock::WallTime at);
+  void Retention(const std::string& name, int keep);
+
+  // Reads through what this coordinator wrote and the Watch has not shown yet.
+  Result<std::string> Read(const std::string& key);
+  std::vector<std::string> Children(const std::string& key);
+  bool Commit(const std::string& name, const std::string& id, std::vector<TransactionOp> ops);
+
+  // The DAG's step (see the .cc): what changes, as ops.
+  void Advance(Model& m);
+  void StartJobNode(Model& m, size_t index, int attempt);
+  void StartNestedNode(Model& m, size_t index, int attempt);
+  // A stopped instance: its running job nodes' runs are cancelled where they run.
+  void CancelRunningNodes(Model& m);
+  enum class RunCheck { kPending, kSucceeded, kFailed, kLost };
+  RunCheck CheckRuns(Model& m, size_t index, std::string* error, std::string* result,
+                     std::string* context);
+  bool EdgeLive(const Model& m, size_t from, const std::string& to) const;
+
+  RegistryCenter& registry_;
+  Executor& executor_;
+  const std::string instance_id_;
+  Clock& clock_;
+  SerialExecutor strand_;
+  trigger::TimerScheduler timer_;
+
+  std::mutex mu_;
+  bool started_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  std::vector<std::string> leading_ ELASTICJOB_GUARDED_BY(mu_);
+  std::unique_ptr<Subscription> watch_ ELASTICJOB_GUARDED_BY(mu_);
+  std::unique_ptr<Subscription> connection_ ELASTICJOB_GUARDED_BY(mu_);
+
+  // Strand only.
+  std::map<std::string, Led> workflows_;
+  std::set<std::string> dirty_workflows_;
+  std::set<std::pair<std::string, std::string>> dirty_instances_;
+  bool drain_posted_ = false;
+  std::map<std::string, std::optional<std::string>> overlay_;           // key -> written value
+  std::map<std::pair<std::string, std::string>, int64_t> looks_armed_;  // instance -> due ms
+};
+
+}  // namespace elasticjob::workflow
+
+#endif  // ELASTICJOB_WORKFLOW_WORKFLOW_COORDINATOR_H_
