@@ -187,19 +187,22 @@ int Remove(RegistryCenter& reg, const WfOptions& o) {
   return kExitOk;
 }
 
+// --wait's seconds (0 when not given), or INVALID_ARGUMENT naming the value.
+Result<int> WaitSeconds(const WfOptions& o) {
+  if (o.wait.empty()) return 0;
+  try {
+    size_t used = 0;
+    const int seconds = std::stoi(o.wait, &used);
+    if (used == o.wait.size() && seconds >= 0) return seconds;
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument(fmt::format("--wait: '{}' is not a number of seconds", o.wait));
+}
+
 int Run(RegistryCenter& reg, const WfOptions& o) {
   auto api = NewWorkflowAPI(reg);
-  int seconds = 0;
-  if (!o.wait.empty()) {
-    try {
-      size_t used = 0;
-      seconds = std::stoi(o.wait, &used);
-      if (used != o.wait.size() || seconds < 0) throw std::invalid_argument(o.wait);
-    } catch (const std::exception&) {
-      return ReportFailure(
-          InvalidArgument(fmt::format("--wait: '{}' is not a number of seconds", o.wait)));
-    }
-  }
+  auto seconds = WaitSeconds(o);
+  if (!seconds.ok()) return ReportFailure(seconds.status());
   auto id = api->Run(o.name, o.param);
   if (!id.ok()) return ReportFailure(id.status());
   if (o.wait.empty()) {
@@ -211,7 +214,7 @@ int Run(RegistryCenter& reg, const WfOptions& o) {
     return kExitOk;
   }
   if (!o.json) std::cout << *id << std::endl;
-  auto end = api->Wait(*id, std::chrono::seconds(seconds));
+  auto end = api->Wait(*id, std::chrono::seconds(*seconds));
   if (!end.ok()) return ReportFailure(end.status());
   if (o.json) {
     PrintJson(std::cout, InstanceJson(*end));
@@ -239,19 +242,10 @@ int History(RegistryCenter& reg, const WfOptions& o) {
 }
 
 int Instance(RegistryCenter& reg, const WfOptions& o) {
-  int seconds = 0;
-  if (!o.wait.empty()) {
-    try {
-      size_t used = 0;
-      seconds = std::stoi(o.wait, &used);
-      if (used != o.wait.size() || seconds < 0) throw std::invalid_argument(o.wait);
-    } catch (const std::exception&) {
-      return ReportFailure(
-          InvalidArgument(fmt::format("--wait: '{}' is not a number of seconds", o.wait)));
-    }
-  }
+  auto seconds = WaitSeconds(o);
+  if (!seconds.ok()) return ReportFailure(seconds.status());
   auto s = o.wait.empty() ? NewWorkflowAPI(reg)->Instance(o.name)
-                          : NewWorkflowAPI(reg)->Wait(o.name, std::chrono::seconds(seconds));
+                          : NewWorkflowAPI(reg)->Wait(o.name, std::chrono::seconds(*seconds));
   if (!s.ok()) return ReportFailure(s.status());
   PrintInstance(*s, o.json);
   return kExitOk;

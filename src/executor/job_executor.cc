@@ -914,13 +914,7 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
   }
   const auto took = std::chrono::steady_clock::now() - start;
   report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(took);
-  if (metrics_ != nullptr) {
-    // Relaxed atomics only: the fire path takes no lock and allocates nothing here.
-    metrics_->running_items.Add(-1);
-    (report.success ? metrics_->runs_succeeded : metrics_->runs_failed).Inc();
-    metrics_->item_duration.Observe(took);
-    if (report.failover) metrics_->failovers_taken.Inc();
-  }
+  CountItemEnd(report, took);
   if (traced) {
     tracing_->PushEnd(std::move(trace_end), report.started, report.success, report.error);
     if (!report.success) {
@@ -932,6 +926,19 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
   // The last one ends the pass; the registry work goes to the control executor, so that
   // item threads start the items still queued first (on a launch board's drainer, once its
   // batch's starts are all under way: LaunchBoard::PostAfterRun).
+  EndPassIfLast(run);
+}
+
+void JobExecutor::CountItemEnd(const ItemRun& report, std::chrono::nanoseconds took) {
+  if (metrics_ == nullptr) return;
+  // Relaxed atomics only: the fire path takes no lock and allocates nothing here.
+  metrics_->running_items.Add(-1);
+  (report.success ? metrics_->runs_succeeded : metrics_->runs_failed).Inc();
+  metrics_->item_duration.Observe(took);
+  if (report.failover) metrics_->failovers_taken.Inc();
+}
+
+void JobExecutor::EndPassIfLast(const std::shared_ptr<Run>& run) {
   if (run->remaining.fetch_sub(1) == 1) {
     run->items_done = true;
     if (tracing_ != nullptr) {
@@ -1346,41 +1353,13 @@ void JobExecutor::AttemptEnded(const std::shared_ptr<Attempts>& a, bool success,
 
 void JobExecutor::ControlledItemEnded(const std::shared_ptr<Run>& run, ItemRun& report,
                                       bool traced) {
-  if (metrics_ != nullptr) {
-    metrics_->running_items.Add(-1);
-    (report.success ? metrics_->runs_succeeded : metrics_->runs_failed).Inc();
-    metrics_->item_duration.Observe(report.duration);
-    if (report.failover) metrics_->failovers_taken.Inc();
-  }
+  CountItemEnd(report, report.duration);
   if (traced && !report.success) {
     std::lock_guard<std::mutex> lock(run->errors_mu);
     run->errors.emplace_back(report.item, report.error);
   }
   if (on_item_run_) on_item_run_(report);
-  // As RunUserCode: the last item ends the pass.
-  if (run->remaining.fetch_sub(1) == 1) {
-    run->items_done = true;
-    if (tracing_ != nullptr) {
-      std::vector<std::pair<int, std::string>> errors;
-      {
-        std::lock_guard<std::mutex> lock(run->errors_mu);
-        errors.swap(run->errors);
-      }
-      std::sort(errors.begin(), errors.end());
-      if (run->last_status != nullptr) {
-        if (!errors.empty()) {
-          run->last_status->state = TraceState::kTaskError;
-          run->last_status->text = tracing::ItemErrorsMessage(errors);
-        }
-        tracing_->PushNow(std::move(run->last_status));
-      } else if (errors.empty()) {
-        TraceStatus(*run, TraceState::kTaskFinished, "");
-      } else {
-        TraceStatus(*run, TraceState::kTaskError, tracing::ItemErrorsMessage(errors));
-      }
-    }
-    trigger::LaunchBoard::PostAfterRun(control_, [this, run] { Finish(run); });
-  }
+  EndPassIfLast(run);  // as RunUserCode
 }
 
 }  // namespace elasticjob::executor

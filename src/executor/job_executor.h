@@ -324,6 +324,11 @@ class JobExecutor {
   void AttemptEnded(const std::shared_ptr<Attempts>& a, bool success, std::string error,
                     bool timed_out);
   // An item's end after its last attempt: metrics, report, and the pass's end after the last.
+  // An item's end in the metrics (none without them).
+  void CountItemEnd(const ItemRun& report, std::chrono::nanoseconds took);
+  // The last item of `run` to end ends the pass: its tracing status, then Finish on the
+  // control executor (LaunchBoard::PostAfterRun).
+  void EndPassIfLast(const std::shared_ptr<Run>& run);
   void ControlledItemEnded(const std::shared_ptr<Run>& run, ItemRun& report, bool traced);
   // Tracing: the execution source of `run`'s items, the status events of a cron trigger
   // skipped because `items` are still running, and a status event of `run`.

@@ -93,14 +93,7 @@ class Api final : public WorkflowAPI {
   }
 
   Status Remove(std::string_view name) override {
-    if (Status s = CheckWorkflowName(name); !s.ok()) return s;
-    auto existing = reg_.GetDirectly(DefinitionPath(name));
-    if (!existing.ok()) {
-      if (existing.status().code() == StatusCode::kNotFound) {
-        return NotFound(fmt::format("workflow '{}' not found", name));
-      }
-      return existing.status();
-    }
+    if (auto existing = DefinitionYaml(name); !existing.ok()) return existing.status();
     return reg_.Remove(WorkflowPath(name));
   }
 
@@ -129,14 +122,8 @@ class Api final : public WorkflowAPI {
   }
 
   Result<WorkflowDefinition> Get(std::string_view name) override {
-    if (Status s = CheckWorkflowName(name); !s.ok()) return s;
-    auto yaml = reg_.GetDirectly(DefinitionPath(name));
-    if (!yaml.ok()) {
-      if (yaml.status().code() == StatusCode::kNotFound) {
-        return NotFound(fmt::format("workflow '{}' not found", name));
-      }
-      return yaml.status();
-    }
+    auto yaml = DefinitionYaml(name);
+    if (!yaml.ok()) return yaml.status();
     auto def = WorkflowFromYaml(*yaml);
     if (!def.ok()) {
       return FailedPrecondition(fmt::format("workflow '{}': {}", name, def.status().message()));
@@ -145,14 +132,8 @@ class Api final : public WorkflowAPI {
   }
 
   Result<std::string> Run(std::string_view name, std::string_view parameter) override {
-    if (Status s = CheckWorkflowName(name); !s.ok()) return s;
-    auto yaml = reg_.GetDirectly(DefinitionPath(name));
-    if (!yaml.ok()) {
-      if (yaml.status().code() == StatusCode::kNotFound) {
-        return NotFound(fmt::format("workflow '{}' not found", name));
-      }
-      return yaml.status();
-    }
+    auto yaml = DefinitionYaml(name);
+    if (!yaml.ok()) return yaml.status();
     InstanceHeader header;
     header.created_ms = NowMs();
     header.trigger = "operator";
@@ -286,6 +267,16 @@ class Api final : public WorkflowAPI {
   }
 
  private:
+  // The stored definition's YAML of workflow `name`: INVALID_ARGUMENT for a bad name,
+  // NOT_FOUND naming the workflow when there is none.
+  Result<std::string> DefinitionYaml(std::string_view name) {
+    if (Status s = CheckWorkflowName(name); !s.ok()) return s;
+    auto yaml = reg_.GetDirectly(DefinitionPath(name));
+    if (!yaml.ok() && yaml.status().code() == StatusCode::kNotFound) {
+      return NotFound(fmt::format("workflow '{}' not found", name));
+    }
+    return yaml;
+  }
   Status Request(std::string_view instance_id, std::string_view what, std::string_view node) {
     auto inst = Instance(instance_id);
     if (!inst.ok()) return inst.status();

@@ -115,6 +115,13 @@ std::vector<std::string> Coordinator::Leading() {
   return leading_;
 }
 
+bool Coordinator::WaitLeading(const std::string& name, std::chrono::milliseconds bound) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return leading_cv_.wait_for(lock, bound, [&] {
+    return std::find(leading_.begin(), leading_.end(), name) != leading_.end();
+  });
+}
+
 void Coordinator::OnEvent(const TreeEvent& event) {
   // Our own writes, now visible to reads.
   auto o = overlay_.find(event.key);
@@ -187,6 +194,7 @@ void Coordinator::Drain() {
   }
   std::lock_guard<std::mutex> lock(mu_);
   leading_ = std::move(leading);
+  leading_cv_.notify_all();
 }
 
 Result<std::string> Coordinator::Read(const std::string& key) {

@@ -13,6 +13,7 @@
 #ifndef ELASTICJOB_WORKFLOW_WORKFLOW_COORDINATOR_H_
 #define ELASTICJOB_WORKFLOW_WORKFLOW_COORDINATOR_H_
 
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,7 @@ class Coordinator final : public WorkflowCoordinator {
   Status Start() override;
   void Stop() override;
   std::vector<std::string> Leading() override;
+  bool WaitLeading(const std::string& name, std::chrono::milliseconds bound) override;
 
  private:
   struct Led {
@@ -84,6 +86,7 @@ class Coordinator final : public WorkflowCoordinator {
   bool started_ ELASTICJOB_GUARDED_BY(mu_) = false;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
   std::vector<std::string> leading_ ELASTICJOB_GUARDED_BY(mu_);
+  std::condition_variable leading_cv_;  // leading_ changed (WaitLeading)
   std::unique_ptr<Subscription> watch_ ELASTICJOB_GUARDED_BY(mu_);
   std::unique_ptr<Subscription> connection_ ELASTICJOB_GUARDED_BY(mu_);
 

@@ -123,6 +123,8 @@ class WorkflowCoordinator {
   virtual void Stop() = 0;
   // The workflows this process coordinates now.
   virtual std::vector<std::string> Leading() = 0;
+  // Waits until this process coordinates `name` (true), or `bound` has passed (false).
+  virtual bool WaitLeading(const std::string& name, std::chrono::milliseconds bound) = 0;
 };
 
 // REQUIRES: `registry` (initialised) and `executor` outlive the result.

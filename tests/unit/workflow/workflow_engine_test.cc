@@ -142,6 +142,18 @@ class WorkflowEngineTest : public ::testing::Test {
     boots_.push_back(std::make_unique<OneOffJobBootstrap>(*workers_, code, *config, o));
     ASSERT_TRUE(boots_.back()->Start().ok());
   }
+  // Waits until `ready`, looking again at every change under `root` (no polling).
+  bool WaitRegistry(const std::string& root, const std::function<bool()>& ready) {
+    std::mutex mu;
+    std::condition_variable cv;
+    auto sub = workers_->Watch(root, pool_, [&](const TreeEvent&) {
+      std::lock_guard<std::mutex> l(mu);
+      cv.notify_all();
+    });
+    if (!sub.ok()) return false;
+    std::unique_lock<std::mutex> l(mu);
+    return cv.wait_for(l, std::chrono::seconds(10), ready);
+  }
   WorkflowCoordinator& Coordinate(RegistryCenter& reg, const std::string& id) {
     coordinators_.push_back(NewWorkflowCoordinator(reg, pool_, {.instance_id = id}));
     EXPECT_TRUE(coordinators_.back()->Start().ok());
@@ -368,11 +380,11 @@ TEST_F(WorkflowEngineTest, RetentionKeepsTheNewestInstancesOnly) {
     ids.push_back(end.id);
   }
   // Retention follows the instance's end (a moment after Wait sees it).
+  ASSERT_TRUE(WaitRegistry("/.workflows/one", [&] {
+    auto h = api->History("one");
+    return h.ok() && h->size() <= 2;
+  }));
   auto history = api->History("one");
-  for (int i = 0; i < 500 && history.ok() && history->size() > 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    history = api->History("one");
-  }
   ASSERT_TRUE(history.ok());
   ASSERT_EQ(history->size(), 2u);
   EXPECT_EQ((*history)[0].id, ids[3]);
@@ -403,11 +415,11 @@ TEST_F(WorkflowEngineTest, FortyInstancesOfATenNodeChainLeaveNoGarbage) {
     ASSERT_EQ(end.status, "SUCCEEDED") << i << ": " << end.message;
   }
   for (int k = 0; k < 10; ++k) EXPECT_EQ(rec_.runs["c" + std::to_string(k)], 40);
+  ASSERT_TRUE(WaitRegistry("/.workflows/chain", [&] {
+    auto k = workers_->GetChildrenKeysDirectly("/.workflows/chain/instances");
+    return k.ok() && k->size() <= 3;
+  }));
   auto kept = workers_->GetChildrenKeysDirectly("/.workflows/chain/instances");
-  for (int i = 0; i < 500 && kept.ok() && kept->size() > 3; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    kept = workers_->GetChildrenKeysDirectly("/.workflows/chain/instances");
-  }
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(kept->size(), 3u);
   for (int k = 0; k < 10; ++k) {
@@ -439,9 +451,7 @@ TEST_F(WorkflowEngineTest, ACronStartsAnInstanceAtItsFireTimeAndMaxRunTimeEndsIt
     return h.ok() ? *h : std::vector<WorkflowInstanceStatus>{};
   };
   // Leadership taken (the cron armed) before time moves.
-  for (int i = 0; i < 500 && coordinators_.back()->Leading().empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  ASSERT_TRUE(coordinators_.back()->WaitLeading("nightly", std::chrono::seconds(5)));
   ASSERT_EQ(coordinators_.back()->Leading(), std::vector<std::string>{"nightly"});
   clock.Advance(std::chrono::seconds(54));
   EXPECT_TRUE(history().empty());
