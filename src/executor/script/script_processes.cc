@@ -241,11 +241,14 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
           fmt::format("'{}' not started: the instance is shutting down", words[0]));
     }
     ++active_;
+    ++starting_;
   }
   struct Leave {
     ScriptProcesses* self;
+    bool starting = true;
     ~Leave() {
       std::lock_guard<std::mutex> lock(self->mu_);
+      if (starting) --self->starting_;
       if (--self->active_ == 0) self->idle_cv_.notify_all();
     }
   } leave{this};
@@ -290,6 +293,11 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
   const pid_t pid = SpawnCommand(argv.data(), env.empty() ? environ : envp.data(),
                                  output ? capture.writes : nullptr, start_by, &outcome);
   const int rc = pid > 0 ? 0 : outcome.error;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --starting_;
+    leave.starting = false;
+  }
   if (rc == 0) {
     // A guardian started again since is told this group here, or was told it by its start
     // (EnsureGuardianLocked), whichever comes second.
@@ -461,7 +469,8 @@ int ScriptProcesses::Signal(int signal) {
   std::lock_guard<std::mutex> lock(mu_);
   signalled_ = signal;
   for (pid_t group : groups_) kill(-group, signal);
-  return static_cast<int>(groups_.size());
+  // Those being started get it as soon as they have started (Run, after the spawn).
+  return static_cast<int>(groups_.size()) + (stopped_ ? starting_ : 0);
 }
 
 bool ScriptProcesses::WaitIdle(std::chrono::steady_clock::time_point deadline) {

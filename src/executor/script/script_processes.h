@@ -95,7 +95,8 @@ class ScriptProcesses {
 
   // Sends `signal` to the process group of every command running now (after StopStarting,
   // also to any that Run is starting at this moment, as soon as it has started). Returns
-  // how many groups it reached now.
+  // how many commands it reaches: the groups running now, and after StopStarting those
+  // being started (a start that then fails is counted too).
   int Signal(int signal);
 
   // Waits until no Run is going on (every process of their groups has been sent SIGKILL
@@ -136,6 +137,7 @@ class ScriptProcesses {
   int guardian_fd_ ELASTICJOB_GUARDED_BY(mu_) = -1;  // our end of its socket pair
   pid_t guardian_pid_ ELASTICJOB_GUARDED_BY(mu_) = 0;
   int active_ ELASTICJOB_GUARDED_BY(mu_) = 0;     // Run calls going on
+  int starting_ ELASTICJOB_GUARDED_BY(mu_) = 0;   // of those, the ones not yet spawned
   int signalled_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // the last signal sent by Signal, 0 if none
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
   // Groups sent SIGTERM by a graceful cancellation, and when they get SIGKILL.
