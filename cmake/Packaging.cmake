@@ -17,7 +17,7 @@ set_target_properties(elasticjob_shared PROPERTIES OUTPUT_NAME elasticjob
 # Every module's archive whole (CMake's WHOLE_ARCHIVE feature refuses an archive that also
 # comes in as a dependency of another), then the modules again for their own dependencies.
 set(ELASTICJOB_WHOLE_ARCHIVES "")
-foreach(module infra schedule sharding config api tracing reg metrics runtime lifecycle console)
+foreach(module infra schedule sharding config api tracing reg metrics runtime lifecycle console workflow)
   string(APPEND ELASTICJOB_WHOLE_ARCHIVES " $<TARGET_FILE:elasticjob_${module}>")
 endforeach()
 target_link_options(elasticjob_shared PRIVATE
@@ -72,7 +72,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME libelasticjob-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_COMPONENT_DEV_DEPENDS lib)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-  "libyaml-cpp-dev, nlohmann-json3-dev, libfmt-dev, libcctz-dev, libzookeeper-mt-dev, libcurl4-openssl-dev, libssl-dev, libgrpc++-dev, libprotobuf-dev, libsqlite3-dev, libpq-dev, libmariadb-dev, libcpp-httplib-dev, libsodium-dev, zlib1g-dev")
+  "libyaml-cpp-dev, nlohmann-json3-dev, libfmt-dev, libcctz-dev, libzookeeper-mt-dev, libcurl4-openssl-dev, libssl-dev, libgrpc++-dev, libprotobuf-dev, libsqlite3-dev, libpq-dev, libmariadb-dev, libcpp-httplib-dev, libsodium-dev, liblua5.4-dev, zlib1g-dev, pkgconf")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
   "distributed job scheduler library: headers and CMake package\n find_package(elasticjob) and target_link_libraries(app elasticjob::elasticjob).")
 include(CPack)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the build to a temp prefix, builds examples/embedding as a separate CMake project
-# against it (find_package(elasticjob), elasticjob::elasticjob), and runs the result briefly
-# on a private ZooKeeper: it must schedule its job and run all three items.
+# Installs the build to a temp prefix, moves the prefix elsewhere (an installed copy must
+# relocate: its CMake files name no path of the machine that built it), builds
+# examples/embedding as a separate CMake project against the moved copy
+# (find_package(elasticjob), elasticjob::elasticjob), and runs the result briefly on a private
+# ZooKeeper: it must schedule its job and run all three items.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 build="$1"
@@ -13,17 +15,23 @@ fail() { echo "FAIL $*"; exit 1; }
 
 cmake --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log" 2>&1 ||
   fail "cmake --install: $(tail -5 "$tmp/install.log")"
-[[ -f "$tmp/prefix/lib/cmake/elasticjob/elasticjobConfig.cmake" ]] ||
-  [[ -n "$(find "$tmp/prefix" -name elasticjobConfig.cmake)" ]] || fail "no elasticjobConfig.cmake installed"
+cmake_dir=$(dirname "$(find "$tmp/prefix" -name elasticjobConfig.cmake | head -1)")
+[[ -f "$cmake_dir/elasticjobConfig.cmake" ]] || fail "no elasticjobConfig.cmake installed"
+# No absolute path in the package's CMake files: neither a library of this machine nor the
+# prefix, the build or the source tree.
+if hits=$(grep -nE "(^|[\"; ])/(usr|lib|opt|home|tmp|work|root)/" "$cmake_dir"/*.cmake); then
+  fail "absolute paths in the installed CMake files: $(head -5 <<< "$hits")"
+fi
+mv "$tmp/prefix" "$tmp/moved"
 generator=()
 command -v ninja > /dev/null && generator=(-G Ninja)
 cmake -S "$src/examples/embedding" -B "$tmp/build" "${generator[@]}" \
-  -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_BUILD_TYPE=Debug > "$tmp/configure.log" 2>&1 ||
+  -DCMAKE_PREFIX_PATH="$tmp/moved" -DCMAKE_BUILD_TYPE=Debug > "$tmp/configure.log" 2>&1 ||
   fail "configuring the separate project: $(tail -15 "$tmp/configure.log")"
 cmake --build "$tmp/build" -j 2 > "$tmp/build.log" 2>&1 ||
   fail "building the separate project: $(tail -15 "$tmp/build.log")"
 # The private build tree must not be what it used: only the prefix.
-grep -q "$tmp/prefix" "$tmp/build/CMakeCache.txt" || fail "the project did not find the installed copy"
+grep -q "$tmp/moved" "$tmp/build/CMakeCache.txt" || fail "the project did not find the moved copy"
 ! grep -q "elasticjob_DIR:PATH=$build" "$tmp/build/CMakeCache.txt" || fail "found the build tree, not the install"
 
 read -r port _ < <(bash "$zk" start "$tmp/zk") || fail "cannot start ZooKeeper"
@@ -48,4 +56,4 @@ grep -q "orderSync scheduled on $url" "$tmp/run.log" || fail "not scheduled: $(c
 for item in "0 (Beijing)" "1 (Shanghai)" "2 (Guangzhou)"; do
   grep -q "orderSync item $item of 3" "$tmp/run.log" || fail "item $item did not run: $(cat "$tmp/run.log")"
 done
-echo "ok   installed, found by find_package(elasticjob) from a separate project, ran its job on ZooKeeper"
+echo "ok   installed, moved, found by find_package(elasticjob) from a separate project, ran its job on ZooKeeper"
