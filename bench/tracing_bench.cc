@@ -177,7 +177,7 @@ std::shared_ptr<elasticjob::Tracer> UnwrittenBus(size_t capacity) {
   config.queue_capacity = capacity;
   auto url = elasticjob::tracing::ParseTracingUrl(config.url);
   return std::make_shared<elasticjob::tracing::EventBus>(config, *url, [] {
-    return elasticjob::Result<std::unique_ptr<elasticjob::tracing::TracingStorage>>(
+    return elasticjob::Result<std::unique_ptr<elasticjob::tracing::EventSink>>(
         elasticjob::Status(elasticjob::StatusCode::kUnavailable, "not there"));
   });
 }

@@ -20,6 +20,7 @@
 #include "cli/registry_option.h"
 #include "cli/run_file.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
+#include "elasticjob/bootstrap/task_models.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/tracing/tracer.h"
 #include "elasticjob/workflow/workflow_api.h"
@@ -112,6 +113,7 @@ class Agent {
 
   void Start(const std::string& name, const std::string& type, const JobConfiguration& config) {
     BootstrapOptions options;
+    options.task_models = GrpcTaskModels();  // jobs broadcast by the prop task.broadcast
     options.tracer = tracer_;
     options.metrics = metrics_;
     options.shutdown_timeout = join_timeout_;

@@ -15,6 +15,7 @@
 #include "cli/observability.h"
 #include "cli/run_file.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
+#include "elasticjob/bootstrap/task_models.h"
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/console/console_server.h"
 #include "elasticjob/reg/registry_center.h"
@@ -125,6 +126,7 @@ int RunJobs(const RunOptions& o) {
   std::vector<std::unique_ptr<ScheduleJobBootstrap>> running;
   std::vector<ScheduleJobBootstrap*> boots;
   BootstrapOptions options;
+  options.task_models = GrpcTaskModels();  // jobs broadcast by the prop task.broadcast
   options.tracer = tracer;
   if (file->dump_address) options.dump_port.address = *file->dump_address;
   options.shutdown_timeout = JoinTimeoutFor(grace);

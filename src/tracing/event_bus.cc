@@ -30,8 +30,7 @@ Uuid IdOf(const std::string& id) {
 EventBus::EventBus(TracingConfiguration config, TracingUrl url, Opener opener)
     : config_(std::move(config)),
       url_(std::move(url)),
-      opener_(opener ? std::move(opener)
-                     : Opener([u = url_] { return TracingStorage::Open(u, /*writer=*/true); })),
+      opener_(std::move(opener)),
       writer_([this] { Run(); }) {}
 
 EventBus::~EventBus() { (void)Shutdown(config_.shutdown_timeout); }
@@ -333,7 +332,7 @@ void EventBus::Run() {
     }
     batch.assign(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(
                                                       std::min(queue_.size(), config_.batch_size)));
-    TracingStorage::WriteResult r = storage_->Write(batch);
+    EventSink::WriteResult r = storage_->Write(batch);
     if (r.status.ok()) {
       // Counted before the batch's flush markers complete: a Flush that returns sees its
       // events in stats().

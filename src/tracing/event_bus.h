@@ -33,16 +33,18 @@
 #include "elasticjob/thread_annotations.h"
 #include "elasticjob/tracing/tracer.h"
 #include "tracing/event.h"
-#include "tracing/tracing_storage.h"
+#include "tracing/event_sink.h"
 #include "tracing/tracing_url.h"
 
 namespace elasticjob::tracing {
 
 class EventBus final : public Tracer {
  public:
-  // Storage opener: a test may give its own (a database that fails on command).
-  using Opener = std::function<Result<std::unique_ptr<TracingStorage>>()>;
-  EventBus(TracingConfiguration config, TracingUrl url, Opener opener = nullptr);
+  // Opens the sink the writer writes to, again after a failed write: Tracer::Open gives the
+  // database of `url` (tracing/tracing_storage.h); a test may give its own (a database that
+  // fails on command). REQUIRES: `opener` is not empty.
+  using Opener = std::function<Result<std::unique_ptr<EventSink>>()>;
+  EventBus(TracingConfiguration config, TracingUrl url, Opener opener);
   ~EventBus() override;
   EventBus(const EventBus&) = delete;
   EventBus& operator=(const EventBus&) = delete;
@@ -115,7 +117,7 @@ class EventBus final : public Tracer {
   // The writer's own.
   std::deque<Event*> queue_;
   size_t flush_markers_ = 0;  // kFlush events in queue_ (they count for nothing)
-  std::unique_ptr<TracingStorage> storage_;
+  std::unique_ptr<EventSink> storage_;
   bool dropping_ = false;         // a drop episode is going on
   uint64_t episode_dropped_ = 0;  // in it
   bool failing_ = false;          // the database is failing (logged once)

@@ -118,6 +118,12 @@ Result<std::unique_ptr<TracingStorage>> TracingStorage::Open(const TracingUrl& u
   return storage;
 }
 
+Result<std::unique_ptr<EventSink>> OpenSink(const TracingUrl& url) {
+  auto storage = TracingStorage::Open(url, /*writer=*/true);
+  if (!storage.ok()) return storage.status();
+  return std::unique_ptr<EventSink>(std::move(storage).value());
+}
+
 Status TracingStorage::CreateTables() {
   const Ddl& ddl = DdlOf(url_.kind);
   for (const std::string* sql : {&ddl.execution_log, &ddl.status_trace_log, &ddl.log_line}) {

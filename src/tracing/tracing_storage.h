@@ -15,6 +15,7 @@
 
 #include "elasticjob/tracing/trace_reader.h"
 #include "tracing/event.h"
+#include "tracing/event_sink.h"
 #include "tracing/sql_connection.h"
 #include "tracing/tracing_url.h"
 
@@ -32,20 +33,14 @@ struct Ddl {
 };
 const Ddl& DdlOf(TracingUrl::Kind kind);
 
-class TracingStorage final : public TraceReader {
+class TracingStorage final : public TraceReader, public EventSink {
  public:
   // Connects (a writer creates a missing SQLite file, a reader does not) and, for a
   // writer, creates the tables when missing. UNAVAILABLE with the database's reason.
   static Result<std::unique_ptr<TracingStorage>> Open(const TracingUrl& url, bool writer);
 
-  // The outcome of Write: OK, or the error and, when one event was refused by the database
-  // (not the connection), its index in the batch (the bus drops it and writes the rest).
-  struct WriteResult {
-    Status status;
-    std::optional<size_t> refused;
-  };
-  // Writes `batch` in one transaction (kFlush events are skipped).
-  WriteResult Write(std::span<Event* const> batch);
+  // EventSink
+  WriteResult Write(std::span<Event* const> batch) override;
 
   // TraceReader
   Result<std::vector<JobExecutionEvent>> Executions(const ExecutionQuery& query) override;
@@ -72,6 +67,10 @@ class TracingStorage final : public TraceReader {
   const TracingUrl url_;
   const std::unique_ptr<SqlConnection> conn_;
 };
+
+// TracingStorage::Open(url, /*writer=*/true), as the event bus's sink (EventBus::Opener).
+Result<std::unique_ptr<EventSink>> OpenSink(const TracingUrl& url);
+
 
 }  // namespace elasticjob::tracing
 

@@ -2,8 +2,10 @@
 # Installs the build to a temp prefix, moves the prefix elsewhere (an installed copy must
 # relocate: its CMake files name no path of the machine that built it), builds
 # examples/embedding as a separate CMake project against the moved copy
-# (find_package(elasticjob), elasticjob::elasticjob), and runs the result briefly on a private
-# ZooKeeper: it must schedule its job and run all three items.
+# (find_package(elasticjob COMPONENTS core tracing tasks console): one program per component
+# and one on the umbrella elasticjob::elasticjob), checks each program needs only its
+# component's libraries, runs the tracing, tasks and console programs, and runs the core one
+# briefly on a private ZooKeeper: it must schedule its job and run all three items.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 build="$1"
@@ -33,6 +35,29 @@ cmake --build "$tmp/build" -j 2 > "$tmp/build.log" 2>&1 ||
 # The private build tree must not be what it used: only the prefix.
 grep -q "$tmp/moved" "$tmp/build/CMakeCache.txt" || fail "the project did not find the moved copy"
 ! grep -q "elasticjob_DIR:PATH=$build" "$tmp/build/CMakeCache.txt" || fail "found the build tree, not the install"
+
+# Each component's program needs what its component needs and no more: the core links no
+# database client, no gRPC, no libsodium (the console's).
+needs() {  # program: the libraries of interest it needs (ldd), one line
+  ldd "$tmp/build/$1" | grep -oE 'lib(grpc\+\+|protobuf|pq|mariadb|sqlite3|sodium)\.so' | sort -u | tr '\n' ' '
+}
+check_needs() {  # program forbidden-regex
+  local got
+  got=$(needs "$1")
+  if [[ -n "$2" ]] && grep -qE "$2" <<< "$got"; then fail "$1 needs $got (none of $2 expected)"; fi
+}
+check_needs example_simple_job 'grpc|protobuf|pq|mariadb|sqlite3|sodium'
+check_needs example_traced_job 'grpc|protobuf|sodium'
+check_needs example_broadcast_job 'sodium|mariadb'
+check_needs example_console 'grpc|protobuf'
+out=$("$tmp/build/example_traced_job" "$tmp/traces.db" 2>&1) || fail "example_traced_job: $out"
+grep -q "^2 executions traced" <<< "$out" || fail "example_traced_job: $out"
+out=$(timeout 60 "$tmp/build/example_broadcast_job" 2>&1) || fail "example_broadcast_job: $out"
+grep -q "^broadcast ran on 1 instance(s)" <<< "$out" || fail "example_broadcast_job: $out"
+out=$(timeout 60 "$tmp/build/example_console" 2>&1) || fail "example_console: $out"
+grep -q "^console at http://127.0.0.1:" <<< "$out" || fail "example_console: $out"
+[[ -x "$tmp/build/example_umbrella" ]] || fail "example_umbrella (elasticjob::elasticjob) not built"
+echo "ok   components: core (no database client, gRPC or libsodium needed), tracing, tasks, console, the umbrella"
 
 read -r port _ < <(bash "$zk" start "$tmp/zk") || fail "cannot start ZooKeeper"
 url="zookeeper://127.0.0.1:$port/install-test"

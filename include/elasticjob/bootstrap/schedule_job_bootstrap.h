@@ -78,6 +78,8 @@
 
 namespace elasticjob {
 
+class TaskModels;  // elasticjob/bootstrap/task_models.h
+
 // The dump port of a job whose configuration sets monitorPort (docs/dump.md). Jobs of one
 // process with the same address and port share one listener, started with the options of
 // the first of them.
@@ -149,6 +151,11 @@ struct BootstrapOptions {
   // process, like the tracer's URL: nothing of it goes to the registry. "": the local store
   // (a temp SQLite file that dies with the coordinator). Another scheme fails Schedule().
   std::string task_store;
+  // The task models (elasticjob/bootstrap/task_models.h, component elasticjob::tasks): a
+  // SimpleJob or a job by type name with the prop `task.broadcast: "true"` runs on them, and
+  // without them fails Schedule() saying so. Task jobs (the TaskJob constructors) need not
+  // set it. Null: none.
+  std::shared_ptr<const TaskModels> task_models;
   // Prometheus metrics (elasticjob/metrics/metrics.h; docs/metrics.md): the process's
   // Metrics, shared by its jobs; this job's item runs, lateness, misfires, failovers and
   // the rest are recorded there, and its readiness (/readyz) counted. Null: not recorded.

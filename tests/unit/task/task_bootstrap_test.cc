@@ -10,6 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "elasticjob/bootstrap/task_models.h"
 #include "elasticjob/api/task_job.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 #include "elasticjob/tracing/trace_reader.h"
@@ -194,11 +195,39 @@ class Recording final : public JobItemExecutor {
   }
 };
 
+// The broadcast runs on the task models' component: without them in the options, the job
+// is refused at Schedule() (naming what to set), and nothing is registered.
+TEST(TaskBootstrapTest, ABroadcastByPropWithoutTheTaskModelsIsRefusedNamingThem) {
+  auto reg = NewRegistryCenter("memory://task_broadcast_without_models");
+  ASSERT_TRUE((*reg)->Init().ok());
+  auto config = JobConfiguration::Builder("plain", 1)
+                    .Cron("0/5 * * * * ?")
+                    .SetProperty("task.broadcast", "true")
+                    .Build();
+  ASSERT_TRUE(config.ok());
+  BootstrapOptions options;
+  options.job_types["NOOP"] =
+      [](const JobConfiguration&) -> Result<std::shared_ptr<JobItemExecutor>> {
+    return InvalidArgument("never made");
+  };
+  ScheduleJobBootstrap bootstrap(**reg, "NOOP", *config, options);
+  Status s = bootstrap.Schedule();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("job 'plain': props: task.broadcast 'true' needs the task models"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.message().find("BootstrapOptions::task_models"), std::string::npos) << s;
+  EXPECT_FALSE((*reg)->IsExisted("/plain/config").value_or(true));
+  // Again: the first result, FAILED_PRECONDITION as for every failed Schedule().
+  EXPECT_EQ(bootstrap.Schedule().code(), StatusCode::kFailedPrecondition);
+}
+
 TEST(TaskBootstrapTest, AJobTypeGivenByNameBroadcastsByTheProp) {
   auto reg = NewRegistryCenter("memory://task_type_broadcast");
   ASSERT_TRUE((*reg)->Init().ok());
   auto recording = std::make_shared<Recording>();
   BootstrapOptions options;
+  options.task_models = GrpcTaskModels();
   options.job_types["RECORDING"] =
       [recording](const JobConfiguration&) -> Result<std::shared_ptr<JobItemExecutor>> {
     return std::shared_ptr<JobItemExecutor>(recording);
@@ -232,6 +261,7 @@ TEST(TaskBootstrapTest, ABroadcastJobByTypeNameRunsTheRegistrysPropsNotTheOnesGi
   std::mutex mu;
   std::vector<std::string> made;  // guarded by mu: the prefix of each executor made
   BootstrapOptions options;
+  options.task_models = GrpcTaskModels();
   options.job_types["PREFIXED"] =
       [&](const JobConfiguration& c) -> Result<std::shared_ptr<JobItemExecutor>> {
     std::lock_guard<std::mutex> lock(mu);

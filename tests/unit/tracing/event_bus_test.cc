@@ -2,6 +2,7 @@
 // retries while the database is unreachable, overflow, idempotent retried batches, flush at
 // shutdown. SQLite files in a temporary directory: no server.
 #include "tracing/event_bus.h"
+#include "tracing/tracing_storage.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -64,6 +65,7 @@ class EventBusTest : public ::testing::Test {
     config.url = Url();
     auto url = ParseTracingUrl(config.url);
     EXPECT_TRUE(url.ok());
+    if (!opener) opener = [u = *url] { return OpenSink(u); };
     return std::make_shared<EventBus>(config, *url, std::move(opener));
   }
   JobExecutionEvent Execution(int item) {
@@ -137,10 +139,10 @@ TEST_F(EventBusTest, WhileTheDatabaseIsUnreachableEventsWaitAndNothingIsLost) {
   TracingConfiguration config;
   config.max_backoff = 50ms;
   auto url = ParseTracingUrl(Url());
-  auto bus = Open(config, [&]() -> Result<std::unique_ptr<TracingStorage>> {
+  auto bus = Open(config, [&]() -> Result<std::unique_ptr<EventSink>> {
     ++attempts;
     if (down) return Status(StatusCode::kUnavailable, "connection refused");
-    return TracingStorage::Open(*url, true);
+    return OpenSink(*url);
   });
   for (int i = 0; i < 100; ++i) bus->Post(Execution(i));
   EXPECT_FALSE(bus->Flush(300ms).ok());  // TIMEOUT: the database is down
@@ -166,11 +168,11 @@ TEST_F(EventBusTest, AnOverflowingQueueDropsTheOldestAndCountsThem) {
   config.queue_capacity = 10;
   config.max_backoff = 20ms;
   auto url = ParseTracingUrl(Url());
-  auto bus = Open(config, [&]() -> Result<std::unique_ptr<TracingStorage>> {
+  auto bus = Open(config, [&]() -> Result<std::unique_ptr<EventSink>> {
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return posted_all; });
     if (attempts++ == 0) return Status(StatusCode::kUnavailable, "down");
-    return TracingStorage::Open(*url, true);
+    return OpenSink(*url);
   });
   std::vector<JobExecutionEvent> posted;
   for (int i = 0; i < 25; ++i) {
@@ -196,9 +198,9 @@ TEST_F(EventBusTest, APairGoesInAsOnePushOlderFirst) {
   config.queue_capacity = 1;
   config.max_backoff = 20ms;
   auto url = ParseTracingUrl(Url());
-  auto bus = Open(config, [&]() -> Result<std::unique_ptr<TracingStorage>> {
+  auto bus = Open(config, [&]() -> Result<std::unique_ptr<EventSink>> {
     if (down) return Status(StatusCode::kUnavailable, "down");
-    return TracingStorage::Open(*url, true);
+    return OpenSink(*url);
   });
   JobTracing tracing(bus, "host", "10.0.0.1", Clock::System());
   auto run = tracing.RunInfoOf("job", "job@-@0@-@READY@-@10.0.0.1@-@1");
