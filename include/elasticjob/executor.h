@@ -17,13 +17,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 
 namespace elasticjob {
@@ -68,8 +67,8 @@ class ThreadPool final : public Executor {
  private:
   void Run();
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_{&mu_};
   void Queue(std::function<void()> task, bool urgent);
   // Wakes a waiting worker for a task just queued, or starts one. REQUIRES: mu_ held.
   void WakeLocked() ELASTICJOB_REQUIRES(mu_);
@@ -103,8 +102,8 @@ class SerialExecutor final : public Executor {
   void Drain();
 
   Executor& target_;
-  std::mutex mu_;
-  std::condition_variable idle_cv_;
+  Mutex mu_;
+  CondVar idle_cv_{&mu_};
   std::deque<std::function<void()>> tasks_ ELASTICJOB_GUARDED_BY(mu_);
   bool scheduled_ ELASTICJOB_GUARDED_BY(mu_) = false;
 };

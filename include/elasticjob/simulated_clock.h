@@ -18,10 +18,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <vector>
 
 #include "elasticjob/clock.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 
 namespace elasticjob {
@@ -47,7 +47,7 @@ class SimulatedClock final : public Clock {
  private:
   void Notify();
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   WallTime wall_ ELASTICJOB_GUARDED_BY(mu_);
   MonotonicTime monotonic_ ELASTICJOB_GUARDED_BY(mu_);
   uint64_t next_listener_id_ ELASTICJOB_GUARDED_BY(mu_) = 1;

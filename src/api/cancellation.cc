@@ -5,12 +5,12 @@
 namespace elasticjob {
 
 std::string Cancellation::reason() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return reason_;
 }
 
 void Cancellation::Request(std::string reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (requested_.load(std::memory_order_relaxed)) return;
   reason_ = std::move(reason);
   requested_.store(true, std::memory_order_release);
@@ -19,7 +19,7 @@ void Cancellation::Request(std::string reason) {
 }
 
 void Cancellation::RequestGraceful(std::string reason, std::chrono::milliseconds grace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (requested_.load(std::memory_order_relaxed)) return;
   reason_ = std::move(reason);
   grace_ms_.store(grace.count(), std::memory_order_release);
@@ -29,7 +29,7 @@ void Cancellation::RequestGraceful(std::string reason, std::chrono::milliseconds
 }
 
 uint64_t Cancellation::OnRequest(std::function<void()> callback) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (requested_.load(std::memory_order_relaxed)) {
     callback();
     return 0;
@@ -40,7 +40,7 @@ uint64_t Cancellation::OnRequest(std::function<void()> callback) {
 }
 
 void Cancellation::Unregister(uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   callbacks_.erase(id);
 }
 

@@ -33,7 +33,7 @@ std::string WorkflowNodeRun::ToJson() const {
 }
 
 void WorkflowNodeRun::SetResult(std::string_view result) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   result_ = Cut(result, kWorkflowResultLimit);
 }
 
@@ -44,7 +44,7 @@ Status WorkflowNodeRun::PutContext(std::string_view key, std::string_view json_v
                           ? nlohmann::json(std::string(json_value))
                                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                           : j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   size_t bytes = context_bytes_ + key.size() + value.size();
   auto it = context_.find(std::string(key));
   if (it != context_.end()) bytes -= it->first.size() + it->second.size();
@@ -59,12 +59,12 @@ Status WorkflowNodeRun::PutContext(std::string_view key, std::string_view json_v
 }
 
 std::optional<std::string> WorkflowNodeRun::result() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return result_;
 }
 
 std::map<std::string, std::string> WorkflowNodeRun::context_additions() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return context_;
 }
 

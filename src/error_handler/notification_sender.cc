@@ -22,10 +22,10 @@ NotificationSender& NotificationSender::Shared() {
 
 bool NotificationSender::Post(std::string what, Send send) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!stopped_ && queue_.size() < capacity_) {
       queue_.push_back(Message{std::move(what), std::move(send)});
-      cv_.notify_all();
+      cv_.SignalAll();
       return true;
     }
     ++failed_;
@@ -37,37 +37,37 @@ bool NotificationSender::Post(std::string what, Send send) {
 }
 
 void NotificationSender::Stop() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   stopped_ = true;
   failed_ += queue_.size();
   queue_.clear();
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void NotificationSender::WaitIdle() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  MutexLock lock(&mu_);
+  while (!queue_.empty() || busy_) cv_.Wait();
 }
 
 size_t NotificationSender::sent() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return sent_;
 }
 
 size_t NotificationSender::failed() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return failed_;
 }
 
 void NotificationSender::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopped_ || !queue_.empty(); });
+    while (!stopped_ && queue_.empty()) cv_.Wait();
     if (stopped_) return;
     Message m = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
-    lock.unlock();
+    lock.Unlock();
     Status s;
     try {
       s = m.send();
@@ -79,10 +79,10 @@ void NotificationSender::Loop() {
     if (!s.ok()) {
       infra::LogLine("WARN", fmt::format("error handler {}: send failed: {}", m.what, s.message()));
     }
-    lock.lock();
+    lock.Lock();
     busy_ = false;
     ++(s.ok() ? sent_ : failed_);
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 }
 

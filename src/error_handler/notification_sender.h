@@ -10,14 +10,13 @@
 #ifndef ELASTICJOB_ERROR_HANDLER_NOTIFICATION_SENDER_H_
 #define ELASTICJOB_ERROR_HANDLER_NOTIFICATION_SENDER_H_
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "elasticjob/mutex.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
 
@@ -57,8 +56,8 @@ class NotificationSender {
   void Loop();
 
   const size_t capacity_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_{&mu_};
   std::deque<Message> queue_ ELASTICJOB_GUARDED_BY(mu_);
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
   bool busy_ ELASTICJOB_GUARDED_BY(mu_) = false;

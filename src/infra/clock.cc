@@ -24,19 +24,19 @@ SimulatedClock::SimulatedClock(WallTime wall_start)
     : wall_(wall_start), monotonic_(MonotonicTime{} + std::chrono::hours(1)) {}
 
 Clock::WallTime SimulatedClock::WallNow() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return wall_;
 }
 
 Clock::MonotonicTime SimulatedClock::MonotonicNow() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return monotonic_;
 }
 
 void SimulatedClock::Advance(std::chrono::nanoseconds d) {
   assert(d.count() >= 0);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     wall_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(d);
     monotonic_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(d);
   }
@@ -45,28 +45,28 @@ void SimulatedClock::Advance(std::chrono::nanoseconds d) {
 
 void SimulatedClock::SetWall(WallTime t) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     wall_ = t;
   }
   Notify();
 }
 
 uint64_t SimulatedClock::OnAdvance(std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t id = next_listener_id_++;
   listeners_.emplace_back(id, std::move(fn));
   return id;
 }
 
 void SimulatedClock::RemoveListener(uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::erase_if(listeners_, [id](const auto& l) { return l.first == id; });
 }
 
 void SimulatedClock::Notify() {
   std::vector<std::function<void()>> copy;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& l : listeners_) copy.push_back(l.second);
   }
   for (const auto& fn : copy) fn();

@@ -19,7 +19,7 @@ void ThreadPool::Post(std::function<void()> task) { Queue(std::move(task), /*urg
 void ThreadPool::PostUrgent(std::function<void()> task) { Queue(std::move(task), /*urgent=*/true); }
 
 void ThreadPool::PostUrgentAll(std::vector<std::function<void()>> tasks) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (stopped_) return;
   for (auto& t : tasks) {
     urgent_.push_back(std::move(t));
@@ -29,7 +29,7 @@ void ThreadPool::PostUrgentAll(std::vector<std::function<void()>> tasks) {
 }
 
 void ThreadPool::Queue(std::function<void()> task, bool urgent) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (stopped_) return;
   (urgent ? urgent_ : tasks_).push_back(std::move(task));
   queued_.fetch_add(1, std::memory_order_relaxed);
@@ -45,7 +45,7 @@ void ThreadPool::WakeLocked() {
   if (queued_.load(std::memory_order_relaxed) <= lingering_ + roused_) return;
   if (waiting_ > wakeups_ + roused_) {
     ++wakeups_;  // this waiting worker is spoken for
-    cv_.notify_one();
+    cv_.Signal();
   } else if (workers_.size() < max_threads_) {
     workers_.emplace_back([this] { Run(); });  // every worker is busy: one more
   }
@@ -53,7 +53,7 @@ void ThreadPool::WakeLocked() {
 }
 
 void ThreadPool::KeepAwake(int threads, std::chrono::steady_clock::time_point until) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (stopped_) return;
   const auto ticks = (until + kLinger).time_since_epoch().count();
   if (ticks > awake_until_.load(std::memory_order_relaxed)) {
@@ -66,7 +66,7 @@ void ThreadPool::KeepAwake(int threads, std::chrono::steady_clock::time_point un
   while (awake < want && waiting_ > wakeups_ + roused_) {
     ++roused_;
     ++awake;
-    cv_.notify_one();
+    cv_.Signal();
   }
   while (awake < want && workers_.size() < max_threads_) {
     workers_.emplace_back([this] { Run(); });  // it lingers first, having no task
@@ -76,16 +76,16 @@ void ThreadPool::KeepAwake(int threads, std::chrono::steady_clock::time_point un
 
 void ThreadPool::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopped_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void ThreadPool::Join() {
   std::vector<std::thread> workers;
   {
-    std::lock_guard<std::mutex> lock(mu_);  // no worker starts once stopped
+    MutexLock lock(&mu_);  // no worker starts once stopped
     workers.swap(workers_);
   }
   for (auto& t : workers) {
@@ -98,21 +98,21 @@ void ThreadPool::Join() {
 }
 
 size_t ThreadPool::threads() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return workers_.size();
 }
 
 void ThreadPool::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
     if (!urgent_.empty() || !tasks_.empty()) {
       auto& queue = !urgent_.empty() ? urgent_ : tasks_;
       std::function<void()> task = std::move(queue.front());
       queue.pop_front();
       queued_.fetch_sub(1, std::memory_order_relaxed);
-      lock.unlock();
+      lock.Unlock();
       task();
-      lock.lock();
+      lock.Lock();
       continue;
     }
     if (stopped_) return;  // stopped and drained
@@ -121,7 +121,7 @@ void ThreadPool::Run() {
     // microseconds, and a sleeping worker costs its poster a futex wake and itself a
     // scheduler round trip. Bounded (kLinger); then it waits on the condition variable.
     ++lingering_;
-    lock.unlock();
+    lock.Unlock();
     const auto until = std::max(
         std::chrono::steady_clock::now() + kLinger,
         std::chrono::steady_clock::time_point(
@@ -130,7 +130,7 @@ void ThreadPool::Run() {
            std::chrono::steady_clock::now() < until) {
       std::this_thread::yield();
     }
-    lock.lock();
+    lock.Lock();
     --lingering_;
     if (!urgent_.empty() || !tasks_.empty() || stopped_) continue;
     // Every wake-up uses up one notification, also when another worker took the task
@@ -140,7 +140,7 @@ void ThreadPool::Run() {
     ++waiting_;
     bool roused = false;
     do {
-      cv_.wait(lock);
+      cv_.Wait();
       if (roused_ > 0) {
         --roused_;  // woken to stand by (KeepAwake): linger again
         roused = true;
@@ -153,14 +153,14 @@ void ThreadPool::Run() {
 }
 
 SerialExecutor::~SerialExecutor() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [this] { return !scheduled_; });
+  MutexLock lock(&mu_);
+  while (scheduled_) idle_cv_.Wait();
 }
 
 void SerialExecutor::Post(std::function<void()> task) {
   bool schedule = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     tasks_.push_back(std::move(task));
     if (!scheduled_) {
       scheduled_ = true;
@@ -174,10 +174,10 @@ void SerialExecutor::Drain() {
   while (true) {
     std::function<void()> task;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (tasks_.empty()) {
         scheduled_ = false;
-        idle_cv_.notify_all();
+        idle_cv_.SignalAll();
         return;
       }
       task = std::move(tasks_.front());

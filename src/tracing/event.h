@@ -6,15 +6,15 @@
 #define ELASTICJOB_TRACING_EVENT_H_
 
 #include <array>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "elasticjob/clock.h"
+#include "elasticjob/mutex.h"
+#include "elasticjob/thread_annotations.h"
 #include "elasticjob/tracing/job_event.h"
 
 namespace elasticjob::tracing {
@@ -41,9 +41,9 @@ std::shared_ptr<const RunInfo> MakeRunInfo(std::string job_name, std::string tas
 
 // Waits for the writer to reach a flush marker.
 struct FlushWaiter {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
+  Mutex mu;
+  CondVar cv{&mu};
+  bool done ELASTICJOB_GUARDED_BY(mu) = false;
 };
 
 // What an item's start and end write (the time stamps, the link, the outcome) is on the

@@ -65,8 +65,8 @@ void EventBus::PushChain(size_t shard, Event* newest, Event* oldest) {
   // The writer set the flag before it last looked at the shards: one of the two sees the
   // other.
   if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    cv_.notify_one();
+    MutexLock lock(&mu_);
+    cv_.Signal();
   }
 }
 
@@ -144,12 +144,17 @@ Status EventBus::Flush(std::chrono::milliseconds timeout) {
   e->flush = waiter;
   Push(std::move(e));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     flush_requested_ = true;  // cuts the writer's batch_delay short
   }
-  cv_.notify_all();
-  std::unique_lock<std::mutex> lock(waiter->mu);
-  if (waiter->cv.wait_for(lock, timeout, [&] { return waiter->done; })) return Status::Ok();
+  cv_.SignalAll();
+  {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    MutexLock lock(&waiter->mu);
+    while (!waiter->done && waiter->cv.WaitUntil(deadline)) {
+    }
+    if (waiter->done) return Status::Ok();
+  }
   TracerStats s = stats();
   return Status(StatusCode::kTimeout,
                 fmt::format("tracing ({}): {} events not written after {} ms{}", url_.redacted,
@@ -158,16 +163,16 @@ Status EventBus::Flush(std::chrono::milliseconds timeout) {
 }
 
 Status EventBus::Shutdown(std::chrono::milliseconds timeout) {
-  std::lock_guard<std::mutex> once(shutdown_mu_);
+  MutexLock once(&shutdown_mu_);
   if (shut_down_) return Status::Ok();
   shut_down_ = true;
   Status flushed = Flush(timeout);
   closed_.store(true, std::memory_order_release);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (writer_.joinable()) writer_.join();
   // A post that passed the closed_ check as it was set: dropped here, not leaked.
   std::vector<Event*> late;
@@ -186,16 +191,16 @@ TracerStats EventBus::stats() {
   s.dropped = dropped_.load();
   s.pending = pending_.load();
   s.retries = retries_.load();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   s.last_error = last_error_;
   return s;
 }
 
 void EventBus::Delete(Event* e) {
   if (e->flush != nullptr) {
-    std::lock_guard<std::mutex> lock(e->flush->mu);
+    MutexLock lock(&e->flush->mu);
     e->flush->done = true;
-    e->flush->cv.notify_all();
+    e->flush->cv.SignalAll();
   }
   delete e;
 }
@@ -264,11 +269,11 @@ void EventBus::Sleep(std::chrono::steady_clock::time_point deadline, bool wake_o
       }
     }
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_until(lock, deadline, [&] {
-    return stop_ || flush_requested_ ||
-           (wake_on_push && !sleeping_.load(std::memory_order_seq_cst));
-  });
+  MutexLock lock(&mu_);
+  while (!stop_ && !flush_requested_ &&
+         !(wake_on_push && !sleeping_.load(std::memory_order_seq_cst)) &&
+         cv_.WaitUntil(deadline)) {
+  }
   sleeping_.store(false);
 }
 
@@ -289,7 +294,7 @@ void EventBus::Run() {
   auto failed = [&](const Status& s) {
     retries_.fetch_add(1, std::memory_order_relaxed);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       last_error_ = s.message();
     }
     if (!failing_) {
@@ -302,7 +307,7 @@ void EventBus::Run() {
   while (true) {
     bool stopping = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stopping = stop_;
       flush_requested_ = false;  // a marker pushed before it is drained now
     }

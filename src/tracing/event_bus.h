@@ -22,14 +22,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 #include "elasticjob/tracing/tracer.h"
 #include "tracing/event.h"
@@ -83,13 +82,13 @@ class EventBus final : public Tracer {
   const TracingUrl url_;
   const Opener opener_;
 
-  std::mutex mu_;  // the writer's sleep, and stats
-  std::condition_variable cv_;
+  Mutex mu_;  // the writer's sleep, and stats
+  CondVar cv_{&mu_};
   bool stop_ ELASTICJOB_GUARDED_BY(mu_) = false;
   bool flush_requested_ ELASTICJOB_GUARDED_BY(mu_) = false;  // a Flush waits
   std::string last_error_ ELASTICJOB_GUARDED_BY(mu_);
-  std::mutex shutdown_mu_;  // one Shutdown at a time
-  bool shut_down_ = false;  // GUARDED_BY(shutdown_mu_)
+  Mutex shutdown_mu_;  // one Shutdown at a time
+  bool shut_down_ ELASTICJOB_GUARDED_BY(shutdown_mu_) = false;
 
   // The posters' stacks (newest first), each on its own cache line; taken whole by the
   // writer.

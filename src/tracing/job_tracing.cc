@@ -13,7 +13,7 @@ void ExecutionLog::Append(LogLevel level, std::string_view line) {
   e->id = id_;
   e->time = clock_.WallNow();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (cut_) return;
     if (static_cast<size_t>(lines_) + 1 >= config.log_line_limit ||
         bytes_ + line.size() > config.log_byte_limit) {
@@ -35,7 +35,7 @@ void ExecutionLog::Append(LogLevel level, std::string_view line) {
 }
 
 int64_t ExecutionLog::lines() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return lines_;
 }
 

@@ -8,13 +8,13 @@
 #define ELASTICJOB_TRACING_JOB_TRACING_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "elasticjob/api/job_log.h"
 #include "elasticjob/clock.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 #include "tracing/event.h"
 #include "tracing/event_bus.h"
@@ -35,7 +35,7 @@ class ExecutionLog final : public JobLogSink {
   const std::shared_ptr<EventBus> bus_;
   const Uuid id_;
   Clock& clock_;
-  std::mutex mu_;
+  Mutex mu_;
   int64_t lines_ ELASTICJOB_GUARDED_BY(mu_) = 0;
   size_t bytes_ ELASTICJOB_GUARDED_BY(mu_) = 0;
   bool cut_ ELASTICJOB_GUARDED_BY(mu_) = false;

@@ -43,7 +43,7 @@ LaunchBoard::LaunchBoard(TimerScheduler& timer, Executor& workers, int drains, i
 
 void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
   if (units.empty()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto& batch = open_[due];
   if (batch != nullptr && batch->Add(units)) return;
   // No batch for that time yet, or it has been handed over: a new one (sealed batches are
@@ -57,7 +57,7 @@ void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
   for (auto it = open_.begin(); it != open_.end() && it->first < due;) {
     bool sealed;
     {
-      std::lock_guard<std::mutex> batch_lock(it->second->mu_);
+      MutexLock batch_lock(&it->second->mu_);
       sealed = it->second->sealed_;
     }
     // Outside the batch's lock: erasing may destroy the batch (and its mutex).
@@ -66,7 +66,7 @@ void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
 }
 
 bool LaunchBoard::Batch::Add(std::vector<Unit>& units) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (sealed_) return false;
   units_.insert(units_.end(), std::make_move_iterator(units.begin()),
                 std::make_move_iterator(units.end()));
@@ -75,7 +75,7 @@ bool LaunchBoard::Batch::Add(std::vector<Unit>& units) {
 
 void LaunchBoard::Batch::Launch() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     sealed_ = true;  // units_ is read-only from here on
   }
   afters_.resize(units_.size());
@@ -168,7 +168,7 @@ void LaunchBoard::Batch::Grow() {
 void LaunchBoard::Batch::Defer(std::vector<Deferred>& tasks) {
   std::vector<Deferred> ready;
   {
-    std::unique_lock<std::mutex> lock(defer_mu_);
+    MutexLock lock(&defer_mu_);
     // Units left (and not flushed): kept. The count is read under the lock Flush sets
     // flushed_ under: a run's ends are either in the list a Flush takes or posted here.
     if (!flushed_ && next_.load(std::memory_order_acquire) < units_.size()) {
@@ -176,7 +176,7 @@ void LaunchBoard::Batch::Defer(std::vector<Deferred>& tasks) {
       tasks.clear();
       if (flush_armed_) return;
       flush_armed_ = true;
-      lock.unlock();
+      lock.Unlock();
       // Once per batch. The batch may be gone by then (every unit taken: flushed already).
       std::weak_ptr<Batch> weak = weak_from_this();
       timer_.ScheduleAt(
@@ -199,7 +199,7 @@ void LaunchBoard::Batch::Defer(std::vector<Deferred>& tasks) {
 void LaunchBoard::Batch::Flush() {
   std::vector<Deferred> kept;
   {
-    std::lock_guard<std::mutex> lock(defer_mu_);
+    MutexLock lock(&defer_mu_);
     kept.swap(deferred_);
     flushed_ = true;
   }

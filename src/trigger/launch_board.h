@@ -35,11 +35,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "elasticjob/clock.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 #include "trigger/timer_scheduler.h"
 
@@ -100,7 +100,7 @@ class LaunchBoard {
     const int drains_;
     const int most_;
     Executor& control_;
-    std::mutex mu_;
+    Mutex mu_;
     bool sealed_ ELASTICJOB_GUARDED_BY(mu_) = false;
     // Written under mu_ until sealed_, then sized once and each element written by the
     // drainer that took its unit (no lock): read by PostAfters after every unit has begun.
@@ -110,7 +110,7 @@ class LaunchBoard {
     std::atomic<size_t> begun_{0};  // units whose `begin` has returned
     std::atomic<int> drainers_{0};  // drainers started (posted) so far
     std::atomic<int> taking_{0};    // of those, the ones not in user code
-    std::mutex defer_mu_;
+    Mutex defer_mu_;
     std::vector<Deferred> deferred_ ELASTICJOB_GUARDED_BY(defer_mu_);
     bool flushed_ ELASTICJOB_GUARDED_BY(defer_mu_) = false;
     bool flush_armed_ ELASTICJOB_GUARDED_BY(defer_mu_) = false;
@@ -139,7 +139,7 @@ class LaunchBoard {
   const int drains_;
   const int most_;
   Executor& control_;
-  std::mutex mu_;
+  Mutex mu_;
   // Batches not handed over yet, by due time (and those handed over, until the next Add).
   std::map<Clock::WallTime, std::shared_ptr<Batch>> open_ ELASTICJOB_GUARDED_BY(mu_);
 };

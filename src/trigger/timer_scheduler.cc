@@ -9,8 +9,8 @@ TimerScheduler::TimerScheduler(Clock& clock, Executor& executor, int standby,
     : clock_(clock), executor_(executor), standby_(standby), early_(early) {
   if (auto* sim = dynamic_cast<SimulatedClock*>(&clock_)) {
     listener_ = sim->OnAdvance([this] {
-      std::lock_guard<std::mutex> lock(mu_);
-      cv_.notify_all();
+      MutexLock lock(&mu_);
+      cv_.SignalAll();
     });
   }
   thread_ = std::thread([this] { Run(); });
@@ -25,7 +25,7 @@ TimerScheduler::~TimerScheduler() {
 
 TimerScheduler::TaskId TimerScheduler::ScheduleAt(Clock::WallTime due, std::function<void()> task,
                                                   Executor* on, int standby) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   TaskId id = next_id_++;
   tasks_.emplace(id, Task{std::move(task), on != nullptr ? on : &executor_,
                           standby == kDefaultStandby ? standby_ : standby});
@@ -33,38 +33,38 @@ TimerScheduler::TaskId TimerScheduler::ScheduleAt(Clock::WallTime due, std::func
   // thousand jobs re-arming after a fire would otherwise wake it a thousand times).
   const bool earliest = heap_.empty() || due < heap_.top().due;
   heap_.push(Entry{due, id});
-  if (earliest) cv_.notify_all();
+  if (earliest) cv_.SignalAll();
   return id;
 }
 
 bool TimerScheduler::Cancel(TaskId id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return tasks_.erase(id) > 0;  // its heap entry is skipped when it surfaces
 }
 
 void TimerScheduler::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) return;
     stopped_ = true;
     tasks_.clear();
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
 size_t TimerScheduler::pending() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return tasks_.size();
 }
 
 void TimerScheduler::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   bool slept = false;  // the last wait was a sleep ending early_ before the earliest task
   while (!stopped_) {
     while (!heap_.empty() && tasks_.count(heap_.top().id) == 0) heap_.pop();  // cancelled
     if (heap_.empty()) {
-      cv_.wait(lock);
+      cv_.Wait();
       continue;
     }
     Entry next = heap_.top();
@@ -100,7 +100,7 @@ void TimerScheduler::Run() {
     }
     // Simulated clock: sleep until due, woken by every Advance() too.
     if (listener_ != 0) {
-      cv_.wait_for(lock, next.due - now);
+      cv_.WaitFor(next.due - now);
       continue;
     }
     // Real clock: sleep until `early_` before due (or an earlier task arrives), then wait the
@@ -108,12 +108,12 @@ void TimerScheduler::Run() {
     // tasks: ahead of queued work, behind triggers already due). Only after a sleep: tasks due one
     // after another with no gap to sleep in get no spinning.
     if (next.due - now > early_) {
-      cv_.wait_for(lock, next.due - now - early_);
+      cv_.WaitFor(next.due - now - early_);
       slept = true;
       continue;
     }
     if (!slept) {
-      cv_.wait_for(lock, next.due - now);
+      cv_.WaitFor(next.due - now);
       continue;
     }
     slept = false;
@@ -121,14 +121,14 @@ void TimerScheduler::Run() {
     auto task = tasks_.find(next.id);
     Executor& on = task != tasks_.end() ? *task->second.on : executor_;
     const int standby = task != tasks_.end() ? task->second.standby : standby_;
-    lock.unlock();
+    lock.Unlock();
     if (standby > 0) {
       on.KeepAwake(standby, std::chrono::steady_clock::now() +
                                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                     due - clock_.WallNow()));
     }
     while (clock_.WallNow() < due) std::this_thread::yield();
-    lock.lock();
+    lock.Lock();
   }
 }
 

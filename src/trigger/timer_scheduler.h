@@ -15,17 +15,16 @@
 #ifndef ELASTICJOB_TRIGGER_TIMER_SCHEDULER_H_
 #define ELASTICJOB_TRIGGER_TIMER_SCHEDULER_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <queue>
 #include <thread>
 #include <vector>
 
 #include "elasticjob/clock.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/simulated_clock.h"
 #include "elasticjob/thread_annotations.h"
 
@@ -80,8 +79,8 @@ class TimerScheduler {
   Executor& executor_;
   const int standby_;
   const std::chrono::microseconds early_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_{&mu_};
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_ ELASTICJOB_GUARDED_BY(mu_);
   struct Task {
     std::function<void()> fn;

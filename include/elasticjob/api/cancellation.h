@@ -24,9 +24,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 
 namespace elasticjob {
@@ -66,7 +66,7 @@ class Cancellation {
   void Unregister(uint64_t id);
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::string reason_ ELASTICJOB_GUARDED_BY(mu_);
   uint64_t next_id_ ELASTICJOB_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, std::function<void()>> callbacks_ ELASTICJOB_GUARDED_BY(mu_);

@@ -24,11 +24,11 @@
 #define ELASTICJOB_API_WORKFLOW_NODE_RUN_H_
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "elasticjob/mutex.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
 
@@ -77,7 +77,7 @@ class WorkflowNodeRun {
   const std::string upstream_results_json_;
   const std::string context_json_;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::optional<std::string> result_ ELASTICJOB_GUARDED_BY(mu_);
   std::map<std::string, std::string> context_ ELASTICJOB_GUARDED_BY(mu_);
   size_t context_bytes_ ELASTICJOB_GUARDED_BY(mu_) = 0;

@@ -235,7 +235,7 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
                   fmt::format("'{}' not started: {}", words[0], cancellation->reason()));
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) {
       return FailedPrecondition(
           fmt::format("'{}' not started: the instance is shutting down", words[0]));
@@ -247,9 +247,9 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
     ScriptProcesses* self;
     bool starting = true;
     ~Leave() {
-      std::lock_guard<std::mutex> lock(self->mu_);
+      MutexLock lock(&self->mu_);
       if (starting) --self->starting_;
-      if (--self->active_ == 0) self->idle_cv_.notify_all();
+      if (--self->active_ == 0) self->idle_cv_.SignalAll();
     }
   } leave{this};
   // The command leads a process group of its own, with a clean signal state.
@@ -269,7 +269,7 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
     }
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (Status g = EnsureGuardianLocked(); !g.ok()) {
       return Internal(fmt::format("cannot run '{}': {}: {}", words[0], kShell, g.message()));
     }
@@ -294,16 +294,16 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
                                  output ? capture.writes : nullptr, start_by, &outcome);
   const int rc = pid > 0 ? 0 : outcome.error;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     --starting_;
     leave.starting = false;
   }
   if (rc == 0) {
     // A guardian started again since is told this group here, or was told it by its start
     // (EnsureGuardianLocked), whichever comes second.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     groups_.insert(pid);
-    groups_cv_.notify_all();
+    groups_cv_.SignalAll();
     TellLocked('+', pid);
     // Signal came while the command was starting: it gets it too.
     if (stopped_ && signalled_ != 0) kill(-pid, signalled_);
@@ -344,7 +344,7 @@ Result<int> ScriptProcesses::Run(const std::vector<std::string>& words, const Ou
   kill(-group, SIGKILL);
   if (cancellation != nullptr) cancellation->Unregister(cancel_id);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     groups_.erase(group);
     kill_at_.erase(group);
     TellLocked('-', group);
@@ -424,34 +424,34 @@ void ScriptProcesses::StopGuardianLocked() {
 
 ScriptProcesses::~ScriptProcesses() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     grace_stop_ = true;
-    grace_cv_.notify_all();
+    grace_cv_.SignalAll();
   }
   if (grace_thread_.joinable()) grace_thread_.join();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   StopGuardianLocked();
 }
 
 void ScriptProcesses::KillAfterGrace(pid_t group, std::chrono::steady_clock::time_point deadline) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (groups_.count(group) == 0 || grace_stop_) return;  // reaped already
   kill_at_[group] = deadline;
   if (!grace_thread_.joinable()) grace_thread_ = std::thread([this] { GraceLoop(); });
-  grace_cv_.notify_all();
+  grace_cv_.SignalAll();
 }
 
 void ScriptProcesses::GraceLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!grace_stop_) {
     if (kill_at_.empty()) {
-      grace_cv_.wait(lock);
+      grace_cv_.Wait();
       continue;
     }
     auto first = std::min_element(kill_at_.begin(), kill_at_.end(),
                                   [](const auto& a, const auto& b) { return a.second < b.second; });
     if (std::chrono::steady_clock::now() < first->second) {
-      grace_cv_.wait_until(lock, first->second);
+      grace_cv_.WaitUntil(first->second);
       continue;
     }
     // Still in groups_ (a group leaves it before its command is reaped): the id is its own.
@@ -461,12 +461,12 @@ void ScriptProcesses::GraceLoop() {
 }
 
 void ScriptProcesses::StopStarting() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   stopped_ = true;
 }
 
 int ScriptProcesses::Signal(int signal) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   signalled_ = signal;
   for (pid_t group : groups_) kill(-group, signal);
   // Those being started get it as soon as they have started (Run, after the spawn).
@@ -474,24 +474,28 @@ int ScriptProcesses::Signal(int signal) {
 }
 
 bool ScriptProcesses::WaitIdle(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return idle_cv_.wait_until(lock, deadline, [&] { return active_ == 0; });
+  MutexLock lock(&mu_);
+  while (active_ != 0 && idle_cv_.WaitUntil(deadline)) {
+  }
+  return active_ == 0;
 }
 
 int ScriptProcesses::running() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return active_;
 }
 
 pid_t ScriptProcesses::guardian_pid_for_testing() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return guardian_pid_;
 }
 
 bool ScriptProcesses::WaitGroupsForTesting(size_t n,
                                            std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return groups_cv_.wait_until(lock, deadline, [&] { return groups_.size() >= n; });
+  MutexLock lock(&mu_);
+  while (groups_.size() < n && groups_cv_.WaitUntil(deadline)) {
+  }
+  return groups_.size() >= n;
 }
 
 }  // namespace elasticjob::executor

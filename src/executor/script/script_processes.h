@@ -27,11 +27,9 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -39,6 +37,7 @@
 #include <vector>
 
 #include "elasticjob/api/cancellation.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
 
@@ -128,9 +127,9 @@ class ScriptProcesses {
   void KillAfterGrace(pid_t group, std::chrono::steady_clock::time_point deadline);
   void GraceLoop();
 
-  std::mutex mu_;
-  std::condition_variable idle_cv_;    // active_ reached 0
-  std::condition_variable groups_cv_;  // a group was added to groups_ (tests)
+  Mutex mu_;
+  CondVar idle_cv_{&mu_};    // active_ reached 0
+  CondVar groups_cv_{&mu_};  // a group was added to groups_ (tests)
   // The groups (their command's pid) of the commands running. A group leaves the set before
   // its command is reaped, so a signal never reaches a group id the kernel could reuse.
   std::set<pid_t> groups_ ELASTICJOB_GUARDED_BY(mu_);
@@ -142,7 +141,7 @@ class ScriptProcesses {
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
   // Groups sent SIGTERM by a graceful cancellation, and when they get SIGKILL.
   std::map<pid_t, std::chrono::steady_clock::time_point> kill_at_ ELASTICJOB_GUARDED_BY(mu_);
-  std::condition_variable grace_cv_;  // kill_at_ changed, or grace_stop_
+  CondVar grace_cv_{&mu_};  // kill_at_ changed, or grace_stop_
   bool grace_stop_ ELASTICJOB_GUARDED_BY(mu_) = false;
   std::thread grace_thread_;  // GraceLoop, once a group was given a grace; joined at the end
 };
