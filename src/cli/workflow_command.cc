@@ -14,6 +14,7 @@
 #include "cli/registry_option.h"
 #include "elasticjob/schedule/time_zone.h"
 #include "elasticjob/workflow/workflow_api.h"
+#include "workflow/instance_json.h"
 
 namespace elasticjob::cli {
 namespace {
@@ -53,33 +54,9 @@ std::string Time(int64_t ms) {
       std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
 }
 
-nlohmann::json InstanceJson(const WorkflowInstanceStatus& s) {
-  nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& n : s.nodes) {
-    nodes.push_back({{"id", n.id},
-                     {"state", n.state},
-                     {"attempt", n.attempt},
-                     {"result", n.result},
-                     {"error", n.error},
-                     {"startedMs", n.started_ms},
-                     {"endedMs", n.ended_ms}});
-  }
-  nlohmann::json context = nlohmann::json::parse(s.context_json, nullptr, false);
-  if (context.is_discarded()) context = nlohmann::json::object();
-  return {{"id", s.id},
-          {"workflow", s.workflow},
-          {"status", s.status},
-          {"trigger", s.trigger},
-          {"message", s.message},
-          {"createdMs", s.created_ms},
-          {"endedMs", s.ended_ms},
-          {"context", context},
-          {"nodes", nodes}};
-}
-
 void PrintInstance(const WorkflowInstanceStatus& s, bool json) {
   if (json) {
-    PrintJson(std::cout, InstanceJson(s));
+    PrintJson(std::cout, workflow::InstanceStatusJson(s));
     return;
   }
   std::cout << "instance: " << s.id << "\nstatus:   " << s.status
@@ -151,7 +128,8 @@ int Show(RegistryCenter& reg, const WfOptions& o) {
                {"cron", def->cron ? nlohmann::json(*def->cron) : nlohmann::json()},
                {"timeZone", def->time_zone ? nlohmann::json(*def->time_zone) : nlohmann::json()},
                {"maxRunTimeSeconds", def->max_run_time_seconds},
-               {"overlap", def->overlap == WorkflowOverlap::kQueue ? "queue" : "skip"},
+               {"overlap", WorkflowOverlapName(def->overlap)},
+               {"maxConcurrent", def->max_concurrent},
                {"retention", def->retention},
                {"nodes", nodes},
                {"edges", edges}});
@@ -217,7 +195,7 @@ int Run(RegistryCenter& reg, const WfOptions& o) {
   auto end = api->Wait(*id, std::chrono::seconds(*seconds));
   if (!end.ok()) return ReportFailure(end.status());
   if (o.json) {
-    PrintJson(std::cout, InstanceJson(*end));
+    PrintJson(std::cout, workflow::InstanceStatusJson(*end));
   } else {
     std::cout << end->status << (end->message.empty() ? "" : ": " + end->message) << "\n";
   }
@@ -229,7 +207,7 @@ int History(RegistryCenter& reg, const WfOptions& o) {
   if (!history.ok()) return ReportFailure(history.status());
   if (o.json) {
     nlohmann::json all = nlohmann::json::array();
-    for (const auto& s : *history) all.push_back(InstanceJson(s));
+    for (const auto& s : *history) all.push_back(workflow::InstanceStatusJson(s));
     PrintJson(std::cout, all);
     return kExitOk;
   }
