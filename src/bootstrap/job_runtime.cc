@@ -819,30 +819,29 @@ void JobRuntime::TriggerNowWithParameter(const std::string& parameter) {
 
 void JobRuntime::TakeWorkflowRun(const std::string& name, const std::string& value) {
   if (node_runs_ == nullptr) return;
-  node_runs_->Take(name, value, instance_id_,
-                   [weak = weak_from_this()](const std::string& parameter,
-                                             workflow::NodeRuns::Report report) {
-                     auto self = weak.lock();
-                     if (self == nullptr || !self->BeginTask()) {
-                       report(false, "the job stopped here before the run began");
-                       return;
-                     }
-                     auto now = self->clock_.WallNow();
-                     executor::JobExecutor::Done done = self->MakeDone(Source::kOperator, now, now);
-                     done = [done = std::move(done), report = std::move(report)](
-                                Result<executor::JobExecutor::Outcome> r) {
-                       using Outcome = executor::JobExecutor::Outcome;
-                       const bool ran =
-                           r.ok() && (*r == Outcome::kRan || *r == Outcome::kNoItems);
-                       report(ran, !r.ok() ? r.status().ToString()
-                                   : ran   ? std::string()
-                                           : "the run did not start here");
-                       done(std::move(r));
-                     };
-                     // A workflow node's run waits behind a run going here, in order, and
-                     // neither replaces nor is replaced by an operator trigger.
-                     self->executor_->TriggerNow(std::move(done), parameter, /*keep=*/true);
-                   });
+  node_runs_->Take(
+      name, value, instance_id_,
+      [weak = weak_from_this()](const std::string& parameter, workflow::NodeRuns::Report report) {
+        auto self = weak.lock();
+        if (self == nullptr || !self->BeginTask()) {
+          report(false, "the job stopped here before the run began");
+          return;
+        }
+        auto now = self->clock_.WallNow();
+        executor::JobExecutor::Done done = self->MakeDone(Source::kOperator, now, now);
+        done = [done = std::move(done),
+                report = std::move(report)](Result<executor::JobExecutor::Outcome> r) {
+          using Outcome = executor::JobExecutor::Outcome;
+          const bool ran = r.ok() && (*r == Outcome::kRan || *r == Outcome::kNoItems);
+          report(ran, !r.ok() ? r.status().ToString()
+                      : ran   ? std::string()
+                              : "the run did not start here");
+          done(std::move(r));
+        };
+        // A workflow node's run waits behind a run going here, in order, and
+        // neither replaces nor is replaced by an operator trigger.
+        self->executor_->TriggerNow(std::move(done), parameter, /*keep=*/true);
+      });
 }
 
 void JobRuntime::FailoverIfNecessary() {

@@ -405,8 +405,8 @@ class JobExecutor {
   bool misfire_marked_ ELASTICJOB_GUARDED_BY(mu_) = false;
   Done queued_ ELASTICJOB_GUARDED_BY(mu_);  // a trigger waiting to run
   std::optional<std::string> queued_parameter_ ELASTICJOB_GUARDED_BY(mu_);  // its parameter
-  std::deque<Queued> kept_ ELASTICJOB_GUARDED_BY(mu_);  // kept triggers waiting, in order
-  std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);                  // every lane's items
+  std::deque<Queued> kept_ ELASTICJOB_GUARDED_BY(mu_);      // kept triggers waiting, in order
+  std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);  // every lane's items
   // Of running_items_, those of fenced runs (their code may still run: they stay held).
   std::set<int> fenced_items_ ELASTICJOB_GUARDED_BY(mu_);
   // The runs holding items (`holding`), by address.

@@ -77,8 +77,8 @@ void NodeRuns::Take(const std::string& name, const std::string& value,
   auto decoded = DecodeEnvelope(value);
   if (!decoded.ok() || value.starts_with(kCancelPrefix)) {
     if (!decoded.ok()) {
-      infra::LogLine("WARN", fmt::format("job '{}': workflowRuns/{}: {} (removed)", job_name_,
-                                         name, decoded.status().message()));
+      infra::LogLine("WARN", fmt::format("job '{}': workflowRuns/{}: {} (removed)", job_name_, name,
+                                         decoded.status().message()));
     } else {
       Cancel(*decoded);
     }
@@ -91,8 +91,7 @@ void NodeRuns::Take(const std::string& name, const std::string& value,
                   envelope->attempt, instance_id);
   registry_.ExecuteInTransactionAsync(
       {TransactionOp::Delete(request), TransactionOp::Create(mark, "", CreateMode::kEphemeral)},
-      executor_,
-      [this, name, value, instance_id, envelope, start = std::move(start)](Status s) {
+      executor_, [this, name, value, instance_id, envelope, start = std::move(start)](Status s) {
         if (!s.ok()) {
           // Gone (the coordinator withdrew it, the instance was cleaned up) or taken: not ours.
           infra::LogLine("WARN", fmt::format("job '{}': workflow run request {} not taken: {}",
@@ -117,8 +116,8 @@ void NodeRuns::Cancel(const Envelope& target) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [key, entry] : runs_) {
       const Envelope& e = *entry.envelope;
-      if (e.workflow != target.workflow || e.instance != target.instance ||
-          e.node != target.node || e.attempt != target.attempt) {
+      if (e.workflow != target.workflow || e.instance != target.instance || e.node != target.node ||
+          e.attempt != target.attempt) {
         continue;
       }
       entry.cancelled = true;

@@ -5,8 +5,8 @@
 // ...`), takes it: one multi-op deletes it and creates the run's ephemeral `runs/` mark under
 // the workflow node (the coordinator sees this instance at work and notices its loss). Once
 // the run ends, one multi-op writes this instance's report (success, each item's result, the
-// context keys added) and deletes the mark. NodeJob, around the job, gives each item of such a run its real
-// parameter and a WorkflowNodeRun (ShardingContext::workflow) and records its outcome.
+// context keys added) and deletes the mark. NodeJob, around the job, gives each item of such a run
+// its real parameter and a WorkflowNodeRun (ShardingContext::workflow) and records its outcome.
 //
 // Thread safety: safe for concurrent use.
 #ifndef ELASTICJOB_WORKFLOW_NODE_JOB_H_

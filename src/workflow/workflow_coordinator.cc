@@ -237,10 +237,23 @@ void Coordinator::LookAtWorkflow(const std::string& name) {
   auto leader = Read(LeaderPath(name));
   if (leader.ok()) {
     led.leading = *leader == instance_id_;
+    if (!led.leading) led.term.clear();
   } else if (leader.status().code() == StatusCode::kNotFound) {
-    Status s = registry_.ExecuteInTransaction(
-        {TransactionOp::Create(LeaderPath(name), instance_id_, CreateMode::kEphemeral)});
+    // Taking over also ends the previous leader's term (its steps check their term node).
+    std::vector<TransactionOp> take = {
+        TransactionOp::Create(LeaderPath(name), instance_id_, CreateMode::kEphemeral)};
+    auto terms = registry_.GetChildrenKeysDirectly(TermsPath(name));
+    if (terms.ok()) {
+      for (const std::string& t : *terms)
+        take.push_back(TransactionOp::Delete(TermsPath(name) + "/" + t));
+    } else {
+      take.push_back(TransactionOp::Create(TermsPath(name), ""));
+    }
+    const std::string term = fmt::format("{}#{}", instance_id_, ++terms_taken_);
+    take.push_back(TransactionOp::Create(TermsPath(name) + "/" + term, ""));
+    Status s = registry_.ExecuteInTransaction(take);
     led.leading = s.ok();
+    if (s.ok()) led.term = term;
     if (s.ok()) {
       overlay_[LeaderPath(name)] = instance_id_;
       infra::LogLine("INFO",
@@ -313,8 +326,14 @@ void Coordinator::ArmLook(const std::string& name, const std::string& id, Clock:
 bool Coordinator::Commit(const std::string& name, const std::string& id,
                          std::vector<TransactionOp> ops) {
   if (ops.empty()) return true;
+  // Fenced: a step commits only while this coordinator's term lasts (a successor deletes it).
+  auto led = workflows_.find(name);
+  if (led != workflows_.end() && !led->second.term.empty()) {
+    ops.insert(ops.begin(), TransactionOp::CheckExists(TermsPath(name) + "/" + led->second.term));
+  }
   Status s = registry_.ExecuteInTransaction(ops);
   if (!s.ok()) {
+    dirty_workflows_.insert(name);  // still leading? read again
     infra::LogLine("WARN", fmt::format("workflow '{}' instance {}: {} (looked at again in {} s)",
                                        name, id, s.ToString(), kRetryLook.count()));
     ArmLook(name, id, clock_.WallNow() + kRetryLook);
@@ -395,8 +414,7 @@ void Coordinator::LookAtInstance(const std::string& name, const std::string& id)
       }
       // Queued before this one: it goes first.
       if (other < id && m.def.overlap == WorkflowOverlap::kQueue) return;
-      if (other < id && parallel && m.def.max_concurrent > 0 &&
-          ++running >= m.def.max_concurrent) {
+      if (other < id && parallel && m.def.max_concurrent > 0 && ++running >= m.def.max_concurrent) {
         return;
       }
     }
@@ -925,8 +943,8 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
     }
     // Gone without taking it and owning no item (the sharding says): nothing of the node
     // was its to run; the request is withdrawn and the others' reports decide.
-    const std::string request = RunRequestsPath(node.job) + "/" +
-                                RunRequestName(runner, m.id, node.id, rec.attempt);
+    const std::string request =
+        RunRequestsPath(node.job) + "/" + RunRequestName(runner, m.id, node.id, rec.attempt);
     if (registry_.GetDirectly(request).ok() && !OwnsItems(node.job, runner)) {
       m.ops.push_back(TransactionOp::Delete(request));
       dropped.push_back(runner);
@@ -952,8 +970,8 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
         ran = true;
       }
     }
-    *error = fmt::format("instance {} of job '{}' went before it {} attempt {}", lost[0],
-                         node.job, ran ? "reported" : "took", rec.attempt);
+    *error = fmt::format("instance {} of job '{}' went before it {} attempt {}", lost[0], node.job,
+                         ran ? "reported" : "took", rec.attempt);
     return ran ? RunCheck::kLost : RunCheck::kNeverTaken;
   }
   if (pending) return RunCheck::kPending;
@@ -984,8 +1002,7 @@ bool Coordinator::OwnsItems(const std::string& job, const std::string& runner) {
   return false;
 }
 
-void Coordinator::WatchJob(const std::string& job, const std::string& name,
-                           const std::string& id) {
+void Coordinator::WatchJob(const std::string& job, const std::string& name, const std::string& id) {
   job_users_[job].emplace(name, id);
   {
     std::lock_guard<std::mutex> lock(mu_);

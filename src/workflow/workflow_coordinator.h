@@ -42,6 +42,7 @@ class Coordinator final : public WorkflowCoordinator {
  private:
   struct Led {
     bool leading = false;
+    std::string term;  // our node under terms/ while leading: every step checks it
     std::string definition_yaml;
     trigger::TimerScheduler::TaskId cron_task = 0;
   };
@@ -103,6 +104,7 @@ class Coordinator final : public WorkflowCoordinator {
   std::set<std::string> dirty_workflows_;
   std::set<std::pair<std::string, std::string>> dirty_instances_;
   bool drain_posted_ = false;
+  int64_t terms_taken_ = 0;
   std::map<std::string, std::optional<std::string>> overlay_;           // key -> written value
   std::map<std::pair<std::string, std::string>, int64_t> looks_armed_;  // instance -> due ms
   // Jobs whose `/{job}/workflowRuns` is known to exist (cleared when a commit fails).

@@ -161,7 +161,8 @@ Result<WorkflowDefinition> WorkflowFromYaml(std::string_view yaml) {
       } else if (o == "parallel") {
         d.overlap = WorkflowOverlap::kParallel;
       } else {
-        return InvalidArgument(fmt::format("overlap: expected skip, queue or parallel, got '{}'", o));
+        return InvalidArgument(
+            fmt::format("overlap: expected skip, queue or parallel, got '{}'", o));
       }
     }
     if (root["maxConcurrent"]) {
@@ -171,8 +172,7 @@ Result<WorkflowDefinition> WorkflowFromYaml(std::string_view yaml) {
         return InvalidArgument(fmt::format("maxConcurrent: at most 100000, got {}", c));
       }
       if (c > 0 && d.overlap != WorkflowOverlap::kParallel) {
-        return InvalidArgument(
-            fmt::format("maxConcurrent: {} needs overlap: parallel", c));
+        return InvalidArgument(fmt::format("maxConcurrent: {} needs overlap: parallel", c));
       }
       d.max_concurrent = static_cast<int>(c);
     }

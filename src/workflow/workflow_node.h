@@ -50,6 +50,9 @@ inline std::string DefinitionPath(std::string_view name) {
   return WorkflowPath(name) + "/definition";
 }
 inline std::string LeaderPath(std::string_view name) { return WorkflowPath(name) + "/leader"; }
+// The leader's term: `terms/{coordinatorId}#{n}`, created with the leader node, deleted by
+// the next leader as it takes over; each step's multi-op checks that its own is still there.
+inline std::string TermsPath(std::string_view name) { return WorkflowPath(name) + "/terms"; }
 inline std::string InstancesPath(std::string_view name) {
   return WorkflowPath(name) + "/instances";
 }

@@ -116,8 +116,9 @@ TEST(WorkflowDefinitionTest, TwoNodesThatMayRunAtOnceMayShareAJob) {
 }
 
 TEST(WorkflowDefinitionTest, OverlapParallelTakesAnOptionalBound) {
-  auto d = WorkflowFromYaml("name: w\noverlap: parallel\nmaxConcurrent: 7\nnodes:\n"
-                            "  - {id: A, job: j}\n");
+  auto d = WorkflowFromYaml(
+      "name: w\noverlap: parallel\nmaxConcurrent: 7\nnodes:\n"
+      "  - {id: A, job: j}\n");
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->overlap, WorkflowOverlap::kParallel);
   EXPECT_EQ(d->max_concurrent, 7);

@@ -32,7 +32,7 @@ struct Recorder {
   std::map<std::string, std::string> param;
   std::map<std::string, int> runs;
   std::map<std::string, int> node_runs;  // "{workflow instance} {node}" -> item runs
-  std::set<std::string> failing;  // nodes that throw while listed here
+  std::set<std::string> failing;         // nodes that throw while listed here
   bool gate_open = true;
 
   size_t IndexOf(const std::string& event) {
@@ -453,7 +453,8 @@ TEST_F(WorkflowEngineTest, ParallelInstancesRunEveryNodeOnceEvenWhenTwoNodesShar
   d.overlap = WorkflowOverlap::kParallel;
   d.retention = 100;
   d.nodes[0].param.reset();
-  for (auto& node : d.nodes) node.job = node.id == "B" || node.id == "C" ? "jobBC" : "job" + node.id;
+  for (auto& node : d.nodes)
+    node.job = node.id == "B" || node.id == "C" ? "jobBC" : "job" + node.id;
   ASSERT_TRUE(api->Add(d).ok());
   std::vector<std::string> ids;
   for (int i = 0; i < 20; ++i) {
