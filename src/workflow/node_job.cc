@@ -154,6 +154,7 @@ void NodeRuns::RecordItem(const std::string& parameter, int item, bool ok, std::
   if (it == runs_.end()) return;
   Entry& e = it->second;
   ++e.items;
+  e.ran.insert(item);
   if (!ok) e.failures[item] = std::move(error);
   if (result) e.results[item] = std::move(*result);
   for (auto& [k, v] : context) e.context[k] = std::move(v);
@@ -183,6 +184,7 @@ void NodeRuns::Finish(const std::string& parameter, const std::string& instance_
   nlohmann::json results = nlohmann::json::object();
   for (const auto& [item, r] : entry.results) results[std::to_string(item)] = r;
   report["results"] = results;
+  report["ran"] = entry.ran;
   nlohmann::json context = nlohmann::json::object();
   for (const auto& [k, v] : entry.context) {
     auto value = nlohmann::json::parse(v, nullptr, false);

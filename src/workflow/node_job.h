@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "elasticjob/api/cancellation.h"
@@ -77,6 +78,7 @@ class NodeRuns {
     std::shared_ptr<const Envelope> envelope;
     std::map<int, std::string> results;   // item -> result
     std::map<int, std::string> failures;  // item -> error
+    std::set<int> ran;                    // every item run
     std::map<std::string, std::string> context;
     int items = 0;
     int refs = 0;  // runs of this parameter under way here

@@ -8,6 +8,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 
+#include "elasticjob/config/job_configuration.h"
 #include "elasticjob/schedule/cron_expression.h"
 #include "elasticjob/schedule/time_zone.h"
 #include "infra/log.h"
@@ -906,7 +907,8 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
   const std::vector<std::string> runs = Children(runs_path);
   bool pending = false;
   std::vector<std::string> lost;
-  std::vector<std::string> dropped;
+  std::vector<std::string> untaken;  // gone before they took their request
+  std::set<int> covered;             // the items the reports say ran
   std::string failure;
   std::map<int, std::string> results;
   std::string merged = "{}";
@@ -928,6 +930,7 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
         failure = fmt::format("on {}: {}", runner, report->error);
       }
       for (auto& [item, r] : report->results) results[item] = r;
+      covered.insert(report->ran.begin(), report->ran.end());
       merged = MergeContext(merged, report->context_json);
       continue;
     }
@@ -941,22 +944,31 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
       pending = true;
       continue;
     }
-    // Gone without taking it and owning no item (the sharding says): nothing of the node
-    // was its to run; the request is withdrawn and the others' reports decide.
     const std::string request =
         RunRequestsPath(node.job) + "/" + RunRequestName(runner, m.id, node.id, rec.attempt);
-    if (registry_.GetDirectly(request).ok() && !OwnsItems(node.job, runner)) {
-      m.ops.push_back(TransactionOp::Delete(request));
-      dropped.push_back(runner);
+    if (registry_.GetDirectly(request).ok()) {
+      untaken.push_back(runner);  // decided below, once the others have reported
       continue;
     }
     lost.push_back(runner);
   }
-  if (!dropped.empty()) {
-    NodeRecord& changed = m.nodes[index];
-    for (const std::string& runner : dropped) std::erase(changed.expected, runner);
-    m.node_changed[index] = true;
+  if (lost.empty() && !untaken.empty()) {
+    if (pending) return RunCheck::kPending;
+    // Gone without taking its request: when the others' runs covered every item of the job,
+    // nothing of the node was left to it (the request is withdrawn and their reports decide);
+    // else the node is offered again (kNeverTaken, below).
+    if (CoversEveryItem(node.job, covered)) {
+      for (const std::string& runner : untaken) {
+        m.ops.push_back(TransactionOp::Delete(RunRequestsPath(node.job) + "/" +
+                                              RunRequestName(runner, m.id, node.id, rec.attempt)));
+      }
+      NodeRecord& changed = m.nodes[index];
+      for (const std::string& runner : untaken) std::erase(changed.expected, runner);
+      m.node_changed[index] = true;
+      untaken.clear();
+    }
   }
+  lost.insert(lost.end(), untaken.begin(), untaken.end());
   if (!lost.empty()) {
     // A runner gone before it took its request: the request is withdrawn (the new attempt
     // offers the run to the live instances), and its items never ran there.
@@ -991,15 +1003,15 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
   return RunCheck::kSucceeded;
 }
 
-bool Coordinator::OwnsItems(const std::string& job, const std::string& runner) {
-  auto items = registry_.GetChildrenKeysDirectly("/" + job + "/sharding");
-  if (!items.ok()) return items.status().code() != StatusCode::kNotFound;
-  for (const std::string& item : *items) {
-    auto owner = registry_.GetDirectly("/" + job + "/sharding/" + item + "/instance");
-    if (!owner.ok() && owner.status().code() != StatusCode::kNotFound) return true;  // unknown
-    if (owner.ok() && *owner == runner) return true;
+bool Coordinator::CoversEveryItem(const std::string& job, const std::set<int>& covered) {
+  auto config = registry_.GetDirectly("/" + job + "/config");
+  if (!config.ok()) return false;
+  auto parsed = ConfigFromYaml(*config);
+  if (!parsed.ok()) return false;
+  for (int item = 0; item < parsed->sharding_total_count; ++item) {
+    if (covered.count(item) == 0) return false;
   }
-  return false;
+  return true;
 }
 
 void Coordinator::WatchJob(const std::string& job, const std::string& name, const std::string& id) {

@@ -59,8 +59,8 @@ class Coordinator final : public WorkflowCoordinator {
   void CronFire(const std::string& name, Clock::WallTime fire);
   void ArmLook(const std::string& name, const std::string& id, Clock::WallTime at);
   void Retention(const std::string& name, int keep);
-  // Whether the sharding of `job` gives `runner` an item (true when it cannot tell).
-  bool OwnsItems(const std::string& job, const std::string& runner);
+  // Whether `covered` holds every item of `job` (its config's shardingTotalCount).
+  bool CoversEveryItem(const std::string& job, const std::set<int>& covered);
   // Looks at instance `id` of `name` again when an instance of `job` goes.
   void WatchJob(const std::string& job, const std::string& name, const std::string& id);
 
