@@ -521,6 +521,48 @@ TEST_F(WorkflowEngineTest, MaxConcurrentHoldsTheInstancesBeyondItQueued) {
   EXPECT_EQ(rec_.runs["A"], 4);
 }
 
+TEST_F(WorkflowEngineTest,
+       RunRequestsAndAnOperatorTriggerQueueBehindARunWithoutReplacingEachOther) {
+  AddJob("jobA", std::make_shared<NodeTestJob>("A", rec_, false, /*gated=*/true));
+  Coordinate(*workers_, "coordinator-1");
+  auto api = NewWorkflowAPI(*workers_);
+  auto d = WorkflowFromYaml("name: mix\noverlap: parallel\nnodes:\n  - {id: A, job: jobA}\n");
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_TRUE(api->Add(*d).ok());
+  {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    rec_.gate_open = false;
+  }
+  auto first = api->Run("mix");
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(rec_.WaitFor("start A"));  // the first run holds the job's lane, gated
+  auto second = api->Run("mix");
+  auto third = api->Run("mix");
+  ASSERT_TRUE(second.ok() && third.ok());
+  // Both requests taken (their run marks there): they wait behind the first run.
+  ASSERT_TRUE(WaitRegistry("/.workflows/mix", [&] {
+    for (const auto& id : {*second, *third}) {
+      auto marks =
+          workers_->GetChildrenKeysDirectly("/.workflows/mix/instances/" + id + "/nodes/A/runs");
+      if (!marks.ok() || marks->empty()) return false;
+    }
+    return true;
+  }));
+  // An operator trigger meanwhile (ElasticJob's trigger node): it waits too, replacing none.
+  auto instances = workers_->GetChildrenKeysDirectly("/jobA/instances");
+  ASSERT_TRUE(instances.ok() && instances->size() == 1u);
+  ASSERT_TRUE(workers_->Persist("/jobA/trigger/" + instances->front(), "").ok());
+  rec_.Open();
+  for (const auto& id : {*first, *second, *third}) {
+    auto end = api->Wait(id, 10s);
+    ASSERT_TRUE(end.ok()) << end.status();
+    EXPECT_EQ(end->status, "SUCCEEDED") << id << ": " << end->message;
+  }
+  ASSERT_TRUE(rec_.WaitFor("end A", 4));  // three workflow runs and the operator's
+  std::lock_guard<std::mutex> lock(rec_.mu);
+  for (const auto& id : {*first, *second, *third}) EXPECT_EQ(rec_.node_runs[id + " A"], 1) << id;
+}
+
 TEST_F(WorkflowEngineTest, AJobWithAJavaInstanceFailsTheNodeNamingIt) {
   auto api = OneNodeWorkflow("j");
   // A Java ElasticJob instance writes its instance node and no runtime node.
