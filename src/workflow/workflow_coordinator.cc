@@ -519,11 +519,19 @@ void Coordinator::LookAtInstance(const std::string& name, const std::string& id)
   for (TransactionOp& op : m.ops) ops.push_back(std::move(op));
   if (!Commit(name, id, std::move(ops))) return;
   // A running job node's runners: their loss is noticed as it happens (WatchJob).
-  if (m.state.status == "RUNNING") {
-    for (size_t i = 0; i < n; ++i) {
-      if (m.nodes[i].state == "RUNNING" && m.def.nodes[i].kind == WorkflowNodeKind::kJob) {
-        WatchJob(m.def.nodes[i].job, name, id);
-      }
+  std::set<std::string> running_jobs;
+  for (size_t i = 0; i < n; ++i) {
+    if (m.def.nodes[i].kind == WorkflowNodeKind::kJob && m.state.status == "RUNNING" &&
+        m.nodes[i].state == "RUNNING") {
+      running_jobs.insert(m.def.nodes[i].job);
+    }
+  }
+  for (const WorkflowNode& node : m.def.nodes) {
+    if (node.kind != WorkflowNodeKind::kJob) continue;
+    if (running_jobs.count(node.job) > 0) {
+      WatchJob(node.job, name, id);
+    } else if (auto users = job_users_.find(node.job); users != job_users_.end()) {
+      users->second.erase({name, id});
     }
   }
   if (m.wake_at_ms > 0) {
