@@ -32,6 +32,7 @@ out="${4:-bench-results}"
 mkdir -p "$out"
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/../tests/lib/follow_log.sh"
+source "$here/lib/zk_mntr.sh"
 work="$(mktemp -d)"
 declare -a PIDS=()
 declare -A CTL=()
@@ -60,16 +61,7 @@ else
   failover_modes=(off on); packet_window=20; trials=10; reap_wait=300
 fi
 
-packets() {  # the server's zk_packets_received
-  local line
-  exec 5<>"/dev/tcp/127.0.0.1/$port"
-  printf 'mntr' >&5
-  while IFS=$'\t' read -r key value <&5; do
-    [[ "$key" == zk_packets_received ]] && line="$value"
-  done
-  exec 5<&-
-  echo "${line:-0}"
-}
+packets() { zk_packets_received "$port"; }
 record() { echo "$1" >> "$results.lines"; }
 ns=0
 next_url() { ns=$((ns + 1)); url="zookeeper://127.0.0.1:$port/bench$ns"; }  # a fresh namespace

@@ -810,27 +810,38 @@ void JobRuntime::TriggerNow() {
 }
 
 void JobRuntime::TriggerNowWithParameter(const std::string& parameter) {
-  // A stopped workflow instance cancels its node's run here (docs/workflows.md).
-  if (node_runs_ != nullptr && node_runs_->CancelIfCancel(parameter)) return;
   if (!BeginTask()) return;
   auto now = clock_.WallNow();
-  // A workflow node's run (docs/workflows.md) reports its outcome to the workflow.
-  workflow::NodeRuns::Report node_report =
-      node_runs_ != nullptr ? node_runs_->Wrap(parameter, instance_id_) : nullptr;
-  shared_->triggers.Post([self = shared_from_this(), now, parameter, node_report] {
-    executor::JobExecutor::Done done = self->MakeDone(Source::kOperator, now, now);
-    if (node_report) {
-      done = [done = std::move(done), node_report](Result<executor::JobExecutor::Outcome> r) {
-        using Outcome = executor::JobExecutor::Outcome;
-        const bool ran = r.ok() && (*r == Outcome::kRan || *r == Outcome::kNoItems);
-        node_report(ran, !r.ok()                  ? r.status().ToString()
-                         : *r == Outcome::kQueued ? "superseded by a later trigger"
-                                                  : std::string());
-        done(std::move(r));
-      };
-    }
-    self->executor_->TriggerNow(std::move(done), parameter);
+  shared_->triggers.Post([self = shared_from_this(), now, parameter] {
+    self->executor_->TriggerNow(self->MakeDone(Source::kOperator, now, now), parameter);
   });
+}
+
+void JobRuntime::TakeWorkflowRun(const std::string& name, const std::string& value) {
+  if (node_runs_ == nullptr) return;
+  node_runs_->Take(
+      name, value, instance_id_,
+      [weak = weak_from_this()](const std::string& parameter, workflow::NodeRuns::Report report) {
+        auto self = weak.lock();
+        if (self == nullptr || !self->BeginTask()) {
+          report(false, "the job stopped here before the run began");
+          return;
+        }
+        auto now = self->clock_.WallNow();
+        executor::JobExecutor::Done done = self->MakeDone(Source::kOperator, now, now);
+        done = [done = std::move(done),
+                report = std::move(report)](Result<executor::JobExecutor::Outcome> r) {
+          using Outcome = executor::JobExecutor::Outcome;
+          const bool ran = r.ok() && (*r == Outcome::kRan || *r == Outcome::kNoItems);
+          report(ran, !r.ok() ? r.status().ToString()
+                      : ran   ? std::string()
+                              : "the run did not start here");
+          done(std::move(r));
+        };
+        // A workflow node's run waits behind a run going here, in order, and
+        // neither replaces nor is replaced by an operator trigger.
+        self->executor_->TriggerNow(std::move(done), parameter, /*keep=*/true);
+      });
 }
 
 void JobRuntime::FailoverIfNecessary() {

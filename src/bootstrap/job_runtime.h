@@ -95,6 +95,7 @@ class JobRuntime final : public listener::JobController,
   void Reschedule(const JobConfiguration& config) override;
   void TriggerNow() override;
   void TriggerNowWithParameter(const std::string& parameter) override;
+  void TakeWorkflowRun(const std::string& name, const std::string& value) override;
   void FailoverIfNecessary() override;
   void ShardIfNecessary() override;
   void ShutdownInstance() override;

@@ -14,6 +14,7 @@
 #include "cli/registry_option.h"
 #include "elasticjob/schedule/time_zone.h"
 #include "elasticjob/workflow/workflow_api.h"
+#include "workflow/instance_json.h"
 
 namespace elasticjob::cli {
 namespace {
@@ -28,6 +29,7 @@ struct WfOptions {
   bool replace = false;
   std::string wait;  // run --wait[=SECONDS]; empty: not given
   int limit = 20;
+  int count = 1;  // run --count
 };
 
 constexpr int kDefaultWaitSeconds = 600;
@@ -53,33 +55,9 @@ std::string Time(int64_t ms) {
       std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
 }
 
-nlohmann::json InstanceJson(const WorkflowInstanceStatus& s) {
-  nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& n : s.nodes) {
-    nodes.push_back({{"id", n.id},
-                     {"state", n.state},
-                     {"attempt", n.attempt},
-                     {"result", n.result},
-                     {"error", n.error},
-                     {"startedMs", n.started_ms},
-                     {"endedMs", n.ended_ms}});
-  }
-  nlohmann::json context = nlohmann::json::parse(s.context_json, nullptr, false);
-  if (context.is_discarded()) context = nlohmann::json::object();
-  return {{"id", s.id},
-          {"workflow", s.workflow},
-          {"status", s.status},
-          {"trigger", s.trigger},
-          {"message", s.message},
-          {"createdMs", s.created_ms},
-          {"endedMs", s.ended_ms},
-          {"context", context},
-          {"nodes", nodes}};
-}
-
 void PrintInstance(const WorkflowInstanceStatus& s, bool json) {
   if (json) {
-    PrintJson(std::cout, InstanceJson(s));
+    PrintJson(std::cout, workflow::InstanceStatusJson(s));
     return;
   }
   std::cout << "instance: " << s.id << "\nstatus:   " << s.status
@@ -151,7 +129,8 @@ int Show(RegistryCenter& reg, const WfOptions& o) {
                {"cron", def->cron ? nlohmann::json(*def->cron) : nlohmann::json()},
                {"timeZone", def->time_zone ? nlohmann::json(*def->time_zone) : nlohmann::json()},
                {"maxRunTimeSeconds", def->max_run_time_seconds},
-               {"overlap", def->overlap == WorkflowOverlap::kQueue ? "queue" : "skip"},
+               {"overlap", WorkflowOverlapName(def->overlap)},
+               {"maxConcurrent", def->max_concurrent},
                {"retention", def->retention},
                {"nodes", nodes},
                {"edges", edges}});
@@ -199,10 +178,51 @@ Result<int> WaitSeconds(const WfOptions& o) {
   return InvalidArgument(fmt::format("--wait: '{}' is not a number of seconds", o.wait));
 }
 
+// `run --count N` (N > 1): N instances requested at once, one id a line; with --wait, each
+// one's end ("ID STATUS"), exit 0 when all succeeded.
+int RunMany(WorkflowAPI& api, const WfOptions& o, int seconds) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < o.count; ++i) {
+    auto id = api.Run(o.name, o.param);
+    if (!id.ok()) return ReportFailure(id.status());
+    ids.push_back(*id);
+  }
+  if (o.wait.empty()) {
+    if (o.json) {
+      PrintJson(std::cout, {{"instances", ids}});
+    } else {
+      for (const std::string& id : ids) std::cout << id << "\n";
+    }
+    return kExitOk;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  int exit_code = kExitOk;
+  nlohmann::json all = nlohmann::json::array();
+  for (const std::string& id : ids) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    auto end = api.Wait(id, std::max(left, std::chrono::milliseconds(0)));
+    if (!end.ok()) return ReportFailure(end.status());
+    if (end->status != "SUCCEEDED") exit_code = kExitFailed;
+    if (o.json) {
+      all.push_back(workflow::InstanceStatusJson(*end));
+    } else {
+      std::cout << id << " " << end->status << "\n";
+    }
+  }
+  if (o.json) PrintJson(std::cout, all);
+  return exit_code;
+}
+
 int Run(RegistryCenter& reg, const WfOptions& o) {
   auto api = NewWorkflowAPI(reg);
   auto seconds = WaitSeconds(o);
   if (!seconds.ok()) return ReportFailure(seconds.status());
+  if (o.count < 1 || o.count > 10000) {
+    return ReportFailure(
+        InvalidArgument(fmt::format("--count: expected 1 to 10000, got {}", o.count)));
+  }
+  if (o.count > 1) return RunMany(*api, o, *seconds);
   auto id = api->Run(o.name, o.param);
   if (!id.ok()) return ReportFailure(id.status());
   if (o.wait.empty()) {
@@ -217,7 +237,7 @@ int Run(RegistryCenter& reg, const WfOptions& o) {
   auto end = api->Wait(*id, std::chrono::seconds(*seconds));
   if (!end.ok()) return ReportFailure(end.status());
   if (o.json) {
-    PrintJson(std::cout, InstanceJson(*end));
+    PrintJson(std::cout, workflow::InstanceStatusJson(*end));
   } else {
     std::cout << end->status << (end->message.empty() ? "" : ": " + end->message) << "\n";
   }
@@ -229,7 +249,7 @@ int History(RegistryCenter& reg, const WfOptions& o) {
   if (!history.ok()) return ReportFailure(history.status());
   if (o.json) {
     nlohmann::json all = nlohmann::json::array();
-    for (const auto& s : *history) all.push_back(InstanceJson(s));
+    for (const auto& s : *history) all.push_back(workflow::InstanceStatusJson(s));
     PrintJson(std::cout, all);
     return kExitOk;
   }
@@ -299,6 +319,10 @@ void AddWorkflowCommand(CLI::App& app, int* exit_code) {
   run->add_option("--param", o->param,
                   "The context the instance starts from (a JSON object; other text becomes "
                   "{\"param\": text})");
+  run->add_option("--count", o->count,
+                  "Start N instances at once, one id a line (overlap: parallel runs them side "
+                  "by side); with --wait, print each one's end and exit 0 when all succeeded")
+      ->type_name("N");
   run->add_option("--wait", o->wait, "Wait for the instance's end (at most SECONDS)")
       ->expected(0, 1)
       ->default_str(std::to_string(kDefaultWaitSeconds))

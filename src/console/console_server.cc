@@ -41,6 +41,7 @@
 #include "infra/listen_address.h"
 #include "lifecycle/lifecycle_reads.h"
 #include "tracing/tracing_url.h"
+#include "workflow/instance_json.h"
 
 namespace elasticjob {
 namespace console {
@@ -166,29 +167,6 @@ void Error(Response& res, int status, const std::string& message, const std::str
   Reply(res, status, body);
 }
 
-json WorkflowInstanceToJson(const WorkflowInstanceStatus& s) {
-  json nodes = json::array();
-  for (const WorkflowNodeStatus& n : s.nodes) {
-    nodes.push_back({{"id", n.id},
-                     {"state", n.state},
-                     {"attempt", n.attempt},
-                     {"result", n.result},
-                     {"error", n.error},
-                     {"startedMs", n.started_ms},
-                     {"endedMs", n.ended_ms}});
-  }
-  json context = json::parse(s.context_json, nullptr, false);
-  if (context.is_discarded()) context = json::object();
-  return {{"id", s.id},
-          {"status", s.status},
-          {"trigger", s.trigger},
-          {"message", s.message},
-          {"createdMs", s.created_ms},
-          {"endedMs", s.ended_ms},
-          {"context", context},
-          {"nodes", nodes}};
-}
-
 // A workflow for the console's DAG page: its nodes and edges, the latest instance (with each
 // node's state and result) and the history, newest first.
 json WorkflowToJson(const WorkflowDefinition& d, const std::vector<WorkflowInstanceStatus>& h) {
@@ -209,12 +187,12 @@ json WorkflowToJson(const WorkflowDefinition& d, const std::vector<WorkflowInsta
     edges.push_back({{"from", e.from}, {"to", e.to}, {"when", e.when ? json(*e.when) : json()}});
   }
   json history = json::array();
-  for (const auto& s : h) history.push_back(WorkflowInstanceToJson(s));
+  for (const auto& s : h) history.push_back(workflow::InstanceStatusJson(s));
   return {{"name", d.name},
           {"cron", d.cron ? json(*d.cron) : json()},
           {"nodes", nodes},
           {"edges", edges},
-          {"latest", h.empty() ? json() : WorkflowInstanceToJson(h.front())},
+          {"latest", h.empty() ? json() : workflow::InstanceStatusJson(h.front())},
           {"history", history}};
 }
 

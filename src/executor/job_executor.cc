@@ -70,7 +70,7 @@ std::vector<int> Minus(std::vector<int> items, const std::vector<int>& drop) {
 }  // namespace
 
 void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time,
-                        std::optional<std::string> parameter) {
+                        std::optional<std::string> parameter, bool keep) {
   // The count first: a change after it, even one made while the registry is read below,
   // leaves the plan kept from those reads out of date.
   const std::optional<uint64_t> changes = RegistryChanges();
@@ -107,6 +107,10 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
     if (normal_running_) {
       // An operator trigger, or a cron trigger while the after-listeners of a finished run
       // go on (nothing to re-run; ElasticJob's Quartz would drop it): run after it.
+      if (keep) {
+        kept_.push_back({std::move(done), std::move(parameter), true});
+        return;
+      }
       if (queue_if_busy || normal_after_) {
         // Run after the current run; a second operator trigger while one waits joins it.
         Done superseded = std::move(queued_);
@@ -587,7 +591,7 @@ void JobExecutor::Drop(const std::shared_ptr<Run>& run) {
   run->done = nullptr;  // never called: what it holds goes now
   if (queued.done) {
     control_.Post([this, queued = std::move(queued)]() mutable {
-      TriggerNow(std::move(queued.done), std::move(queued.parameter));
+      TriggerNow(std::move(queued.done), std::move(queued.parameter), queued.keep);
     });
   }
 }
@@ -1117,6 +1121,11 @@ JobExecutor::Queued JobExecutor::ReleaseLocked(const Run& run) {
   normal_items_.clear();
   misfire_pending_ = false;
   misfire_marked_ = false;  // any left are cleared by a later run, as someone else's
+  if (!kept_.empty()) {
+    Queued next = std::move(kept_.front());
+    kept_.pop_front();
+    return next;
+  }
   return {std::move(queued_), std::exchange(queued_parameter_, std::nullopt)};
 }
 
@@ -1125,7 +1134,7 @@ void JobExecutor::Deliver(const std::shared_ptr<Run>& run, Result<Outcome> resul
   if (done) done(std::move(result));
   if (queued.done) {
     control_.Post([this, queued = std::move(queued)]() mutable {
-      TriggerNow(std::move(queued.done), std::move(queued.parameter));
+      TriggerNow(std::move(queued.done), std::move(queued.parameter), queued.keep);
     });
   }
 }
@@ -1182,12 +1191,15 @@ std::vector<int> JobExecutor::running_items() {
 
 void JobExecutor::Stop() {
   Done queued;
+  std::deque<Queued> kept;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;
     queued = std::move(queued_);
+    kept.swap(kept_);
   }
   if (queued) queued(Status(StatusCode::kCancelled, "job stopped"));
+  for (Queued& k : kept) k.done(Status(StatusCode::kCancelled, "job stopped"));
 }
 
 // ---- Execution timeouts and retries (docs/scheduling.md) ----

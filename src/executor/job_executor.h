@@ -77,6 +77,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -159,9 +160,13 @@ class JobExecutor {
     Start(std::move(done), /*queue_if_busy=*/false, fire_time);
   }
   // With a `parameter`, this run's items see it as their job parameter (an operator's
-  // one-time parameter); a second trigger while one waits replaces it.
-  void TriggerNow(Done done, std::optional<std::string> parameter = std::nullopt) {
-    Start(std::move(done), /*queue_if_busy=*/true, std::nullopt, std::move(parameter));
+  // one-time parameter); a second trigger while one waits replaces it. With `keep` (a
+  // workflow node's run request, docs/workflows.md), a trigger that finds a run going waits
+  // in a queue of its own, in order: it neither replaces nor is replaced by another trigger;
+  // the kept triggers go before a replaceable one.
+  void TriggerNow(Done done, std::optional<std::string> parameter = std::nullopt,
+                  bool keep = false) {
+    Start(std::move(done), /*queue_if_busy=*/true, std::nullopt, std::move(parameter), keep);
   }
 
   // A cron trigger prepared before its fire time (see "Prepared triggers" above).
@@ -252,7 +257,7 @@ class JobExecutor {
   // is prepared) has worked out as the plan.
   void KeepPlan(std::optional<uint64_t> changes, const Run& run);
   void Start(Done done, bool queue_if_busy, std::optional<Clock::WallTime> fire_time,
-             std::optional<std::string> parameter = std::nullopt);
+             std::optional<std::string> parameter = std::nullopt, bool keep = false);
   // A normal run holding the lane, with nothing known yet: failover items, else sharding and
   // this instance's items (read from the registry at change count `changes`), then Proceed.
   void ReadItems(const std::shared_ptr<Run>& run, std::optional<uint64_t> changes);
@@ -354,6 +359,7 @@ class JobExecutor {
   struct Queued {
     Done done;
     std::optional<std::string> parameter;
+    bool keep = false;
   };
   Queued ReleaseLocked(const Run& run) ELASTICJOB_REQUIRES(mu_);
   // Notes that `run` holds its items (in running_items_), for ReleaseLocked and Fence.
@@ -399,7 +405,8 @@ class JobExecutor {
   bool misfire_marked_ ELASTICJOB_GUARDED_BY(mu_) = false;
   Done queued_ ELASTICJOB_GUARDED_BY(mu_);  // a trigger waiting to run
   std::optional<std::string> queued_parameter_ ELASTICJOB_GUARDED_BY(mu_);  // its parameter
-  std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);                  // every lane's items
+  std::deque<Queued> kept_ ELASTICJOB_GUARDED_BY(mu_);      // kept triggers waiting, in order
+  std::set<int> running_items_ ELASTICJOB_GUARDED_BY(mu_);  // every lane's items
   // Of running_items_, those of fenced runs (their code may still run: they stay held).
   std::set<int> fenced_items_ ELASTICJOB_GUARDED_BY(mu_);
   // The runs holding items (`holding`), by address.

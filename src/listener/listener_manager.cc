@@ -8,6 +8,7 @@
 #include "election/leader_node.h"
 #include "infra/log.h"
 #include "sharding/sharding_node.h"
+#include "workflow/workflow_node.h"
 
 namespace elasticjob::listener {
 namespace {
@@ -50,6 +51,11 @@ void ListenerManager::OnEvent(const TreeEvent& event) {
     OnTrigger(child, event);
   } else if (ChildOf(rel, kTriggerAtRoot, &child)) {
     if (event.type == TreeEvent::Type::kAdded) controller_.ScheduleRunAt(std::string(child));
+  } else if (ChildOf(rel, workflow::kRunRequestsRoot, &child)) {
+    if (event.type == TreeEvent::Type::kAdded && !controller_.IsShutdown() &&
+        workflow::RunRequestRunner(child) == s_.instances.self().instance_id) {
+      controller_.TakeWorkflowRun(std::string(child), event.value);
+    }
   } else if (rel == kStopNode) {
     if (event.type != TreeEvent::Type::kDeleted) OnStop(event.value);
   } else if (event.type == TreeEvent::Type::kDeleted && rel == guarantee::kStartedRoot) {

@@ -97,6 +97,12 @@ class JobController {
   // `/{job}/triggerAt/{name}` was added: a one-off run at the time its name starts with
   // (docs/scheduling.md).
   virtual void ScheduleRunAt(const std::string& name) { (void)name; }
+  // `workflowRuns/{name}` (docs/workflows.md "How a node runs") was added for this instance,
+  // with `value`: a workflow node's run request to take.
+  virtual void TakeWorkflowRun(const std::string& name, const std::string& value) {
+    (void)name;
+    (void)value;
+  }
   // `guarantee/{phase}` was deleted: distribute-once listeners waiting for it go on.
   virtual void GuaranteeCleared(guarantee::Phase phase) = 0;
 };

@@ -59,7 +59,7 @@ NodeWatches JobNodeWatches(std::string_view node) {
   if (n >= 2 && (parts[n - 2] == "latch" || parts[n - 2].ends_with("-latch"))) return kNone;
   if (top == "config" && n == 1) return kValue;
   if ((top == "servers" || top == "instances") && n == 2) return kValue;
-  if ((top == "trigger" || top == "runtime") && n == 2) return kNone;
+  if ((top == "trigger" || top == "runtime" || top == "workflowRuns") && n == 2) return kNone;
   if (top == "systemTime" && n == 2) return kNone;
   if (top == "guarantee" && n == 3) return kNone;
   if (top == "sharding") {

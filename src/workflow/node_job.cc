@@ -71,55 +71,64 @@ Result<Envelope> DecodeEnvelope(std::string_view parameter) {
   return e;
 }
 
-NodeRuns::Report NodeRuns::Wrap(const std::string& parameter, const std::string& instance_id) {
-  if (!IsEnvelope(parameter)) return nullptr;
-  auto decoded = DecodeEnvelope(parameter);
-  if (!decoded.ok()) {
-    infra::LogLine("WARN", fmt::format("job '{}': {} (run without a workflow)", job_name_,
-                                       decoded.status().message()));
-    return nullptr;
+void NodeRuns::Take(const std::string& name, const std::string& value,
+                    const std::string& instance_id, Start start) {
+  const std::string request = RunRequestsPath(job_name_) + "/" + name;
+  auto decoded = DecodeEnvelope(value);
+  if (!decoded.ok() || value.starts_with(kCancelPrefix)) {
+    if (!decoded.ok()) {
+      infra::LogLine("WARN", fmt::format("job '{}': workflowRuns/{}: {} (removed)", job_name_, name,
+                                         decoded.status().message()));
+    } else {
+      Cancel(*decoded);
+    }
+    registry_.ExecuteInTransactionAsync({TransactionOp::Delete(request)}, executor_, [](Status) {});
+    return;
   }
   auto envelope = std::make_shared<const Envelope>(*std::move(decoded));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    Entry& entry = runs_[parameter];
-    if (entry.envelope == nullptr) entry.envelope = envelope;
-    ++entry.refs;
-  }
-  // The run's mark: the coordinator sees this instance at work, and its loss.
   const std::string mark =
       fmt::format("{}/{}@{}", RunsPath(envelope->workflow, envelope->instance, envelope->node),
                   envelope->attempt, instance_id);
-  registry_.ExecuteInTransactionAsync({TransactionOp::Create(mark, "", CreateMode::kEphemeral)},
-                                      executor_, [](Status) {});
-  return [this, parameter, instance_id](bool ran, const std::string& error) {
-    Finish(parameter, instance_id, ran, error);
-  };
+  registry_.ExecuteInTransactionAsync(
+      {TransactionOp::Delete(request), TransactionOp::Create(mark, "", CreateMode::kEphemeral)},
+      executor_, [this, name, value, instance_id, envelope, start = std::move(start)](Status s) {
+        if (!s.ok()) {
+          // Gone (the coordinator withdrew it, the instance was cleaned up) or taken: not ours.
+          infra::LogLine("WARN", fmt::format("job '{}': workflow run request {} not taken: {}",
+                                             job_name_, name, s.ToString()));
+          return;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          Entry& entry = runs_[value];
+          if (entry.envelope == nullptr) entry.envelope = envelope;
+          ++entry.refs;
+        }
+        start(value, [this, value, instance_id](bool ran, const std::string& error) {
+          Finish(value, instance_id, ran, error);
+        });
+      });
 }
 
-bool NodeRuns::CancelIfCancel(const std::string& parameter) {
-  if (!parameter.starts_with(kCancelPrefix)) return false;
-  auto target = DecodeEnvelope(parameter);
-  if (!target.ok()) return true;  // a cancel, unreadable: nothing to run either
+void NodeRuns::Cancel(const Envelope& target) {
   std::vector<std::shared_ptr<Cancellation>> requests;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [key, entry] : runs_) {
       const Envelope& e = *entry.envelope;
-      if (e.workflow != target->workflow || e.instance != target->instance ||
-          e.node != target->node || e.attempt != target->attempt) {
+      if (e.workflow != target.workflow || e.instance != target.instance || e.node != target.node ||
+          e.attempt != target.attempt) {
         continue;
       }
       entry.cancelled = true;
       if (entry.cancellation != nullptr) requests.push_back(entry.cancellation);
     }
   }
-  const std::string reason = fmt::format("workflow instance {} stopped", target->instance);
+  const std::string reason = fmt::format("workflow instance {} stopped", target.instance);
   for (const auto& c : requests) c->Request(reason);
   infra::LogLine("INFO", fmt::format("job '{}': {} (node {} attempt {}): its run here is "
                                      "cancelled",
-                                     job_name_, reason, target->node, target->attempt));
-  return true;
+                                     job_name_, reason, target.node, target.attempt));
 }
 
 std::shared_ptr<const Envelope> NodeRuns::Find(const std::string& parameter,
@@ -145,6 +154,7 @@ void NodeRuns::RecordItem(const std::string& parameter, int item, bool ok, std::
   if (it == runs_.end()) return;
   Entry& e = it->second;
   ++e.items;
+  e.ran.insert(item);
   if (!ok) e.failures[item] = std::move(error);
   if (result) e.results[item] = std::move(*result);
   for (auto& [k, v] : context) e.context[k] = std::move(v);
@@ -174,6 +184,7 @@ void NodeRuns::Finish(const std::string& parameter, const std::string& instance_
   nlohmann::json results = nlohmann::json::object();
   for (const auto& [item, r] : entry.results) results[std::to_string(item)] = r;
   report["results"] = results;
+  report["ran"] = entry.ran;
   nlohmann::json context = nlohmann::json::object();
   for (const auto& [k, v] : entry.context) {
     auto value = nlohmann::json::parse(v, nullptr, false);

@@ -1,12 +1,12 @@
 // The worker side of workflows (docs/workflows.md "How a node runs"): what an instance does
 // with an operator trigger whose value is a workflow envelope (workflow_node.h).
 //
-// NodeRuns::Wrap, called as the trigger arrives, notes the run (an ephemeral `runs/` mark
-// under the workflow node, so the coordinator sees this instance at work and notices its
-// loss) and returns the trigger's `done` wrapped so that, once the run ends, one multi-op
-// writes this instance's report (success, each item's result, the context keys added)
-// and deletes the mark. NodeJob, around the job, gives each item of such a run its real
-// parameter and a WorkflowNodeRun (ShardingContext::workflow) and records its outcome.
+// NodeRuns::Take, called as a run request for this instance arrives (`/{job}/workflowRuns/
+// ...`), takes it: one multi-op deletes it and creates the run's ephemeral `runs/` mark under
+// the workflow node (the coordinator sees this instance at work and notices its loss). Once
+// the run ends, one multi-op writes this instance's report (success, each item's result, the
+// context keys added) and deletes the mark. NodeJob, around the job, gives each item of such a run
+// its real parameter and a WorkflowNodeRun (ShardingContext::workflow) and records its outcome.
 //
 // Thread safety: safe for concurrent use.
 #ifndef ELASTICJOB_WORKFLOW_NODE_JOB_H_
@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "elasticjob/api/cancellation.h"
@@ -27,7 +28,7 @@
 
 namespace elasticjob::workflow {
 
-// What a workflow trigger carries (its value after kEnvelopePrefix, as JSON).
+// What a workflow run request carries (its value after kEnvelopePrefix, as JSON).
 struct Envelope {
   std::string workflow;
   std::string instance;
@@ -47,20 +48,23 @@ Result<Envelope> DecodeEnvelope(std::string_view parameter);
 
 class NodeRuns {
  public:
-  // REQUIRES: `registry` and `executor` outlive this object and every done Wrap returns.
+  // REQUIRES: `registry` and `executor` outlive this object and every Report Take hands out.
   NodeRuns(RegistryCenter& registry, Executor& executor, std::string job_name)
       : registry_(registry), executor_(executor), job_name_(std::move(job_name)) {}
 
-  // Null without an envelope. With one: the run is noted (see above) and the callback
-  // returned, to be called once the run ends, reports it: `ran` true when it ran (or had
-  // nothing to run here), false with `error` when it did not (superseded, a registry error).
-  // `instance_id`: this instance.
+  // Called once the run ends: `ran` true when it ran (or had nothing to run here), false
+  // with `error` when it did not (the job stopped, a registry error). Writes the report.
   using Report = std::function<void(bool ran, const std::string& error)>;
-  Report Wrap(const std::string& parameter, const std::string& instance_id);
-  // When `parameter` is a cancel (kCancelPrefix): the matching runs here are cancelled (their
+  // Runs the node's run: its parameter (the envelope) with `report` to call at its end.
+  using Start = std::function<void(const std::string& parameter, Report report)>;
+  // A run request `name` (RunRequestName) for this instance, `instance_id`, with `value`.
+  // A run: one multi-op deletes the request and creates the run mark (so it runs once, and
+  // the coordinator sees this instance at work, and its loss); then `start` is called. A
+  // cancel: the request is deleted and the matching runs here are cancelled (their
   // Cancellation requested: a SCRIPT item's process group is killed, C++ code sees
-  // cancelled(); items not started yet do not start) and true is returned. Else false.
-  bool CancelIfCancel(const std::string& parameter);
+  // cancelled(); items not started yet do not start).
+  void Take(const std::string& name, const std::string& value, const std::string& instance_id,
+            Start start);
   // The item of a run whose parameter is `parameter` starts (null: not a run noted here;
   // `cancelled` is set when the run was cancelled) / ended.
   std::shared_ptr<const Envelope> Find(const std::string& parameter,
@@ -74,6 +78,7 @@ class NodeRuns {
     std::shared_ptr<const Envelope> envelope;
     std::map<int, std::string> results;   // item -> result
     std::map<int, std::string> failures;  // item -> error
+    std::set<int> ran;                    // every item run
     std::map<std::string, std::string> context;
     int items = 0;
     int refs = 0;  // runs of this parameter under way here
@@ -82,6 +87,7 @@ class NodeRuns {
   };
   void Finish(const std::string& parameter, const std::string& instance_id, bool ran,
               const std::string& error);
+  void Cancel(const Envelope& target);
 
   RegistryCenter& registry_;
   Executor& executor_;

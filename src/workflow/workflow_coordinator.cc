@@ -1,11 +1,14 @@
 #include "workflow/workflow_coordinator.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <future>
 #include <nlohmann/json.hpp>
 
+#include "elasticjob/config/job_configuration.h"
 #include "elasticjob/schedule/cron_expression.h"
 #include "elasticjob/schedule/time_zone.h"
 #include "infra/log.h"
@@ -49,7 +52,7 @@ struct Coordinator::Model {
   bool state_changed = false;
   std::vector<NodeRecord> nodes;
   std::vector<bool> node_changed;
-  std::vector<TransactionOp> ops;  // besides the records (triggers, op deletions)
+  std::vector<TransactionOp> ops;  // besides the records (run requests, op deletions)
   int64_t now_ms = 0;
   int64_t wake_at_ms = 0;    // > 0: look again then (a retry's interval)
   std::set<size_t> started;  // nodes started by this look: nothing of theirs to check yet
@@ -64,7 +67,14 @@ Coordinator::Coordinator(RegistryCenter& registry, Executor& executor,
       strand_(executor_),
       timer_(clock_, strand_) {}
 
-Coordinator::~Coordinator() { Stop(); }
+Coordinator::~Coordinator() {
+  Stop();
+  // A look under way on the strand reads the members destroyed before strand_: it ends first
+  // (Stop released every subscription and the timer, so nothing is posted after this).
+  std::promise<void> idle;
+  strand_.Post([&idle] { idle.set_value(); });
+  idle.get_future().wait();
+}
 
 Status Coordinator::Start() {
   {
@@ -72,10 +82,7 @@ Status Coordinator::Start() {
     if (started_) return FailedPrecondition("workflow coordinator: started twice");
     started_ = true;
   }
-  if (Status s = registry_.Persist(std::string(kRoot), ""); !s.ok()) {
-    // Persist on an existing node sets its value: fine either way unless the registry fails.
-    return s.WithContext("workflow coordinator");
-  }
+  // The watch does not need /.workflows to exist: a namespace without workflows gets none.
   auto watch = registry_.Watch(kRoot, strand_, [this](const TreeEvent& e) { OnEvent(e); });
   if (!watch.ok()) return watch.status().WithContext("workflow coordinator: watching");
   auto connection = registry_.AddConnectionStateListener(strand_, [this](ConnectionState s) {
@@ -90,6 +97,7 @@ Status Coordinator::Start() {
 void Coordinator::Stop() {
   std::unique_ptr<Subscription> watch;
   std::unique_ptr<Subscription> connection;
+  std::map<std::string, std::unique_ptr<Subscription>> job_watches;
   std::vector<std::string> led;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -97,11 +105,13 @@ void Coordinator::Stop() {
     stopped_ = true;
     watch = std::move(watch_);
     connection = std::move(connection_);
+    job_watches.swap(job_watches_);
     led = leading_;
     leading_.clear();
   }
   watch.reset();
   connection.reset();
+  job_watches.clear();
   timer_.Stop();
   // Let the others take over at once: our leader nodes go (if still ours).
   for (const std::string& name : led) {
@@ -228,10 +238,23 @@ void Coordinator::LookAtWorkflow(const std::string& name) {
   auto leader = Read(LeaderPath(name));
   if (leader.ok()) {
     led.leading = *leader == instance_id_;
+    if (!led.leading) led.term.clear();
   } else if (leader.status().code() == StatusCode::kNotFound) {
-    Status s = registry_.ExecuteInTransaction(
-        {TransactionOp::Create(LeaderPath(name), instance_id_, CreateMode::kEphemeral)});
+    // Taking over also ends the previous leader's term (its steps check their term node).
+    std::vector<TransactionOp> take = {
+        TransactionOp::Create(LeaderPath(name), instance_id_, CreateMode::kEphemeral)};
+    auto terms = registry_.GetChildrenKeysDirectly(TermsPath(name));
+    if (terms.ok()) {
+      for (const std::string& t : *terms)
+        take.push_back(TransactionOp::Delete(TermsPath(name) + "/" + t));
+    } else {
+      take.push_back(TransactionOp::Create(TermsPath(name), ""));
+    }
+    const std::string term = fmt::format("{}#{}", instance_id_, ++terms_taken_);
+    take.push_back(TransactionOp::Create(TermsPath(name) + "/" + term, ""));
+    Status s = registry_.ExecuteInTransaction(take);
     led.leading = s.ok();
+    if (s.ok()) led.term = term;
     if (s.ok()) {
       overlay_[LeaderPath(name)] = instance_id_;
       infra::LogLine("INFO",
@@ -304,11 +327,18 @@ void Coordinator::ArmLook(const std::string& name, const std::string& id, Clock:
 bool Coordinator::Commit(const std::string& name, const std::string& id,
                          std::vector<TransactionOp> ops) {
   if (ops.empty()) return true;
+  // Fenced: a step commits only while this coordinator's term lasts (a successor deletes it).
+  auto led = workflows_.find(name);
+  if (led != workflows_.end() && !led->second.term.empty()) {
+    ops.insert(ops.begin(), TransactionOp::CheckExists(TermsPath(name) + "/" + led->second.term));
+  }
   Status s = registry_.ExecuteInTransaction(ops);
   if (!s.ok()) {
+    dirty_workflows_.insert(name);  // still leading? read again
     infra::LogLine("WARN", fmt::format("workflow '{}' instance {}: {} (looked at again in {} s)",
                                        name, id, s.ToString(), kRetryLook.count()));
     ArmLook(name, id, clock_.WallNow() + kRetryLook);
+    request_parents_.clear();
     return false;
   }
   for (const TransactionOp& op : ops) {
@@ -358,12 +388,19 @@ void Coordinator::LookAtInstance(const std::string& name, const std::string& id)
   m.node_changed.assign(n, false);
   if (!state_text.ok()) {
     // A new instance: the overlap setting decides whether it starts now.
+    const bool parallel = m.def.overlap == WorkflowOverlap::kParallel;
+    int running = 0;
     for (const std::string& other : Children(InstancesPath(name))) {
       if (other == id) continue;
       auto other_state = Read(StatePath(name, other));
       if (other_state.ok()) {
         auto s = StateFromJson(*other_state);
         if (!s.ok() || IsTerminalInstanceStatus(s->status)) continue;
+        if (parallel) {
+          // Beside the others, up to maxConcurrent; past it, in order (by id) as they end.
+          if (m.def.max_concurrent > 0 && ++running >= m.def.max_concurrent) return;
+          continue;
+        }
         if (m.def.overlap == WorkflowOverlap::kQueue) return;  // started when that one ends
         InstanceState skipped;
         skipped.status = "SKIPPED";
@@ -378,6 +415,9 @@ void Coordinator::LookAtInstance(const std::string& name, const std::string& id)
       }
       // Queued before this one: it goes first.
       if (other < id && m.def.overlap == WorkflowOverlap::kQueue) return;
+      if (other < id && parallel && m.def.max_concurrent > 0 && ++running >= m.def.max_concurrent) {
+        return;
+      }
     }
     m.fresh = true;
     m.state.status = "RUNNING";
@@ -478,6 +518,22 @@ void Coordinator::LookAtInstance(const std::string& name, const std::string& id)
   }
   for (TransactionOp& op : m.ops) ops.push_back(std::move(op));
   if (!Commit(name, id, std::move(ops))) return;
+  // A running job node's runners: their loss is noticed as it happens (WatchJob).
+  std::set<std::string> running_jobs;
+  for (size_t i = 0; i < n; ++i) {
+    if (m.def.nodes[i].kind == WorkflowNodeKind::kJob && m.state.status == "RUNNING" &&
+        m.nodes[i].state == "RUNNING") {
+      running_jobs.insert(m.def.nodes[i].job);
+    }
+  }
+  for (const WorkflowNode& node : m.def.nodes) {
+    if (node.kind != WorkflowNodeKind::kJob) continue;
+    if (running_jobs.count(node.job) > 0) {
+      WatchJob(node.job, name, id);
+    } else if (auto users = job_users_.find(node.job); users != job_users_.end()) {
+      users->second.erase({name, id});
+    }
+  }
   if (m.wake_at_ms > 0) {
     ArmLook(name, id, Clock::WallTime(std::chrono::milliseconds(m.wake_at_ms)));
   }
@@ -599,6 +655,14 @@ void Coordinator::Advance(Model& m) {
             }
             changed = true;
             break;
+          case RunCheck::kNeverTaken:
+            // Nothing ran: offered again to the live instances, not counted as a loss.
+            infra::LogLine("INFO", fmt::format("workflow '{}' instance {} node {}: {}; offered "
+                                               "again",
+                                               m.name, m.id, node.id, error));
+            StartJobNode(m, i, rec.attempt + 1);
+            changed = true;
+            break;
           case RunCheck::kLost:
             if (rec.lost < kMaxLostRestarts) {
               ++rec.lost;
@@ -697,6 +761,25 @@ void Coordinator::StartJobNode(Model& m, size_t index, int attempt) {
     rec.ended_ms = m.now_ms;
     return;
   }
+  // A Java ElasticJob instance (no `runtime/{id}` beside its instance node: every C++
+  // instance writes both in one multi-op) never takes a run request: its items would not run.
+  auto runtimes = registry_.GetChildrenKeysDirectly("/" + node.job + "/runtime");
+  std::vector<std::string> java;
+  for (const std::string& i : *instances) {
+    if (!runtimes.ok() || std::find(runtimes->begin(), runtimes->end(), i) == runtimes->end()) {
+      java.push_back(i);
+    }
+  }
+  if (!java.empty()) {
+    std::sort(java.begin(), java.end());
+    rec.state = "FAILED";
+    rec.error = fmt::format(
+        "job '{}' has Java ElasticJob instances ({}): they never run a workflow node's items "
+        "(a node's job must run on elasticjob-cpp instances only)",
+        node.job, fmt::join(java, ", "));
+    rec.ended_ms = m.now_ms;
+    return;
+  }
   std::sort(instances->begin(), instances->end());
   rec.state = "RUNNING";
   rec.expected = *instances;
@@ -728,7 +811,7 @@ void Coordinator::StartJobNode(Model& m, size_t index, int attempt) {
   envelope.upstream_json = upstream.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   envelope.context_json = m.state.context_json;
   const std::string value = EncodeEnvelope(envelope);
-  // Transactions create no parents: those the runners write under, and the trigger parent.
+  // Transactions create no parents: those the runners write under, and the requests parent.
   auto planned = [&m](const std::string& key) {
     for (const TransactionOp& op : m.ops) {
       if (op.key == key) return true;
@@ -739,18 +822,18 @@ void Coordinator::StartJobNode(Model& m, size_t index, int attempt) {
        {RunsPath(m.name, m.id, node.id), ReportsPath(m.name, m.id, node.id)}) {
     if (!planned(key) && !Read(key).ok()) m.ops.push_back(TransactionOp::Create(key, ""));
   }
-  // One read for the trigger nodes still there (and whether their parent exists).
-  const std::string trigger_parent = "/" + node.job + "/trigger";
-  auto pending = registry_.GetChildrenKeysDirectly(trigger_parent);
-  if (!pending.ok() && !planned(trigger_parent)) {
-    m.ops.push_back(TransactionOp::Create(trigger_parent, ""));
+  // One request per live instance: it takes its own (docs/workflows.md "How a node runs").
+  const std::string parent = RunRequestsPath(node.job);
+  if (!planned(parent) && request_parents_.count(node.job) == 0) {
+    if (registry_.GetDirectly(parent).ok()) {
+      request_parents_.insert(node.job);
+    } else {
+      m.ops.push_back(TransactionOp::Create(parent, ""));
+    }
   }
   for (const std::string& instance : *instances) {
-    const std::string key = trigger_parent + "/" + instance;
-    const bool exists =
-        pending.ok() && std::find(pending->begin(), pending->end(), instance) != pending->end();
-    m.ops.push_back(exists ? TransactionOp::SetData(key, value)
-                           : TransactionOp::Create(key, value));
+    m.ops.push_back(TransactionOp::Create(
+        parent + "/" + RunRequestName(instance, m.id, node.id, attempt), value));
   }
 }
 
@@ -794,8 +877,8 @@ void Coordinator::CancelRunningNodes(Model& m) {
     const WorkflowNode& node = m.def.nodes[i];
     const NodeRecord& rec = m.nodes[i];
     if (node.kind != WorkflowNodeKind::kJob || rec.state != "RUNNING") continue;
-    // Only runners whose run mark is there: a C++ instance at work (a Java one would take
-    // the cancel for a trigger and run the job).
+    // A runner whose run mark is there took its request: a cancel under the request's name.
+    // One that has not taken it yet: the request is withdrawn.
     const std::vector<std::string> runs = Children(RunsPath(m.name, m.id, node.id));
     Envelope envelope;
     envelope.workflow = m.name;
@@ -803,19 +886,21 @@ void Coordinator::CancelRunningNodes(Model& m) {
     envelope.node = node.id;
     envelope.attempt = rec.attempt;
     const std::string value = EncodeCancel(envelope);
-    const std::string trigger_parent = "/" + node.job + "/trigger";
+    const std::string parent = RunRequestsPath(node.job);
     std::optional<std::vector<std::string>> pending;
     for (const std::string& runner : rec.expected) {
-      const std::string mark = fmt::format("{}@{}", rec.attempt, runner);
-      if (!std::binary_search(runs.begin(), runs.end(), mark)) continue;
+      const std::string name = RunRequestName(runner, m.id, node.id, rec.attempt);
+      if (std::binary_search(runs.begin(), runs.end(), fmt::format("{}@{}", rec.attempt, runner))) {
+        m.ops.push_back(TransactionOp::Create(parent + "/" + name, value));
+        continue;
+      }
       if (!pending) {
-        auto listed = registry_.GetChildrenKeysDirectly(trigger_parent);
+        auto listed = registry_.GetChildrenKeysDirectly(parent);
         pending = listed.ok() ? *listed : std::vector<std::string>{};
       }
-      const std::string key = trigger_parent + "/" + runner;
-      const bool exists = std::find(pending->begin(), pending->end(), runner) != pending->end();
-      m.ops.push_back(exists ? TransactionOp::SetData(key, value)
-                             : TransactionOp::Create(key, value));
+      if (std::find(pending->begin(), pending->end(), name) != pending->end()) {
+        m.ops.push_back(TransactionOp::Delete(parent + "/" + name));
+      }
     }
   }
 }
@@ -830,6 +915,8 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
   const std::vector<std::string> runs = Children(runs_path);
   bool pending = false;
   std::vector<std::string> lost;
+  std::vector<std::string> untaken;  // gone before they took their request
+  std::set<int> covered;             // the items the reports say ran
   std::string failure;
   std::map<int, std::string> results;
   std::string merged = "{}";
@@ -851,6 +938,7 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
         failure = fmt::format("on {}: {}", runner, report->error);
       }
       for (auto& [item, r] : report->results) results[item] = r;
+      covered.insert(report->ran.begin(), report->ran.end());
       merged = MergeContext(merged, report->context_json);
       continue;
     }
@@ -858,18 +946,53 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
       pending = true;
       continue;
     }
-    // Neither running nor done: its trigger is still to be taken, unless the instance went.
+    // Neither running nor done: its request is still to be taken, unless the instance went.
     auto alive = registry_.GetDirectly("/" + node.job + "/instances/" + runner);
     if (alive.ok() || alive.status().code() != StatusCode::kNotFound) {
       pending = true;
-    } else {
-      lost.push_back(runner);
+      continue;
+    }
+    const std::string request =
+        RunRequestsPath(node.job) + "/" + RunRequestName(runner, m.id, node.id, rec.attempt);
+    if (registry_.GetDirectly(request).ok()) {
+      untaken.push_back(runner);  // decided below, once the others have reported
+      continue;
+    }
+    lost.push_back(runner);
+  }
+  if (lost.empty() && !untaken.empty()) {
+    if (pending) return RunCheck::kPending;
+    // Gone without taking its request: when the others' runs covered every item of the job,
+    // nothing of the node was left to it (the request is withdrawn and their reports decide);
+    // else the node is offered again (kNeverTaken, below).
+    if (CoversEveryItem(node.job, covered)) {
+      for (const std::string& runner : untaken) {
+        m.ops.push_back(TransactionOp::Delete(RunRequestsPath(node.job) + "/" +
+                                              RunRequestName(runner, m.id, node.id, rec.attempt)));
+      }
+      NodeRecord& changed = m.nodes[index];
+      for (const std::string& runner : untaken) std::erase(changed.expected, runner);
+      m.node_changed[index] = true;
+      untaken.clear();
     }
   }
+  lost.insert(lost.end(), untaken.begin(), untaken.end());
   if (!lost.empty()) {
-    *error = fmt::format("instance {} of job '{}' went before it reported attempt {}", lost[0],
-                         node.job, rec.attempt);
-    return RunCheck::kLost;
+    // A runner gone before it took its request: the request is withdrawn (the new attempt
+    // offers the run to the live instances), and its items never ran there.
+    auto requests = registry_.GetChildrenKeysDirectly(RunRequestsPath(node.job));
+    bool ran = false;
+    for (const std::string& runner : lost) {
+      const std::string name = RunRequestName(runner, m.id, node.id, rec.attempt);
+      if (requests.ok() && std::find(requests->begin(), requests->end(), name) != requests->end()) {
+        m.ops.push_back(TransactionOp::Delete(RunRequestsPath(node.job) + "/" + name));
+      } else {
+        ran = true;
+      }
+    }
+    *error = fmt::format("instance {} of job '{}' went before it {} attempt {}", lost[0], node.job,
+                         ran ? "reported" : "took", rec.attempt);
+    return ran ? RunCheck::kLost : RunCheck::kNeverTaken;
   }
   if (pending) return RunCheck::kPending;
   if (results.size() == 1) {
@@ -886,6 +1009,42 @@ Coordinator::RunCheck Coordinator::CheckRuns(Model& m, size_t index, std::string
     return RunCheck::kFailed;
   }
   return RunCheck::kSucceeded;
+}
+
+bool Coordinator::CoversEveryItem(const std::string& job, const std::set<int>& covered) {
+  auto config = registry_.GetDirectly("/" + job + "/config");
+  if (!config.ok()) return false;
+  auto parsed = ConfigFromYaml(*config);
+  if (!parsed.ok()) return false;
+  for (int item = 0; item < parsed->sharding_total_count; ++item) {
+    if (covered.count(item) == 0) return false;
+  }
+  return true;
+}
+
+void Coordinator::WatchJob(const std::string& job, const std::string& name, const std::string& id) {
+  job_users_[job].emplace(name, id);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_ || job_watches_.count(job) > 0) return;
+  }
+  auto watch = registry_.Watch("/" + job + "/instances", strand_, [this, job](const TreeEvent& e) {
+    if (e.type != TreeEvent::Type::kDeleted || e.key.ends_with("/instances")) return;
+    // An instance of the job went: the instances whose nodes it may have been asked to run
+    // look again now (a request it never took is offered to the live ones).
+    auto users = job_users_.find(job);
+    if (users == job_users_.end()) return;
+    for (const auto& key : users->second) dirty_instances_.insert(key);
+    job_users_.erase(users);  // the looks note again what still runs
+    Schedule();
+  });
+  if (!watch.ok()) {
+    infra::LogLine("WARN", fmt::format("workflow coordinator: watching job '{}': {}", job,
+                                       watch.status().ToString()));
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!stopped_) job_watches_.emplace(job, std::move(*watch));
 }
 
 void Coordinator::Retention(const std::string& name, int keep) {

@@ -2,7 +2,7 @@
 // Watch of the workflows' subtree, whose events (on one strand) mark workflows and
 // instances to look at; a look at an instance works out, from the registry alone, what
 // has to happen (nodes finished, successors to start, the instance's end) and writes it in
-// one multi-op, the successors' trigger nodes included. So a coordinator that dies between
+// one multi-op, the successors' run requests included. So a coordinator that dies between
 // two looks leaves nothing half done, and the next one, reading the same state, goes on
 // from it: no node starts twice, none is forgotten (docs/workflows.md).
 //
@@ -42,6 +42,7 @@ class Coordinator final : public WorkflowCoordinator {
  private:
   struct Led {
     bool leading = false;
+    std::string term;  // our node under terms/ while leading: every step checks it
     std::string definition_yaml;
     trigger::TimerScheduler::TaskId cron_task = 0;
   };
@@ -58,6 +59,10 @@ class Coordinator final : public WorkflowCoordinator {
   void CronFire(const std::string& name, Clock::WallTime fire);
   void ArmLook(const std::string& name, const std::string& id, Clock::WallTime at);
   void Retention(const std::string& name, int keep);
+  // Whether `covered` holds every item of `job` (its config's shardingTotalCount).
+  bool CoversEveryItem(const std::string& job, const std::set<int>& covered);
+  // Looks at instance `id` of `name` again when an instance of `job` goes.
+  void WatchJob(const std::string& job, const std::string& name, const std::string& id);
 
   // Reads through what this coordinator wrote and the Watch has not shown yet.
   Result<std::string> Read(const std::string& key);
@@ -70,7 +75,9 @@ class Coordinator final : public WorkflowCoordinator {
   void StartNestedNode(Model& m, size_t index, int attempt);
   // A stopped instance: its running job nodes' runs are cancelled where they run.
   void CancelRunningNodes(Model& m);
-  enum class RunCheck { kPending, kSucceeded, kFailed, kLost };
+  // kLost: a runner went after it took its request (its items may have run); kNeverTaken:
+  // every runner gone had not taken its request yet.
+  enum class RunCheck { kPending, kSucceeded, kFailed, kLost, kNeverTaken };
   RunCheck CheckRuns(Model& m, size_t index, std::string* error, std::string* result,
                      std::string* context);
   bool EdgeLive(const Model& m, size_t from, const std::string& to) const;
@@ -89,14 +96,21 @@ class Coordinator final : public WorkflowCoordinator {
   std::condition_variable leading_cv_;  // leading_ changed (WaitLeading)
   std::unique_ptr<Subscription> watch_ ELASTICJOB_GUARDED_BY(mu_);
   std::unique_ptr<Subscription> connection_ ELASTICJOB_GUARDED_BY(mu_);
+  // A watch of `/{job}/instances` per job of a node that ran here (WatchJob).
+  std::map<std::string, std::unique_ptr<Subscription>> job_watches_ ELASTICJOB_GUARDED_BY(mu_);
 
   // Strand only.
   std::map<std::string, Led> workflows_;
   std::set<std::string> dirty_workflows_;
   std::set<std::pair<std::string, std::string>> dirty_instances_;
   bool drain_posted_ = false;
+  int64_t terms_taken_ = 0;
   std::map<std::string, std::optional<std::string>> overlay_;           // key -> written value
   std::map<std::pair<std::string, std::string>, int64_t> looks_armed_;  // instance -> due ms
+  // Jobs whose `/{job}/workflowRuns` is known to exist (cleared when a commit fails).
+  std::set<std::string> request_parents_;
+  // Per job of a running node: the instances to look at when one of its instances goes.
+  std::map<std::string, std::set<std::pair<std::string, std::string>>> job_users_;
 };
 
 }  // namespace elasticjob::workflow

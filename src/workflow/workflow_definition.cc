@@ -158,9 +158,23 @@ Result<WorkflowDefinition> WorkflowFromYaml(std::string_view yaml) {
         d.overlap = WorkflowOverlap::kSkip;
       } else if (o == "queue") {
         d.overlap = WorkflowOverlap::kQueue;
+      } else if (o == "parallel") {
+        d.overlap = WorkflowOverlap::kParallel;
       } else {
-        return InvalidArgument(fmt::format("overlap: expected skip or queue, got '{}'", o));
+        return InvalidArgument(
+            fmt::format("overlap: expected skip, queue or parallel, got '{}'", o));
       }
+    }
+    if (root["maxConcurrent"]) {
+      int64_t c = 0;
+      WF_ASSIGN(c, Integer(root["maxConcurrent"], "maxConcurrent", 0));
+      if (c > 100000) {
+        return InvalidArgument(fmt::format("maxConcurrent: at most 100000, got {}", c));
+      }
+      if (c > 0 && d.overlap != WorkflowOverlap::kParallel) {
+        return InvalidArgument(fmt::format("maxConcurrent: {} needs overlap: parallel", c));
+      }
+      d.max_concurrent = static_cast<int>(c);
     }
     if (root["retention"]) {
       int64_t r = 0;
@@ -203,6 +217,18 @@ Result<WorkflowDefinition> WorkflowFromYaml(std::string_view yaml) {
   return d;
 }
 
+std::string_view WorkflowOverlapName(WorkflowOverlap overlap) {
+  switch (overlap) {
+    case WorkflowOverlap::kQueue:
+      return "queue";
+    case WorkflowOverlap::kParallel:
+      return "parallel";
+    case WorkflowOverlap::kSkip:
+      break;
+  }
+  return "skip";
+}
+
 std::string WorkflowToYaml(const WorkflowDefinition& d) {
   YAML::Emitter out;
   out << YAML::BeginMap;
@@ -213,8 +239,10 @@ std::string WorkflowToYaml(const WorkflowDefinition& d) {
   if (d.max_run_time_seconds > 0) {
     out << YAML::Key << "maxRunTimeSeconds" << YAML::Value << d.max_run_time_seconds;
   }
-  out << YAML::Key << "overlap" << YAML::Value
-      << (d.overlap == WorkflowOverlap::kQueue ? "queue" : "skip");
+  out << YAML::Key << "overlap" << YAML::Value << std::string(WorkflowOverlapName(d.overlap));
+  if (d.max_concurrent > 0) {
+    out << YAML::Key << "maxConcurrent" << YAML::Value << d.max_concurrent;
+  }
   out << YAML::Key << "retention" << YAML::Value << d.retention;
   out << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
   for (const WorkflowNode& n : d.nodes) {
@@ -359,40 +387,6 @@ Status ValidateWorkflow(const WorkflowDefinition& d, const WorkflowJobCheck& che
   for (size_t i = 0; i < d.nodes.size(); ++i) {
     if (color[i] == 0) {
       if (Status s = visit(i); !s.ok()) return s;
-    }
-  }
-  // A job runs one workflow node at a time: two nodes of one job that no path orders could
-  // be triggered together, and a job's second trigger replaces the first.
-  std::map<std::string, std::vector<size_t>> by_job;
-  for (size_t i = 0; i < d.nodes.size(); ++i) {
-    if (d.nodes[i].kind == WorkflowNodeKind::kJob) by_job[d.nodes[i].job].push_back(i);
-  }
-  auto reaches = [&](size_t from, size_t to) {
-    std::vector<bool> seen_node(d.nodes.size(), false);
-    std::vector<size_t> todo = {from};
-    while (!todo.empty()) {
-      size_t u = todo.back();
-      todo.pop_back();
-      if (u == to) return true;
-      for (size_t v : out[u]) {
-        if (!seen_node[v]) {
-          seen_node[v] = true;
-          todo.push_back(v);
-        }
-      }
-    }
-    return false;
-  };
-  for (const auto& [job, nodes] : by_job) {
-    for (size_t a = 0; a < nodes.size(); ++a) {
-      for (size_t b = a + 1; b < nodes.size(); ++b) {
-        if (!reaches(nodes[a], nodes[b]) && !reaches(nodes[b], nodes[a])) {
-          return InvalidArgument(fmt::format(
-              "node '{}': job '{}' is also node '{}', and no edge path orders them: they may "
-              "run at once (a job runs one node at a time)",
-              d.nodes[nodes[b]].id, job, d.nodes[nodes[a]].id));
-        }
-      }
     }
   }
   return Status::Ok();

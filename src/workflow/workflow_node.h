@@ -16,6 +16,33 @@ inline constexpr std::string_view kEnvelopePrefix = "@elasticjob-workflow:";
 // whose run mark shows a C++ instance at work.
 inline constexpr std::string_view kCancelPrefix = "@elasticjob-workflow-cancel:";
 
+// A node's run requests, one per job instance that is to run it: `/{job}/workflowRuns/
+// {jobInstanceId}#{workflowInstance}#{node}#{attempt}` (persistent; value: the envelope, or a
+// cancel). The instance named takes its request with one multi-op that deletes it and creates
+// its run mark, so it runs once; requests do not replace each other (the operator trigger
+// `/{job}/trigger/{id}` would), so one job runs for many workflow instances and nodes.
+inline constexpr std::string_view kRunRequestsRoot = "workflowRuns";
+inline constexpr char kRunRequestSeparator = '#';
+
+inline std::string RunRequestsPath(std::string_view job) {
+  return "/" + std::string(job) + "/" + std::string(kRunRequestsRoot);
+}
+inline std::string RunRequestName(std::string_view job_instance, std::string_view instance,
+                                  std::string_view node, int attempt) {
+  std::string name(job_instance);
+  for (std::string_view part : {instance, node}) {
+    name += kRunRequestSeparator;
+    name += part;
+  }
+  name += kRunRequestSeparator;
+  name += std::to_string(attempt);
+  return name;
+}
+// The job instance a request is for: the text before the first separator.
+inline std::string_view RunRequestRunner(std::string_view name) {
+  return name.substr(0, name.find(kRunRequestSeparator));
+}
+
 inline std::string WorkflowPath(std::string_view name) {
   return std::string(kRoot) + "/" + std::string(name);
 }
@@ -23,6 +50,9 @@ inline std::string DefinitionPath(std::string_view name) {
   return WorkflowPath(name) + "/definition";
 }
 inline std::string LeaderPath(std::string_view name) { return WorkflowPath(name) + "/leader"; }
+// The leader's term: `terms/{coordinatorId}#{n}`, created with the leader node, deleted by
+// the next leader as it takes over; each step's multi-op checks that its own is still there.
+inline std::string TermsPath(std::string_view name) { return WorkflowPath(name) + "/terms"; }
 inline std::string InstancesPath(std::string_view name) {
   return WorkflowPath(name) + "/instances";
 }

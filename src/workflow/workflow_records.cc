@@ -128,6 +128,12 @@ Result<RunReport> ReportFromJson(const std::string& text) {
   Take(*j, "ok", r.ok);
   Take(*j, "error", r.error);
   Take(*j, "items", r.items);
+  auto ran = j->find("ran");
+  if (ran != j->end() && ran->is_array()) {
+    for (const auto& item : *ran) {
+      if (item.is_number_integer()) r.ran.push_back(item.get<int>());
+    }
+  }
   auto it = j->find("results");
   if (it != j->end() && it->is_object()) {
     for (const auto& [k, v] : it->items()) {

@@ -52,6 +52,7 @@ struct RunReport {
   bool ok = false;
   std::string error;
   int items = 0;
+  std::vector<int> ran;                // the items run (absent in reports of older versions)
   std::map<int, std::string> results;  // item -> result
   std::string context_json = "{}";
 };

@@ -34,4 +34,5 @@ out=$(wf instance no-dash-number-here/x); check "a malformed instance id" 2 "exp
 out=$(wf instance w-0000000001); check "an unknown instance" 1 "not found" "$out" $?
 out=$(wf list --json); check "an empty list" 0 "[]" "$out" $?
 out=$(wf run w --wait nope); check "--wait takes seconds" 2 "--wait" "$out" $?
+out=$(wf run w --count 0); check "--count takes 1 to 10000" 2 "--count: expected 1 to 10000, got 0" "$out" $?
 ((failures == 0)) || { echo "$failures failure(s)"; exit 1; }

@@ -91,9 +91,6 @@ check() {
           /systemTime/current) want_mode=persistent want_value="" ;;
           # Layout extensions (docs/runtime.md; new subtrees Java ignores, zk-layout.md).
           /runtime) want_mode=persistent want_value="" ;;
-          # The workflows' subtree beside the jobs (docs/workflows.md; no job config under it,
-          # so ElasticJob's job listings skip it). Empty here: no workflow is added.
-          /.workflows) want_mode=persistent ;;
           /runtime/*) id="${rel#/runtime/}"
             [[ " $ids " == *" $id "* ]] || fail "$label: $path names no instance of the run"
             want_mode=ephemeral want_value='{*"version":*}' ;;

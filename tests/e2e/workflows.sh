@@ -4,8 +4,9 @@
 # B and C -> D) runs in order with D receiving A's, B's and C's results and context keys;
 # a cycle and an unknown job are refused; a failing node fails the instance and, allowed to
 # fail, does not; a decision node skips the branch it does not pick; kill -9 of the
-# coordinator while B runs: the instance still succeeds and D runs exactly once; a stop
-# while B runs cancels B's script where it runs.
+# coordinator while B runs: the instance still succeeds and D runs exactly once; SIGSTOP of
+# the next coordinator past its session, then SIGCONT: fenced, each node once; a stop while
+# B runs cancels B's script where it runs.
 # Usage: workflows.sh path/to/elasticjob path/to/zk-server.sh
 set -uo pipefail
 source "$(dirname "$0")/../lib/e2e.sh" "$@"
@@ -121,6 +122,32 @@ d_runs=$(grep -c "^start D .*\"instanceId\":\"$id\"" "$dir/order.log")
 [[ "$d_runs" -eq 1 ]] || fail "D ran $d_runs times in $id"
 now=$(coordinator_of)
 [[ -n "$now" && "$now" != "$coordinator" ]] || fail "no new coordinator: '$now'"
+
+# SIGSTOP of the coordinator while B runs, past its session (4 s): another host takes over;
+# SIGCONT: the paused one's steps are fenced (its term node is gone), so the instance
+# finishes with A, C and D run once (B twice at most: once more when the paused host was
+# also B's runner, its run mark gone with its session).
+echo 8 > "$dir/slow.B"
+id=$(wf run diamond) || fail "run"
+wait_for_lines "$dir/order.log" "\"instanceId\":\"$id\",\"name\":\"diamond\",\"node\":\"B\"" 1 30 ||
+  fail "B did not start"
+paused=$(coordinator_of)
+ppid_=${paused##*@-@}
+taken=$(cat "$dir"/[abc].log | grep -c "workflow 'diamond': coordinated here")
+[[ -n "$ppid_" ]] && kill -STOP "$ppid_" || fail "no coordinator to pause ($paused)"
+wait_for_lines_in "workflow 'diamond': coordinated here" $((taken + 1)) 30 "$dir/a.log" "$dir/b.log" "$dir/c.log" ||
+  { kill -CONT "$ppid_"; fail "no host took over from the paused coordinator"; }
+kill -CONT "$ppid_"
+end=$(wf instance "$id" --wait 60 --json)
+echo "$end" | grep -q '"status":"SUCCEEDED"' || fail "after the pause: $end"
+for node in A C D; do
+  runs=$(grep -c "^start $node .*\"instanceId\":\"$id\"" "$dir/order.log")
+  [[ "$runs" -eq 1 ]] || fail "after the pause: $node ran $runs times in $id"
+done
+b_runs=$(grep -c "^start B .*\"instanceId\":\"$id\"" "$dir/order.log")
+[[ "$b_runs" -ge 1 && "$b_runs" -le 2 ]] || fail "after the pause: B ran $b_runs times in $id"
+[[ "$(coordinator_of)" != "$paused" ]] || fail "the paused coordinator $paused leads again"
+rm "$dir/slow.B"
 
 # Stop while B runs: B's script is killed where it runs, D never starts.
 echo 30 > "$dir/slow.B"

@@ -7,7 +7,10 @@
 //   cron: "0 0 2 * * ?"          # optional; without it the workflow runs on demand
 //   timeZone: Asia/Shanghai      # optional, with cron
 //   maxRunTimeSeconds: 3600      # optional; an instance running longer ends as TIMEOUT
-//   overlap: skip                # skip (default) | queue: a trigger while an instance runs
+//   overlap: skip                # skip (default) | queue | parallel: a trigger while an
+//                                # instance runs is skipped, waits, or runs beside it
+//   maxConcurrent: 100           # parallel: instances running at once (0: no bound); the
+//                                # others wait (QUEUED) in order
 //   retention: 20                # finished instances kept (older ones are removed)
 //   nodes:
 //     - id: A
@@ -55,7 +58,9 @@ inline constexpr size_t kWorkflowContextLimit = 64 * 1024;
 inline constexpr size_t kWorkflowYamlLimit = 256 * 1024;
 
 enum class WorkflowNodeKind { kJob, kDecision, kWorkflow };
-enum class WorkflowOverlap { kSkip, kQueue };
+enum class WorkflowOverlap { kSkip, kQueue, kParallel };
+// "skip", "queue" or "parallel": the setting's name in the YAML.
+std::string_view WorkflowOverlapName(WorkflowOverlap overlap);
 
 struct WorkflowNode {
   std::string id;
@@ -89,6 +94,7 @@ struct WorkflowDefinition {
   std::string description;
   int64_t max_run_time_seconds = 0;  // 0: no limit
   WorkflowOverlap overlap = WorkflowOverlap::kSkip;
+  int max_concurrent = 0;  // kParallel: instances running at once, 0: no bound
   int retention = 20;  // finished instances kept, >= 1
   std::vector<WorkflowNode> nodes;
   std::vector<WorkflowEdge> edges;

@@ -108,13 +108,32 @@ TEST(WorkflowDefinitionTest, UnknownAndDisabledJobsAreRefusedNamingTheNode) {
   EXPECT_NE(s.message().find("node 'C'"), std::string::npos) << s;
 }
 
-TEST(WorkflowDefinitionTest, TwoNodesThatMayRunAtOnceMustNotShareAJob) {
+TEST(WorkflowDefinitionTest, TwoNodesThatMayRunAtOnceMayShareAJob) {
+  // Each node's run is a request of its own (workflowRuns/): they queue, none replaces another.
   WorkflowDefinition d = Chain({{"A", "B"}, {"A", "C"}});
   d.nodes[2].job = "jobB";
-  Status s = ValidateWorkflow(d);
-  EXPECT_NE(s.message().find("may run at once"), std::string::npos) << s;
-  d.edges.push_back({"B", "C", std::nullopt});  // now ordered: allowed
   EXPECT_TRUE(ValidateWorkflow(d).ok());
+}
+
+TEST(WorkflowDefinitionTest, OverlapParallelTakesAnOptionalBound) {
+  auto d = WorkflowFromYaml(
+      "name: w\noverlap: parallel\nmaxConcurrent: 7\nnodes:\n"
+      "  - {id: A, job: j}\n");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->overlap, WorkflowOverlap::kParallel);
+  EXPECT_EQ(d->max_concurrent, 7);
+  auto again = WorkflowFromYaml(WorkflowToYaml(*d));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *d);
+  auto unbounded = WorkflowFromYaml("name: w\noverlap: parallel\nnodes: []\n");
+  ASSERT_TRUE(unbounded.ok());
+  EXPECT_EQ(unbounded->max_concurrent, 0);
+  auto without = WorkflowFromYaml("name: w\nmaxConcurrent: 3\nnodes: []\n");
+  EXPECT_NE(without.status().message().find("maxConcurrent: 3 needs overlap: parallel"),
+            std::string::npos)
+      << without.status();
+  auto negative = WorkflowFromYaml("name: w\noverlap: parallel\nmaxConcurrent: -1\n");
+  EXPECT_NE(negative.status().message().find("maxConcurrent"), std::string::npos);
 }
 
 TEST(WorkflowDefinitionTest, DuplicateIdsAndEmptyWorkflowsAreRefused) {

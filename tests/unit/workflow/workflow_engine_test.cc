@@ -31,7 +31,8 @@ struct Recorder {
   std::map<std::string, std::string> context;
   std::map<std::string, std::string> param;
   std::map<std::string, int> runs;
-  std::set<std::string> failing;  // nodes that throw while listed here
+  std::map<std::string, int> node_runs;  // "{workflow instance} {node}" -> item runs
+  std::set<std::string> failing;         // nodes that throw while listed here
   bool gate_open = true;
 
   size_t IndexOf(const std::string& event) {
@@ -64,6 +65,7 @@ class NodeTestJob final : public SimpleJob {
       ++rec_.runs[name_];
       rec_.param[name_] = ctx.job_parameter;
       if (ctx.workflow != nullptr) {
+        ++rec_.node_runs[ctx.workflow->instance_id() + " " + ctx.workflow->node_id()];
         rec_.upstream[name_] = ctx.workflow->upstream_results_json();
         rec_.context[name_] = ctx.workflow->context_json();
       }
@@ -175,6 +177,16 @@ edges:
 )");
     EXPECT_TRUE(d.ok()) << d.status();
     return *d;
+  }
+  // A workflow `name` of one node, A, whose job jobA runs here; a coordinator.
+  std::unique_ptr<WorkflowAPI> OneNodeWorkflow(const std::string& name) {
+    AddJob("jobA", std::make_shared<NodeTestJob>("A", rec_));
+    Coordinate(*workers_, "coordinator-1");
+    auto api = NewWorkflowAPI(*workers_);
+    auto d = WorkflowFromYaml("name: " + name + "\nnodes:\n  - {id: A, job: jobA}\n");
+    EXPECT_TRUE(d.ok()) << d.status();
+    if (d.ok()) EXPECT_TRUE(api->Add(*d).ok());
+    return api;
   }
   WorkflowInstanceStatus RunAndWait(WorkflowAPI& api, const std::string& name,
                                     const std::string& param = "") {
@@ -423,9 +435,171 @@ TEST_F(WorkflowEngineTest, FortyInstancesOfATenNodeChainLeaveNoGarbage) {
   ASSERT_TRUE(kept.ok());
   EXPECT_EQ(kept->size(), 3u);
   for (int k = 0; k < 10; ++k) {
-    auto triggers = workers_->GetChildrenKeysDirectly("/jobc" + std::to_string(k) + "/trigger");
-    EXPECT_TRUE(!triggers.ok() || triggers->empty()) << k;
+    auto requests =
+        workers_->GetChildrenKeysDirectly("/jobc" + std::to_string(k) + "/workflowRuns");
+    EXPECT_TRUE(!requests.ok() || requests->empty()) << k;
   }
+}
+
+TEST_F(WorkflowEngineTest, ParallelInstancesRunEveryNodeOnceEvenWhenTwoNodesShareAJob) {
+  // B and C are nodes of one job, not ordered: their requests queue on its one instance.
+  AddJob("jobA", std::make_shared<NodeTestJob>("A", rec_));
+  AddJob("jobBC", std::make_shared<NodeTestJob>("BC", rec_));
+  AddJob("jobD", std::make_shared<NodeTestJob>("D", rec_));
+  Coordinate(*workers_, "coordinator-1");
+  auto api = NewWorkflowAPI(*workers_);
+  WorkflowDefinition d = Diamond();
+  d.name = "par";
+  d.overlap = WorkflowOverlap::kParallel;
+  d.retention = 100;
+  d.nodes[0].param.reset();
+  for (auto& node : d.nodes)
+    node.job = node.id == "B" || node.id == "C" ? "jobBC" : "job" + node.id;
+  ASSERT_TRUE(api->Add(d).ok());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 20; ++i) {
+    auto id = api->Run("par");
+    ASSERT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  for (const std::string& id : ids) {
+    auto end = api->Wait(id, 15s);
+    ASSERT_TRUE(end.ok()) << end.status();
+    EXPECT_EQ(end->status, "SUCCEEDED") << id << ": " << end->message;
+    for (const auto& node : end->nodes) EXPECT_EQ(node.attempt, 1) << id << " " << node.id;
+  }
+  std::lock_guard<std::mutex> lock(rec_.mu);
+  for (const std::string& id : ids) {
+    for (const char* node : {"A", "B", "C", "D"}) {
+      EXPECT_EQ(rec_.node_runs[id + " " + node], 1) << id << " " << node;
+    }
+  }
+  EXPECT_EQ(rec_.runs["BC"], 40);
+  EXPECT_EQ(rec_.node_runs.size(), 80u);
+}
+
+TEST_F(WorkflowEngineTest, MaxConcurrentHoldsTheInstancesBeyondItQueued) {
+  AddJob("jobA", std::make_shared<NodeTestJob>("A", rec_, false, /*gated=*/true));
+  Coordinate(*workers_, "coordinator-1");
+  auto api = NewWorkflowAPI(*workers_);
+  auto d = WorkflowFromYaml(
+      "name: bounded\noverlap: parallel\nmaxConcurrent: 2\nnodes:\n  - {id: A, job: jobA}\n");
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_TRUE(api->Add(*d).ok());
+  {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    rec_.gate_open = false;
+  }
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) {
+    auto id = api->Run("bounded");
+    ASSERT_TRUE(id.ok());
+    ids.push_back(*id);
+  }
+  // The first two start (their runs queue on the job's one instance); the others wait.
+  ASSERT_TRUE(rec_.WaitFor("start A"));
+  ASSERT_TRUE(WaitRegistry("/.workflows/bounded", [&] {
+    auto a = api->Instance(ids[0]);
+    auto b = api->Instance(ids[1]);
+    return a.ok() && b.ok() && a->status == "RUNNING" && b->status == "RUNNING";
+  }));
+  for (int i = 2; i < 4; ++i) {
+    auto waiting = api->Instance(ids[i]);
+    ASSERT_TRUE(waiting.ok());
+    EXPECT_EQ(waiting->status, "QUEUED") << i;
+  }
+  rec_.Open();
+  int64_t first_end = INT64_MAX;
+  for (int i = 0; i < 4; ++i) {
+    auto end = api->Wait(ids[i], 10s);
+    ASSERT_TRUE(end.ok()) << end.status();
+    EXPECT_EQ(end->status, "SUCCEEDED") << i;
+    // The waiting ones start once a running one has ended.
+    if (i < 2) first_end = std::min(first_end, end->ended_ms);
+    if (i >= 2) EXPECT_GE(end->nodes[0].started_ms, first_end) << i;
+  }
+  EXPECT_EQ(rec_.runs["A"], 4);
+}
+
+TEST_F(WorkflowEngineTest,
+       RunRequestsAndAnOperatorTriggerQueueBehindARunWithoutReplacingEachOther) {
+  AddJob("jobA", std::make_shared<NodeTestJob>("A", rec_, false, /*gated=*/true));
+  Coordinate(*workers_, "coordinator-1");
+  auto api = NewWorkflowAPI(*workers_);
+  auto d = WorkflowFromYaml("name: mix\noverlap: parallel\nnodes:\n  - {id: A, job: jobA}\n");
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_TRUE(api->Add(*d).ok());
+  {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    rec_.gate_open = false;
+  }
+  auto first = api->Run("mix");
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(rec_.WaitFor("start A"));  // the first run holds the job's lane, gated
+  auto second = api->Run("mix");
+  auto third = api->Run("mix");
+  ASSERT_TRUE(second.ok() && third.ok());
+  // Both requests taken (their run marks there): they wait behind the first run.
+  ASSERT_TRUE(WaitRegistry("/.workflows/mix", [&] {
+    for (const auto& id : {*second, *third}) {
+      auto marks =
+          workers_->GetChildrenKeysDirectly("/.workflows/mix/instances/" + id + "/nodes/A/runs");
+      if (!marks.ok() || marks->empty()) return false;
+    }
+    return true;
+  }));
+  // An operator trigger meanwhile (ElasticJob's trigger node): it waits too, replacing none.
+  auto instances = workers_->GetChildrenKeysDirectly("/jobA/instances");
+  ASSERT_TRUE(instances.ok() && instances->size() == 1u);
+  ASSERT_TRUE(workers_->Persist("/jobA/trigger/" + instances->front(), "").ok());
+  rec_.Open();
+  for (const auto& id : {*first, *second, *third}) {
+    auto end = api->Wait(id, 10s);
+    ASSERT_TRUE(end.ok()) << end.status();
+    EXPECT_EQ(end->status, "SUCCEEDED") << id << ": " << end->message;
+  }
+  ASSERT_TRUE(rec_.WaitFor("end A", 4));  // three workflow runs and the operator's
+  std::lock_guard<std::mutex> lock(rec_.mu);
+  for (const auto& id : {*first, *second, *third}) EXPECT_EQ(rec_.node_runs[id + " A"], 1) << id;
+}
+
+TEST_F(WorkflowEngineTest, AJobWithAJavaInstanceFailsTheNodeNamingIt) {
+  auto api = OneNodeWorkflow("j");
+  // A Java ElasticJob instance writes its instance node and no runtime node.
+  auto java = Session();
+  ASSERT_TRUE(java->PersistEphemeral("/jobA/instances/10.9.9.9@-@77",
+                                     "jobInstanceId: 10.9.9.9@-@77\nserverIp: 10.9.9.9\n")
+                  .ok());
+  auto end = RunAndWait(*api, "j");
+  EXPECT_EQ(end.status, "FAILED");
+  EXPECT_NE(end.message.find("Java ElasticJob instances (10.9.9.9@-@77)"), std::string::npos)
+      << end.message;
+  EXPECT_EQ(rec_.runs["A"], 0);
+}
+
+TEST_F(WorkflowEngineTest, ARunnerGoneBeforeItTookItsRequestIsNoticedAndItsRequestWithdrawn) {
+  auto api = OneNodeWorkflow("g");
+  // A C++ instance (instance and runtime nodes) in a session of its own that never takes
+  // its request: a process stopped right after the coordinator wrote it.
+  auto ghost = Session();
+  const std::string ghost_id = "10.8.8.8@-@88";
+  ASSERT_TRUE(ghost->PersistEphemeral("/jobA/instances/" + ghost_id, "").ok());
+  ASSERT_TRUE(ghost->PersistEphemeral("/jobA/runtime/" + ghost_id, "{}").ok());
+  auto id = api->Run("g");
+  ASSERT_TRUE(id.ok());
+  const std::string request = "/jobA/workflowRuns/" + ghost_id + "#" + *id + "#A#1";
+  ASSERT_TRUE(WaitRegistry("/jobA", [&] { return workers_->GetDirectly(request).ok(); }));
+  ghost.reset();  // its session ends: its ephemeral nodes go
+  auto end = api->Wait(*id, 10s);
+  ASSERT_TRUE(end.ok()) << end.status();
+  EXPECT_EQ(end->status, "SUCCEEDED") << end->message;
+  // The sharding (average, by id) gave item 0 to the live instance, which ran it: the gone
+  // one had nothing to run, so no new attempt runs the node's items again.
+  EXPECT_EQ(end->nodes[0].attempt, 1);
+  std::lock_guard<std::mutex> lock(rec_.mu);
+  EXPECT_EQ(rec_.node_runs[*id + " A"], 1);
+  auto left = workers_->GetChildrenKeysDirectly("/jobA/workflowRuns");
+  EXPECT_TRUE(!left.ok() || left->empty());
 }
 
 TEST_F(WorkflowEngineTest, ACronStartsAnInstanceAtItsFireTimeAndMaxRunTimeEndsIt) {
