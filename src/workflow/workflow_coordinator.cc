@@ -302,10 +302,20 @@ void Coordinator::CronFire(const std::string& name, Clock::WallTime fire) {
   header.created_ms = Ms(fire);
   header.trigger = "cron";
   header.definition_yaml = it->second.definition_yaml;
-  auto id = registry_.PersistSequential(InstancesPath(name) + "/" + name + "-", ToJson(header));
-  if (!id.ok()) {
+  // Fenced as the steps are: a coordinator paused past its term (a successor took over and
+  // fired this time itself) starts no second instance for it.
+  std::vector<TransactionOp> ops{TransactionOp::Create(InstancesPath(name) + "/" + name + "-",
+                                                       ToJson(header),
+                                                       CreateMode::kPersistentSequential)};
+  Fence(it->second, name, ops);
+  // The parent first (a transaction creates no parents); an empty node, harmless unfenced.
+  if (!registry_.IsExisted(InstancesPath(name)).value_or(true)) {
+    (void)registry_.Persist(InstancesPath(name), "");
+  }
+  if (Status s = registry_.ExecuteInTransaction(ops); !s.ok()) {
+    dirty_workflows_.insert(name);  // still leading? read again
     infra::LogLine("WARN", fmt::format("workflow '{}': the cron fire at {} ms: {}", name, Ms(fire),
-                                       id.status().ToString()));
+                                       s.ToString()));
   }
   ArmCron(name, it->second);
 }
@@ -324,14 +334,18 @@ void Coordinator::ArmLook(const std::string& name, const std::string& id, Clock:
   });
 }
 
+void Coordinator::Fence(const Led& led, const std::string& name, std::vector<TransactionOp>& ops) {
+  // A write commits only while this coordinator's term lasts (a successor deletes it).
+  if (!led.term.empty()) {
+    ops.insert(ops.begin(), TransactionOp::CheckExists(TermsPath(name) + "/" + led.term));
+  }
+}
+
 bool Coordinator::Commit(const std::string& name, const std::string& id,
                          std::vector<TransactionOp> ops) {
   if (ops.empty()) return true;
-  // Fenced: a step commits only while this coordinator's term lasts (a successor deletes it).
   auto led = workflows_.find(name);
-  if (led != workflows_.end() && !led->second.term.empty()) {
-    ops.insert(ops.begin(), TransactionOp::CheckExists(TermsPath(name) + "/" + led->second.term));
-  }
+  if (led != workflows_.end()) Fence(led->second, name, ops);
   Status s = registry_.ExecuteInTransaction(ops);
   if (!s.ok()) {
     dirty_workflows_.insert(name);  // still leading? read again

@@ -67,6 +67,8 @@ class Coordinator final : public WorkflowCoordinator {
   // Reads through what this coordinator wrote and the Watch has not shown yet.
   Result<std::string> Read(const std::string& key);
   std::vector<std::string> Children(const std::string& key);
+  // Puts the check of `led`'s term first in `ops` (none while it has no term).
+  static void Fence(const Led& led, const std::string& name, std::vector<TransactionOp>& ops);
   bool Commit(const std::string& name, const std::string& id, std::vector<TransactionOp> ops);
 
   // The DAG's step (see the .cc): what changes, as ops.
