@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <future>
 #include <nlohmann/json.hpp>
 
@@ -1075,10 +1076,43 @@ void Coordinator::Retention(const std::string& name, int keep) {
   if (static_cast<int>(finished.size()) <= keep) return;
   // Oldest first (by request time; nested instances' ids are not sequential).
   std::sort(finished.begin(), finished.end());
+  std::vector<std::string> removed;
   for (size_t i = 0; i + keep < finished.size(); ++i) {
     if (Status s = registry_.Remove(InstancePath(name, finished[i].second)); !s.ok()) {
       infra::LogLine("WARN", fmt::format("workflow '{}': removing instance {}: {}", name,
                                          finished[i].second, s.ToString()));
+      continue;
+    }
+    removed.push_back(finished[i].second);
+  }
+  RemoveLeftRequests(name, removed);
+}
+
+void Coordinator::RemoveLeftRequests(const std::string& name,
+                                     const std::vector<std::string>& instances) {
+  // A runner takes its requests (runs and cancels) as it sees them; one that died first
+  // leaves them. Once its instance is removed nobody will: they go with it.
+  if (instances.empty()) return;
+  auto led = workflows_.find(name);
+  if (led == workflows_.end()) return;
+  auto def = WorkflowFromYaml(led->second.definition_yaml);
+  if (!def.ok()) return;
+  std::set<std::string> jobs;
+  for (const WorkflowNode& node : def->nodes) {
+    if (node.kind == WorkflowNodeKind::kJob) jobs.insert(node.job);
+  }
+  for (const std::string& job : jobs) {
+    auto requests = registry_.GetChildrenKeysDirectly(RunRequestsPath(job));
+    if (!requests.ok()) continue;
+    for (const std::string& request : *requests) {
+      for (const std::string& id : instances) {
+        const std::string part = std::string(1, kRunRequestSeparator) + id +
+                                 std::string(1, kRunRequestSeparator);
+        if (request.find(part) != std::string::npos) {
+          (void)registry_.Remove(RunRequestsPath(job) + "/" + request);
+          break;
+        }
+      }
     }
   }
 }

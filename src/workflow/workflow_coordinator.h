@@ -68,6 +68,9 @@ class Coordinator final : public WorkflowCoordinator {
   Result<std::string> Read(const std::string& key);
   std::vector<std::string> Children(const std::string& key);
   // Puts the check of `led`'s term first in `ops` (none while it has no term).
+  // Removes the run requests and cancels left under the definition's jobs for `instances`
+  // (removed: their runners died before taking them).
+  void RemoveLeftRequests(const std::string& name, const std::vector<std::string>& instances);
   static void Fence(const Led& led, const std::string& name, std::vector<TransactionOp>& ops);
   bool Commit(const std::string& name, const std::string& id, std::vector<TransactionOp> ops);
 

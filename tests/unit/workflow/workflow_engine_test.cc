@@ -390,6 +390,10 @@ TEST_F(WorkflowEngineTest, RetentionKeepsTheNewestInstancesOnly) {
     auto end = RunAndWait(*api, "one");
     EXPECT_EQ(end.status, "SUCCEEDED");
     ids.push_back(end.id);
+    // A cancel for a runner that died before taking it: nobody takes it.
+    if (i == 0) {
+      ASSERT_TRUE(workers_->Persist("/jobA/workflowRuns/gone@-@1#" + end.id + "#A#1", "x").ok());
+    }
   }
   // Retention follows the instance's end (a moment after Wait sees it).
   ASSERT_TRUE(WaitRegistry("/.workflows/one", [&] {
@@ -402,6 +406,10 @@ TEST_F(WorkflowEngineTest, RetentionKeepsTheNewestInstancesOnly) {
   EXPECT_EQ((*history)[0].id, ids[3]);
   EXPECT_EQ((*history)[1].id, ids[2]);
   EXPECT_EQ(api->Instance(ids[0]).status().code(), StatusCode::kNotFound);
+  // It went with its instance.
+  ASSERT_TRUE(WaitRegistry("/jobA", [&] {
+    return !workers_->IsExisted("/jobA/workflowRuns/gone@-@1#" + ids[0] + "#A#1").value_or(true);
+  }));
 }
 
 TEST_F(WorkflowEngineTest, FortyInstancesOfATenNodeChainLeaveNoGarbage) {
