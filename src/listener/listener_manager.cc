@@ -44,6 +44,10 @@ void ListenerManager::OnEvent(const TreeEvent& event) {
     OnServer(child, event);
   } else if (ChildOf(rel, "instances", &child)) {
     OnInstance(child, event);
+    // An instance gone may have been the last one a fixed-delay fire waited for.
+    if (event.type == TreeEvent::Type::kDeleted) controller_.CheckDelayEnded();
+  } else if (ChildOf(rel, kDelayNextRoot, &child)) {
+    if (event.type == TreeEvent::Type::kAdded) controller_.OnDelayFire(std::string(child));
   } else if (rel == election::kLeaderInstance) {
     OnLeaderInstance(event);
   } else if (ChildOf(rel, "trigger", &child)) {
@@ -66,6 +70,7 @@ void ListenerManager::OnEvent(const TreeEvent& event) {
                rel.substr(0, 9) == "sharding/"))) {
     auto need = s_.sharding.IsNeedSharding();
     if (need.ok() && *need) controller_.ShardIfNecessary();
+    if (rel != sharding::kProcessing) controller_.CheckDelayEnded();  // a failover run's end
   }
 }
 

@@ -108,6 +108,59 @@ TEST_F(ExecutionControlTest, FixedRateRunsAtTheSameInstantsOnEveryInstance) {
   }
 }
 
+// The fire `delay/next` names now (registry ms), 0 when none.
+int64_t NextDelayFire(RegistryCenter& reg) {
+  auto children = reg.GetChildrenKeysDirectly("/job/delay/next");
+  if (!children.ok() || children->size() != 1) return 0;
+  return std::stoll(children->front());
+}
+
+int64_t Ms(Clock::WallTime t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+TEST_F(ExecutionControlTest, FixedDelayWaitsForTheSlowestInstancesItemThenTheDelay) {
+  auto r1 = Session(), r2 = Session();
+  auto job1 = std::make_shared<GateJob>(), job2 = std::make_shared<GateJob>();
+  auto config = *Base(2).FixedDelay(10s).Build();
+  ScheduleJobBootstrap b1(*r1, job1, config, Options("10.0.0.1"));
+  ASSERT_TRUE(b1.Schedule().ok());
+  // The first fire is the job's start: written by the first instance, at the registry's now.
+  const int64_t first = NextDelayFire(*r1);
+  EXPECT_EQ(first, Ms(clock_.WallNow()));
+  ASSERT_TRUE(job1->WaitStarted(2));  // alone in the sharding: both items
+  ScheduleJobBootstrap b2(*r2, job2, config, Options("10.0.0.2"));
+  ASSERT_TRUE(b2.Schedule().ok());  // joins a fire already begun: its part is over at once
+  ASSERT_TRUE(WaitRegistry(*r1, [&] { return NextDelayFire(*r1) == first + 10'000; }))
+      << DumpTree(*r1, "/job");
+  // The leader shards the two instances at the next fire: one item each.
+  job1->Close();  // from now on the first instance's item runs until released
+  clock_.Advance(10s);
+  ASSERT_TRUE(job1->WaitStarted(3));
+  ASSERT_TRUE(job2->WaitStarted(1));
+  const int64_t second = first + 10'000;
+  ASSERT_TRUE(WaitRegistry(*r1, [&] {
+    return r1->GetDirectly("/job/delay/ended/" + Id("10.0.0.2")).value_or("") ==
+           std::to_string(second);
+  }));
+  // The quick item's end does not end the fire: the slow one still runs.
+  clock_.Advance(30s);
+  EXPECT_EQ(NextDelayFire(*r1), second) << DumpTree(*r1, "/job");
+  EXPECT_EQ(job2->started(), 1);
+  EXPECT_EQ(job1->started(), 3);
+  const int64_t slow_end = Ms(clock_.WallNow());
+  job1->Release();
+  ASSERT_TRUE(WaitRegistry(*r1, [&] { return NextDelayFire(*r1) != second; }));
+  EXPECT_EQ(NextDelayFire(*r1), slow_end + 10'000);  // the delay counts from the slowest end
+  clock_.Advance(9s);
+  EXPECT_EQ(job2->started(), 1);  // not before the delay
+  clock_.Advance(1s);
+  ASSERT_TRUE(job1->WaitStarted(4));
+  ASSERT_TRUE(job2->WaitStarted(2));
+  b1.Shutdown();
+  b2.Shutdown();
+}
+
 TEST_F(ExecutionControlTest, ACppItemIgnoringItsCancellationIsReportedFailedAtTheTimeout) {
   auto reg = Session();
   auto job = std::make_shared<GateJob>(/*block=*/true);
