@@ -1206,6 +1206,9 @@ struct JobExecutor::Attempts {
   std::unique_ptr<tracing::Event> start;  // the next attempt's events (tracing on)
   std::unique_ptr<tracing::Event> end;
   std::chrono::steady_clock::time_point first_start;
+  // Its count of failed attempts is in the registry (`attempts/{i}`): recorded here while a
+  // retry waits, or carried over from the instance a failover run took the item from.
+  bool count_kept = false;
   // The current attempt's.
   struct Attempt {
     std::shared_ptr<Cancellation> cancel = std::make_shared<Cancellation>();
@@ -1230,6 +1233,14 @@ void JobExecutor::RunControlled(const std::shared_ptr<Run>& run, ShardingContext
   a->start = std::move(start);
   a->end = std::move(end);
   a->ctx.max_attempts = run->config->max_retries + 1;
+  if (run->failover_items && run->config->failover && a->ctx.max_attempts > 1) {
+    // The crashed instance's failed attempts count (docs/scheduling.md): continue after them.
+    auto failed = failover_.FailedAttempts(a->ctx.sharding_item);
+    if (failed.ok() && *failed > 0) {
+      a->ctx.attempt = std::min(*failed + 1, a->ctx.max_attempts);
+      a->count_kept = true;
+    }
+  }
   a->first_start = std::chrono::steady_clock::now();
   report.started = clock_.WallNow();
   a->report.started = report.started;
@@ -1329,6 +1340,11 @@ void JobExecutor::AttemptEnded(const std::shared_ptr<Attempts>& a, bool success,
     infra::LogLine("WARN", fmt::format("job '{}': item {} failed ({}); retrying",
                                        run->config->job_name, a->ctx.sharding_item, error));
     a->ctx.attempt = attempt + 1;
+    if (run->config->failover) {
+      // A crash before the retry hands the item over with its count (docs/scheduling.md).
+      Status kept = failover_.RecordFailedAttempts(a->ctx.sharding_item, attempt);
+      a->count_kept = a->count_kept || kept.ok();
+    }
     auto again = [this, a] { item_pool_.Post([this, a] { StartAttempt(a); }); };
     const int64_t interval = run->config->retry_interval_ms;
     if (interval > 0 && timer_.at) {
@@ -1338,6 +1354,7 @@ void JobExecutor::AttemptEnded(const std::shared_ptr<Attempts>& a, bool success,
     }
     return;
   }
+  if (a->count_kept) (void)failover_.ClearFailedAttempts(a->ctx.sharding_item);
   a->report.success = success;
   a->report.error = std::move(error);
   a->report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(

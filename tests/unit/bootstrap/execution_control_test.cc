@@ -246,6 +246,53 @@ TEST_F(ExecutionControlTest, ARetryThatSucceedsCountsTheItemSucceeded) {
   EXPECT_TRUE(rec_.runs()[0].success);
 }
 
+TEST_F(ExecutionControlTest, AFailoverRunContinuesFromTheCrashedInstancesAttemptCount) {
+  auto ra = Session(), rb = Session();
+  auto job_a = std::make_shared<FlakyJob>(/*failures=*/100);
+  auto job_b = std::make_shared<FlakyJob>(/*failures=*/100);
+  auto config = *Base(1)
+                     .Cron("0 0 0 1 1 ? 2099")
+                     .Failover(true)
+                     .MaxRetries(3)
+                     .RetryIntervalMs(10'000)
+                     .Build();
+  BootstrapOptions crashing = Options("10.0.0.1");
+  crashing.shutdown_timeout = 100ms;  // its retry still waits when it is shut down at the end
+  auto a = std::make_unique<ScheduleJobBootstrap>(*ra, job_a, config, crashing);
+  ASSERT_TRUE(a->Schedule().ok());
+  ASSERT_TRUE(ra->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
+  // Attempt 1 fails at once, attempt 2 after the interval: two failed, a retry waiting.
+  ASSERT_TRUE(WaitRegistry(*ra, [&] { return ra->Get("/job/attempts/0").value_or("") == "1"; }))
+      << DumpTree(*ra, "/job");
+  clock_.Advance(10s);
+  ASSERT_TRUE(WaitRegistry(*ra, [&] { return ra->Get("/job/attempts/0").value_or("") == "2"; }))
+      << DumpTree(*ra, "/job");
+  ScheduleJobBootstrap b(*rb, job_b, config, Options("10.0.0.2"));
+  ASSERT_TRUE(b.Schedule().ok());
+  ra->Close();  // A crashes while its item waits for attempt 3
+  // B takes the item over and fails attempt 3 (recorded as it waits for its retry).
+  ASSERT_TRUE(WaitRegistry(*rb, [&] { return rb->Get("/job/attempts/0").value_or("") == "3"; }))
+      << rec_.Dump() << DumpTree(*rb, "/job");
+  clock_.Advance(10s);
+  ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {
+    for (const auto& r : runs) {
+      if (r.failover && r.instance_id == Id("10.0.0.2")) return true;
+    }
+    return false;
+  })) << rec_.Dump()
+      << DumpTree(*rb, "/job");
+  EXPECT_EQ(job_b->attempts_seen, (std::vector<int>{3, 4}));  // not 1..4 again
+  ItemRunReport taken;
+  for (const auto& r : rec_.runs()) {
+    if (r.failover) taken = r;
+  }
+  EXPECT_FALSE(taken.success);
+  EXPECT_EQ(taken.error, "boom (attempt 4 of 4)");
+  EXPECT_FALSE(rb->IsExisted("/job/attempts/0").value_or(true));  // the count ends with it
+  b.Shutdown();
+  a.reset();
+}
+
 TEST_F(ExecutionControlTest, StopCancelsTheRunningItemOnAnotherInstanceAndTheNextFireRuns) {
   auto r1 = Session(), r2 = Session(), ops = Session();
   auto job1 = std::make_shared<CancellableJob>(), job2 = std::make_shared<CancellableJob>();
