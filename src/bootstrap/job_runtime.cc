@@ -962,8 +962,8 @@ void JobRuntime::RunAtTime(Clock::WallTime at, std::function<void()> task) {
 
 void JobRuntime::PostTask(std::function<void()> task) { shared_->triggers.Post(std::move(task)); }
 
-void JobRuntime::StopRunning(std::optional<int> item) {
-  (void)executor_->CancelRunning(item, "stopped by an operator");
+void JobRuntime::StopRunning(std::optional<int> item, std::optional<int64_t> before) {
+  (void)executor_->CancelRunning(item, "stopped by an operator", before);
 }
 
 void JobRuntime::FenceRunningItems() {

@@ -100,7 +100,7 @@ class JobRuntime final : public listener::JobController,
   void ShutdownInstance() override;
   std::vector<int> LocallyRunningItems() override;
   void FenceRunningItems() override;
-  void StopRunning(std::optional<int> item) override;
+  void StopRunning(std::optional<int> item, std::optional<int64_t> before) override;
   void ScheduleRunAt(const std::string& name) override;
   void OnDelayFire(const std::string& name) override;
   void CheckDelayEnded() override;

@@ -423,7 +423,7 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
                          Stop);
     AddJobArg(cmd, o);
     AddServerFlag(cmd, o);
-    cmd->add_option("--item", o->item, "Only the runs holding this item");
+    cmd->add_option("--item", o->item, "Only this item (the runs' other items go on)");
   }
   for (const char* verb : {"disable", "enable", "shutdown"}) {
     const std::string past = std::string(verb) == "disable"  ? "disabled"

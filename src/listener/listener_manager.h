@@ -97,7 +97,9 @@ class JobController {
   virtual void FenceRunningItems() {}
   // An operator's stop (`/{job}/stop`, docs/scheduling.md): cancel the runs going here that
   // hold `item` (every run when nullopt), as a timeout does.
-  virtual void StopRunning(std::optional<int> item) { (void)item; }
+  virtual void StopRunning(std::optional<int> item, std::optional<int64_t> before) {
+    (void)item, (void)before;
+  }
   // `/{job}/triggerAt/{name}` was added: a one-off run at the time its name starts with
   // (docs/scheduling.md).
   virtual void ScheduleRunAt(const std::string& name) { (void)name; }
