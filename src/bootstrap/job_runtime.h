@@ -123,6 +123,8 @@ class JobRuntime final : public listener::JobController,
   // that deletes the node writes every live instance's trigger node in the same multi-op.
   // Nodes already there at start-up come as the watch's replay (ScheduleRunAt).
   void FireRunAt(const std::string& name);
+  // How long a run at a time whose multi-op failed waits before it is tried again.
+  static constexpr std::chrono::milliseconds kRunAtRetry{1000};
   // A fixed-delay job (fixed_delay.cc): measures the registry clock's offset, writes the
   // first fire unless the job has one, and ends at once this instance's part of a fire that
   // began before it started.

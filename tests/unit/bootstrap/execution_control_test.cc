@@ -12,6 +12,7 @@
 #include "elasticjob/schedule/fixed_rate.h"
 #include "metrics/job_metrics.h"
 #include "metrics/metrics_impl.h"
+#include "unit/bootstrap/forwarding_registry.h"
 #include "unit/bootstrap/runtime_test_support.h"
 
 namespace elasticjob {
@@ -362,6 +363,46 @@ TEST_F(ExecutionControlTest, AStopEndsOnlyItsItemAndAStopSeenLateLeavesTheNextFi
   EXPECT_EQ(runs[2].item, 1) << rec_.Dump();
   ASSERT_TRUE(NewJobOperateAPI(*ops)->Stop("job", "", std::nullopt).ok());
   ASSERT_TRUE(rec_.WaitRuns(4));
+  boot.Shutdown();
+}
+
+// Fails the first multi-op that takes a run at a time (the delete of a `triggerAt` node).
+class FailFirstRunAt final : public test_support::ForwardingRegistry {
+ public:
+  using ForwardingRegistry::ForwardingRegistry;
+  Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override {
+    if (!ops.empty() && ops[0].type == TransactionOp::Type::kDelete &&
+        ops[0].key.find("/triggerAt/") != std::string::npos && !failed_.exchange(true)) {
+      return Status(StatusCode::kUnavailable, "connection loss (injected)");
+    }
+    return ForwardingRegistry::ExecuteInTransaction(ops);
+  }
+  std::atomic<bool> failed_{false};
+};
+
+TEST_F(ExecutionControlTest, ARunAtATimeWhoseMultiOpFailsIsTriedAgainNotLost) {
+  auto inner = Session();
+  FailFirstRunAt reg(*inner);
+  auto job = std::make_shared<GateJob>();
+  ScheduleJobBootstrap boot(reg, job, *Base(1).Cron("0 0 0 1 1 ? 2099").Build(),
+                            Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  auto name = NewJobOperateAPI(*inner)->TriggerAt("job", clock_.WallNow(), "again");
+  ASSERT_TRUE(name.ok()) << name.status();
+  // Due at once: the first try fails and leaves the node.
+  ASSERT_TRUE(WaitRegistry(*inner, [&] { return reg.failed_.load(); }));
+  EXPECT_TRUE(inner->IsExisted("/job/triggerAt/" + *name).value_or(false));
+  EXPECT_EQ(job->started(), 0);
+  // The retry is armed a second after the failure, on the item thread's schedule: advancing
+  // until the run is reported covers its arming after the first advance.
+  bool ran = false;
+  for (int i = 0; i < 100 && !ran; ++i) {
+    clock_.Advance(1s);
+    ran = rec_.Wait([](const auto& runs, const auto&) { return !runs.empty(); }, 50ms);
+  }
+  ASSERT_TRUE(ran) << rec_.Dump();
+  EXPECT_EQ(job->parameters(), (std::vector<std::string>{"again"}));
+  EXPECT_FALSE(inner->IsExisted("/job/triggerAt/" + *name).value_or(true));
   boot.Shutdown();
 }
 
