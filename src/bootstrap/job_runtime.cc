@@ -425,8 +425,14 @@ Status JobRuntime::StartSteps(bool scheduled) {
       [this] { return DueFire(); });
   executor_->set_metrics(metrics_.get());
   executor_->set_lease_source(&registry_);
-  executor_->set_timer({[shared = shared_.get()](Clock::WallTime at, std::function<void()> task) {
-                          return shared->timer.ScheduleAt(at, std::move(task));
+  // A retry's wait and an attempt's timeout refer to the executor: such a task of a run
+  // abandoned at the shutdown deadline runs only while this runtime (and so the executor)
+  // is still there; once it is gone the task does nothing (docs/scheduling.md).
+  executor_->set_timer({[shared = shared_.get(), weak = weak_from_this()](
+                            Clock::WallTime at, std::function<void()> task) {
+                          return shared->timer.ScheduleAt(at, [weak, task = std::move(task)] {
+                            if (auto self = weak.lock()) task();
+                          });
                         },
                         [shared = shared_.get()](uint64_t id) { shared->timer.Cancel(id); }});
   listeners_ = std::make_unique<listener::ListenerManager>(
