@@ -40,6 +40,7 @@ done
 sort -n "$dir/latencies" | awk -v n="$rounds" '
   { v[NR] = $1 }
   END {
-    p50 = v[int((NR + 1) * 0.50)]; p99 = v[int(NR * 0.99) > 0 ? int(NR * 0.99) : 1]
+    i99 = int(NR * 0.99); if (i99 < 1) i99 = 1
+    p50 = v[int((NR + 1) * 0.50)]; p99 = v[i99]
     printf "stop --item to item reported (ms, CLI start included), %d rounds: p50 %d  p99 %d  max %d\n", NR, p50, p99, v[NR]
   }'
