@@ -258,7 +258,6 @@ Status JobRuntime::StartSteps(bool scheduled) {
     return InvalidArgument(
         fmt::format("job '{}': fixedRate/fixedDelay: a one-off job must not have one", name));
   }
-  if (Status s = config::CheckSupportedSchedule(config_); !s.ok()) return context(s);
   if (!scheduled && has_cron) {
     return InvalidArgument(fmt::format(
         "job '{}': cron: a one-off job must not have a cron (got '{}')", name, *config_.cron));
@@ -300,16 +299,20 @@ Status JobRuntime::StartSteps(bool scheduled) {
   scheduled_ = scheduled;
   if (scheduled) {
     // The registry's config wins: it must still be a scheduled one.
-    const bool fixed_rate =
-        config_.fixed_rate.count() > 0 && (!config_.cron.has_value() || config_.cron->empty());
-    auto cron = fixed_rate ? Result<CronExpression>(InvalidArgument(""))
-                           : CronExpression::Parse(config_.cron.value_or(""));
-    if (!fixed_rate && !cron.ok()) return context(cron.status().WithContext("cron"));
+    const bool no_cron = !config_.cron.has_value() || config_.cron->empty();
+    const bool fixed_rate = no_cron && config_.fixed_rate.count() > 0;
+    const bool fixed_delay = no_cron && !fixed_rate && config_.fixed_delay.count() > 0;
+    auto cron = fixed_rate || fixed_delay ? Result<CronExpression>(InvalidArgument(""))
+                                          : CronExpression::Parse(config_.cron.value_or(""));
+    if (!fixed_rate && !fixed_delay && !cron.ok()) {
+      return context(cron.status().WithContext("cron"));
+    }
     auto tz = config_.time_zone ? TimeZone::Parse(*config_.time_zone)
                                 : Result<TimeZone>(TimeZone::SystemDefault());
     if (!tz.ok()) return context(tz.status());
     std::lock_guard<std::mutex> lock(mu_);
     fixed_rate_ = fixed_rate ? config_.fixed_rate : std::chrono::milliseconds(0);
+    fixed_delay_ = fixed_rate || cron.ok() ? kNoRate : config_.fixed_delay;
     if (cron.ok()) cron_ = *cron;
     cron_text_ = config_.cron.value_or("");
     zone_ = *tz;
@@ -422,8 +425,14 @@ Status JobRuntime::StartSteps(bool scheduled) {
       [this] { return DueFire(); });
   executor_->set_metrics(metrics_.get());
   executor_->set_lease_source(&registry_);
-  executor_->set_timer({[shared = shared_.get()](Clock::WallTime at, std::function<void()> task) {
-                          return shared->timer.ScheduleAt(at, std::move(task));
+  // A retry's wait and an attempt's timeout refer to the executor: such a task of a run
+  // abandoned at the shutdown deadline runs only while this runtime (and so the executor)
+  // is still there; once it is gone the task does nothing (docs/scheduling.md).
+  executor_->set_timer({[shared = shared_.get(), weak = weak_from_this()](
+                            Clock::WallTime at, std::function<void()> task) {
+                          return shared->timer.ScheduleAt(at, [weak, task = std::move(task)] {
+                            if (auto self = weak.lock()) task();
+                          });
                         },
                         [shared = shared_.get()](uint64_t id) { shared->timer.Cancel(id); }});
   listeners_ = std::make_unique<listener::ListenerManager>(
@@ -469,6 +478,10 @@ Status JobRuntime::StartSteps(bool scheduled) {
     if (Status s = sharding_->SetReshardingFlag(); !s.ok()) return context(s);
   }
   ArmReconcile();
+  if (scheduled && config_.fixed_delay.count() > 0 && !cron_.has_value() &&
+      fixed_rate_.count() == 0) {
+    if (Status s = StartFixedDelay(); !s.ok()) return context(s);
+  }
   if (scheduled) {
     std::lock_guard<std::mutex> lock(mu_);
     ArmNextLocked(clock_.WallNow());
@@ -528,14 +541,25 @@ Status JobRuntime::TriggerClusterAndWait() {
 }
 
 void JobRuntime::ArmNextLocked(Clock::WallTime after) {
-  if (stopped_ || ((!cron_ || !zone_) && fixed_rate_.count() == 0)) return;
+  if (stopped_ || ((!cron_ || !zone_) && fixed_rate_.count() == 0 && fixed_delay_.count() == 0)) {
+    return;
+  }
   auto now = clock_.WallNow();
   // Fire times follow the cron from the last fire; if we fell behind, resume from now.
-  // A fixed rate's are the cluster's common instants (docs/scheduling.md).
+  // A fixed rate's are the cluster's common instants; a fixed delay's is the one the
+  // registry names, once (docs/scheduling.md).
   const auto from = std::max(after, now - std::chrono::seconds(1));
-  auto next = fixed_rate_.count() > 0
-                  ? std::optional<Clock::WallTime>(FixedRateNextFireAfter(from, fixed_rate_))
-                  : cron_->NextFireTimeAfter(from, *zone_);
+  std::optional<Clock::WallTime> next;
+  if (fixed_delay_.count() > 0) {
+    if (!delay_ready_ || delay_next_ms_ <= delay_armed_ms_) return;  // armed already
+    delay_armed_ms_ = delay_next_ms_;
+    next = std::max(now, Clock::WallTime(std::chrono::duration_cast<Clock::WallTime::duration>(
+                             std::chrono::milliseconds(delay_next_ms_ - delay_offset_ms_))));
+  } else {
+    next = fixed_rate_.count() > 0
+               ? std::optional<Clock::WallTime>(FixedRateNextFireAfter(from, fixed_rate_))
+               : cron_->NextFireTimeAfter(from, *zone_);
+  }
   if (!next) return;  // the expression never fires again
   Clock::WallTime fire = *next;
   ++outstanding_;
@@ -645,6 +669,7 @@ void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
     infra::LogLine("INFO", fmt::format("job={}: a fire time passed while paused (registry "
                                        "connection suspended or session expired): skipped",
                                        config_.job_name));
+    EndDelayPart(DelayFireOf(Source::kCron));  // a fixed delay's fire: this part is over
     EndTask();
     return;
   }
@@ -711,6 +736,8 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
         }
       }
     }
+    if (source == Source::kFailover) self->CheckDelayEnded();
+    self->EndDelayPart(self->DelayFireOf(source));
     if (source == Source::kOperator) {
       std::lock_guard<std::mutex> lock(self->mu_);
       if (self->throw_wait_.active && !self->throw_wait_.done) {
@@ -771,34 +798,55 @@ void JobRuntime::Reschedule(const JobConfiguration& config) {
   std::string cron_text = config.cron.value_or("");
   std::string zone_text = config.time_zone.value_or("");
   const std::chrono::milliseconds rate = cron_text.empty() ? config.fixed_rate : kNoRate;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stopped_ || (cron_text == cron_text_ && zone_text == zone_text_ && rate == fixed_rate_)) {
+  const std::chrono::milliseconds delay =
+      cron_text.empty() && rate.count() == 0 ? config.fixed_delay : kNoRate;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopped_ || !scheduled_) return;  // a one-off job stays one-off
+    if (cron_text == cron_text_ && zone_text == zone_text_ && rate == fixed_rate_ &&
+        (delay.count() > 0) == (fixed_delay_.count() > 0)) {
+      fixed_delay_ = delay;  // a new delay counts from the end of the fire going on
+      return;
+    }
+    std::optional<CronExpression> cron;
+    std::optional<TimeZone> zone;
+    if (!cron_text.empty()) {
+      // Validated by the listener already; a failure here keeps the current schedule.
+      auto c = CronExpression::Parse(cron_text);
+      auto z = config.time_zone ? TimeZone::Parse(zone_text)
+                                : Result<TimeZone>(TimeZone::SystemDefault());
+      if (!c.ok() || !z.ok()) return;
+      cron = *c;
+      zone = *z;
+    }
+    CancelArmedLocked();  // the fire armed, prepared or not
+    fixed_rate_ = rate;
+    fixed_delay_ = delay;
+    delay_ready_ = false;  // a fixed delay starts again from the registry (below)
+    delay_armed_ms_ = delay_next_ms_;
+    cron_ = std::move(cron);
+    zone_ = std::move(zone);
+    cron_text_ = cron_text;
+    zone_text_ = zone_text;
+    infra::LogLine("INFO",
+                   rate.count() > 0 ? fmt::format("job '{}': rescheduled to fixedRate {}",
+                                                  config_.job_name, FormatDuration(rate))
+                   : delay.count() > 0
+                       ? fmt::format("job '{}': rescheduled to fixedDelay {}", config_.job_name,
+                                     FormatDuration(delay))
+                       : fmt::format("job '{}': rescheduled to cron '{}'{}", config_.job_name,
+                                     cron_text, zone_text.empty() ? "" : " in " + zone_text));
+    if (delay.count() == 0) {
+      ArmNextLocked(clock_.WallNow());  // no cron (one-off now): not armed
+      return;
+    }
+  }
+  if (Status s = StartFixedDelay(); !s.ok()) {
+    infra::LogLine("WARN", fmt::format("job '{}': fixedDelay: {}", config_.job_name, s.ToString()));
     return;
   }
-  if (!scheduled_) return;  // a one-off job stays one-off
-  std::optional<CronExpression> cron;
-  std::optional<TimeZone> zone;
-  if (!cron_text.empty()) {
-    // Validated by the listener already; a failure here keeps the current schedule.
-    auto c = CronExpression::Parse(cron_text);
-    auto z =
-        config.time_zone ? TimeZone::Parse(zone_text) : Result<TimeZone>(TimeZone::SystemDefault());
-    if (!c.ok() || !z.ok()) return;
-    cron = *c;
-    zone = *z;
-  }
-  CancelArmedLocked();  // the fire armed, prepared or not
-  fixed_rate_ = rate;
-  cron_ = std::move(cron);
-  zone_ = std::move(zone);
-  cron_text_ = cron_text;
-  zone_text_ = zone_text;
-  infra::LogLine("INFO", rate.count() > 0
-                             ? fmt::format("job '{}': rescheduled to fixedRate {}",
-                                           config_.job_name, FormatDuration(rate))
-                             : fmt::format("job '{}': rescheduled to cron '{}'{}", config_.job_name,
-                                           cron_text, zone_text.empty() ? "" : " in " + zone_text));
-  ArmNextLocked(clock_.WallNow());  // no cron (one-off now): not armed
+  std::lock_guard<std::mutex> lock(mu_);
+  ArmNextLocked(clock_.WallNow());
 }
 
 void JobRuntime::TriggerNow() {
@@ -886,8 +934,8 @@ void JobRuntime::ShardIfNecessary() {
     {
       std::lock_guard<std::mutex> lock(self->mu_);
       self->shard_posted_ = false;
-      scheduled = self->cron_.has_value() ||
-                  self->fixed_rate_.count() > 0;  // the leader's next trigger comes
+      scheduled = self->cron_.has_value() || self->fixed_rate_.count() > 0 ||
+                  self->fixed_delay_.count() > 0;  // the leader's next trigger comes
     }
     // The latest fire whose trigger has come (prepared ones come at their fire time).
     std::optional<Clock::WallTime> last_fire = self->DueFire();
@@ -929,8 +977,10 @@ void JobRuntime::RunAtTime(Clock::WallTime at, std::function<void()> task) {
   shared_->timer.ScheduleAt(at, std::move(task));
 }
 
-void JobRuntime::StopRunning(std::optional<int> item) {
-  (void)executor_->CancelRunning(item, "stopped by an operator");
+void JobRuntime::PostTask(std::function<void()> task) { shared_->triggers.Post(std::move(task)); }
+
+void JobRuntime::StopRunning(std::optional<int> item, std::optional<int64_t> before) {
+  (void)executor_->CancelRunning(item, "stopped by an operator", before);
 }
 
 void JobRuntime::FenceRunningItems() {

@@ -101,8 +101,10 @@ class JobRuntime final : public listener::JobController,
   void ShutdownInstance() override;
   std::vector<int> LocallyRunningItems() override;
   void FenceRunningItems() override;
-  void StopRunning(std::optional<int> item) override;
+  void StopRunning(std::optional<int> item, std::optional<int64_t> before) override;
   void ScheduleRunAt(const std::string& name) override;
+  void OnDelayFire(const std::string& name) override;
+  void CheckDelayEnded() override;
   void GuaranteeCleared(guarantee::Phase phase) override;
 
   // sharding::RunningMarkWatcher: each mark gets a watch of its own, delivering to the
@@ -122,6 +124,22 @@ class JobRuntime final : public listener::JobController,
   // that deletes the node writes every live instance's trigger node in the same multi-op.
   // Nodes already there at start-up come as the watch's replay (ScheduleRunAt).
   void FireRunAt(const std::string& name);
+  // How long a run at a time whose multi-op failed waits before it is tried again.
+  static constexpr std::chrono::milliseconds kRunAtRetry{1000};
+  // A fixed-delay job (fixed_delay.cc): measures the registry clock's offset, writes the
+  // first fire unless the job has one, and ends at once this instance's part of a fire that
+  // began before it started.
+  Status StartFixedDelay();
+  // This instance's part of fixed-delay fire `fire_ms` (registry ms; 0: none) is over:
+  // records it (`delay/ended/{id}`) and checks whether the fire is over (DelayEndCheck).
+  void EndDelayPart(int64_t fire_ms);
+  // When the open fire has ended on every live instance, with no running mark and no
+  // failover item left, moves the job on to `delay/next/{registry now + delay}`.
+  void DelayEndCheck();
+  // The fixed-delay fire a run from `source` ended (a fire's run), else 0.
+  int64_t DelayFireOf(Source source);
+  // Runs `task` soon on the trigger pool. REQUIRES: BeginTask counted it.
+  void PostTask(std::function<void()> task);
   // Runs `task` at `at` on the process's timer.
   void RunAtTime(Clock::WallTime at, std::function<void()> task);
   Status CheckRunnable(const JobConfiguration& config);
@@ -243,10 +261,20 @@ class JobRuntime final : public listener::JobController,
   bool shard_posted_ = false;           // GUARDED_BY(mu_): a ShardIfNecessary task is queued
   std::optional<CronExpression> cron_;  // GUARDED_BY(mu_)
   static constexpr std::chrono::milliseconds kNoRate{0};
-  std::chrono::milliseconds fixed_rate_{0};  // GUARDED_BY(mu_): > 0 instead of a cron
-  std::string cron_text_;                    // GUARDED_BY(mu_)
-  std::optional<TimeZone> zone_;             // GUARDED_BY(mu_)
-  std::string zone_text_;                    // GUARDED_BY(mu_)
+  std::chrono::milliseconds fixed_rate_{0};   // GUARDED_BY(mu_): > 0 instead of a cron
+  std::chrono::milliseconds fixed_delay_{0};  // GUARDED_BY(mu_): > 0 instead of a cron
+  // A fixed delay's state (fixed_delay.cc), all GUARDED_BY(mu_): the registry's clock minus
+  // ours (ms, measured at start); the newest fire named by `delay/next` (registry ms); the
+  // fire armed here (or let pass: it began before this instance); the newest fire whose
+  // part here is over; whether StartFixedDelay has run.
+  int64_t delay_offset_ms_ = 0;
+  int64_t delay_next_ms_ = 0;
+  int64_t delay_armed_ms_ = 0;
+  int64_t delay_done_ms_ = 0;
+  bool delay_ready_ = false;
+  std::string cron_text_;         // GUARDED_BY(mu_)
+  std::optional<TimeZone> zone_;  // GUARDED_BY(mu_)
+  std::string zone_text_;         // GUARDED_BY(mu_)
   // How long before its fire time a cron trigger is worked out (OnPrepare): ten thousand
   // jobs' preparations take tens of milliseconds on two cores the registry server may share
   // (a preparation done after the fire time starts late), and the lead is short beside a

@@ -51,10 +51,18 @@ void JobRuntime::FireRunAt(const std::string& name) {
   if (s.ok()) {
     infra::LogLine("INFO", fmt::format("job '{}': run at {} triggered on {} instance(s)",
                                        config_.job_name, name, instances->size()));
-  } else if (storage_.IsJobNodeExisted(node).value_or(false)) {
-    infra::LogLine("WARN", fmt::format("job '{}': run at {}: {} (left for another instance)",
-                                       config_.job_name, name, s.ToString()));
+    return;
   }
+  // Still there (from the server: the cache may lag): the request was not taken, by us or
+  // anyone (an operator trigger pending for an instance, a lost connection). Tried again a
+  // moment later, so that it is not lost until a restart.
+  auto left = storage_.GetJobNodeDataDirectly(node);
+  if (!left.ok() && left.status().code() == StatusCode::kNotFound) return;  // taken
+  infra::LogLine("WARN", fmt::format("job '{}': run at {}: {} (tried again in {} ms)",
+                                     config_.job_name, name, s.ToString(), kRunAtRetry.count()));
+  RunAtTime(clock_.WallNow() + kRunAtRetry, [weak = weak_from_this(), name] {
+    if (auto self = weak.lock()) self->FireRunAt(name);
+  });
 }
 
 }  // namespace elasticjob::bootstrap

@@ -398,7 +398,8 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
     CLI::App* cmd = Leaf(parent, name, help, opts, exit_code, std::move(body));
     return std::make_pair(cmd, opts.get());
   };
-  leaf(*job, "list", "Every job: status, schedule (cron or fixedRate), instances, items", List);
+  leaf(*job, "list",
+       "Every job: status, schedule (cron, fixedRate or fixedDelay), instances, items", List);
   {
     auto [cmd, o] = leaf(*job, "show", "One job: configuration, next fire times, items", Show);
     AddJobArg(cmd, o);
@@ -422,7 +423,7 @@ void AddJobCommand(CLI::App& app, int* exit_code) {
                          Stop);
     AddJobArg(cmd, o);
     AddServerFlag(cmd, o);
-    cmd->add_option("--item", o->item, "Only the runs holding this item");
+    cmd->add_option("--item", o->item, "Only this item (the runs' other items go on)");
   }
   for (const char* verb : {"disable", "enable", "shutdown"}) {
     const std::string past = std::string(verb) == "disable"  ? "disabled"

@@ -11,19 +11,8 @@
 
 namespace elasticjob::config {
 
-Status CheckSupportedSchedule(const JobConfiguration& config) {
-  // Execution-control settings this build carries but does not enforce yet are refused, not
-  // silently ignored (docs/scheduling.md has the table).
-  if (config.fixed_delay.count() > 0) {
-    return FailedPrecondition(fmt::format("fixedDelay: '{}': not supported by this build yet",
-                                          FormatDuration(config.fixed_delay)));
-  }
-  return Status::Ok();
-}
-
 Status CheckRunnable(const JobConfiguration& config, const JobShardingStrategyRegistry& strategies,
                      const std::set<std::string>& listener_types) {
-  if (Status s = CheckSupportedSchedule(config); !s.ok()) return s;
   if (auto strategy = strategies.Find(config.job_sharding_strategy_type.value_or(""));
       !strategy.ok()) {
     return strategy.status();

@@ -20,11 +20,7 @@
 
 namespace elasticjob::config {
 
-// FAILED_PRECONDITION naming the setting for an execution-control setting this build carries
-// but does not run yet (fixedDelay: docs/scheduling.md); else OK.
-Status CheckSupportedSchedule(const JobConfiguration& config);
-
-// Also CheckSupportedSchedule. OK when `strategies` has the config's strategy, the item limit type
+// OK when `strategies` has the config's strategy, the item limit type
 // and the error handler type are known (and the handler's props good), and every listener type is a
 // built-in one or in `listener_types`. Else INVALID_ARGUMENT naming the field, the value and the
 // known names.

@@ -693,6 +693,21 @@ class ConsoleImpl final : public Console {
       if (!n.ok()) return Fail(res, n.status());
       return Reply(res, 200, {{"triggered", *n}});
     }
+    if (op == "stop") {
+      // Cancels what runs now (docs/scheduling.md): `item` only, on `server` only, if given.
+      std::optional<int> item;
+      if (body->contains("item") && !(*body)["item"].is_null()) {
+        const json& v = (*body)["item"];
+        if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX) {
+          return Fail(
+              res, InvalidArgument(fmt::format("item: expected an item number, got {}", v.dump())));
+        }
+        item = v.get<int>();
+      }
+      auto n = ops->Stop(name, *server, item);
+      if (!n.ok()) return Fail(res, n.status());
+      return Reply(res, 200, {{"stopped", *n}});
+    }
     Result<int> n = op == "disable"    ? ops->Disable(name, *server)
                     : op == "enable"   ? ops->Enable(name, *server)
                     : op == "shutdown" ? ops->Shutdown(name, *server)
@@ -1135,7 +1150,7 @@ class ConsoleImpl final : public Console {
     });
     s.Put(job + "/config", [this](const Request& req, Response& res) { UpdateConfig(req, res); });
     s.Post(job + "/validate", [this](const Request& req, Response& res) { Validate(req, res); });
-    s.Post(job + "/(trigger|disable|enable|shutdown|remove)",
+    s.Post(job + "/(trigger|stop|disable|enable|shutdown|remove)",
            [this](const Request& req, Response& res) { JobOperation(req, res); });
     s.Post(job + R"(/items/([^/]+)/(disable|enable))", [this](const Request& req, Response& res) {
       RegistryView* view = ViewOf(req, res);

@@ -33,8 +33,16 @@ struct JobExecutor::Run {
   // That session ended before the run did (Finish saw it, or Fence): others may own the
   // items now. atomic: Fence sets it on the job's strand while the run goes on elsewhere.
   std::atomic<bool> session_lost{false};
-  // Requested by Fence; the items' contexts carry it (a SCRIPT item's group is killed).
-  const std::shared_ptr<Cancellation> cancel = std::make_shared<Cancellation>();
+  // Requested by Fence and by an operator's stop; the items' contexts carry it (a SCRIPT
+  // item's group is killed). A misfire re-run of a stopped run gets a new one (it stands for
+  // a later fire). Replaced only between passes, under item_cancels_mu; read there by
+  // CancelRun, and without the lock by the pass's own threads.
+  std::shared_ptr<Cancellation> cancel = std::make_shared<Cancellation>();
+  // A run of several items gives each its own cancellation (an operator's stop of one item
+  // ends that item only), requested with `cancel` by CancelRun; a one-item run's item
+  // carries `cancel` itself.
+  std::mutex item_cancels_mu;
+  std::map<int, std::shared_ptr<Cancellation>> item_cancels;  // GUARDED_BY(item_cancels_mu)
   // An operator's one-time job parameter (`trigger/{id}`'s value), in place of the config's.
   std::optional<std::string> parameter;
   Done done;
@@ -814,7 +822,7 @@ void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
                         });
 }
 
-ShardingContext JobExecutor::ContextOf(const Run& run, int item) {
+ShardingContext JobExecutor::ContextOf(Run& run, int item) {
   const JobConfiguration& config = *run.config;
   ShardingContext ctx{config.job_name,
                       run.task_id,
@@ -824,7 +832,14 @@ ShardingContext JobExecutor::ContextOf(const Run& run, int item) {
                       std::nullopt};
   if (auto it = run.params->find(item); it != run.params->end())
     ctx.sharding_parameter = it->second;
-  ctx.cancellation = run.cancel;
+  if (run.items.size() > 1) {
+    auto own = std::make_shared<Cancellation>();
+    std::lock_guard<std::mutex> lock(run.item_cancels_mu);
+    run.item_cancels[item] = own;
+    ctx.cancellation = std::move(own);
+  } else {
+    ctx.cancellation = run.cancel;
+  }
   ctx.fencing = run.fencing_token;
   return ctx;
 }
@@ -901,7 +916,7 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
   try {
     // A run fenced before this item started (its session expired) does not start it, nor
     // does one whose instance has not heard from the registry lately (LeaseAllowsStart).
-    if (!run->cancel->requested() && LeaseAllowsStart(*run, ctx)) {
+    if (CancelledOf(*run, ctx) == nullptr && LeaseAllowsStart(*run, ctx)) {
       job_->Execute(ctx);  // user code is fenced here
     }
   } catch (const std::exception& e) {
@@ -911,9 +926,9 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
     report.success = false;
     report.error = "unknown exception";
   }
-  if (run->cancel->requested()) {
+  if (const Cancellation* cancelled = CancelledOf(*run, ctx); cancelled != nullptr) {
     report.success = false;
-    report.error = "cancelled: " + run->cancel->reason() +
+    report.error = "cancelled: " + cancelled->reason() +
                    (report.error.empty() ? "" : " (" + report.error + ")");
   }
   const auto took = std::chrono::steady_clock::now() - start;
@@ -1050,6 +1065,13 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   if (!ours && !marked.empty()) execution_.ClearMisfireAsync(marked, control_);
   run->misfire = true;
   run->fire_time.reset();
+  if (run->cancel->requested()) {
+    // Stopped by an operator (a fenced run re-runs nothing): the re-run is a later fire's,
+    // which the stop does not cancel.
+    std::lock_guard<std::mutex> lock(run->item_cancels_mu);
+    run->cancel = std::make_shared<Cancellation>();
+    run->item_cancels.clear();
+  }
   // The re-run stands for the triggers this run made skip: it runs what they would have run,
   // this instance's items now, not only this run's (chaos proxy_partition: an item whose
   // failover run elsewhere ended during this run missed its fire). Mostly they are the same.
@@ -1155,12 +1177,13 @@ std::vector<int> JobExecutor::Fence(const std::string& reason) {
     }
   }
   // Outside mu_: the requests run the items' callbacks (a SCRIPT item's group killed).
-  for (const auto& run : runs) run->cancel->Request(reason);
+  for (const auto& run : runs) CancelRun(*run, reason, std::chrono::milliseconds(0));
   std::sort(items.begin(), items.end());
   return items;
 }
 
-std::vector<int> JobExecutor::CancelRunning(std::optional<int> item, const std::string& reason) {
+std::vector<int> JobExecutor::CancelRunning(std::optional<int> item, const std::string& reason,
+                                            std::optional<int64_t> before) {
   std::vector<std::shared_ptr<Run>> runs;
   std::vector<int> items;
   {
@@ -1170,14 +1193,48 @@ std::vector<int> JobExecutor::CancelRunning(std::optional<int> item, const std::
       if (item && std::find(run->items.begin(), run->items.end(), *item) == run->items.end()) {
         continue;
       }
+      // Claimed after the stop was written: a later fire's run, which it does not stop. (A
+      // run without running marks has no stamp: stopped whenever it is seen.)
+      if (before && run->fencing_token != 0 && run->fencing_token > *before) continue;
       runs.push_back(run);
-      items.insert(items.end(), run->items.begin(), run->items.end());
     }
   }
   // Outside mu_, as in Fence.
-  for (const auto& run : runs) run->cancel->RequestGraceful(reason, kStopGrace);
+  for (const auto& run : runs) {
+    std::shared_ptr<Cancellation> one;
+    if (item) {
+      std::lock_guard<std::mutex> lock(run->item_cancels_mu);
+      if (auto it = run->item_cancels.find(*item); it != run->item_cancels.end()) one = it->second;
+    }
+    if (one != nullptr) {
+      one->RequestGraceful(reason, kStopGrace);  // that item only
+      items.push_back(*item);
+    } else {
+      CancelRun(*run, reason, kStopGrace);
+      items.insert(items.end(), run->items.begin(), run->items.end());
+    }
+  }
   std::sort(items.begin(), items.end());
   return items;
+}
+
+void JobExecutor::CancelRun(Run& run, const std::string& reason, std::chrono::milliseconds grace) {
+  auto request = [&](Cancellation& c) {
+    if (grace.count() > 0) {
+      c.RequestGraceful(reason, grace);
+    } else {
+      c.Request(reason);
+    }
+  };
+  std::lock_guard<std::mutex> lock(run.item_cancels_mu);
+  request(*run.cancel);
+  for (auto& [i, c] : run.item_cancels) request(*c);
+}
+
+const Cancellation* JobExecutor::CancelledOf(const Run& run, const ShardingContext& ctx) {
+  if (run.cancel->requested()) return run.cancel.get();
+  if (ctx.cancellation != nullptr && ctx.cancellation->requested()) return ctx.cancellation.get();
+  return nullptr;
 }
 
 std::vector<int> JobExecutor::running_items() {
@@ -1218,13 +1275,18 @@ struct JobExecutor::Attempts {
   std::unique_ptr<tracing::Event> start;  // the next attempt's events (tracing on)
   std::unique_ptr<tracing::Event> end;
   std::chrono::steady_clock::time_point first_start;
+  // Its count of failed attempts is in the registry (`attempts/{i}`): recorded here while a
+  // retry waits, or carried over from the instance a failover run took the item from.
+  bool count_kept = false;
+  // The item's cancellation (its own, or the run's): an attempt's is requested with it.
+  std::shared_ptr<Cancellation> item_cancel;
   // The current attempt's.
   struct Attempt {
     std::shared_ptr<Cancellation> cancel = std::make_shared<Cancellation>();
     std::atomic<bool> ended{false};
     ShardingContext ctx;  // its own: a timed-out attempt's code may still read its copy
     Clock::WallTime started;
-    uint64_t forward = 0;  // run->cancel's callback that cancels this attempt too
+    uint64_t forward = 0;  // the item cancellation's callback that cancels this attempt too
     uint64_t timer = 0;    // its timeout's timer task
     std::unique_ptr<tracing::Event> end;
   };
@@ -1237,11 +1299,21 @@ void JobExecutor::RunControlled(const std::shared_ptr<Run>& run, ShardingContext
   auto a = std::make_shared<Attempts>();
   a->run = run;
   a->ctx = ctx;
+  a->item_cancel = ctx.cancellation != nullptr ? ctx.cancellation : run->cancel;
+  a->ctx.cancellation = a->item_cancel;
   a->report = report;
   a->traced = start != nullptr && end != nullptr;
   a->start = std::move(start);
   a->end = std::move(end);
   a->ctx.max_attempts = run->config->max_retries + 1;
+  if (run->failover_items && run->config->failover && a->ctx.max_attempts > 1) {
+    // The crashed instance's failed attempts count (docs/scheduling.md): continue after them.
+    auto failed = failover_.FailedAttempts(a->ctx.sharding_item);
+    if (failed.ok() && *failed > 0) {
+      a->ctx.attempt = std::min(*failed + 1, a->ctx.max_attempts);
+      a->count_kept = true;
+    }
+  }
   a->first_start = std::chrono::steady_clock::now();
   report.started = clock_.WallNow();
   a->report.started = report.started;
@@ -1271,7 +1343,7 @@ void JobExecutor::StartAttempt(const std::shared_ptr<Attempts>& a) {
   }
   // The run's cancellation (a fence) cancels the attempt too; the attempt's own may come
   // from its timeout alone.
-  at->forward = run->cancel->OnRequest([cancel = at->cancel, from = run->cancel.get()] {
+  at->forward = a->item_cancel->OnRequest([cancel = at->cancel, from = a->item_cancel.get()] {
     // grace() is one atomic load: allowed under `from`'s lock.
     const std::chrono::milliseconds grace = from->grace();
     if (grace.count() > 0) {
@@ -1300,7 +1372,7 @@ void JobExecutor::StartAttempt(const std::shared_ptr<Attempts>& a) {
   bool success = true;
   std::string error;
   try {
-    if (!run->cancel->requested() && LeaseAllowsStart(*run, at->ctx)) {
+    if (CancelledOf(*run, a->ctx) == nullptr && LeaseAllowsStart(*run, at->ctx)) {
       job_->Execute(at->ctx);  // user code is fenced here
     }
   } catch (const std::exception& e) {
@@ -1310,12 +1382,12 @@ void JobExecutor::StartAttempt(const std::shared_ptr<Attempts>& a) {
     success = false;
     error = "unknown exception";
   }
-  run->cancel->Unregister(at->forward);
+  a->item_cancel->Unregister(at->forward);
   if (at->ended.exchange(true)) return;  // its timeout ended it: nothing more of ours
   if (at->timer != 0 && timer_.cancel) timer_.cancel(at->timer);
-  if (run->cancel->requested()) {
+  if (const Cancellation* cancelled = CancelledOf(*run, a->ctx); cancelled != nullptr) {
     success = false;
-    error = "cancelled: " + run->cancel->reason() + (error.empty() ? "" : " (" + error + ")");
+    error = "cancelled: " + cancelled->reason() + (error.empty() ? "" : " (" + error + ")");
   } else if (at->cancel->requested()) {
     success = false;
     error = at->cancel->reason() + (error.empty() ? "" : " (" + error + ")");
@@ -1335,12 +1407,17 @@ void JobExecutor::AttemptEnded(const std::shared_ptr<Attempts>& a, bool success,
     tracing_->PushEnd(std::move(at->end), at->started, success, error);
   }
   // A cancelled run (fenced, or stopped) is not retried: its items are not ours to run.
-  const bool stopped = run->cancel->requested() ||
+  const bool stopped = CancelledOf(*run, a->ctx) != nullptr ||
                        (at->cancel->requested() && !timed_out && at->cancel->grace().count() > 0);
   if (!success && attempt < max_attempts && !stopped) {
     infra::LogLine("WARN", fmt::format("job '{}': item {} failed ({}); retrying",
                                        run->config->job_name, a->ctx.sharding_item, error));
     a->ctx.attempt = attempt + 1;
+    if (run->config->failover) {
+      // A crash before the retry hands the item over with its count (docs/scheduling.md).
+      Status kept = failover_.RecordFailedAttempts(a->ctx.sharding_item, attempt);
+      a->count_kept = a->count_kept || kept.ok();
+    }
     auto again = [this, a] { item_pool_.Post([this, a] { StartAttempt(a); }); };
     const int64_t interval = run->config->retry_interval_ms;
     if (interval > 0 && timer_.at) {
@@ -1350,6 +1427,7 @@ void JobExecutor::AttemptEnded(const std::shared_ptr<Attempts>& a, bool success,
     }
     return;
   }
+  if (a->count_kept) (void)failover_.ClearFailedAttempts(a->ctx.sharding_item);
   a->report.success = success;
   a->report.error = std::move(error);
   a->report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -202,11 +202,14 @@ class JobExecutor {
   // had all returned (its end being written) is fenced too, but cancels nothing.
   std::vector<int> Fence(const std::string& reason);
 
-  // An operator's stop (docs/scheduling.md): every run going here that holds `item` (every
-  // run when nullopt), not fenced and not done, is cancelled with `reason` as a timeout is
-  // (SCRIPT groups SIGTERM, then SIGKILL after the grace; not retried). The whole run is
-  // cancelled: its other items here too. Returns the items of the runs cancelled (sorted).
-  std::vector<int> CancelRunning(std::optional<int> item, const std::string& reason);
+  // An operator's stop (docs/scheduling.md): `item` of the runs going here that hold it
+  // (every item of every run when nullopt), not fenced and not done, is cancelled with
+  // `reason` as a timeout is (SCRIPT groups SIGTERM, then SIGKILL after the grace; not
+  // retried); the run's other items go on. With `before` (the stop's place in the
+  // registry's order of writes), a run claimed after it (a later fire's) is left alone.
+  // Returns the items cancelled (sorted).
+  std::vector<int> CancelRunning(std::optional<int> item, const std::string& reason,
+                                 std::optional<int64_t> before = std::nullopt);
 
   // The items running here now (every lane), but those of fenced runs: a mark of ours on any
   // other item is stale.
@@ -340,7 +343,12 @@ class JobExecutor {
   static ExecutionSource SourceOf(const Run& run);
   void TraceMisfire(const JobConfiguration& config, const std::vector<int>& items);
   void TraceStatus(const Run& run, TraceState state, std::string message);
-  ShardingContext ContextOf(const Run& run, int item);
+  ShardingContext ContextOf(Run& run, int item);
+  // Requests the run's cancellation and each of its items' (gracefully when `grace` > 0).
+  static void CancelRun(Run& run, const std::string& reason, std::chrono::milliseconds grace);
+  // The cancellation that stops the item of `ctx` in `run` (the run's, or the item's own),
+  // or null while neither is requested.
+  static const Cancellation* CancelledOf(const Run& run, const ShardingContext& ctx);
   // The report of `item`'s run, but for its start, end and outcome.
   ItemRun ReportOf(const Run& run, int item);
   // After the last item: clears the marks, then Completed

@@ -25,6 +25,14 @@ inline std::string ExecutingFailoverNode(int item) {
   return sharding::ItemNode(item) + "/failovering";
 }
 
+// `attempts/{i}` (persistent; a layout extension Java ignores): the attempts item i has
+// failed so far in the run going on, while it waits for a retry (docs/scheduling.md). A
+// failover run of the item continues from the next attempt.
+inline constexpr std::string_view kAttemptsRoot = "attempts";
+inline std::string AttemptsNode(int item) {
+  return std::string(kAttemptsRoot) + "/" + std::to_string(item);
+}
+
 }  // namespace elasticjob::failover
 
 #endif  // ELASTICJOB_FAILOVER_FAILOVER_NODE_H_

@@ -1,6 +1,7 @@
 #include "failover/failover_service.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "failover/failover_node.h"
 #include "instance/job_instance.h"
@@ -162,6 +163,25 @@ Result<std::map<int, std::string>> FailoverService::GetAllFailoveringItems() {
 
 Status FailoverService::ClearFailoveringItem(int item) {
   return storage_.RemoveJobNodeIfExisted(ExecutingFailoverNode(item));
+}
+
+Status FailoverService::RecordFailedAttempts(int item, int failed) {
+  return storage_.FillJobNode(AttemptsNode(item), std::to_string(failed));
+}
+
+Result<int> FailoverService::FailedAttempts(int item) {
+  auto value = storage_.GetJobNodeDataDirectly(AttemptsNode(item));
+  if (!value.ok()) {
+    if (value.status().code() == StatusCode::kNotFound) return 0;
+    return value.status();
+  }
+  int failed = 0;
+  auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), failed);
+  return ec == std::errc() && end == value->data() + value->size() && failed > 0 ? failed : 0;
+}
+
+Status FailoverService::ClearFailedAttempts(int item) {
+  return storage_.RemoveJobNodeIfExisted(AttemptsNode(item));
 }
 
 Status FailoverService::RemoveFailoverInfo() {

@@ -69,6 +69,13 @@ class FailoverService {
   // Item -> instance id of every `failovering` node.
   Result<std::map<int, std::string>> GetAllFailoveringItems();
   Status ClearFailoveringItem(int item);
+  // The attempt count carried through a failover (`attempts/{i}`, docs/scheduling.md): item
+  // `item` has failed `failed` attempts and waits for a retry here.
+  Status RecordFailedAttempts(int item, int failed);
+  // The count recorded for `item` (0 when none or unreadable as a count).
+  Result<int> FailedAttempts(int item);
+  // The item's attempts ended (succeeded, or none left): its count goes.
+  Status ClearFailedAttempts(int item);
   // Failover switched off: every item's failover and failovering nodes go.
   Status RemoveFailoverInfo();
 

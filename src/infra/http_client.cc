@@ -32,6 +32,47 @@ size_t Write(char* data, size_t size, size_t n, void* user) {
   return bytes;  // the rest is read and dropped
 }
 
+// Perform's result when the cancellation came first (no CURLcode means it).
+constexpr CURLcode kAborted = CURL_LAST;
+
+// curl_easy_perform through a multi handle whose wait the cancellation wakes: the transfer
+// ends at once when it is requested, not at the next progress callback.
+CURLcode Perform(CURL* h, Cancellation& cancellation) {
+  std::unique_ptr<CURLM, CURLMcode (*)(CURLM*)> multi(curl_multi_init(), curl_multi_cleanup);
+  if (multi == nullptr) return CURLE_OUT_OF_MEMORY;
+  CURLM* m = multi.get();
+  if (curl_multi_add_handle(m, h) != CURLM_OK) return CURLE_FAILED_INIT;
+  // Called under the cancellation's lock, which Unregister takes: never after it.
+  const uint64_t wake = cancellation.OnRequest([m] { curl_multi_wakeup(m); });
+  CURLcode rc = CURLE_OK;
+  for (;;) {
+    if (cancellation.requested()) {
+      rc = kAborted;
+      break;
+    }
+    int running = 0;
+    if (curl_multi_perform(m, &running) != CURLM_OK) {
+      rc = CURLE_FAILED_INIT;
+      break;
+    }
+    if (running == 0) {
+      int queued = 0;
+      while (CURLMsg* msg = curl_multi_info_read(m, &queued)) {
+        if (msg->msg == CURLMSG_DONE) rc = msg->data.result;
+      }
+      break;
+    }
+    // Bounded, though the wake-up or the transfer's own progress ends it sooner.
+    if (curl_multi_poll(m, nullptr, 0, 1000, nullptr) != CURLM_OK) {
+      rc = CURLE_FAILED_INIT;
+      break;
+    }
+  }
+  cancellation.Unregister(wake);
+  curl_multi_remove_handle(m, h);
+  return rc;
+}
+
 }  // namespace
 
 Result<HttpResponse> SendHttp(const HttpRequest& request) {
@@ -74,7 +115,12 @@ Result<HttpResponse> SendHttp(const HttpRequest& request) {
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.body.size()));
   }
-  const CURLcode rc = curl_easy_perform(h);
+  const CURLcode rc =
+      request.cancellation != nullptr ? Perform(h, *request.cancellation) : curl_easy_perform(h);
+  if (rc == kAborted) {
+    return Status(StatusCode::kCancelled, fmt::format("{} {}: aborted: {}", m, request.url,
+                                                      request.cancellation->reason()));
+  }
   if (rc != CURLE_OK) {
     const std::string why = error[0] != '\0' ? error : curl_easy_strerror(rc);
     const std::string message = fmt::format("{} {}: {}", m, request.url, why);

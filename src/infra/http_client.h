@@ -1,6 +1,7 @@
 // HttpClient: one HTTP(S) request with libcurl, for the HTTP job type and the webhook error
 // handlers (DINGTALK, WECHAT). Blocking, bounded by its timeouts: call it from a thread that
 // may wait (the item pool, the notification sender), never from a trigger or registry thread.
+// A request given a Cancellation ends as soon as it is requested.
 //
 // Thread safety: SendHttp is safe to call from many threads at once (each call has its own
 // curl handle; curl_global_init runs once).
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "elasticjob/api/cancellation.h"
 #include "elasticjob/status.h"
 
 namespace elasticjob::infra {
@@ -30,6 +32,9 @@ struct HttpRequest {
   std::string ca_file;
   // At most this much of the response body is kept (the rest is read and dropped).
   size_t max_body_bytes = 64 * 1024;
+  // When requested (an item's timeout or an operator's stop), the transfer is aborted at
+  // once (curl's multi interface, woken by the request). Null: runs to its timeouts.
+  Cancellation* cancellation = nullptr;
 };
 
 struct HttpResponse {
@@ -40,7 +45,8 @@ struct HttpResponse {
 
 // Sends `request`. UNAVAILABLE naming the URL and curl's reason when no response came
 // (connection refused, a timeout, a TLS failure); TIMEOUT when a timeout ran out;
-// INVALID_ARGUMENT for a URL curl rejects. A response with any status is a value.
+// INVALID_ARGUMENT for a URL curl rejects; CANCELLED (`aborted: {reason}`) when
+// `request.cancellation` was requested first. A response with any status is a value.
 Result<HttpResponse> SendHttp(const HttpRequest& request);
 
 // `text` percent-encoded (RFC 3986 unreserved characters kept).

@@ -3,11 +3,32 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <future>
 
 #include "lifecycle/lifecycle_reads.h"
 
 namespace elasticjob {
 namespace {
+
+// Runs what is posted at once, on the poster's thread (a registry reply's).
+class InlineExecutor final : public Executor {
+ public:
+  void Post(std::function<void()> task) override { task(); }
+};
+
+// Writes `value` to `key` (created if absent) and returns the write's place in the registry's
+// order of writes (RegistryCenter::ExecuteInTransactionStampedAsync).
+Result<int64_t> StampedWrite(RegistryCenter& reg, const std::string& key,
+                             const std::string& value) {
+  auto exists = reg.IsExisted(key);
+  if (!exists.ok()) return exists.status();
+  InlineExecutor inline_executor;
+  std::promise<Result<int64_t>> stamped;
+  reg.ExecuteInTransactionStampedAsync(
+      {*exists ? TransactionOp::SetData(key, value) : TransactionOp::Create(key, value)},
+      inline_executor, [&stamped](Result<int64_t> r) { stamped.set_value(std::move(r)); });
+  return stamped.get_future().get();
+}
 
 // The jobs an operation selects: `job_name` alone, or every job when it is empty.
 Result<std::vector<std::string>> SelectJobs(RegistryCenter& reg, std::string_view job_name,
@@ -110,7 +131,16 @@ class JobOperateAPIImpl final : public JobOperateAPI {
                                  .count());
     if (!server_ip.empty()) value += fmt::format(" server={}", server_ip);
     if (item) value += fmt::format(" item={}", *item);
-    if (Status s = reg_.Persist(fmt::format("/{}/stop", job_name), value); !s.ok()) return s;
+    // The request's place in the registry's order of writes, which the runs' claims share:
+    // an instance that sees it late cancels only the runs claimed before it (not a fire that
+    // began after it). A first write takes the stamp (instances ignore a `pending` request),
+    // the second carries it.
+    const std::string node = fmt::format("/{}/stop", job_name);
+    auto stamp = StampedWrite(reg_, node, value + " pending");
+    if (!stamp.ok()) return stamp.status();
+    if (Status s = reg_.Persist(node, fmt::format("{} before={}", value, *stamp)); !s.ok()) {
+      return s;
+    }
     return asked;
   }
 

@@ -45,6 +45,10 @@ void ListenerManager::OnEvent(const TreeEvent& event) {
     OnServer(child, event);
   } else if (ChildOf(rel, "instances", &child)) {
     OnInstance(child, event);
+    // An instance gone may have been the last one a fixed-delay fire waited for.
+    if (event.type == TreeEvent::Type::kDeleted) controller_.CheckDelayEnded();
+  } else if (ChildOf(rel, kDelayNextRoot, &child)) {
+    if (event.type == TreeEvent::Type::kAdded) controller_.OnDelayFire(std::string(child));
   } else if (rel == election::kLeaderInstance) {
     OnLeaderInstance(event);
   } else if (ChildOf(rel, "trigger", &child)) {
@@ -72,11 +76,13 @@ void ListenerManager::OnEvent(const TreeEvent& event) {
                rel.substr(0, 9) == "sharding/"))) {
     auto need = s_.sharding.IsNeedSharding();
     if (need.ok() && *need) controller_.ShardIfNecessary();
+    if (rel != sharding::kProcessing) controller_.CheckDelayEnded();  // a failover run's end
   }
 }
 
 void ListenerManager::OnStop(const std::string& value) {
   std::optional<int> item;
+  std::optional<int64_t> before;
   std::string server;
   size_t start = 0;
   while (start < value.size()) {
@@ -95,13 +101,24 @@ void ListenerManager::OnStop(const std::string& value) {
         return;
       }
       item = n;
+    } else if (part.rfind("before=", 0) == 0) {
+      int64_t stamp = 0;
+      auto [p, ec] = std::from_chars(part.data() + 7, part.data() + part.size(), stamp);
+      if (ec != std::errc() || p != part.data() + part.size()) {
+        infra::LogLine("WARN", fmt::format("job '{}': stop request '{}': bad stamp, ignored",
+                                           s_.storage.path().job_name(), value));
+        return;
+      }
+      before = stamp;
+    } else if (part == "pending") {
+      return;  // its stamp is being taken: the request with it follows
     }
   }
   if (!server.empty() && server != s_.instances.self().server_ip) return;  // another's
   infra::LogLine("INFO", fmt::format("job '{}': stop requested ({}): cancelling {}",
                                      s_.storage.path().job_name(), value,
                                      item ? fmt::format("item {}", *item) : "every run here"));
-  controller_.StopRunning(item);
+  controller_.StopRunning(item, before);
 }
 
 void ListenerManager::OnConfig(const TreeEvent& event) {

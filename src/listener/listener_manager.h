@@ -60,6 +60,10 @@ namespace elasticjob::listener {
 inline constexpr std::string_view kStopNode = "stop";
 // The one-off runs at a time, `/{job}/triggerAt/{epochMs}-{id}` (value: the run's parameter).
 inline constexpr std::string_view kTriggerAtRoot = "triggerAt";
+// A fixed-delay job's next fire, `/{job}/delay/next/{epochMs}` (registry time), and each
+// instance's end of the fire, `/{job}/delay/ended/{instanceId}` (docs/scheduling.md).
+inline constexpr std::string_view kDelayNextRoot = "delay/next";
+inline constexpr std::string_view kDelayEndedRoot = "delay/ended";
 
 // What the listeners ask of the job's scheduler (ElasticJob's JobScheduleController and
 // SchedulerFacade). Implementations must not block on a run.
@@ -93,7 +97,9 @@ class JobController {
   virtual void FenceRunningItems() {}
   // An operator's stop (`/{job}/stop`, docs/scheduling.md): cancel the runs going here that
   // hold `item` (every run when nullopt), as a timeout does.
-  virtual void StopRunning(std::optional<int> item) { (void)item; }
+  virtual void StopRunning(std::optional<int> item, std::optional<int64_t> before) {
+    (void)item, (void)before;
+  }
   // `/{job}/triggerAt/{name}` was added: a one-off run at the time its name starts with
   // (docs/scheduling.md).
   virtual void ScheduleRunAt(const std::string& name) { (void)name; }
@@ -103,6 +109,11 @@ class JobController {
     (void)name;
     (void)value;
   }
+  // A fixed-delay job's next fire was written (`delay/next/{name}`): arm it.
+  virtual void OnDelayFire(const std::string& name) { (void)name; }
+  // Something a fixed-delay fire may have waited for ended (an instance left, a running
+  // mark went): see whether the fire is over on every instance.
+  virtual void CheckDelayEnded() {}
   // `guarantee/{phase}` was deleted: distribute-once listeners waiting for it go on.
   virtual void GuaranteeCleared(guarantee::Phase phase) = 0;
 };

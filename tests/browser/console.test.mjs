@@ -21,6 +21,7 @@ const base = env('CONSOLE_URL');
 const shots = env('SHOTS');
 const TRIGGER = env('TRIGGER_JOB');
 const OTHER = env('OTHER_JOB');
+const HANG = env('HANG_JOB');
 const WAIT = { timeout: 15000 };
 const started = Date.now();
 let step = 'launch';
@@ -122,7 +123,7 @@ try {
     await login(env('ADMIN_USER'), env('ADMIN_PASSWORD'));
     await page.waitForSelector('#overview', WAIT);
     await page.waitForFunction(() => /admin/.test(document.querySelector('#user').textContent), WAIT);
-    await page.waitForFunction(() => Number(document.querySelector('.jobs-total .stat')?.textContent) === 3, WAIT);
+    await page.waitForFunction(() => Number(document.querySelector('.jobs-total .stat')?.textContent) === 4, WAIT);
     await page.waitForSelector('#overview-chart svg.chart rect.ok', WAIT);
     // `failing` fails every 10 s: a red bar and a row in the recent failures.
     await page.waitForSelector('#overview-chart svg.chart rect.bad', { timeout: 30000 });
@@ -209,6 +210,14 @@ try {
       .test(document.querySelector('#execution-log')?.textContent || ''), WAIT);
     await shot('job');
     await page.screenshot({ path: `${shots}/job-full.png`, fullPage: true });
+  });
+
+  await check('Stop on a running job ends its item: the execution turns from running to failed', async () => {
+    execFileSync(env('EJ'), ['job', 'trigger', HANG, '--registry', env('REGISTRY')], { stdio: 'ignore' });
+    await go(`#/jobs/${encodeURIComponent(HANG)}`, '#sharding-table');
+    await page.waitForSelector('#executions-table .badge.running', WAIT);
+    await confirmOp('#job-ops button[data-op=stop]');
+    await page.waitForSelector('#executions-table .badge.failed', WAIT);
   });
 
   await check('a scheduled job\'s executions show on the timeline with their trigger lag', async () => {
@@ -338,7 +347,7 @@ try {
   await check('disable a server (every job on it), then enable it again', async () => {
     const row = '#servers-table tr[data-server]';
     await confirmOp(`${row} button[data-op=disable]`);
-    await page.waitForFunction((sel) => document.querySelector(`${sel} td.num`)?.textContent === '3', WAIT, row);
+    await page.waitForFunction((sel) => document.querySelector(`${sel} td.num`)?.textContent === '4', WAIT, row);
     await confirmOp(`${row} button[data-op=enable]`);
     await page.waitForFunction((sel) => document.querySelector(`${sel} td.num`)?.textContent === '0', WAIT, row);
   });

@@ -45,7 +45,8 @@ read -r zkport _ < <(bash "$ZK" start "$dir/zk") || { echo "FAIL cannot start Zo
 registry="zookeeper://127.0.0.1:$zkport/browser"
 tracing="sqlite://$dir/trace.db"
 
-# `manual` fires only when triggered (its cron's next time is in 2099); `html` runs every 10 s
+# `manual` fires only when triggered (its cron's next time is in 2099), as does `hang`, whose
+# item sleeps a minute (the Stop button ends it); `html` runs every 10 s
 # (the overview's chart) and has an HTML description that must show as text; `failing` fails
 # every 10 s (the overview's recent failures).
 cat > "$dir/jobs.yaml" << 'YAML'
@@ -72,11 +73,17 @@ elasticjob:
       shardingTotalCount: 1
       props:
         script.command.line: /bin/false
+    hang:
+      elasticJobType: SCRIPT
+      cron: 0 0 0 1 1 ? 2099
+      shardingTotalCount: 1
+      props:
+        script.command.line: /bin/sh -c 'exec sleep 60'
 YAML
 : > "$dir/run.log"
 setsid "$EJ" run "$dir/jobs.yaml" --registry "$registry" --tracing "$tracing" > "$dir/run.log" 2>&1 &
 PIDS+=($!)
-wait_for_lines "$dir/run.log" "scheduled" 3 30 || { echo "FAIL elasticjob run did not start: $(tail -5 "$dir/run.log")"; exit 1; }
+wait_for_lines "$dir/run.log" "scheduled" 4 30 || { echo "FAIL elasticjob run did not start: $(tail -5 "$dir/run.log")"; exit 1; }
 # The tracing database is created with the first events: `html`'s first run (within 10 s).
 follow_log "$dir/run.log" 1 || { echo "FAIL html did not run: $(tail -5 "$dir/run.log")"; exit 1; }
 for _ in $(seq 1 100); do [[ -s "$dir/trace.db" ]] && break; sleep 0.1; done
@@ -135,7 +142,7 @@ mkdir -p "$OUT/screenshots"
 rm -f "$OUT/screenshots"/*.png
 READONLY_URL="http://127.0.0.1:$roport/" CONSOLE_URL="http://127.0.0.1:$cport/" SHOTS="$OUT/screenshots" EJ="$EJ" REGISTRY="$registry" \
   CONSOLE_SCRIPT="$dir/console.sh" CONSOLE_PIDFILE="$dir/console.pid" CONSOLE_LOG="$dir/console.log" \
-  TRIGGER_JOB=manual OTHER_JOB=html ADMIN_USER=alice ADMIN_PASSWORD="$admin_pw" \
+  TRIGGER_JOB=manual OTHER_JOB=html HANG_JOB=hang ADMIN_USER=alice ADMIN_PASSWORD="$admin_pw" \
   GUEST_USER=gus GUEST_PASSWORD="$guest_pw" timeout 150 node "$OUT/console.test.mjs"
 rc=$?
 if ((rc != 0)); then

@@ -8,6 +8,9 @@
 #   stopme 2 items sleeping a minute, one per host, started by `job trigger`: `job stop
 #          --item 1` ends the item on the host that holds it within a second, not the other;
 #          a stop of every run ends the other;
+#   delay  fixedDelay 2s, 2 items, item 1 sleeping 1.5 s and item 0 0.2 s: every fire begins
+#          2 s after the slower item of the previous fire ended (whichever host ran it),
+#          never while an item of the previous fire runs, and fires split across the hosts;
 #   at     `job trigger at --at (now + 4 s) --param P`, then host 1 killed -9: the run happens
 #          once, on host 2, with P (last, as it kills a host);
 #   retry  a script that fails its first three runs, maxRetries 2: three attempts, one failure
@@ -39,6 +42,12 @@ elasticjob:
       shardingTotalCount: 2
       props:
         script.command.line: "/bin/bash -c 'echo started >> $dir/stop.started; exec -a $marker-stop sleep 60'"
+    delay:
+      elasticJobType: SCRIPT
+      fixedDelay: 2s
+      shardingTotalCount: 2
+      props:
+        script.command.line: "/bin/sh $dir/delay.sh"
     at:
       elasticJobType: SCRIPT
       cron: 0 0 0 1 1 ? 2099
@@ -54,6 +63,12 @@ elasticjob:
       props:
         script.command.line: "/bin/sh -c 'n=\$(cat $dir/retry.count 2>/dev/null | wc -l); echo x >> $dir/retry.count; [ \$n -ge 3 ]'"
 YAML
+cat > "$dir/delay.sh" <<SH
+case "\$1" in *'"shardingItem":1'*) pause=1.5 ;; *) pause=0.2 ;; esac
+echo "start \$(date +%s%3N) \$ELASTICJOB_PREFERRED_NETWORK_IP" >> $dir/delay.log
+sleep \$pause
+echo "end \$(date +%s%3N) \$ELASTICJOB_PREFERRED_NETWORK_IP" >> $dir/delay.log
+SH
 e2e_start_host 1 10.7.0.1 "$dir/jobs.yaml" "$url"
 grep -q "job 'rate' scheduled (SCRIPT, fixedRate 2s)" "$dir/1.log" || fail "no fixedRate in: $(head -3 "$dir/1.log")"
 # The second host starts at another offset within the period.
@@ -98,6 +113,21 @@ grep -qh "job=stopme item=0" "$dir/1.log" "$dir/2.log" && fail "item 0 was stopp
 wait_for_lines_in "job=stopme item=0" 1 5 "$dir/1.log" "$dir/2.log" || fail "item 0 was not stopped"
 pgrep -f "^$marker-stop" > /dev/null && fail "a stopped script still runs"
 
+# delay: at least three fires with both hosts; each begins 2 s after the previous fire's
+# last end (50 ms of slack for the registry's clock read), none while the previous one runs.
+touch "$dir/delay.log"
+wait_for_lines "$dir/delay.log" " 10.7.0.2" 6 30 || fail "delay never ran on host 2"
+check=$(sort -k2,2n "$dir/delay.log" | awk '
+  $1 == "start" {
+    if (running == 0) { if (last_end > 0 && $2 - last_end < 1950) print "gap " $2 - last_end; first = $2; fires++ }
+    else if ($2 - first > 500) print "overlap at " $2
+    running++; hosts[fires] = hosts[fires] " " $3
+  }
+  $1 == "end" { running--; last_end = $2 }
+  END { for (f in hosts) if (hosts[f] ~ /10.7.0.1/ && hosts[f] ~ /10.7.0.2/) both++; print "both " both + 0 }')
+[[ "$check" == "both "* ]] || fail "delay: $check"
+(( ${check#both } >= 2 )) || fail "delay: fewer than two fires on both hosts: $check"
+
 # at: scheduled from the CLI, then a host dies; the run happens once, at its time, with P.
 at_ms=$(($(date +%s%3N) + 4000))
 at_iso=$(date -u -d "@$((at_ms / 1000)).$(printf %03d $((at_ms % 1000)))" +%Y-%m-%dT%H:%M:%S.%3NZ)
@@ -113,5 +143,5 @@ wait_for_lines "$dir/2.log" "job=at" 1 5 || fail "host 2 did not report the run"
 [[ "$(grep -c "job=at" "$dir/2.log")" == 1 && "$(wc -l < "$dir/at.runs")" == 1 ]] ||
   fail "the run at a time ran $(wc -l < "$dir/at.runs") times"
 
-e2e_on_failure() { tail -n 20 "$dir/1.log" "$dir/2.log"; cat "$dir/rate.times" "$dir/retry.count"; }
-e2e_finish "fixedRate fired at the cluster's instants on two hosts; a hanging script ended at its timeout; a failing item retried twice, then failed once; job stop ended one item on another host within a second, then the rest; a run --at ran once after a host died"
+e2e_on_failure() { tail -n 20 "$dir/1.log" "$dir/2.log"; cat "$dir/rate.times" "$dir/retry.count" "$dir/delay.log"; }
+e2e_finish "fixedRate fired at the cluster's instants on two hosts; fixedDelay waited for the slower host's item, then its delay; a hanging script ended at its timeout; a failing item retried twice, then failed once; job stop ended one item on another host within a second, then the rest; a run --at ran once after a host died"

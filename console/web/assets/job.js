@@ -20,13 +20,15 @@ const FIELDS = [
   ['maxTimeDiffSeconds', 'Max time diff (s)', 'number'],
   ['reconcileIntervalMinutes', 'Reconcile interval (min)', 'number'],
   ['fixedRate', 'Fixed rate (e.g. 30s; instead of a cron)', 'text'],
-  ['fixedDelay', 'Fixed delay (e.g. 5m; instead of a cron)', 'text'],
+  ['fixedDelay', 'Fixed delay (e.g. 5m: the next run this long after the previous one ended on every instance; instead of a cron)', 'text'],
   ['timeoutMs', 'Timeout per execution (ms, 0 none)', 'number'],
   ['maxRetries', 'Max retries', 'number'],
   ['retryIntervalMs', 'Retry interval (ms)', 'number'],
 ];
 // Optional fields (null when unset: every job without a time zone, a one-off job without a
 // cron): an empty input leaves them unset, never "" (a time zone "" is not a zone).
+// A fixed-delay job has no fire times to list: its next run follows the previous one's end.
+const delayOf = (c) => (c && c.fixedDelay && !c.cron && !c.fixedRate ? c.fixedDelay : '');
 const OPTIONAL = new Set(['cron', 'timeZone', 'fixedRate', 'fixedDelay']);
 
 export function jobPage(name) {
@@ -66,7 +68,8 @@ export function jobPage(name) {
     drawConfig(configBox, j);
     drawSharding(shardingBox, j, refresh);
     clear(timesBox, h('h3', {}, 'Next fire times', zone ? h('span', { class: 'muted' }, ` (${zone})`) : null),
-      (j.nextFireTimes || []).length === 0 ? h('p', { class: 'muted' }, 'None (disabled, or no more fire times).')
+      delayOf(j.config) ? h('p', { id: 'job-next-delay' }, `After the previous run ends + ${delayOf(j.config)}`)
+        : (j.nextFireTimes || []).length === 0 ? h('p', { class: 'muted' }, 'None (disabled, or no more fire times).')
         : h('ul', { class: 'times', id: 'job-next-times' }, j.nextFireTimes.map((t) => h('li', {}, fmtTime(t, zone)))));
     if (!j.config) {
       clear(editorBox, h('p', { class: 'errors' }, `The stored configuration cannot be read: ${j.configError || 'unknown error'}`));
@@ -220,7 +223,8 @@ function configEditor(name, job, saved) {
     const zone = (mode === 'form' && inputs.timeZone.input.value.trim()) || r.timeZone || '';
     const times = r.nextFireTimes || [];
     clear(preview, h('strong', {}, 'Next fire times'), zone ? h('span', { class: 'muted' }, ` (${zone})`) : null,
-      times.length ? h('ol', { class: 'times', id: 'cron-preview-times' }, times.map((t) => h('li', {}, fmtTime(t, zone))))
+      delayOf(mode === 'form' ? collect() : base) ? h('p', { id: 'cron-preview-delay' }, `After the previous run ends + ${delayOf(mode === 'form' ? collect() : base)}`)
+        : times.length ? h('ol', { class: 'times', id: 'cron-preview-times' }, times.map((t) => h('li', {}, fmtTime(t, zone))))
         : h('p', { class: 'muted' }, r.ok === false ? 'No preview: fix the errors.' : 'None.'));
     save.disabled = !canOperate() || r.ok === false;
   }

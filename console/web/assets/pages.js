@@ -52,7 +52,7 @@ export function jobOps(job, after) {
         const body = verb === 'trigger' && answer.parameter ? { parameter: answer.parameter } : {};
         const r = verb === 'delete' ? await api('DELETE', reg(`jobs/${enc(job.name)}`))
           : await api('POST', reg(`jobs/${enc(job.name)}/${verb}`), body);
-        const n = r && (r.triggered ?? r.changed);
+        const n = r && (r.triggered ?? r.changed ?? r.stopped);
         toast(`${label}: ${job.name}${n !== undefined && n !== null ? ` (${n})` : ''}`);
         if (after) after(verb);
       } catch (e) {
@@ -63,6 +63,7 @@ export function jobOps(job, after) {
   const disabled = job.status === 'DISABLED';
   return h('span', { class: 'ops' },
     op('Trigger', 'trigger', 'Run the job now on every live instance.'),
+    op('Stop', 'stop', 'Cancel what the job runs now on every instance, as a timeout does; the job stays enabled and its next fire runs.'),
     disabled ? op('Enable', 'enable', 'Enable the job on every server.')
       : op('Disable', 'disable', 'Disable the job on every server: it stops being triggered.'),
     op('Shutdown', 'shutdown', 'Stop the job\'s instances (they leave the registry).'),

@@ -57,8 +57,9 @@ class JobOperateAPI {
   }
   // Stops what `job_name` runs now, without disabling it (docs/scheduling.md): writes
   // `/{job}/stop`, which every live instance (only those on `server_ip` when it is not empty)
-  // reads, cancelling its runs that hold `item` (every run when nullopt) as a timeout does.
-  // The next fire runs as usual. Returns the number of live instances asked; NOT_FOUND for an
+  // reads, cancelling `item` (every item when nullopt) of its runs claimed before the request
+  // was written, as a timeout does; the runs' other items go on, and the next fire runs as
+  // usual. Returns the number of live instances asked; NOT_FOUND for an
   // unknown job, FAILED_PRECONDITION when no live instance is asked, INVALID_ARGUMENT for a
   // negative item or an empty job name.
   virtual Result<int> Stop(std::string_view job_name, std::string_view server_ip,

@@ -62,6 +62,8 @@ void HttpJob::Process(const JobConfiguration&, const ShardingContext& context, J
   request.read_timeout = props_.read_timeout;
   request.ca_file = props_.ca_file;
   request.max_body_bytes = kHttpJobMaxBodyBytes;
+  // A timeout or an operator's stop aborts the request (docs/scheduling.md).
+  request.cancellation = context.cancellation.get();
   request.headers.emplace_back("shardingContext", ShardingContextToJson(context));
   request.headers.emplace_back(std::string(kFencingTokenHeader),
                                std::to_string(context.fencing_token()));

@@ -164,5 +164,91 @@ TEST(ConfigYamlSnakeYamlTest, OurYamlIsWhatSnakeYamlWritesForTheSameValues) {
   }
 }
 
+// ElasticJob 3.0.5 loads the node with yaml.loadAs(text, JobConfigurationPOJO.class), which
+// fails on an unknown top-level key: the execution-control settings must travel in props,
+// and arrive there as Strings (Properties.getProperty returns null for an Integer). Both a
+// node C++ wrote and one as Java writes it (its Properties, quoted values, in bean order)
+// load there and here, with the settings.
+TEST(ConfigYamlSnakeYamlTest, ExecutionControlSettingsLoadAsElasticJobsPojo) {
+  JobConfiguration c;
+  c.job_name = "ctl";
+  c.sharding_total_count = 2;
+  c.cron = "0/5 * * * * ?";
+  c.props = {{"script.command.line", "echo hi"}};
+  c.timeout_ms = 1500;
+  c.max_retries = 3;
+  c.retry_interval_ms = 30000;
+  JobConfiguration rate = c;
+  rate.cron.reset();
+  rate.fixed_rate = std::chrono::minutes(5);
+  JobConfiguration delay = c;
+  delay.cron.reset();
+  delay.fixed_delay = std::chrono::seconds(2);
+  JobConfiguration plain = c;  // a config without them loads as before
+  plain.timeout_ms = 0;
+  plain.max_retries = 0;
+  plain.retry_interval_ms = 0;
+  // A top-level key ElasticJob does not know: the check itself can fail.
+  const std::string unknown = ConfigToYaml(plain) + "timeoutMs: 1500\n";
+  // As Java 3.0.5 writes a JobConfigurationPOJO whose props carry the settings.
+  const std::string java =
+      "cron: ''\n"
+      "description: ''\n"
+      "disabled: false\n"
+      "failover: true\n"
+      "jobName: javaCtl\n"
+      "jobParameter: ''\n"
+      "maxTimeDiffSeconds: -1\n"
+      "misfire: true\n"
+      "monitorExecution: true\n"
+      "overwrite: false\n"
+      "props:\n"
+      "  elasticjob-cpp.fixedDelay: 2s\n"
+      "  elasticjob-cpp.maxRetries: '2'\n"
+      "  elasticjob-cpp.timeoutMs: '750'\n"
+      "  script.command.line: echo java\n"
+      "reconcileIntervalMinutes: 10\n"
+      "shardingItemParameters: ''\n"
+      "shardingTotalCount: 3\n"
+      "staticSharding: false\n";
+  std::vector<std::string> lines;
+  for (const auto* config : {&c, &rate, &delay, &plain}) {
+    lines.push_back("pojo " + testing::Hex(ConfigToYaml(*config)));
+  }
+  lines.push_back("pojo " + testing::Hex(unknown));
+  lines.push_back("pojo " + testing::Hex(java));
+  auto result =
+      testing::RunJavaOracle(ELASTICJOB_SNAKEYAML_JAR, ELASTICJOB_SNAKEYAML_ORACLE, lines);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->size(), 6u);
+  EXPECT_EQ(testing::Unhex((*result)[0]),
+            "jobName=ctl\nelasticjob-cpp.maxRetries=3\nelasticjob-cpp.retryIntervalMs=30000\n"
+            "elasticjob-cpp.timeoutMs=1500\nscript.command.line=echo hi")
+      << ConfigToYaml(c) << (*result)[0];
+  EXPECT_NE(testing::Unhex((*result)[1]).find("elasticjob-cpp.fixedRate=5m"), std::string::npos)
+      << (*result)[1];
+  EXPECT_NE(testing::Unhex((*result)[2]).find("elasticjob-cpp.fixedDelay=2s"), std::string::npos)
+      << (*result)[2];
+  EXPECT_EQ(testing::Unhex((*result)[3]), "jobName=ctl\nscript.command.line=echo hi");
+  EXPECT_EQ((*result)[4].rfind("ERROR", 0), 0u) << "an unknown top-level key loaded";
+  EXPECT_EQ(testing::Unhex((*result)[5]),
+            "jobName=javaCtl\nelasticjob-cpp.fixedDelay=2s\nelasticjob-cpp.maxRetries=2\n"
+            "elasticjob-cpp.timeoutMs=750\nscript.command.line=echo java")
+      << (*result)[5];
+  // And we read back what we wrote, and what Java wrote.
+  for (const auto* config : {&c, &rate, &delay, &plain}) {
+    auto back = ConfigFromYaml(ConfigToYaml(*config));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, *config);
+  }
+  auto from_java = ConfigFromYaml(java);
+  ASSERT_TRUE(from_java.ok()) << from_java.status();
+  EXPECT_EQ(from_java->fixed_delay, std::chrono::seconds(2));
+  EXPECT_EQ(from_java->max_retries, 3 - 1);
+  EXPECT_EQ(from_java->timeout_ms, 750);
+  EXPECT_EQ(from_java->props,
+            (std::map<std::string, std::string>{{"script.command.line", "echo java"}}));
+}
+
 }  // namespace
 }  // namespace elasticjob

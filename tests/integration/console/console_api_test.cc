@@ -535,6 +535,23 @@ TEST_F(ConsoleApiTest, GuestsReadButCannotOperate) {
   EXPECT_EQ(v.body["nextFireTimes"].size(), 5u);
 }
 
+// The Stop button's request (docs/scheduling.md): guarded like the other operations, the
+// item checked, and the request written for the live instances.
+TEST_F(ConsoleApiTest, StopsWhatAJobRunsGuardedAndCheckingTheItem) {
+  EXPECT_EQ(Guest().Post("/api/v1/registries/0/jobs/alpha/stop").status, 403);
+  Browser b = Admin();
+  HttpResult bad = b.Post("/api/v1/registries/0/jobs/alpha/stop", {{"item", "one"}});
+  EXPECT_EQ(bad.status, 400) << bad.text;
+  EXPECT_EQ(bad.body["error"], "item: expected an item number, got \"one\"") << bad.text;
+  HttpResult r = b.Post("/api/v1/registries/0/jobs/alpha/stop", {{"item", 1}});
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["stopped"], 1);
+  auto node = reg_->GetDirectly("/alpha/stop");
+  ASSERT_TRUE(node.ok()) << node.status();
+  EXPECT_NE(node->find(" item=1 before="), std::string::npos) << *node;
+  EXPECT_EQ(b.Post("/api/v1/registries/0/jobs/nope/stop").status, 404);
+}
+
 TEST_F(ConsoleApiTest, TriggersAJobAndShowsItsExecutions) {
   Browser b = Admin();
   const int before = (*job_)->runs();

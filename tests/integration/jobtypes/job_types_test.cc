@@ -9,6 +9,7 @@
 #include "elasticjob/api/dataflow_job.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 #include "elasticjob/lifecycle/job_configuration_api.h"
+#include "elasticjob/lifecycle/job_operate_api.h"
 #include "elasticjob/tracing/trace_reader.h"
 #include "elasticjob/tracing/tracer.h"
 #include "error_handler/notification_sender.h"
@@ -598,6 +599,47 @@ TEST_F(JobTypesTest, DeadAndSilentEndpointsFailWithinTheTimeoutAndTriggersKeepFi
   // Connect 0.5 s + read 1.5 s bound the request (docs/job-types.md).
   EXPECT_GE(hung.duration, 1900ms);
   EXPECT_LT(waited, 2s + 3s);
+}
+
+// An HTTP item's request is aborted when its attempt times out (or is stopped): the
+// endpoint sees the connection closed then, not at the read timeout a minute later.
+class HttpAbortTest : public JobTypesTest {
+ protected:
+  // A one-item HTTP job on a silent endpoint, a minute of read timeout, triggered once: true
+  // when its request reached the endpoint.
+  bool Hang(JobConfiguration::Builder builder) {
+    JobConfiguration c = *builder.Cron("0 0 0 1 1 ? 2099").Build();
+    c.props["http.uri"] = "http://127.0.0.1:" + std::to_string(silent_.port()) + "/";
+    c.props["http.method"] = "GET";
+    c.props["http.read.timeout.milliseconds"] = "60000";
+    c.job_error_handler_type = "IGNORE";
+    boot_ = std::make_unique<ScheduleJobBootstrap>(*reg_, "HTTP", c, Options("10.0.0.1"));
+    if (!boot_->Schedule().ok()) return false;
+    if (!reg_->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok()) return false;
+    return silent_.Accept(20s);
+  }
+  test_support::SilentPort silent_;
+  std::unique_ptr<reg::MemoryRegistryCenter> reg_ = Session();
+  std::unique_ptr<ScheduleJobBootstrap> boot_;
+};
+
+TEST_F(HttpAbortTest, TheRequestIsAbortedAtTheItemsTimeout) {
+  ASSERT_TRUE(Hang(JobConfiguration::Builder("job", 1).TimeoutMs(300)));
+  clock_.Advance(300ms);
+  ASSERT_TRUE(WaitRunsOf("job", 1));
+  EXPECT_EQ(RunsOf("job")[0].error, "timeout after 300 ms");
+  EXPECT_TRUE(silent_.ClosedByClient(20s));
+  boot_->Shutdown();
+}
+
+TEST_F(HttpAbortTest, TheRequestIsAbortedByAStop) {
+  ASSERT_TRUE(Hang(JobConfiguration::Builder("job", 1)));
+  ASSERT_TRUE(NewJobOperateAPI(*reg_)->Stop("job", "", std::nullopt).ok());
+  EXPECT_TRUE(silent_.ClosedByClient(20s));
+  ASSERT_TRUE(WaitRunsOf("job", 1));
+  EXPECT_EQ(RunsOf("job")[0].error.rfind("cancelled: stopped by an operator", 0), 0u)
+      << RunsOf("job")[0].error;
+  boot_->Shutdown();
 }
 
 // A `/config` node as ElasticJob 3.0.5 (SnakeYAML) writes it for an HTTP job with the

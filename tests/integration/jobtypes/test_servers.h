@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -112,12 +113,39 @@ class SilentPort {
     ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
     port_ = ntohs(a.sin_port);
   }
-  ~SilentPort() { ::close(fd_); }
+  ~SilentPort() {
+    for (int fd : accepted_) ::close(fd);
+    ::close(fd_);
+  }
   int port() const { return port_; }
+  // Waits (at most `bound`) for a connection and takes it; false when none came.
+  bool Accept(std::chrono::milliseconds bound) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(bound.count())) != 1) return false;
+    const int fd = ::accept(fd_, nullptr, nullptr);
+    if (fd < 0) return false;
+    accepted_.push_back(fd);
+    return true;
+  }
+  // Whether the client closed the connection Accept took last within `bound` (what it sent
+  // meanwhile is read and dropped).
+  bool ClosedByClient(std::chrono::milliseconds bound) {
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    char buf[4096];
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd p{accepted_.back(), POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) != 1) return false;
+      const ssize_t n = ::recv(accepted_.back(), buf, sizeof(buf), 0);
+      if (n <= 0) return true;  // end of stream, or reset
+    }
+  }
 
  private:
   int fd_ = -1;
   int port_ = 0;
+  std::vector<int> accepted_;
 };
 
 // A port nobody listens on (bound, then closed): connections are refused.

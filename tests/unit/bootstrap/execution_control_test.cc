@@ -12,6 +12,7 @@
 #include "elasticjob/schedule/fixed_rate.h"
 #include "metrics/job_metrics.h"
 #include "metrics/metrics_impl.h"
+#include "unit/bootstrap/forwarding_registry.h"
 #include "unit/bootstrap/runtime_test_support.h"
 
 namespace elasticjob {
@@ -116,6 +117,59 @@ TEST_F(ExecutionControlTest, FixedRateRunsAtTheSameInstantsOnEveryInstance) {
   }
 }
 
+// The fire `delay/next` names now (registry ms), 0 when none.
+int64_t NextDelayFire(RegistryCenter& reg) {
+  auto children = reg.GetChildrenKeysDirectly("/job/delay/next");
+  if (!children.ok() || children->size() != 1) return 0;
+  return std::stoll(children->front());
+}
+
+int64_t Ms(Clock::WallTime t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+TEST_F(ExecutionControlTest, FixedDelayWaitsForTheSlowestInstancesItemThenTheDelay) {
+  auto r1 = Session(), r2 = Session();
+  auto job1 = std::make_shared<GateJob>(), job2 = std::make_shared<GateJob>();
+  auto config = *Base(2).FixedDelay(10s).Build();
+  ScheduleJobBootstrap b1(*r1, job1, config, Options("10.0.0.1"));
+  ASSERT_TRUE(b1.Schedule().ok());
+  // The first fire is the job's start: written by the first instance, at the registry's now.
+  const int64_t first = NextDelayFire(*r1);
+  EXPECT_EQ(first, Ms(clock_.WallNow()));
+  ASSERT_TRUE(job1->WaitStarted(2));  // alone in the sharding: both items
+  ScheduleJobBootstrap b2(*r2, job2, config, Options("10.0.0.2"));
+  ASSERT_TRUE(b2.Schedule().ok());  // joins a fire already begun: its part is over at once
+  ASSERT_TRUE(WaitRegistry(*r1, [&] { return NextDelayFire(*r1) == first + 10'000; }))
+      << DumpTree(*r1, "/job");
+  // The leader shards the two instances at the next fire: one item each.
+  job1->Close();  // from now on the first instance's item runs until released
+  clock_.Advance(10s);
+  ASSERT_TRUE(job1->WaitStarted(3));
+  ASSERT_TRUE(job2->WaitStarted(1));
+  const int64_t second = first + 10'000;
+  ASSERT_TRUE(WaitRegistry(*r1, [&] {
+    return r1->GetDirectly("/job/delay/ended/" + Id("10.0.0.2")).value_or("") ==
+           std::to_string(second);
+  }));
+  // The quick item's end does not end the fire: the slow one still runs.
+  clock_.Advance(30s);
+  EXPECT_EQ(NextDelayFire(*r1), second) << DumpTree(*r1, "/job");
+  EXPECT_EQ(job2->started(), 1);
+  EXPECT_EQ(job1->started(), 3);
+  const int64_t slow_end = Ms(clock_.WallNow());
+  job1->Release();
+  ASSERT_TRUE(WaitRegistry(*r1, [&] { return NextDelayFire(*r1) != second; }));
+  EXPECT_EQ(NextDelayFire(*r1), slow_end + 10'000);  // the delay counts from the slowest end
+  clock_.Advance(9s);
+  EXPECT_EQ(job2->started(), 1);  // not before the delay
+  clock_.Advance(1s);
+  ASSERT_TRUE(job1->WaitStarted(4));
+  ASSERT_TRUE(job2->WaitStarted(2));
+  b1.Shutdown();
+  b2.Shutdown();
+}
+
 TEST_F(ExecutionControlTest, ACppItemIgnoringItsCancellationIsReportedFailedAtTheTimeout) {
   auto reg = Session();
   auto job = std::make_shared<GateJob>(/*block=*/true);
@@ -201,6 +255,53 @@ TEST_F(ExecutionControlTest, ARetryThatSucceedsCountsTheItemSucceeded) {
   EXPECT_TRUE(rec_.runs()[0].success);
 }
 
+TEST_F(ExecutionControlTest, AFailoverRunContinuesFromTheCrashedInstancesAttemptCount) {
+  auto ra = Session(), rb = Session();
+  auto job_a = std::make_shared<FlakyJob>(/*failures=*/100);
+  auto job_b = std::make_shared<FlakyJob>(/*failures=*/100);
+  auto config = *Base(1)
+                     .Cron("0 0 0 1 1 ? 2099")
+                     .Failover(true)
+                     .MaxRetries(3)
+                     .RetryIntervalMs(10'000)
+                     .Build();
+  BootstrapOptions crashing = Options("10.0.0.1");
+  crashing.shutdown_timeout = 100ms;  // its retry still waits when it is shut down at the end
+  auto a = std::make_unique<ScheduleJobBootstrap>(*ra, job_a, config, crashing);
+  ASSERT_TRUE(a->Schedule().ok());
+  ASSERT_TRUE(ra->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
+  // Attempt 1 fails at once, attempt 2 after the interval: two failed, a retry waiting.
+  ASSERT_TRUE(WaitRegistry(*ra, [&] { return ra->Get("/job/attempts/0").value_or("") == "1"; }))
+      << DumpTree(*ra, "/job");
+  clock_.Advance(10s);
+  ASSERT_TRUE(WaitRegistry(*ra, [&] { return ra->Get("/job/attempts/0").value_or("") == "2"; }))
+      << DumpTree(*ra, "/job");
+  ScheduleJobBootstrap b(*rb, job_b, config, Options("10.0.0.2"));
+  ASSERT_TRUE(b.Schedule().ok());
+  ra->Close();  // A crashes while its item waits for attempt 3
+  // B takes the item over and fails attempt 3 (recorded as it waits for its retry).
+  ASSERT_TRUE(WaitRegistry(*rb, [&] { return rb->Get("/job/attempts/0").value_or("") == "3"; }))
+      << rec_.Dump() << DumpTree(*rb, "/job");
+  clock_.Advance(10s);
+  ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {
+    for (const auto& r : runs) {
+      if (r.failover && r.instance_id == Id("10.0.0.2")) return true;
+    }
+    return false;
+  })) << rec_.Dump()
+      << DumpTree(*rb, "/job");
+  EXPECT_EQ(job_b->attempts_seen, (std::vector<int>{3, 4}));  // not 1..4 again
+  ItemRunReport taken;
+  for (const auto& r : rec_.runs()) {
+    if (r.failover) taken = r;
+  }
+  EXPECT_FALSE(taken.success);
+  EXPECT_EQ(taken.error, "boom (attempt 4 of 4)");
+  EXPECT_FALSE(rb->IsExisted("/job/attempts/0").value_or(true));  // the count ends with it
+  b.Shutdown();
+  a.reset();
+}
+
 TEST_F(ExecutionControlTest, StopCancelsTheRunningItemOnAnotherInstanceAndTheNextFireRuns) {
   auto r1 = Session(), r2 = Session(), ops = Session();
   auto job1 = std::make_shared<CancellableJob>(), job2 = std::make_shared<CancellableJob>();
@@ -230,22 +331,87 @@ TEST_F(ExecutionControlTest, StopCancelsTheRunningItemOnAnotherInstanceAndTheNex
   // Stop every run (no item, no server): the other item ends too.
   ASSERT_TRUE(NewJobOperateAPI(*ops)->Stop("job", "", std::nullopt).ok());
   ASSERT_TRUE(rec_.WaitRuns(2)) << rec_.Dump();
-  // The job is not disabled: later fires run both items again. (An instance that sees the
-  // request only after the next fire has begun cancels that fire's run too: a stop cancels
-  // what runs when the instance sees it. On the simulated clock the next fire comes at once,
-  // so the check allows it and looks at the fires after.)
-  auto started_again = [&] {
-    for (int fire = 0; fire < 3; ++fire) {
-      clock_.Advance(1s);
-      if (job1->WaitStartedFor(2, 2s) && job2->WaitStartedFor(2, 2s)) return true;
-    }
-    return false;
-  };
-  ASSERT_TRUE(started_again());
+  // The job is not disabled: the next fire runs both items again.
+  clock_.Advance(1s);
+  ASSERT_TRUE(job1->WaitStarted(2));
+  ASSERT_TRUE(job2->WaitStarted(2));
   EXPECT_FALSE(NewJobOperateAPI(*ops)->Stop("nope", "", std::nullopt).ok());
   (void)NewJobOperateAPI(*ops)->Stop("job", "", std::nullopt);
   b1.Shutdown();
   b2.Shutdown();
+}
+
+TEST_F(ExecutionControlTest, AStopEndsOnlyItsItemAndAStopSeenLateLeavesTheNextFire) {
+  auto reg = Session(), ops = Session();
+  auto job = std::make_shared<CancellableJob>();
+  ScheduleJobBootstrap boot(*reg, job, *Base(2).Cron("* * * * * ?").Build(), Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  clock_.Advance(1s);
+  ASSERT_TRUE(job->WaitStarted(2));  // one run, both items here
+  ASSERT_TRUE(NewJobOperateAPI(*ops)->Stop("job", "", 1).ok());
+  ASSERT_TRUE(rec_.WaitRuns(1));
+  ASSERT_EQ(rec_.runs()[0].item, 1) << rec_.Dump();  // item 0 runs on in the same run
+  EXPECT_EQ(rec_.runs()[0].error, "cancelled: stopped by an operator");
+  ASSERT_TRUE(NewJobOperateAPI(*ops)->Stop("job", "", std::nullopt).ok());
+  ASSERT_TRUE(rec_.WaitRuns(2));
+  EXPECT_EQ(rec_.runs()[1].item, 0) << rec_.Dump();
+  // That stop's place in the order of writes, which the next fire's claim comes after.
+  auto stop = ops->Get("/job/stop");
+  ASSERT_TRUE(stop.ok());
+  const std::string before = stop->substr(stop->find("before="));
+  clock_.Advance(1s);
+  ASSERT_TRUE(job->WaitStarted(4)) << rec_.Dump();
+  // A stop written before this fire, seen by the instance only now: not this fire's.
+  ASSERT_TRUE(ops->Persist("/job/stop", "id=1 " + before).ok());
+  // Then item 1 is stopped: by then the late request was handled (one strand, in order).
+  ASSERT_TRUE(NewJobOperateAPI(*ops)->Stop("job", "", 1).ok());
+  ASSERT_TRUE(rec_.WaitRuns(3));
+  auto runs = rec_.runs();
+  ASSERT_EQ(runs.size(), 3u) << rec_.Dump();  // item 0 of this fire still runs
+  EXPECT_EQ(runs[2].item, 1) << rec_.Dump();
+  ASSERT_TRUE(NewJobOperateAPI(*ops)->Stop("job", "", std::nullopt).ok());
+  ASSERT_TRUE(rec_.WaitRuns(4));
+  boot.Shutdown();
+}
+
+// Fails the first multi-op that takes a run at a time (the delete of a `triggerAt` node).
+class FailFirstRunAt final : public test_support::ForwardingRegistry {
+ public:
+  using ForwardingRegistry::ForwardingRegistry;
+  Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override {
+    if (!ops.empty() && ops[0].type == TransactionOp::Type::kDelete &&
+        ops[0].key.find("/triggerAt/") != std::string::npos && !failed_.exchange(true)) {
+      return Status(StatusCode::kUnavailable, "connection loss (injected)");
+    }
+    return ForwardingRegistry::ExecuteInTransaction(ops);
+  }
+  std::atomic<bool> failed_{false};
+};
+
+TEST_F(ExecutionControlTest, ARunAtATimeWhoseMultiOpFailsIsTriedAgainNotLost) {
+  auto inner = Session();
+  FailFirstRunAt reg(*inner);
+  auto job = std::make_shared<GateJob>();
+  ScheduleJobBootstrap boot(reg, job, *Base(1).Cron("0 0 0 1 1 ? 2099").Build(),
+                            Options("10.0.0.1"));
+  ASSERT_TRUE(boot.Schedule().ok());
+  auto name = NewJobOperateAPI(*inner)->TriggerAt("job", clock_.WallNow(), "again");
+  ASSERT_TRUE(name.ok()) << name.status();
+  // Due at once: the first try fails and leaves the node.
+  ASSERT_TRUE(WaitRegistry(*inner, [&] { return reg.failed_.load(); }));
+  EXPECT_TRUE(inner->IsExisted("/job/triggerAt/" + *name).value_or(false));
+  EXPECT_EQ(job->started(), 0);
+  // The retry is armed a second after the failure, on the item thread's schedule: advancing
+  // until the run is reported covers its arming after the first advance.
+  bool ran = false;
+  for (int i = 0; i < 100 && !ran; ++i) {
+    clock_.Advance(1s);
+    ran = rec_.Wait([](const auto& runs, const auto&) { return !runs.empty(); }, 50ms);
+  }
+  ASSERT_TRUE(ran) << rec_.Dump();
+  EXPECT_EQ(job->parameters(), (std::vector<std::string>{"again"}));
+  EXPECT_FALSE(inner->IsExisted("/job/triggerAt/" + *name).value_or(true));
+  boot.Shutdown();
 }
 
 TEST_F(ExecutionControlTest, ARunAtATimeRunsOnceWithItsParameterAfterItsWriterIsGone) {
