@@ -347,6 +347,44 @@ json ExecutionToJson(const JobExecutionEvent& e) {
   };
 }
 
+json ExecutionStatsJson(const std::vector<JobExecutionEvent>& rows, int64_t from, int64_t width,
+                        int64_t now) {
+  std::vector<std::pair<int64_t, int64_t>> counts((now - from) / width + 1);
+  int64_t ok = 0;
+  int64_t failed = 0;
+  int64_t timed_out = 0;
+  json recent = json::array();
+  for (const auto& e : rows) {  // newest first
+    if (!e.complete_time) continue;
+    const int64_t start_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(e.start_time.time_since_epoch())
+            .count();
+    if (start_ms < from) continue;
+    const size_t b = static_cast<size_t>((start_ms - from) / width);
+    if (b >= counts.size()) continue;
+    if (e.success) {
+      ++counts[b].first;
+      ++ok;
+      continue;
+    }
+    ++counts[b].second;
+    ++failed;
+    if (e.failure_cause.starts_with("timeout after ")) ++timed_out;
+    if (recent.size() < 10) recent.push_back(ExecutionToJson(e));
+  }
+  json buckets = json::array();
+  for (size_t i = 0; i < counts.size(); ++i) {
+    buckets.push_back({{"start", from + static_cast<int64_t>(i) * width},
+                       {"succeeded", counts[i].first},
+                       {"failed", counts[i].second}});
+  }
+  return {{"buckets", buckets},
+          {"successRate",
+           ok + failed == 0 ? json(nullptr) : json(static_cast<double>(ok) / (ok + failed))},
+          {"timedOut", timed_out},
+          {"recentFailures", recent}};
+}
+
 json StatusTraceToJson(const JobStatusTraceEvent& e) {
   return {
       {"id", e.id},

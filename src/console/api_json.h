@@ -49,6 +49,12 @@ nlohmann::json ServerToJson(const ServerBriefInfo& server,
                             TimePoint now, bool connected);
 
 nlohmann::json ExecutionToJson(const JobExecutionEvent& e);
+// The overview's execution statistics of `rows` (newest first), completed ones only, in
+// buckets of `width` ms from `from` to `now` (epoch ms): {buckets: [{start, succeeded,
+// failed}], successRate (null without executions), timedOut (failed with the cause `timeout
+// after N ms`: timeoutMs, docs/scheduling.md), recentFailures (the newest 10)}.
+nlohmann::json ExecutionStatsJson(const std::vector<JobExecutionEvent>& rows, int64_t from,
+                                  int64_t width, int64_t now);
 nlohmann::json StatusTraceToJson(const JobStatusTraceEvent& e);
 
 }  // namespace elasticjob::console

@@ -880,34 +880,7 @@ class ConsoleImpl final : public Console {
     q.limit = 20000;
     auto rows = (*reader)->Executions(q);
     if (!rows.ok()) return Fail(res, rows.status());
-    std::vector<std::pair<int64_t, int64_t>> counts((now - from) / width + 1);
-    int64_t ok = 0;
-    int64_t failed = 0;
-    json recent = json::array();
-    for (const auto& e : *rows) {  // newest first
-      if (!e.complete_time) continue;
-      const size_t b = static_cast<size_t>((EpochMs(e.start_time) - from) / width);
-      if (b >= counts.size()) continue;
-      if (e.success) {
-        ++counts[b].first;
-        ++ok;
-      } else {
-        ++counts[b].second;
-        ++failed;
-        if (recent.size() < 10) recent.push_back(ExecutionToJson(e));
-      }
-    }
-    json buckets = json::array();
-    for (size_t i = 0; i < counts.size(); ++i) {
-      buckets.push_back({{"start", from + static_cast<int64_t>(i) * width},
-                         {"succeeded", counts[i].first},
-                         {"failed", counts[i].second}});
-    }
-    Reply(res, 200,
-          {{"buckets", buckets},
-           {"successRate",
-            ok + failed == 0 ? json(nullptr) : json(static_cast<double>(ok) / (ok + failed))},
-           {"recentFailures", recent}});
+    Reply(res, 200, ExecutionStatsJson(*rows, from, width, now));
   }
 
   // The tracing database's newest runs, compared with the last poll's: new ones and ones that

@@ -127,7 +127,8 @@ export function overviewPage() {
     const rate = stats.successRate === null || stats.successRate === undefined ? '—'
       : `${(stats.successRate * 100).toFixed(1)}%`;
     clear(chart, h('div', { class: 'toolbar' }, h('h3', {}, 'Executions'), windowSelect,
-      h('span', { class: 'muted', id: 'success-rate' }, `success rate ${rate} (${label})`)),
+      h('span', { class: 'muted', id: 'success-rate' }, `success rate ${rate} (${label})`),
+      h('span', { class: 'muted', id: 'timed-out' }, `${stats.timedOut || 0} timed out`)),
       h('div', { class: 'legend' }, h('span', {}, h('i', { class: 'ok' }), 'succeeded'),
         h('span', {}, h('i', { class: 'bad' }), 'failed'), h('span', {}, '— success rate')),
       executionsChart(stats.buckets || [], bucketMs));

@@ -86,5 +86,37 @@ TEST(ConsoleApiJsonTest, MapsStatusesToHttp) {
   EXPECT_EQ(HttpStatusOf(Internal("x")), 500);
 }
 
+// The overview's statistics: completed executions per bucket, the success rate, and the
+// failures that were timeouts (timeoutMs) counted apart.
+TEST(ConsoleApiJsonTest, ExecutionStatsCountTimeoutsApart) {
+  auto at = [](int64_t ms) { return Clock::WallTime(std::chrono::milliseconds(ms)); };
+  auto run = [&](int64_t start, bool success, std::string cause) {
+    JobExecutionEvent e;
+    e.job_name = "j";
+    e.start_time = at(start);
+    e.complete_time = at(start + 10);
+    e.success = success;
+    e.failure_cause = std::move(cause);
+    return e;
+  };
+  std::vector<JobExecutionEvent> rows = {
+      run(2500, false, "timeout after 300 ms"), run(2100, false, "boom"),
+      run(1500, true, ""), run(1200, false, "timeout after 300 ms (attempt 2 of 2)"),
+      run(500, true, "")};  // before `from`: not counted
+  JobExecutionEvent running = run(2900, true, "");
+  running.complete_time.reset();  // not completed: not counted
+  rows.insert(rows.begin(), running);
+  const nlohmann::json stats = ExecutionStatsJson(rows, /*from=*/1000, /*width=*/1000, /*now=*/2999);
+  ASSERT_EQ(stats["buckets"].size(), 2u);
+  EXPECT_EQ(stats["buckets"][0]["succeeded"], 1);
+  EXPECT_EQ(stats["buckets"][0]["failed"], 1);
+  EXPECT_EQ(stats["buckets"][1]["failed"], 2);
+  EXPECT_EQ(stats["timedOut"], 2);
+  EXPECT_DOUBLE_EQ(stats["successRate"].get<double>(), 0.25);
+  ASSERT_EQ(stats["recentFailures"].size(), 3u);
+  EXPECT_EQ(stats["recentFailures"][0]["failureCause"], "timeout after 300 ms");
+  EXPECT_TRUE(ExecutionStatsJson({}, 1000, 1000, 2999)["successRate"].is_null());
+}
+
 }  // namespace
 }  // namespace elasticjob::console
