@@ -26,7 +26,6 @@
 #define ELASTICJOB_RETURN_CAPABILITY(x) ELASTICJOB_THREAD_ANNOTATION(lock_returned(x))
 // For a function the analysis cannot follow (say, a lock handed between functions); say why
 // where it is used.
-#define ELASTICJOB_NO_THREAD_SAFETY_ANALYSIS \
-  ELASTICJOB_THREAD_ANNOTATION(no_thread_safety_analysis)
+#define ELASTICJOB_NO_THREAD_SAFETY_ANALYSIS ELASTICJOB_THREAD_ANNOTATION(no_thread_safety_analysis)
 
 #endif  // ELASTICJOB_THREAD_ANNOTATIONS_H_

@@ -45,8 +45,7 @@ class Lifecycle {
   // `refused`: not OK, what Start returns without starting anything (a job its options
   // cannot run, found when the bootstrap was made).
   explicit Lifecycle(std::shared_ptr<JobRuntime> runtime, std::chrono::milliseconds timeout,
-                     std::shared_ptr<Companion> companion = nullptr,
-                     Status refused = Status::Ok())
+                     std::shared_ptr<Companion> companion = nullptr, Status refused = Status::Ok())
       : runtime_(std::move(runtime)),
         timeout_(timeout),
         task_(std::move(companion)),
@@ -134,7 +133,6 @@ class Lifecycle {
   Status first_;                     // GUARDED_BY(mu_): the Start's result
   std::atomic<bool> logged_{false};  // a TIMEOUT was logged (set once, read by any Shutdown)
 };
-
 
 // A job's lifecycle over a JobRuntime: a SimpleJob, a job by type name or an item executor
 // (one of them), without broadcast.

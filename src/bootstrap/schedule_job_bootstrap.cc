@@ -34,7 +34,6 @@ void ForEachOverlapping(size_t n, int parallelism, Fn fn) {
 
 }  // namespace
 
-
 namespace bootstrap {
 
 std::shared_ptr<Lifecycle> NewLifecycle(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
@@ -43,8 +42,8 @@ std::shared_ptr<Lifecycle> NewLifecycle(RegistryCenter& registry, std::shared_pt
                                         std::shared_ptr<JobItemExecutor> executor) {
   const auto timeout = options.shutdown_timeout;
   return std::make_shared<Lifecycle>(
-      std::make_shared<JobRuntime>(registry, std::move(job), std::move(job_type),
-                                   std::move(config), std::move(options), std::move(executor)),
+      std::make_shared<JobRuntime>(registry, std::move(job), std::move(job_type), std::move(config),
+                                   std::move(options), std::move(executor)),
       timeout);
 }
 

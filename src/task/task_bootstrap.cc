@@ -161,8 +161,8 @@ class GrpcModels final : public TaskModels {
 }  // namespace
 
 std::shared_ptr<const TaskModels> GrpcTaskModels() {
-  static const auto* const models = new std::shared_ptr<const TaskModels>(
-      std::make_shared<GrpcModels>());
+  static const auto* const models =
+      new std::shared_ptr<const TaskModels>(std::make_shared<GrpcModels>());
   return *models;
 }
 

@@ -271,8 +271,7 @@ void EventBus::Sleep(std::chrono::steady_clock::time_point deadline, bool wake_o
   }
   MutexLock lock(&mu_);
   while (!stop_ && !flush_requested_ &&
-         !(wake_on_push && !sleeping_.load(std::memory_order_seq_cst)) &&
-         cv_.WaitUntil(deadline)) {
+         !(wake_on_push && !sleeping_.load(std::memory_order_seq_cst)) && cv_.WaitUntil(deadline)) {
   }
   sleeping_.store(false);
 }

@@ -71,7 +71,6 @@ class TracingStorage final : public TraceReader, public EventSink {
 // TracingStorage::Open(url, /*writer=*/true), as the event bus's sink (EventBus::Opener).
 Result<std::unique_ptr<EventSink>> OpenSink(const TracingUrl& url);
 
-
 }  // namespace elasticjob::tracing
 
 #endif  // ELASTICJOB_TRACING_TRACING_STORAGE_H_

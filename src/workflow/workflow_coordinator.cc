@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <set>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/schedule/cron_expression.h"
@@ -305,9 +305,8 @@ void Coordinator::CronFire(const std::string& name, Clock::WallTime fire) {
   header.definition_yaml = it->second.definition_yaml;
   // Fenced as the steps are: a coordinator paused past its term (a successor took over and
   // fired this time itself) starts no second instance for it.
-  std::vector<TransactionOp> ops{TransactionOp::Create(InstancesPath(name) + "/" + name + "-",
-                                                       ToJson(header),
-                                                       CreateMode::kPersistentSequential)};
+  std::vector<TransactionOp> ops{TransactionOp::Create(
+      InstancesPath(name) + "/" + name + "-", ToJson(header), CreateMode::kPersistentSequential)};
   Fence(it->second, name, ops);
   // The parent first (a transaction creates no parents); an empty node, harmless unfenced.
   if (!registry_.IsExisted(InstancesPath(name)).value_or(true)) {
@@ -1106,8 +1105,8 @@ void Coordinator::RemoveLeftRequests(const std::string& name,
     if (!requests.ok()) continue;
     for (const std::string& request : *requests) {
       for (const std::string& id : instances) {
-        const std::string part = std::string(1, kRunRequestSeparator) + id +
-                                 std::string(1, kRunRequestSeparator);
+        const std::string part =
+            std::string(1, kRunRequestSeparator) + id + std::string(1, kRunRequestSeparator);
         if (request.find(part) != std::string::npos) {
           (void)registry_.Remove(RunRequestsPath(job) + "/" + request);
           break;

@@ -85,8 +85,8 @@ class WorkflowAPI {
   virtual Result<std::vector<WorkflowBrief>> List() = 0;
   virtual Result<WorkflowDefinition> Get(std::string_view name) = 0;
   // Asks for an instance now (the coordinator starts it, beside the running ones with overlap
-  // parallel, or queues or skips it per the overlap setting). `parameter`: the context the instance starts from (a JSON object;
-  // other text becomes {"param": text}). Returns the instance id.
+  // parallel, or queues or skips it per the overlap setting). `parameter`: the context the instance
+  // starts from (a JSON object; other text becomes {"param": text}). Returns the instance id.
   virtual Result<std::string> Run(std::string_view name, std::string_view parameter = "") = 0;
   // The workflow's instances, newest first, at most `limit`.
   virtual Result<std::vector<WorkflowInstanceStatus>> History(std::string_view name,

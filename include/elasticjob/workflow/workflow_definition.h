@@ -95,7 +95,7 @@ struct WorkflowDefinition {
   int64_t max_run_time_seconds = 0;  // 0: no limit
   WorkflowOverlap overlap = WorkflowOverlap::kSkip;
   int max_concurrent = 0;  // kParallel: instances running at once, 0: no bound
-  int retention = 20;  // finished instances kept, >= 1
+  int retention = 20;      // finished instances kept, >= 1
   std::vector<WorkflowNode> nodes;
   std::vector<WorkflowEdge> edges;
 

@@ -99,14 +99,15 @@ TEST(ConsoleApiJsonTest, ExecutionStatsCountTimeoutsApart) {
     e.failure_cause = std::move(cause);
     return e;
   };
-  std::vector<JobExecutionEvent> rows = {
-      run(2500, false, "timeout after 300 ms"), run(2100, false, "boom"),
-      run(1500, true, ""), run(1200, false, "timeout after 300 ms (attempt 2 of 2)"),
-      run(500, true, "")};  // before `from`: not counted
+  std::vector<JobExecutionEvent> rows = {run(2500, false, "timeout after 300 ms"),
+                                         run(2100, false, "boom"), run(1500, true, ""),
+                                         run(1200, false, "timeout after 300 ms (attempt 2 of 2)"),
+                                         run(500, true, "")};  // before `from`: not counted
   JobExecutionEvent running = run(2900, true, "");
   running.complete_time.reset();  // not completed: not counted
   rows.insert(rows.begin(), running);
-  const nlohmann::json stats = ExecutionStatsJson(rows, /*from=*/1000, /*width=*/1000, /*now=*/2999);
+  const nlohmann::json stats =
+      ExecutionStatsJson(rows, /*from=*/1000, /*width=*/1000, /*now=*/2999);
   ASSERT_EQ(stats["buckets"].size(), 2u);
   EXPECT_EQ(stats["buckets"][0]["succeeded"], 1);
   EXPECT_EQ(stats["buckets"][0]["failed"], 1);

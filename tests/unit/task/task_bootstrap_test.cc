@@ -10,9 +10,9 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "elasticjob/bootstrap/task_models.h"
 #include "elasticjob/api/task_job.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
+#include "elasticjob/bootstrap/task_models.h"
 #include "elasticjob/tracing/trace_reader.h"
 #include "elasticjob/tracing/tracer.h"
 

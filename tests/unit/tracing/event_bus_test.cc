@@ -2,7 +2,6 @@
 // retries while the database is unreachable, overflow, idempotent retried batches, flush at
 // shutdown. SQLite files in a temporary directory: no server.
 #include "tracing/event_bus.h"
-#include "tracing/tracing_storage.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -17,6 +16,7 @@
 
 #include "elasticjob/tracing/trace_reader.h"
 #include "tracing/job_tracing.h"
+#include "tracing/tracing_storage.h"
 
 namespace elasticjob::tracing {
 namespace {
