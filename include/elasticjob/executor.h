@@ -5,7 +5,9 @@
 //                 while every worker is busy gets a new one, up to N); tasks run
 //                 concurrently, urgent ones (PostUrgent) before the others. An idle
 //                 worker yields for 20 µs before it sleeps (bursts of short tasks), or
-//                 until a time KeepAwake names (tasks known to come then).
+//                 until a time KeepAwake names (tasks known to come then). The worker
+//                 that went idle last is woken first, and one idle for 5 s (keep_alive)
+//                 leaves the pool (all but one): a burst's extra threads do not stay.
 //   SerialExecutor  runs tasks one at a time, in post order, on a borrowed executor (a
 //                   "strand"): many serial executors can share one small pool, so a
 //                   thousand jobs need no thousand threads.
@@ -50,8 +52,10 @@ class Executor {
 
 class ThreadPool final : public Executor {
  public:
-  // REQUIRES: threads >= 1 (the bound; none is started before the first task).
-  explicit ThreadPool(int threads);
+  static constexpr std::chrono::milliseconds kDefaultKeepAlive{5000};
+  // REQUIRES: threads >= 1 (the bound; none is started before the first task). A worker
+  // idle for `keep_alive` leaves the pool, unless it is the last one.
+  explicit ThreadPool(int threads, std::chrono::milliseconds keep_alive = kDefaultKeepAlive);
   ~ThreadPool() override;  // Stop() and Join()
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -62,16 +66,25 @@ class ThreadPool final : public Executor {
   void KeepAwake(int threads, std::chrono::steady_clock::time_point until) override;
   void Stop();       // no new tasks; queued tasks still run
   void Join();       // waits for the workers to finish
-  size_t threads();  // workers started so far
+  size_t threads();  // workers now (started and not retired)
 
  private:
   void Run();
 
+  // An idle worker, waiting on its own condition variable (Run).
+  struct Idle {
+    explicit Idle(Mutex* mu) : cv(mu) {}
+    CondVar cv;
+    bool woken = false;   // taken off idle_ by a post (WakeLocked) or KeepAwake
+    bool roused = false;  // ... by KeepAwake: to stand by
+  };
+
   Mutex mu_;
-  CondVar cv_{&mu_};
   void Queue(std::function<void()> task, bool urgent);
-  // Wakes a waiting worker for a task just queued, or starts one. REQUIRES: mu_ held.
+  // Wakes the idle worker that went idle last for a task just queued, or starts one.
   void WakeLocked() ELASTICJOB_REQUIRES(mu_);
+  // Joins the workers that retired (idle for keep_alive_); called without mu_.
+  void ReapRetired() ELASTICJOB_EXCLUDES(mu_);
 
   std::deque<std::function<void()>> tasks_ ELASTICJOB_GUARDED_BY(mu_);
   std::deque<std::function<void()>> urgent_ ELASTICJOB_GUARDED_BY(mu_);
@@ -79,13 +92,15 @@ class ThreadPool final : public Executor {
   static constexpr std::chrono::microseconds kLinger{20};  // see Run
   std::atomic<size_t> queued_{0};  // tasks in both queues (read without mu_ while lingering)
   const size_t max_threads_;
-  size_t waiting_ ELASTICJOB_GUARDED_BY(mu_) = 0;    // workers waiting for a task
-  size_t wakeups_ ELASTICJOB_GUARDED_BY(mu_) = 0;    // of those, already notified
-  size_t lingering_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // workers yielding before they wait
-  size_t roused_ ELASTICJOB_GUARDED_BY(mu_) = 0;     // waiting workers KeepAwake has woken
+  const std::chrono::milliseconds keep_alive_;
+  std::vector<Idle*> idle_ ELASTICJOB_GUARDED_BY(mu_);  // waiting workers, the last idle last
+  size_t lingering_ ELASTICJOB_GUARDED_BY(mu_) = 0;     // workers yielding before they wait
+  size_t roused_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // idle workers KeepAwake has woken, on their way
   // Lingering lasts until this (KeepAwake), or kLinger, whichever ends later.
   std::atomic<std::chrono::steady_clock::rep> awake_until_{0};
   std::vector<std::thread> workers_ ELASTICJOB_GUARDED_BY(mu_);
+  std::vector<std::thread> retired_ ELASTICJOB_GUARDED_BY(mu_);  // left Run, to be joined
+  std::atomic<bool> has_retired_{false};                         // retired_ is not empty
 };
 
 class SerialExecutor final : public Executor {

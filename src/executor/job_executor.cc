@@ -300,6 +300,7 @@ struct alignas(64) JobExecutor::Prepared {
   // start at the fire time reads this object and the job's, and allocates nothing.
   std::vector<ShardingContext> contexts;
   std::vector<ItemRun> reports;
+  std::vector<std::chrono::nanoseconds> took;  // each item's user code, till its end's turn
   std::function<void()> skipped;
   // Tracing: the items' start and end events and the pass's first two status events, built
   // ahead (the last one is the run's last_status).
@@ -355,6 +356,7 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   prepared->changes = plan->changes;
   prepared->contexts.reserve(run->items.size());
   prepared->reports.reserve(run->items.size());
+  prepared->took.resize(run->items.size());
   for (int item : run->items) {
     prepared->contexts.push_back(ContextOf(*run, item));
     prepared->reports.push_back(ReportOf(*run, item));
@@ -873,9 +875,24 @@ void JobExecutor::RunItem(const std::shared_ptr<Run>& run, ShardingContext ctx) 
 }
 
 void JobExecutor::RunPrepared(Prepared& prepared, size_t i) {
-  RunUserCode(prepared.run, prepared.contexts[i], prepared.reports[i],
-              i < prepared.starts.size() ? std::move(prepared.starts[i]) : nullptr,
-              i < prepared.ends.size() ? std::move(prepared.ends[i]) : nullptr);
+  const std::shared_ptr<Run>& run = prepared.run;
+  if (run->config->timeout_ms > 0 || run->config->max_retries > 0) [[unlikely]] {
+    return RunControlled(run, prepared.contexts[i], prepared.reports[i],
+                         i < prepared.starts.size() ? std::move(prepared.starts[i]) : nullptr,
+                         i < prepared.ends.size() ? std::move(prepared.ends[i]) : nullptr);
+  }
+  prepared.took[i] = RunCode(*run, prepared.contexts[i], prepared.reports[i],
+                             i < prepared.starts.size() ? std::move(prepared.starts[i]) : nullptr);
+  // The rest of the item's end waits until this drainer has started the units it can take:
+  // it delays no other job's start (on a launch board's drainer; elsewhere it runs now).
+  trigger::LaunchBoard::AfterStarts(&JobExecutor::EndPrepared, &prepared, i);
+}
+
+void JobExecutor::EndPrepared(void* object, size_t i) {
+  Prepared& prepared = *static_cast<Prepared*>(object);
+  prepared.executor->EndItem(prepared.run, prepared.contexts[i], prepared.reports[i],
+                             prepared.took[i],
+                             i < prepared.ends.size() ? std::move(prepared.ends[i]) : nullptr);
 }
 
 ExecutionSource JobExecutor::SourceOf(const Run& run) {
@@ -903,9 +920,14 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
   if (run->config->timeout_ms > 0 || run->config->max_retries > 0) [[unlikely]] {
     return RunControlled(run, ctx, report, std::move(trace_start), std::move(trace_end));
   }
+  const std::chrono::nanoseconds took = RunCode(*run, ctx, report, std::move(trace_start));
+  EndItem(run, ctx, report, took, std::move(trace_end));
+}
+
+std::chrono::nanoseconds JobExecutor::RunCode(Run& run, ShardingContext& ctx, ItemRun& report,
+                                              std::unique_ptr<tracing::Event> trace_start) {
   report.started = clock_.WallNow();
-  const bool traced = trace_start != nullptr && trace_end != nullptr;
-  if (traced) tracing_->PushStart(std::move(trace_start), report.started);
+  if (trace_start != nullptr) tracing_->PushStart(std::move(trace_start), report.started);
   auto start = std::chrono::steady_clock::now();
   if (metrics_ != nullptr) {
     metrics_->running_items.Add(1);
@@ -916,7 +938,7 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
   try {
     // A run fenced before this item started (its session expired) does not start it, nor
     // does one whose instance has not heard from the registry lately (LeaseAllowsStart).
-    if (CancelledOf(*run, ctx) == nullptr && LeaseAllowsStart(*run, ctx)) {
+    if (CancelledOf(run, ctx) == nullptr && LeaseAllowsStart(run, ctx)) {
       job_->Execute(ctx);  // user code is fenced here
     }
   } catch (const std::exception& e) {
@@ -926,15 +948,21 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
     report.success = false;
     report.error = "unknown exception";
   }
-  if (const Cancellation* cancelled = CancelledOf(*run, ctx); cancelled != nullptr) {
+  if (const Cancellation* cancelled = CancelledOf(run, ctx); cancelled != nullptr) {
     report.success = false;
     report.error = "cancelled: " + cancelled->reason() +
                    (report.error.empty() ? "" : " (" + report.error + ")");
   }
   const auto took = std::chrono::steady_clock::now() - start;
   report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(took);
+  return took;
+}
+
+void JobExecutor::EndItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx,
+                          ItemRun& report, std::chrono::nanoseconds took,
+                          std::unique_ptr<tracing::Event> trace_end) {
   CountItemEnd(report, took);
-  if (traced) {
+  if (trace_end != nullptr) {
     tracing_->PushEnd(std::move(trace_end), report.started, report.success, report.error);
     if (!report.success) {
       std::lock_guard<std::mutex> lock(run->errors_mu);

@@ -312,14 +312,25 @@ class JobExecutor {
   void RunItems(const std::shared_ptr<Run>& run);
   // One item of `run`: the job's code, the report, and the end of the pass after the last.
   void RunItem(const std::shared_ptr<Run>& run, ShardingContext ctx);
-  // Item `i` of a prepared run, with its context and report worked out ahead.
+  // Item `i` of a prepared run, with its context and report worked out ahead: its code now,
+  // its end (EndPrepared) after the starts its launch board drainer can make
+  // (LaunchBoard::AfterStarts).
   void RunPrepared(Prepared& prepared, size_t i);
-  // Runs the user code for `ctx` and reports it in `report` (its `started` set here).
-  // `start` and `end`: the item's events (tracing on; JobTracing::MakeItemEvents), pushed as
-  // the code starts and ends.
+  static void EndPrepared(void* prepared, size_t i);
+  // Runs the user code for `ctx` and reports it in `report` (its `started` set here), then
+  // ends the item (EndItem). `start` and `end`: the item's events (tracing on;
+  // JobTracing::MakeItemEvents), pushed as the code starts and ends.
   void RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& ctx, ItemRun& report,
                    std::unique_ptr<tracing::Event> start = nullptr,
                    std::unique_ptr<tracing::Event> end = nullptr);
+  // The item's start and user code (fenced: cancellation, the session lease), its outcome
+  // and duration in `report`; returns the time the code took.
+  std::chrono::nanoseconds RunCode(Run& run, ShardingContext& ctx, ItemRun& report,
+                                   std::unique_ptr<tracing::Event> start);
+  // What follows: the metrics, the trace's end event, the report (on_item_run) and the
+  // pass's end after its last item.
+  void EndItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx, ItemRun& report,
+               std::chrono::nanoseconds took, std::unique_ptr<tracing::Event> end);
   // An item of a job with timeoutMs or maxRetries (docs/scheduling.md), in place of
   // RunUserCode's plain call: each attempt under a cancellation of its own, ended (and
   // reported failed) at the timeout even if its code runs on, failed attempts run again after

@@ -1,11 +1,13 @@
 #include "elasticjob/executor.h"
 
+#include <algorithm>
 #include <cassert>
 #include <chrono>
 
 namespace elasticjob {
 
-ThreadPool::ThreadPool(int threads) : max_threads_(static_cast<size_t>(threads)) {
+ThreadPool::ThreadPool(int threads, std::chrono::milliseconds keep_alive)
+    : max_threads_(static_cast<size_t>(threads)), keep_alive_(keep_alive) {
   assert(threads >= 1);
 }
 
@@ -19,33 +21,39 @@ void ThreadPool::Post(std::function<void()> task) { Queue(std::move(task), /*urg
 void ThreadPool::PostUrgent(std::function<void()> task) { Queue(std::move(task), /*urgent=*/true); }
 
 void ThreadPool::PostUrgentAll(std::vector<std::function<void()>> tasks) {
-  MutexLock lock(&mu_);
-  if (stopped_) return;
-  for (auto& t : tasks) {
-    urgent_.push_back(std::move(t));
-    queued_.fetch_add(1, std::memory_order_relaxed);
-    WakeLocked();
+  {
+    MutexLock lock(&mu_);
+    if (stopped_) return;
+    for (auto& t : tasks) {
+      urgent_.push_back(std::move(t));
+      queued_.fetch_add(1, std::memory_order_relaxed);
+      WakeLocked();
+    }
   }
+  ReapRetired();
 }
 
 void ThreadPool::Queue(std::function<void()> task, bool urgent) {
-  MutexLock lock(&mu_);
-  if (stopped_) return;
-  (urgent ? urgent_ : tasks_).push_back(std::move(task));
-  queued_.fetch_add(1, std::memory_order_relaxed);
-  WakeLocked();
+  {
+    MutexLock lock(&mu_);
+    if (stopped_) return;
+    (urgent ? urgent_ : tasks_).push_back(std::move(task));
+    queued_.fetch_add(1, std::memory_order_relaxed);
+    WakeLocked();
+  }
+  ReapRetired();
 }
 
 void ThreadPool::WakeLocked() {
   // Lingering workers (Run) take queued tasks without being woken, and so do workers that
-  // KeepAwake has woken (they linger next). A waiting worker is notified at most once, for a
-  // task or to stand by: it uses up one count when it wakes, so the counts never exceed
-  // the workers waiting (a count left behind would stand for a sleeping worker "on its
-  // way", and a task posted to it at the pool's bound would wait for good).
+  // KeepAwake has woken (they linger next). Else the worker that went idle last is woken
+  // (the others stay idle, and retire once idle for keep_alive_), or one more is started.
   if (queued_.load(std::memory_order_relaxed) <= lingering_ + roused_) return;
-  if (waiting_ > wakeups_ + roused_) {
-    ++wakeups_;  // this waiting worker is spoken for
-    cv_.Signal();
+  if (!idle_.empty()) {
+    Idle* worker = idle_.back();
+    idle_.pop_back();
+    worker->woken = true;
+    worker->cv.Signal();
   } else if (workers_.size() < max_threads_) {
     workers_.emplace_back([this] { Run(); });  // every worker is busy: one more
   }
@@ -53,33 +61,40 @@ void ThreadPool::WakeLocked() {
 }
 
 void ThreadPool::KeepAwake(int threads, std::chrono::steady_clock::time_point until) {
-  MutexLock lock(&mu_);
-  if (stopped_) return;
-  const auto ticks = (until + kLinger).time_since_epoch().count();
-  if (ticks > awake_until_.load(std::memory_order_relaxed)) {
-    awake_until_.store(ticks, std::memory_order_relaxed);
+  {
+    MutexLock lock(&mu_);
+    if (stopped_) return;
+    const auto ticks = (until + kLinger).time_since_epoch().count();
+    if (ticks > awake_until_.load(std::memory_order_relaxed)) {
+      awake_until_.store(ticks, std::memory_order_relaxed);
+    }
+    // Workers not idle (lingering, or busy: they linger after their task) stay on; idle
+    // ones are woken (the last to go idle first), and missing ones started.
+    size_t awake = workers_.size() - idle_.size();
+    const size_t want = std::min(static_cast<size_t>(std::max(threads, 0)), max_threads_);
+    while (awake < want && !idle_.empty()) {
+      Idle* worker = idle_.back();
+      idle_.pop_back();
+      worker->woken = true;
+      worker->roused = true;
+      ++roused_;
+      ++awake;
+      worker->cv.Signal();
+    }
+    while (awake < want && workers_.size() < max_threads_) {
+      workers_.emplace_back([this] { Run(); });  // it lingers first, having no task
+      ++awake;
+    }
   }
-  // Workers not asleep (lingering, or busy: they linger after their task) stay on; sleeping
-  // ones are woken, and missing ones started.
-  size_t awake = workers_.size() - waiting_ + roused_;
-  const size_t want = std::min(static_cast<size_t>(std::max(threads, 0)), max_threads_);
-  while (awake < want && waiting_ > wakeups_ + roused_) {
-    ++roused_;
-    ++awake;
-    cv_.Signal();
-  }
-  while (awake < want && workers_.size() < max_threads_) {
-    workers_.emplace_back([this] { Run(); });  // it lingers first, having no task
-    ++awake;
-  }
+  ReapRetired();
 }
 
 void ThreadPool::Stop() {
   {
     MutexLock lock(&mu_);
     stopped_ = true;
+    for (Idle* worker : idle_) worker->cv.Signal();
   }
-  cv_.SignalAll();
 }
 
 void ThreadPool::Join() {
@@ -87,12 +102,31 @@ void ThreadPool::Join() {
   {
     MutexLock lock(&mu_);  // no worker starts once stopped
     workers.swap(workers_);
+    for (auto& t : retired_) workers.push_back(std::move(t));
+    retired_.clear();
   }
   for (auto& t : workers) {
     if (t.get_id() == std::this_thread::get_id()) {
       t.detach();  // joined from one of its own tasks: it ends on its own
     } else if (t.joinable()) {
       t.join();
+    }
+  }
+}
+
+void ThreadPool::ReapRetired() {
+  if (!has_retired_.load(std::memory_order_relaxed)) return;
+  std::vector<std::thread> retired;
+  {
+    MutexLock lock(&mu_);
+    retired.swap(retired_);
+    has_retired_.store(false, std::memory_order_relaxed);
+  }
+  for (auto& t : retired) {
+    if (t.get_id() == std::this_thread::get_id()) {
+      t.detach();  // posted from the retiring worker's own last steps: it ends on its own
+    } else if (t.joinable()) {
+      t.join();  // it has left Run: at most its last unlock to wait for
     }
   }
 }
@@ -119,7 +153,7 @@ void ThreadPool::Run() {
     // Before sleeping, yield the CPU for a short while, watching for a task: in a burst (a
     // thousand triggers in one millisecond, and their items) the next task comes within
     // microseconds, and a sleeping worker costs its poster a futex wake and itself a
-    // scheduler round trip. Bounded (kLinger); then it waits on the condition variable.
+    // scheduler round trip. Bounded (kLinger); then it waits on its condition variable.
     ++lingering_;
     lock.Unlock();
     const auto until = std::max(
@@ -133,22 +167,38 @@ void ThreadPool::Run() {
     lock.Lock();
     --lingering_;
     if (!urgent_.empty() || !tasks_.empty() || stopped_) continue;
-    // Every wake-up uses up one notification, also when another worker took the task
-    // first: a worker woken for nothing is idle again, not still "spoken for" (counted as
-    // on its way, it would never be woken again, and once every sleeping worker was so
-    // counted a task posted then would wait for good).
-    ++waiting_;
-    bool roused = false;
-    do {
-      cv_.Wait();
-      if (roused_ > 0) {
-        --roused_;  // woken to stand by (KeepAwake): linger again
-        roused = true;
-      } else if (wakeups_ > 0) {
-        --wakeups_;
+    // Idle: on the stack of idle workers, the last to come the first woken (WakeLocked). A
+    // worker idle for keep_alive_ while others are started leaves the pool: a burst's extra
+    // threads go once the burst is over, and steady work keeps using the same few.
+    Idle me(&mu_);
+    idle_.push_back(&me);
+    bool retire = false;
+    while (!me.woken && !stopped_) {
+      if (workers_.size() > 1) {
+        // Idle for keep_alive_, and not the last: it retires.
+        if (!me.cv.WaitFor(keep_alive_) && !me.woken && !stopped_ && workers_.size() > 1) {
+          retire = true;
+          break;
+        }
+      } else {
+        me.cv.Wait();
       }
-    } while (!roused && !stopped_ && tasks_.empty() && urgent_.empty());
-    --waiting_;
+    }
+    if (me.roused) --roused_;  // woken to stand by (KeepAwake): linger again
+    if (!me.woken) std::erase(idle_, &me);
+    if (retire) {
+      // Its own thread object goes to the retired ones, joined by the next post (or Join):
+      // nothing of the pool is touched after this hold of mu_ ends.
+      const auto self = std::this_thread::get_id();
+      auto it = std::find_if(workers_.begin(), workers_.end(),
+                             [&](const std::thread& t) { return t.get_id() == self; });
+      if (it != workers_.end()) {
+        retired_.push_back(std::move(*it));
+        workers_.erase(it);
+        has_retired_.store(true, std::memory_order_relaxed);
+      }
+      return;
+    }
   }
 }
 

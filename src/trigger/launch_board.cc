@@ -2,24 +2,33 @@
 
 #include <algorithm>
 #include <cassert>
+#include <unordered_map>
 
 namespace elasticjob::trigger {
 namespace {
 
 // The tasks PostAfterRun keeps for the drainer on this thread while it runs user code.
 thread_local std::vector<LaunchBoard::Deferred>* t_deferring = nullptr;
+// The AfterStarts calls of the drainer on this thread, and the `keep` of its unit running.
+thread_local std::vector<LaunchBoard::AfterStart>* t_after_starts = nullptr;
+thread_local const std::shared_ptr<const void>* t_unit_keep = nullptr;
 
-// One post per executor (in order), not one per task.
+// One post per executor (in order), not one per task. Linear: a batch's ends name up to one
+// executor per job.
 void PostGrouped(std::vector<LaunchBoard::Deferred>& tasks) {
-  while (!tasks.empty()) {
-    Executor* executor = tasks.front().first;
-    auto group = std::make_shared<std::vector<std::function<void()>>>();
-    std::erase_if(tasks, [&](LaunchBoard::Deferred& t) {
-      if (t.first != executor) return false;
-      group->push_back(std::move(t.second));
-      return true;
-    });
-    executor->Post([group] {
+  if (tasks.empty()) return;
+  std::vector<std::pair<Executor*, std::shared_ptr<std::vector<std::function<void()>>>>> groups;
+  std::unordered_map<Executor*, size_t> group_of;
+  for (auto& [executor, task] : tasks) {
+    auto [it, added] = group_of.try_emplace(executor, groups.size());
+    if (added) {
+      groups.emplace_back(executor, std::make_shared<std::vector<std::function<void()>>>());
+    }
+    groups[it->second].second->push_back(std::move(task));
+  }
+  tasks.clear();
+  for (auto& [executor, group] : groups) {
+    executor->Post([group = std::move(group)] {
       for (auto& task : *group) task();
     });
   }
@@ -33,6 +42,25 @@ void LaunchBoard::PostAfterRun(Executor& executor, std::function<void()> task) {
     return;
   }
   executor.Post(std::move(task));
+}
+
+void LaunchBoard::AfterStarts(AfterStartsFn fn, void* object, size_t index) {
+  if (t_after_starts != nullptr) {
+    t_after_starts->push_back(AfterStart{fn, object, index, *t_unit_keep});
+    return;
+  }
+  fn(object, index);
+}
+
+void LaunchBoard::Batch::RunAfterStarts(std::vector<AfterStart>& calls) {
+  if (calls.empty()) return;
+  std::vector<Deferred> ends;
+  std::vector<Deferred>* const outer = t_deferring;
+  t_deferring = &ends;
+  for (AfterStart& call : calls) call.fn(call.object, call.index);
+  t_deferring = outer;
+  calls.clear();  // the keeps go
+  PostGrouped(ends);
 }
 
 LaunchBoard::LaunchBoard(TimerScheduler& timer, Executor& workers, int drains, int most,
@@ -54,6 +82,16 @@ void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
   // join as they wake; more standing by would spin for a one-unit batch (one job).
   timer_.ScheduleAt(
       due, [batch] { batch->Launch(); }, &workers_, /*standby=*/1);
+  // The batch's watch, armed now (in the lead time) so that nothing on the fire path has to
+  // arm a timer (and wake the timer's thread). It holds the batch weakly: a batch whose
+  // units have all been taken is gone by then, and the watch does nothing.
+  std::weak_ptr<Batch> weak = batch;
+  timer_.ScheduleAt(
+      due + kEndHold,
+      [weak] {
+        if (auto self = weak.lock()) self->Watch();
+      },
+      &control_, /*standby=*/0);  // nobody waits on the CPU for it
   for (auto it = open_.begin(); it != open_.end() && it->first < due;) {
     bool sealed;
     {
@@ -98,6 +136,14 @@ void LaunchBoard::Batch::Drain() {
   std::vector<std::pair<size_t, size_t>> taken;
   // The ends of this drainer's run (PostAfterRun), reused from run to run.
   std::vector<Deferred> deferred;
+  // Its AfterStarts calls: those of the run going on, then published in its slot.
+  std::vector<AfterStart> after_starts;
+  size_t fetched = 0;  // units before this are fetched already (Unit::touch)
+  auto slot = std::make_shared<Slot>();
+  {
+    MutexLock lock(&mu_);
+    slots_.push_back(slot);
+  }
   while (true) {
     // A run of units at a time while many are left (one shared count per run, not per
     // unit: the count's cache line moves between cores at each update), single units near
@@ -110,13 +156,16 @@ void LaunchBoard::Batch::Drain() {
     if (first >= n) break;
     const size_t last = std::min(n, first + size);
     taken.emplace_back(first, last);
-    // What the run's units read, fetched together (Unit::touch).
-    for (size_t i = first; i < last; ++i) {
+    // What the run's units read, fetched together (Unit::touch), and what the next run's
+    // will read (most likely this drainer's next units): fetched one run ahead, it has
+    // arrived when that run begins. Units another drainer takes meanwhile cost nothing.
+    for (size_t i = std::max(first, fetched); i < std::min(n, last + size); ++i) {
       if (const void* held = units_[i].keep.get()) __builtin_prefetch(held);
       for (const void* address : units_[i].touch) {
         if (address != nullptr) __builtin_prefetch(address);
       }
     }
+    fetched = std::min(n, last + size);
     // Admission first, for the whole run (cheap, never blocking), then the user code.
     bool go[kMaxRun];
     bool any = false;
@@ -128,21 +177,35 @@ void LaunchBoard::Batch::Drain() {
       PostAfters();
     }
     if (!any) continue;
-    // Into user code, which may be slow: the last drainer still taking units, with units
-    // left, has another one join first.
-    if (taking_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
-        next_.load(std::memory_order_relaxed) < n) {
-      Grow();
-    }
+    // Into user code, which may be slow: the batch's watch has another drainer join when
+    // the units left stop being taken (Watch).
+    taking_.fetch_sub(1, std::memory_order_acq_rel);
+    slot->runs.fetch_add(1, std::memory_order_relaxed);
     t_deferring = &deferred;
+    t_after_starts = &after_starts;
     for (size_t i = first; i < last; ++i) {
-      if (go[i - first]) units_[i].run();
+      if (!go[i - first]) continue;
+      t_unit_keep = &units_[i].keep;
+      units_[i].run();
     }
+    t_after_starts = nullptr;
+    t_unit_keep = nullptr;
     t_deferring = nullptr;
     taking_.fetch_add(1, std::memory_order_acq_rel);
     if (!deferred.empty()) Defer(deferred);
+    if (!after_starts.empty()) {
+      MutexLock lock(&slot->mu);
+      for (AfterStart& call : after_starts) slot->calls.push_back(std::move(call));
+      after_starts.clear();
+    }
   }
   taking_.fetch_sub(1, std::memory_order_acq_rel);
+  // No unit left to take: the ends of this drainer's items now.
+  {
+    MutexLock lock(&slot->mu);
+    after_starts.swap(slot->calls);
+  }
+  RunAfterStarts(after_starts);
   Flush();  // every unit has been taken
   // Every unit has been taken: what this drainer's units held (captures, a job's run) goes
   // now, on the control executor, off the way of the units other drainers still start, and
@@ -172,19 +235,9 @@ void LaunchBoard::Batch::Defer(std::vector<Deferred>& tasks) {
     // Units left (and not flushed): kept. The count is read under the lock Flush sets
     // flushed_ under: a run's ends are either in the list a Flush takes or posted here.
     if (!flushed_ && next_.load(std::memory_order_acquire) < units_.size()) {
+      // The batch's watch posts them kEndHold after the due time at the latest.
       for (auto& t : tasks) deferred_.push_back(std::move(t));
       tasks.clear();
-      if (flush_armed_) return;
-      flush_armed_ = true;
-      lock.Unlock();
-      // Once per batch. The batch may be gone by then (every unit taken: flushed already).
-      std::weak_ptr<Batch> weak = weak_from_this();
-      timer_.ScheduleAt(
-          timer_.Now() + kEndHold,
-          [weak] {
-            if (auto self = weak.lock()) self->Flush();
-          },
-          &control_, /*standby=*/0);  // nobody waits on the CPU for it
       return;
     }
     // Every unit taken: those kept first, in the order their runs ended.
@@ -194,6 +247,45 @@ void LaunchBoard::Batch::Defer(std::vector<Deferred>& tasks) {
   for (auto& t : tasks) ready.push_back(std::move(t));
   tasks.clear();
   PostGrouped(ready);
+}
+
+void LaunchBoard::Batch::Watch() {
+  // kEndHold after the due time, then every kEndHold while units are left: the ends kept go
+  // (a slow unit must not hold back the ends of the items that ran before it), and when
+  // every drainer is in user code with units left, that code is slow: as many more drainers
+  // join as there are (up to `most`). (While units are left no drainer has stopped.)
+  // The item ends a drainer kept while its user code has gone on since the last look.
+  bool kept = false;
+  std::vector<std::shared_ptr<Slot>> slots;
+  {
+    MutexLock lock(&mu_);
+    slots = slots_;
+  }
+  for (const auto& slot : slots) {
+    const uint64_t runs = slot->runs.load(std::memory_order_relaxed);
+    std::vector<AfterStart> calls;
+    {
+      MutexLock lock(&slot->mu);
+      if (runs == slot->watched) calls.swap(slot->calls);
+      kept = kept || !slot->calls.empty();
+    }
+    slot->watched = runs;
+    RunAfterStarts(calls);
+  }
+  Flush();
+  if (next_.load(std::memory_order_acquire) >= units_.size() && !kept) return;
+  if (taking_.load(std::memory_order_acquire) == 0 &&
+      next_.load(std::memory_order_acquire) < units_.size()) {
+    const int in_user_code = drainers_.load(std::memory_order_relaxed);
+    for (int i = 0; i < in_user_code; ++i) Grow();
+  }
+  std::weak_ptr<Batch> weak = weak_from_this();
+  timer_.ScheduleAt(
+      timer_.Now() + kEndHold,
+      [weak] {
+        if (auto self = weak.lock()) self->Watch();
+      },
+      &control_, /*standby=*/0);
 }
 
 void LaunchBoard::Batch::Flush() {

@@ -14,12 +14,14 @@
 //
 // A drainer takes a run of units at once while many are left (up to kMaxRun; one unit at a
 // time once fewer than `most` x 8 are left, as in any batch of that size or less), admits
-// them all, then runs their user code. User code may be slow: a drainer about to run it
-// while every other drainer is running user code too, with units left, has one more worker
-// join first (up to `most` drainers, the executor's bound). So slow jobs hold up the rest of
-// the batch only as far as they would hold up a pool of that size, plus, in a large batch,
-// the other units of their run (at most kMaxRun - 1). A drainer releases what its units hold
-// once every unit of the batch has been taken.
+// them all, then runs their user code. User code may be slow: the batch's watch (the timer,
+// kEndHold after the due time and every kEndHold after while units are left) finds every
+// drainer in user code with units left and has as many more workers join (up to `most`
+// drainers, the executor's bound). So slow jobs hold up the rest of the batch by kEndHold
+// at most beyond what they would hold up a pool of that size, plus, in a large batch, the
+// other units of their run (at most kMaxRun - 1); fast ones never cost a worker's wake-up or
+// a thread more than `drains`. A drainer releases what its units hold once every unit of
+// the batch has been taken.
 //
 // Units added for a time whose batch has been handed over already form a new batch, started
 // at once. A unit's owner cancels it through its own state (the board has no Cancel): a
@@ -62,13 +64,37 @@ class LaunchBoard {
 
   // Posts `task` to `executor`. Called while a drainer runs units' user code (an item's end:
   // its run's registry work, say), the task waits for the end of the drainer's run, and, while
-  // the batch has units left to take, for the last of them to be taken, or kEndHold (by the
-  // board's clock) at most: the control executor's work then does not take a core from the
+  // the batch has units left to take, for the last of them to be taken, or the batch's watch
+  // (kEndHold after its due time, by the board's clock) at most: the control executor's work
+  // then does not take a core from the
   // starts still to come (on two cores it took the one a second drainer needed). Anywhere
   // else: posted at once. The kept tasks go in one post per executor, in the order kept.
   static void PostAfterRun(Executor& executor, std::function<void()> task);
 
   using Deferred = std::pair<Executor*, std::function<void()>>;
+
+  // Work an item's start leaves for later (its end's bookkeeping: reports, metrics, the
+  // pass's end), so that it delays no other unit's start: `fn(object, index)`. Called from a
+  // unit's `run` on a drainer, it runs once that drainer has no unit left to take, before
+  // the drainer's units are released (or, when the drainer's user code keeps it longer, at
+  // the batch's watch, on the control executor; the unit's `keep` is held for it).
+  // Anywhere else it runs at once. No allocation: the calls are kept in place.
+  using AfterStartsFn = void (*)(void* object, size_t index);
+  static void AfterStarts(AfterStartsFn fn, void* object, size_t index);
+  struct AfterStart {
+    AfterStartsFn fn;
+    void* object;
+    size_t index;
+    std::shared_ptr<const void> keep;
+  };
+  // One drainer's AfterStarts calls, published after each of its runs; the batch's watch
+  // takes them from a drainer whose run has gone on since its last look.
+  struct Slot {
+    Mutex mu;
+    std::vector<AfterStart> calls ELASTICJOB_GUARDED_BY(mu);
+    std::atomic<uint64_t> runs{0};  // runs of user code begun
+    uint64_t watched = 0;           // `runs` at the watch's last look (only the watch)
+  };
 
   class Batch : public std::enable_shared_from_this<Batch> {
    public:
@@ -87,13 +113,19 @@ class LaunchBoard {
     void Grow();
     // Once every unit has begun: their `after` work to the control executor.
     void PostAfters();
-    // A drainer's run's PostAfterRun tasks: kept while units are left (the first kept arms
-    // a Flush kEndHold later), else posted with those kept.
+    // A drainer's run's PostAfterRun tasks: kept while units are left (until the batch's
+    // watch at the latest), else posted with those kept.
     void Defer(std::vector<Deferred>& tasks);
     // Posts the tasks kept and keeps none from now on: once every unit has been taken, or
-    // kEndHold after the first was kept (a slow job must not hold back the ends of the
-    // items that ran before it for longer).
+    // at the batch's watch (a slow job must not hold back the ends of the items that ran
+    // before it for longer).
     void Flush();
+    // kEndHold after the due time, then every kEndHold while units are left (the timer, on
+    // the control executor): Flush, and Grow when every drainer is in user code.
+    void Watch();
+
+    // Runs `calls` (AfterStarts) and posts the ends they leave (PostAfterRun) grouped.
+    static void RunAfterStarts(std::vector<AfterStart>& calls);
 
     TimerScheduler& timer_;
     Executor& workers_;
@@ -102,6 +134,7 @@ class LaunchBoard {
     Executor& control_;
     Mutex mu_;
     bool sealed_ ELASTICJOB_GUARDED_BY(mu_) = false;
+    std::vector<std::shared_ptr<Slot>> slots_ ELASTICJOB_GUARDED_BY(mu_);  // one per drainer
     // Written under mu_ until sealed_, then sized once and each element written by the
     // drainer that took its unit (no lock): read by PostAfters after every unit has begun.
     std::vector<Unit> units_;
@@ -113,7 +146,6 @@ class LaunchBoard {
     Mutex defer_mu_;
     std::vector<Deferred> deferred_ ELASTICJOB_GUARDED_BY(defer_mu_);
     bool flushed_ ELASTICJOB_GUARDED_BY(defer_mu_) = false;
-    bool flush_armed_ ELASTICJOB_GUARDED_BY(defer_mu_) = false;
   };
 
   // The most units a drainer takes at once.

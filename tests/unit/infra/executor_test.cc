@@ -126,6 +126,47 @@ TEST(ThreadPoolTest, KeepAwakeUsesIdleWorkersFirstThenStartsMoreUpToTheBound) {
   EXPECT_EQ(pool.threads(), 3u);
 }
 
+// A burst's extra workers leave once idle for the keep-alive, and steady work afterwards
+// keeps using the worker that went idle last (the others age out), never fewer than one.
+TEST(ThreadPoolTest, WorkersIdleForTheKeepAliveLeaveButTheLastStays) {
+  ThreadPool pool(3, /*keep_alive=*/200ms);
+  std::mutex mu;
+  std::condition_variable cv;
+  int started = 0;
+  bool release = false;
+  for (int i = 0; i < 3; ++i) {
+    pool.Post([&] {
+      std::unique_lock<std::mutex> l(mu);
+      ++started;
+      cv.notify_all();
+      cv.wait(l, [&] { return release; });
+    });
+  }
+  {
+    std::unique_lock<std::mutex> l(mu);
+    ASSERT_TRUE(cv.wait_for(l, 20s, [&] { return started == 3; }));
+    release = true;
+  }
+  cv.notify_all();
+  EXPECT_EQ(pool.threads(), 3u);
+  // One task at a time, more often than the keep-alive: one worker serves them all, and the
+  // two others retire (the post after a retirement joins its thread).
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (pool.threads() > 1 && std::chrono::steady_clock::now() < deadline) {
+    std::promise<void> done;
+    pool.Post([&] { done.set_value(); });
+    done.get_future().wait();
+    std::this_thread::sleep_for(20ms);  // the work's own pace, shorter than the keep-alive
+  }
+  EXPECT_EQ(pool.threads(), 1u);
+  // The last one stays, however long it is idle, and still runs what comes.
+  std::this_thread::sleep_for(400ms);
+  EXPECT_EQ(pool.threads(), 1u);
+  std::promise<void> later;
+  pool.Post([&] { later.set_value(); });
+  ASSERT_EQ(later.get_future().wait_for(20s), std::future_status::ready);
+}
+
 TEST(SerialExecutorTest, TasksMayPostMoreTasks) {
   ThreadPool pool(1);
   std::promise<int> result;

@@ -101,7 +101,8 @@ TEST_F(LaunchBoardTest, UnitsStartAtTheirTimeAndRunOnlyWhenBegunSaysSo) {
   board.Add(At(101), std::move(second));  // the same batch
 
   clock.Advance(std::chrono::milliseconds(999));
-  EXPECT_EQ(timer.pending(), 1u);  // one task for the batch, not one per unit
+  // Two tasks for the batch (its launch and its watch, both armed ahead), not one per unit.
+  EXPECT_EQ(timer.pending(), 2u);
   EXPECT_TRUE(log.entries().empty());
   clock.Advance(std::chrono::milliseconds(1));
   ASSERT_TRUE(log.WaitFor(5));
@@ -152,7 +153,8 @@ TEST_F(LaunchBoardTest, UnitsAddedAfterTheirBatchWasHandedOverStartAtOnce) {
 
 // User code may be slow: the rest of the batch must not wait behind it while the pool has
 // threads to spare. Here the first unit to run waits until the second has run: with one
-// drainer and no growth it would wait for good.
+// drainer and no growth it would wait for good. The batch's watch, kEndHold after the due
+// time, finds every drainer in user code and has another worker join.
 TEST_F(LaunchBoardTest, SlowUserCodeHasAnotherWorkerTakeTheRestOfTheBatch) {
   LaunchBoard board(timer, workers, /*drains=*/1, /*most=*/4, control);
   std::mutex mu;
@@ -162,6 +164,7 @@ TEST_F(LaunchBoardTest, SlowUserCodeHasAnotherWorkerTakeTheRestOfTheBatch) {
   std::vector<LaunchBoard::Unit> units;
   units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
                                     [&] {
+                                      log.Add("first started");
                                       std::unique_lock<std::mutex> l(mu);
                                       if (!cv.wait_for(l, seconds(10), [&] { return second_ran; }))
                                         first_gave_up = true;
@@ -177,10 +180,109 @@ TEST_F(LaunchBoardTest, SlowUserCodeHasAnotherWorkerTakeTheRestOfTheBatch) {
                                     nullptr});
   board.Add(At(101), std::move(units));
   clock.Advance(seconds(1));
-  ASSERT_TRUE(log.WaitFor(1));
+  ASSERT_TRUE(log.WaitFor(1));  // the drainer is in the first unit's code
+  clock.Advance(LaunchBoard::kEndHold);
+  ASSERT_TRUE(control.WaitFor(1));  // the watch
+  control.RunAll();
+  ASSERT_TRUE(log.WaitFor(2));
   std::lock_guard<std::mutex> l(mu);
   EXPECT_TRUE(second_ran);
   EXPECT_FALSE(first_gave_up);
+}
+
+// A fast batch costs no worker but the drainers it starts with: nothing has another join
+// while units are started quickly, however many there are.
+TEST_F(LaunchBoardTest, AFastBatchIsStartedByItsDrainersAlone) {
+  ThreadPool pool{8};
+  LaunchBoard board(timer, pool, /*drains=*/1, /*most=*/8, control);
+  std::vector<LaunchBoard::Unit> units;
+  for (int i = 0; i < 500; ++i) units.push_back(Unit(std::to_string(i)));
+  board.Add(At(101), std::move(units));
+  clock.Advance(seconds(1));
+  ASSERT_TRUE(log.WaitFor(1000));  // every begin and run
+  EXPECT_EQ(pool.threads(), 1u);
+}
+
+// An item's end bookkeeping (AfterStarts) waits until its drainer has started every unit it
+// could take: no start waits behind another item's end.
+TEST_F(LaunchBoardTest, AfterStartsCallsRunOnceTheDrainerHasNoUnitLeft) {
+  LaunchBoard board(timer, workers, /*drains=*/1, /*most=*/1, control);
+  struct Ends {
+    Log* log;
+  } ends{&log};
+  std::vector<LaunchBoard::Unit> units;
+  for (int i = 0; i < 20; ++i) {
+    units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+                                      [this, &ends, i] {
+                                        log.Add("run " + std::to_string(i));
+                                        LaunchBoard::AfterStarts(
+                                            [](void* object, size_t index) {
+                                              static_cast<Ends*>(object)->log->Add(
+                                                  "end " + std::to_string(index));
+                                            },
+                                            &ends, static_cast<size_t>(i));
+                                      },
+                                      nullptr});
+  }
+  board.Add(At(101), std::move(units));
+  clock.Advance(seconds(1));
+  ASSERT_TRUE(log.WaitFor(40));
+  std::vector<std::string> entries = log.entries();
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(entries[i], "run " + std::to_string(i));
+    EXPECT_EQ(entries[20 + i], "end " + std::to_string(i));  // in the order their items ran
+  }
+  // Off a drainer: at once.
+  LaunchBoard::AfterStarts(
+      [](void* object, size_t) { static_cast<Ends*>(object)->log->Add("end now"); }, &ends, 0);
+  EXPECT_TRUE(log.Has("end now"));
+}
+
+// ... but a drainer kept in slow user code does not hold the ends of the items it ran before:
+// the batch's watch runs them once the drainer's run has gone on for a whole look.
+TEST_F(LaunchBoardTest, AfterStartsKeptBehindASlowUnitRunAtTheWatch) {
+  LaunchBoard board(timer, workers, /*drains=*/1, /*most=*/1, control);
+  struct Ends {
+    Log* log;
+  } ends{&log};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::vector<LaunchBoard::Unit> units;
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+                                    [&ends] {
+                                      LaunchBoard::AfterStarts(
+                                          [](void* object, size_t) {
+                                            static_cast<Ends*>(object)->log->Add("end fast");
+                                          },
+                                          &ends, 0);
+                                    },
+                                    nullptr});
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+                                    [&] {
+                                      log.Add("slow started");
+                                      std::unique_lock<std::mutex> l(mu);
+                                      cv.wait_for(l, seconds(10), [&] { return release; });
+                                    },
+                                    nullptr});
+  board.Add(At(101), std::move(units));
+  clock.Advance(seconds(1));
+  ASSERT_TRUE(log.WaitFor(1));
+  // The first look sees the drainer's run begin since the batch began: kept.
+  clock.Advance(LaunchBoard::kEndHold);
+  ASSERT_TRUE(control.WaitFor(1));
+  control.RunAll();
+  EXPECT_FALSE(log.Has("end fast"));
+  // The second sees the same run going on: the ends run now, on the control executor.
+  clock.Advance(LaunchBoard::kEndHold);
+  ASSERT_TRUE(control.WaitFor(1));
+  control.RunAll();
+  EXPECT_TRUE(log.Has("end fast"));
+  {
+    std::lock_guard<std::mutex> l(mu);
+    release = true;
+  }
+  cv.notify_all();
 }
 
 // ... but only up to `most` drainers, the workers' bound: the third unit waits until one of
@@ -206,6 +308,16 @@ TEST_F(LaunchBoardTest, NoMoreThanMostDrainersRunUserCodeAtOnce) {
   }
   board.Add(At(101), std::move(units));
   clock.Advance(seconds(1));
+  {
+    std::unique_lock<std::mutex> l(mu);
+    ASSERT_TRUE(cv.wait_for(l, seconds(10), [&] { return running == 1; }));
+  }
+  // Two looks of the batch's watch: the first has one more drainer join, the second none.
+  for (int look = 0; look < 2; ++look) {
+    clock.Advance(LaunchBoard::kEndHold);
+    ASSERT_TRUE(control.WaitFor(1));
+    control.RunAll();
+  }
   {
     std::unique_lock<std::mutex> l(mu);
     ASSERT_TRUE(cv.wait_for(l, seconds(10), [&] { return running == 2; }));
