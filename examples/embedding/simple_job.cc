@@ -75,7 +75,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   elasticjob::BootstrapOptions options;
-  options.on_item_run = [](const elasticjob::ItemRunReport&) {};  // the job prints its own
   // Metrics: the job records into them, the registry's session counts for /readyz.
   auto metrics = elasticjob::Metrics::Create();
   metrics->AddRegistry(**registry);

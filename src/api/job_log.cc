@@ -23,22 +23,6 @@ std::string_view Cut(std::string_view line) {
 
 }  // namespace
 
-const char* LogLevelName(LogLevel level) {
-  switch (level) {
-    case LogLevel::kTrace:
-      return "TRACE";
-    case LogLevel::kDebug:
-      return "DEBUG";
-    case LogLevel::kInfo:
-      return "INFO";
-    case LogLevel::kWarn:
-      return "WARN";
-    case LogLevel::kError:
-      return "ERROR";
-  }
-  return "INFO";
-}
-
 void JobLog::Log(LogLevel level, std::string_view text) const {
   if (context_.log_sink != nullptr) {
     // One line: newlines inside become spaces, as the table holds one line a row.
@@ -53,11 +37,8 @@ void JobLog::Log(LogLevel level, std::string_view text) const {
     context_.log_sink->Append(level, Cut(flat));
     return;
   }
-  std::string line = fmt::format("elasticjob {} job={} item={}: {}\n", LogLevelName(level),
-                                 context_.job_name, context_.sharding_item, text);
-  infra::WriteLogLine(stderr, LogLevelName(level),
-                      {.job = context_.job_name, .item = context_.sharding_item, .instance = {}},
-                      text, line);
+  infra::LogLine(context_.logger, level,
+                 {.job = context_.job_name, .item = context_.sharding_item, .instance = {}}, text);
 }
 
 void SetLogFormat(LogFormat format) { infra::g_json_logs.store(format == LogFormat::kJson); }

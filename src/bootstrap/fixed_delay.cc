@@ -79,8 +79,8 @@ Status JobRuntime::StartFixedDelay() {
 void JobRuntime::OnDelayFire(const std::string& name) {
   auto fire = ParseMs(name);
   if (!fire) {
-    infra::LogLine("WARN", fmt::format("job '{}': {}/{}: not a time, ignored", config_.job_name,
-                                       listener::kDelayNextRoot, name));
+    Log("WARN", fmt::format("job '{}': {}/{}: not a time, ignored", config_.job_name,
+                            listener::kDelayNextRoot, name));
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -99,8 +99,8 @@ void JobRuntime::EndDelayPart(int64_t fire_ms) {
       fmt::format("{}/{}", listener::kDelayEndedRoot, instances_->self().instance_id),
       std::to_string(fire_ms));
   if (!s.ok() && s.code() != StatusCode::kCancelled) {
-    infra::LogLine("WARN", fmt::format("job '{}': fixedDelay: recording the end of fire {}: {}",
-                                       config_.job_name, fire_ms, s.ToString()));
+    Log("WARN", fmt::format("job '{}': fixedDelay: recording the end of fire {}: {}",
+                            config_.job_name, fire_ms, s.ToString()));
   }
   DelayEndCheck();
 }
@@ -163,9 +163,9 @@ void JobRuntime::DelayEndCheck() {
   Status s = storage_.ExecuteInTransaction(
       {TransactionOp::Delete(NextNode(fire)), TransactionOp::Create(NextNode(next), "")});
   if (s.ok()) {
-    infra::LogLine("INFO", fmt::format("job '{}': fixedDelay: fire {} ended on every instance at "
-                                       "{}; next fire at {}",
-                                       config_.job_name, fire, *now, next));
+    Log("INFO", fmt::format("job '{}': fixedDelay: fire {} ended on every instance at "
+                            "{}; next fire at {}",
+                            config_.job_name, fire, *now, next));
   }
 }
 

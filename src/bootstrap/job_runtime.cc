@@ -72,30 +72,11 @@ struct SharedRuntime {
   }
 };
 
-namespace {
-
-void PrintItemRun(const ItemRunReport& r) {
-  std::string line =
-      fmt::format("job={} item={} instance={} outcome={}{} duration_ms={}{}{}\n", r.job_name,
-                  r.item, r.instance_id, r.success ? "SUCCESS" : "FAILURE",
-                  r.success ? "" : " error=\"" + r.error + "\"", r.duration.count(),
-                  r.misfire_rerun ? " misfire_rerun=true" : "", r.failover ? " failover=true" : "");
-  if (infra::JsonLogs()) {
-    // The same words as a message; job, item and instance as fields.
-    std::string message = fmt::format(
-        "outcome={}{} duration_ms={}{}{}", r.success ? "SUCCESS" : "FAILURE",
-        r.success ? "" : " error=\"" + r.error + "\"", r.duration.count(),
-        r.misfire_rerun ? " misfire_rerun=true" : "", r.failover ? " failover=true" : "");
-    infra::WriteLogLine(stdout, r.success ? "INFO" : "WARN",
-                        {.job = r.job_name, .item = r.item, .instance = r.instance_id}, message,
-                        line);
-  } else {
-    std::fwrite(line.data(), 1, line.size(), stdout);
-  }
-  std::fflush(stdout);
+void JobRuntime::Log(std::string_view level, std::string_view message) const {
+  infra::LogLine(options_.logger.get(), level,
+                 {.job = storage_.path().job_name(), .item = std::nullopt, .instance = {}},
+                 message);
 }
-
-}  // namespace
 
 JobRuntime::LastHold::~LastHold() {
   if (shared == nullptr) return;
@@ -107,6 +88,7 @@ JobRuntime::JobRuntime(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
                        std::string job_type, JobConfiguration config, BootstrapOptions options,
                        std::shared_ptr<JobItemExecutor> item_executor)
     : registry_(registry),
+      gate_(std::make_shared<Gate>(options.logger)),
       gated_(registry, gate_),
       job_(std::move(job)),
       job_type_(std::move(job_type)),
@@ -200,16 +182,16 @@ bool JobRuntime::EligibleForJobRunning() {
 void JobRuntime::ApplyConfig(const JobConfiguration& config) {
   if (typed_ != nullptr) {
     if (Status s = typed_->Update(config); !s.ok()) {
-      infra::LogLine("WARN", fmt::format("job '{}': {} (keeping the last good job type settings "
-                                         "and error handler)",
-                                         config_.job_name, s.ToString()));
+      Log("WARN", fmt::format("job '{}': {} (keeping the last good job type settings "
+                              "and error handler)",
+                              config_.job_name, s.ToString()));
     }
   }
   auto limit = ItemLimitOf(config);
   if (!limit.ok()) {
-    infra::LogLine("WARN", fmt::format("job '{}': {} (keeping at most {} items at once)",
-                                       config_.job_name, limit.status().ToString(),
-                                       limiter_ != nullptr ? limiter_->limit() : 0));
+    Log("WARN",
+        fmt::format("job '{}': {} (keeping at most {} items at once)", config_.job_name,
+                    limit.status().ToString(), limiter_ != nullptr ? limiter_->limit() : 0));
   } else if (limiter_ != nullptr && limiter_->limit() != *limit) {
     limiter_->SetLimit(*limit);
   }
@@ -274,7 +256,8 @@ Status JobRuntime::StartSteps(bool scheduled) {
                           : !job_type_.empty()            ? job_type_
                           : item_executor_ != nullptr     ? item_executor_->type_name()
                                                           : "CPP_SIMPLE";
-  config_service_ = std::make_unique<config::ConfigService>(storage_, clock_);
+  config_service_ = std::make_unique<config::ConfigService>(
+      storage_, clock_, ConfigYamlVersion::kV3_0_5, infra::JobLogger(options_.logger, name));
   auto effective = config_service_->SetUp(type_name, config_);
   if (!effective.ok()) return effective.status();
   config_ = *effective;
@@ -285,10 +268,10 @@ Status JobRuntime::StartSteps(bool scheduled) {
   }
   if (options_.sharding_strategy != nullptr &&
       config_.job_sharding_strategy_type != options_.sharding_strategy->type()) {
-    infra::LogLine("WARN", fmt::format("job '{}': the registry's configuration names sharding "
-                                       "strategy '{}', not the options' '{}', which is not used",
-                                       name, config_.job_sharding_strategy_type.value_or(""),
-                                       options_.sharding_strategy->type()));
+    Log("WARN", fmt::format("job '{}': the registry's configuration names sharding "
+                            "strategy '{}', not the options' '{}', which is not used",
+                            name, config_.job_sharding_strategy_type.value_or(""),
+                            options_.sharding_strategy->type()));
   }
   auto item_limit = ItemLimitOf(config_);
   if (!item_limit.ok())
@@ -346,16 +329,17 @@ Status JobRuntime::StartSteps(bool scheduled) {
   sharding::FireTiming timing;
   timing.clock = &clock_;
   timing.late = OverdueBound(registry_.session_timeout()) + std::chrono::seconds(1);
-  sharding_ =
-      std::make_unique<sharding::ShardingService>(storage_, *config_service_, *leader_, *instances_,
-                                                  *servers_, strategies_, *notifier_, this, timing);
-  execution_ = std::make_unique<execution::ExecutionService>(storage_, self);
+  sharding_ = std::make_unique<sharding::ShardingService>(
+      storage_, *config_service_, *leader_, *instances_, *servers_, strategies_, *notifier_, this,
+      timing, infra::JobLogger(options_.logger, name));
+  execution_ = std::make_unique<execution::ExecutionService>(
+      storage_, self, infra::JobLogger(options_.logger, name));
   failover_ = std::make_unique<failover::FailoverService>(storage_, self);
   sharding_->set_metrics(metrics_.get());
   failover_->set_metrics(metrics_.get());
   reconcile_ =
       std::make_unique<reconcile::ReconcileService>(*config_service_, *leader_, *sharding_, clock_);
-  auto types = executor::BuiltinJobListenerTypes();
+  auto types = executor::BuiltinJobListenerTypes(options_.logger);
   for (const auto& [type, factory] : options_.listener_types) {
     // A factory is user code: what it throws is its failure, not the caller's.
     types[type] = [factory = factory,
@@ -378,9 +362,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
       clock_, name);
   // User callbacks are fenced: an exception is logged, and nothing is called after Join.
   auto report = [this, gate = gate_, name = std::string(name),
-                 fn = options_.on_item_run ? options_.on_item_run
-                                           : std::function<void(const ItemRunReport&)>(
-                                                 PrintItemRun)](const ItemRunReport& r) {
+                 fn = options_.on_item_run](const ItemRunReport& r) {
     if (!r.success) {
       std::lock_guard<std::mutex> lock(mu_);
       if (throw_wait_.active && throw_wait_.result.ok()) {
@@ -390,7 +372,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
                                  name, r.item, r.instance_id, r.error));
       }
     }
-    Fenced(*gate, name, "on_item_run", fn, r);
+    if (fn) Fenced(*gate, name, "on_item_run", fn, r);
   };
   limiter_ = std::make_shared<ItemLimiter>(shared_->items, *item_limit);
   // Workflow nodes' runs (docs/workflows.md): their reports go out on the trigger pool.
@@ -424,6 +406,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
       },
       [this] { return DueFire(); });
   executor_->set_metrics(metrics_.get());
+  executor_->set_logger(infra::JobLogger(options_.logger, std::string(name)));
   executor_->set_lease_source(&registry_);
   // A retry's wait and an attempt's timeout refer to the executor: such a task of a run
   // abandoned at the shutdown deadline runs only while this runtime (and so the executor)
@@ -437,7 +420,8 @@ Status JobRuntime::StartSteps(bool scheduled) {
                         [shared = shared_.get()](uint64_t id) { shared->timer.Cancel(id); }});
   listeners_ = std::make_unique<listener::ListenerManager>(
       listener::Services{storage_, *config_service_, *leader_, *servers_, *instances_, *sharding_,
-                         *execution_, *failover_},
+                         *execution_, *failover_,
+                         infra::JobLogger(options_.logger, std::string(name))},
       *this, config_.sharding_total_count);
 
   // Listeners first (ListenerManager.startAllListeners): one strand per job carries both
@@ -499,8 +483,8 @@ void JobRuntime::OpenDumpPort() {
       server.ok() ? (*server)->Register(config_.job_name, registry_)
                   : Result<std::unique_ptr<snapshot::DumpServer::Registration>>(server.status());
   if (!registration.ok()) {
-    infra::LogLine("WARN", fmt::format("job '{}': {} (the job runs without a dump port)",
-                                       config_.job_name, registration.status().ToString()));
+    Log("WARN", fmt::format("job '{}': {} (the job runs without a dump port)", config_.job_name,
+                            registration.status().ToString()));
     return;
   }
   dump_ = std::move(registration).value();
@@ -587,12 +571,12 @@ void JobRuntime::ArmReconcile() {
         if (!flagged.ok() && flagged.status().code() == StatusCode::kCancelled) {
           // The registry is closing: nothing to report.
         } else if (!flagged.ok()) {
-          infra::LogLine("WARN", fmt::format("job '{}': reconcile: {}", self->config_.job_name,
-                                             flagged.status().ToString()));
+          self->Log("WARN", fmt::format("job '{}': reconcile: {}", self->config_.job_name,
+                                        flagged.status().ToString()));
         } else if (*flagged) {
-          infra::LogLine("WARN", fmt::format("job '{}': sharding names offline instances; "
-                                             "resharding",
-                                             self->config_.job_name));
+          self->Log("WARN", fmt::format("job '{}': sharding names offline instances; "
+                                        "resharding",
+                                        self->config_.job_name));
         }
         self->ArmReconcile();
       });
@@ -666,9 +650,9 @@ void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
   if (paused) {
     // Quartz's "do nothing" misfire policy: a fire time that passes while paused is skipped.
     if (metrics_ != nullptr) metrics_->skipped_paused.Inc();
-    infra::LogLine("INFO", fmt::format("job={}: a fire time passed while paused (registry "
-                                       "connection suspended or session expired): skipped",
-                                       config_.job_name));
+    Log("INFO", fmt::format("job={}: a fire time passed while paused (registry "
+                            "connection suspended or session expired): skipped",
+                            config_.job_name));
     EndDelayPart(DelayFireOf(Source::kCron));  // a fixed delay's fire: this part is over
     EndTask();
     return;
@@ -708,9 +692,9 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
       report.outcome = TriggerReport::Outcome::kFailed;
       report.error = outcome.status().ToString();
       if (outcome.status().code() != StatusCode::kCancelled) {
-        infra::LogLine("WARN",
-                       fmt::format("job={} instance={} trigger failed: {}", self->config_.job_name,
-                                   self->instances_->self().instance_id, report.error));
+        self->Log("WARN",
+                  fmt::format("job={} instance={} trigger failed: {}", self->config_.job_name,
+                              self->instances_->self().instance_id, report.error));
       }
     } else if (*outcome == Outcome::kNoItems || *outcome == Outcome::kQueued) {
       report.outcome = TriggerReport::Outcome::kNoItems;
@@ -828,21 +812,20 @@ void JobRuntime::Reschedule(const JobConfiguration& config) {
     zone_ = std::move(zone);
     cron_text_ = cron_text;
     zone_text_ = zone_text;
-    infra::LogLine("INFO",
-                   rate.count() > 0 ? fmt::format("job '{}': rescheduled to fixedRate {}",
-                                                  config_.job_name, FormatDuration(rate))
-                   : delay.count() > 0
-                       ? fmt::format("job '{}': rescheduled to fixedDelay {}", config_.job_name,
-                                     FormatDuration(delay))
-                       : fmt::format("job '{}': rescheduled to cron '{}'{}", config_.job_name,
-                                     cron_text, zone_text.empty() ? "" : " in " + zone_text));
+    Log("INFO", rate.count() > 0 ? fmt::format("job '{}': rescheduled to fixedRate {}",
+                                               config_.job_name, FormatDuration(rate))
+                : delay.count() > 0
+                    ? fmt::format("job '{}': rescheduled to fixedDelay {}", config_.job_name,
+                                  FormatDuration(delay))
+                    : fmt::format("job '{}': rescheduled to cron '{}'{}", config_.job_name,
+                                  cron_text, zone_text.empty() ? "" : " in " + zone_text));
     if (delay.count() == 0) {
       ArmNextLocked(clock_.WallNow());  // no cron (one-off now): not armed
       return;
     }
   }
   if (Status s = StartFixedDelay(); !s.ok()) {
-    infra::LogLine("WARN", fmt::format("job '{}': fixedDelay: {}", config_.job_name, s.ToString()));
+    Log("WARN", fmt::format("job '{}': fixedDelay: {}", config_.job_name, s.ToString()));
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -901,14 +884,14 @@ void JobRuntime::FailoverIfNecessary() {
     Status s = self->failover_->FailoverIfNecessary(
         [&] { return !self->IsShutdown() && !self->IsPaused(); },
         [&](int item) {
-          infra::LogLine(
-              "INFO", fmt::format("job '{}' instance {}: took over item {}", self->config_.job_name,
-                                  self->instances_->self().instance_id, item));
+          self->Log("INFO",
+                    fmt::format("job '{}' instance {}: took over item {}", self->config_.job_name,
+                                self->instances_->self().instance_id, item));
           if (self->BeginTask()) self->RunFailoverCounted();
         });
     if (!s.ok() && s.code() != StatusCode::kCancelled) {
-      infra::LogLine("WARN",
-                     fmt::format("job '{}': failover: {}", self->config_.job_name, s.ToString()));
+      self->Log("WARN",
+                fmt::format("job '{}': failover: {}", self->config_.job_name, s.ToString()));
     }
     self->EndTask();
   });
@@ -942,17 +925,17 @@ void JobRuntime::ShardIfNecessary() {
     if (last_fire.has_value() && *last_fire > self->clock_.WallNow()) last_fire.reset();
     Status s = self->sharding_->ShardNowIfIdleLeader(scheduled, last_fire);
     if (!s.ok() && s.code() != StatusCode::kCancelled) {
-      infra::LogLine("WARN",
-                     fmt::format("job '{}': sharding: {}", self->config_.job_name, s.ToString()));
+      self->Log("WARN",
+                fmt::format("job '{}': sharding: {}", self->config_.job_name, s.ToString()));
     }
     self->EndTask();
   });
 }
 
 void JobRuntime::ShutdownInstance() {
-  infra::LogLine("INFO", fmt::format("job '{}' instance {}: instance node removed by an "
-                                     "operator; stopping the job here",
-                                     config_.job_name, instances_->self().instance_id));
+  Log("INFO", fmt::format("job '{}' instance {}: instance node removed by an "
+                          "operator; stopping the job here",
+                          config_.job_name, instances_->self().instance_id));
   shared_->triggers.Post([self = shared_from_this()] {
     // Stopped first: from here on this instance is not the leader (a sharding queued or
     // waiting gives up) and its sharding writes are fenced by the instance node, gone now.
@@ -964,8 +947,8 @@ void JobRuntime::ShutdownInstance() {
     auto config = self->storage_.IsJobNodeExisted("config");
     const bool removed = config.ok() && !*config;
     if (Status s = removed ? Status::Ok() : self->sharding_->SetReshardingFlag(); !s.ok()) {
-      infra::LogLine("WARN", fmt::format("job '{}': resharding flag not set at shutdown: {}",
-                                         self->config_.job_name, s.ToString()));
+      self->Log("WARN", fmt::format("job '{}': resharding flag not set at shutdown: {}",
+                                    self->config_.job_name, s.ToString()));
     }
     (void)self->leader_->RemoveLeader();  // ElasticJob's shutdownInstance abdicates
   });
@@ -991,11 +974,11 @@ void JobRuntime::FenceRunningItems() {
       "the registry session expired while it ran (other instances may run the item now)");
   if (items.empty()) return;
   // at_ms: when the items were cancelled (the chaos suite ends the runs it killed there).
-  infra::LogLine("WARN", fmt::format("job={} instance={}: the registry session expired while "
-                                     "items {} ran here: cancelled (script process groups "
-                                     "killed), no longer this instance's at_ms={}",
-                                     config_.job_name, instances_->self().instance_id,
-                                     fmt::join(items, ","), at));
+  Log("WARN",
+      fmt::format("job={} instance={}: the registry session expired while "
+                  "items {} ran here: cancelled (script process groups "
+                  "killed), no longer this instance's at_ms={}",
+                  config_.job_name, instances_->self().instance_id, fmt::join(items, ","), at));
 }
 
 void JobRuntime::OnJobEvent(const TreeEvent& event) {
@@ -1099,8 +1082,7 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
                                       storage_.path().FullPath(instances_->RuntimeNode().node)};
     if (leading) leave.push_back(storage_.path().FullPath(election::kLeaderInstance));
     if (Status s = reg::RemoveWithin(gated_, leave, reg::LeaveDeadline(deadline)); !s.ok()) {
-      infra::LogLine(
-          "WARN", fmt::format("job '{}': leaving the cluster: {}", config_.job_name, s.ToString()));
+      Log("WARN", fmt::format("job '{}': leaving the cluster: {}", config_.job_name, s.ToString()));
     }
   }
   // From now on an abandoned run calls nothing of the user's and no registry: it ends on its

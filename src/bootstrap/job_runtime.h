@@ -183,6 +183,8 @@ class JobRuntime final : public listener::JobController,
   void OnJobEvent(const TreeEvent& event);
   // The job's Watch's change count (JobExecutor's run plan), nullopt once it has ended.
   std::optional<uint64_t> RegistryChanges();
+  // One line about this job to its logger (BootstrapOptions::logger, else the default).
+  void Log(std::string_view level, std::string_view message) const;
 
   // Declared first, so destroyed last: the shared machinery a Join that abandoned runs left
   // with the runtime, released on a thread of its own (never on a pool thread it would join).
@@ -192,7 +194,7 @@ class JobRuntime final : public listener::JobController,
   } last_hold_;
   RegistryCenter& registry_;
   // User code and registry behind one gate, closed by Join (bootstrap/user_code.h).
-  std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
+  std::shared_ptr<Gate> gate_;
   GatedRegistry gated_;
   std::shared_ptr<SimpleJob> job_;
   std::string job_type_;

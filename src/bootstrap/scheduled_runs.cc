@@ -19,8 +19,7 @@ void JobRuntime::ScheduleRunAt(const std::string& name) {
   const size_t dash = name.find('-');
   auto [end, ec] = std::from_chars(name.data(), name.data() + std::min(dash, name.size()), ms);
   if (ec != std::errc() || end != name.data() + std::min(dash, name.size())) {
-    infra::LogLine(
-        "WARN", fmt::format("job '{}': triggerAt/{}: not a time, ignored", config_.job_name, name));
+    Log("WARN", fmt::format("job '{}': triggerAt/{}: not a time, ignored", config_.job_name, name));
     return;
   }
   const Clock::WallTime due{std::chrono::milliseconds(ms)};
@@ -39,8 +38,7 @@ void JobRuntime::FireRunAt(const std::string& name) {
   if (!instances.ok() || instances->empty()) return;
   // The multi-op creates no parents: `trigger` first (persistent, as ElasticJob's is).
   if (Status s = storage_.CreateJobNodeIfNeeded("trigger"); !s.ok()) {
-    infra::LogLine("WARN",
-                   fmt::format("job '{}': run at {}: {}", config_.job_name, name, s.ToString()));
+    Log("WARN", fmt::format("job '{}': run at {}: {}", config_.job_name, name, s.ToString()));
     return;
   }
   std::vector<TransactionOp> ops = {TransactionOp::Delete(node)};
@@ -49,8 +47,8 @@ void JobRuntime::FireRunAt(const std::string& name) {
   }
   Status s = storage_.ExecuteInTransaction(std::move(ops));
   if (s.ok()) {
-    infra::LogLine("INFO", fmt::format("job '{}': run at {} triggered on {} instance(s)",
-                                       config_.job_name, name, instances->size()));
+    Log("INFO", fmt::format("job '{}': run at {} triggered on {} instance(s)", config_.job_name,
+                            name, instances->size()));
     return;
   }
   // Still there (from the server: the cache may lag): the request was not taken, by us or
@@ -58,8 +56,8 @@ void JobRuntime::FireRunAt(const std::string& name) {
   // moment later, so that it is not lost until a restart.
   auto left = storage_.GetJobNodeDataDirectly(node);
   if (!left.ok() && left.status().code() == StatusCode::kNotFound) return;  // taken
-  infra::LogLine("WARN", fmt::format("job '{}': run at {}: {} (tried again in {} ms)",
-                                     config_.job_name, name, s.ToString(), kRunAtRetry.count()));
+  Log("WARN", fmt::format("job '{}': run at {}: {} (tried again in {} ms)", config_.job_name, name,
+                          s.ToString(), kRunAtRetry.count()));
   RunAtTime(clock_.WallNow() + kRunAtRetry, [weak = weak_from_this(), name] {
     if (auto self = weak.lock()) self->FireRunAt(name);
   });

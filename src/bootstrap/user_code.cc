@@ -31,7 +31,7 @@ void Gate::Close() {
 
 bool Gate::closed() { return closed_flag_.load(std::memory_order_acquire); }
 
-void LogUserException(const std::string& job, const std::string& what) {
+void LogUserException(Logger* logger, const std::string& job, const std::string& what) {
   std::string error = "unknown exception";
   try {
     throw;
@@ -39,7 +39,8 @@ void LogUserException(const std::string& job, const std::string& what) {
     error = e.what();
   } catch (...) {
   }
-  infra::LogLine("WARN", fmt::format("job '{}': {} threw: {} (ignored)", job, what, error));
+  infra::LogLine(logger, "WARN", {.job = job, .item = std::nullopt, .instance = {}},
+                 fmt::format("job '{}': {} threw: {} (ignored)", job, what, error));
 }
 
 namespace {

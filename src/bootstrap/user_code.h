@@ -23,6 +23,7 @@
 
 #include "elasticjob/api/job_listener.h"
 #include "elasticjob/api/simple_job.h"
+#include "elasticjob/logger.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
 #include "elasticjob/thread_annotations.h"
 
@@ -30,6 +31,10 @@ namespace elasticjob::bootstrap {
 
 class Gate {
  public:
+  // `logger`: where a user callback's exception is logged (null: the process default).
+  explicit Gate(std::shared_ptr<Logger> logger = nullptr) : logger_(std::move(logger)) {}
+  Logger* logger() const { return logger_.get(); }
+
   // Enters the gate: false once it is closed (then nothing is to be called).
   bool Enter();
   void Exit();
@@ -54,6 +59,7 @@ class Gate {
   };
 
  private:
+  const std::shared_ptr<Logger> logger_;
   static constexpr uint32_t kClosed = 1u << 31;
   // kClosed | the number of calls inside. Enter and Exit are one atomic each; mu_ and
   // idle_cv_ serve only Close's wait for the last one out.
@@ -64,8 +70,9 @@ class Gate {
   std::atomic<bool> closed_flag_{false};
 };
 
-// Logs that `what` of job `job` threw the current exception (call inside a catch block).
-void LogUserException(const std::string& job, const std::string& what);
+// Logs to `logger` (null: the default) that `what` of job `job` threw the current exception
+// (call inside a catch block).
+void LogUserException(Logger* logger, const std::string& job, const std::string& what);
 
 // Calls `fn(args...)` through `gate` (nothing once it is closed), catching and logging an
 // exception as `what` of job `job`.
@@ -76,7 +83,7 @@ void Fenced(Gate& gate, const std::string& job, const char* what, const Fn& fn, 
   try {
     fn(std::forward<Args>(args)...);
   } catch (...) {
-    LogUserException(job, what);
+    LogUserException(gate.logger(), job, what);
   }
 }
 

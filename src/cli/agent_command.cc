@@ -117,6 +117,7 @@ class Agent {
     options.tracer = tracer_;
     options.metrics = metrics_;
     options.shutdown_timeout = join_timeout_;
+    options.on_item_run = PrintItemRun;  // the library prints nothing itself
     // By type name: the executor is made from the registry's configuration (SCRIPT's scripts
     // under the process's ScriptProcesses, which the shutdown signals).
     auto boot = std::make_unique<ScheduleJobBootstrap>(registry_, type, config, options);

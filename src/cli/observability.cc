@@ -69,6 +69,27 @@ void Say(std::string_view message) {
   std::fflush(stdout);
 }
 
+void PrintItemRun(const ItemRunReport& r) {
+  std::string line =
+      fmt::format("job={} item={} instance={} outcome={}{} duration_ms={}{}{}\n", r.job_name,
+                  r.item, r.instance_id, r.success ? "SUCCESS" : "FAILURE",
+                  r.success ? "" : " error=\"" + r.error + "\"", r.duration.count(),
+                  r.misfire_rerun ? " misfire_rerun=true" : "", r.failover ? " failover=true" : "");
+  if (infra::JsonLogs()) {
+    // The same words as a message; job, item and instance as fields.
+    std::string message = fmt::format(
+        "outcome={}{} duration_ms={}{}{}", r.success ? "SUCCESS" : "FAILURE",
+        r.success ? "" : " error=\"" + r.error + "\"", r.duration.count(),
+        r.misfire_rerun ? " misfire_rerun=true" : "", r.failover ? " failover=true" : "");
+    infra::WriteLogLine(stdout, r.success ? "INFO" : "WARN",
+                        {.job = r.job_name, .item = r.item, .instance = r.instance_id}, message,
+                        line);
+  } else {
+    std::fwrite(line.data(), 1, line.size(), stdout);
+  }
+  std::fflush(stdout);
+}
+
 void SayError(std::string_view message, std::string_view level) {
   const std::string line = fmt::format("elasticjob: {}\n", message);
   infra::WriteLogLine(stderr, level, {}, message, line);

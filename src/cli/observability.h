@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "elasticjob/metrics/metrics.h"
+#include "elasticjob/run_reports.h"
 
 namespace elasticjob::cli {
 
@@ -38,6 +39,11 @@ std::string RegistryLabel(std::string_view url);
 void Say(std::string_view message);
 // "elasticjob: `message`" on stderr, or a JSON line at `level`.
 void SayError(std::string_view message, std::string_view level = "ERROR");
+
+// The command's on_item_run: one stdout line per item run ("job=x item=0 instance=...
+// outcome=SUCCESS duration_ms=3"), or in JSON format a JSON line (INFO, or WARN for a
+// failure) with the job, item and instance as fields.
+void PrintItemRun(const ItemRunReport& r);
 
 }  // namespace elasticjob::cli
 

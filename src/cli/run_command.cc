@@ -130,6 +130,7 @@ int RunJobs(const RunOptions& o) {
   options.tracer = tracer;
   if (file->dump_address) options.dump_port.address = *file->dump_address;
   options.shutdown_timeout = JoinTimeoutFor(grace);
+  options.on_item_run = PrintItemRun;  // the library prints nothing itself
   // Metrics (docs/metrics.md): served from before the jobs are scheduled, so /healthz answers
   // and /readyz says what it waits for.
   auto metrics = Metrics::Create();

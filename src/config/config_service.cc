@@ -44,10 +44,10 @@ Result<JobConfiguration> ConfigService::SetUp(std::string_view job_type_name,
   auto registered = Load(false);
   if (registered.ok()) {
     if (std::string fields = DifferingFields(config, *registered); !fields.empty()) {
-      infra::LogLine("WARN", fmt::format("job '{}': the registry's configuration differs from "
-                                         "the one given here in {}: the registry's wins (set "
-                                         "overwrite: true to replace it)",
-                                         job, fields));
+      log_("WARN", fmt::format("job '{}': the registry's configuration differs from "
+                               "the one given here in {}: the registry's wins (set "
+                               "overwrite: true to replace it)",
+                               job, fields));
     }
   }
   return registered;
@@ -170,7 +170,7 @@ Result<JobConfiguration> ConfigService::LoadLastGood(bool from_cache) {
     return config;
   }
   if (std::string error = config.status().ToString(); error != last_bad_) {
-    infra::LogLine("WARN", error + " (keeping the last good configuration)");
+    log_("WARN", error + " (keeping the last good configuration)");
     last_bad_ = std::move(error);
   }
   return *last_good_;

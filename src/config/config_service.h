@@ -23,16 +23,17 @@
 #include "elasticjob/clock.h"
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/thread_annotations.h"
+#include "infra/log.h"
 #include "storage/job_node_storage.h"
 
 namespace elasticjob::config {
 
 class ConfigService {
  public:
-  // REQUIRES: `storage` and `clock` outlive this object.
+  // REQUIRES: `storage` and `clock` outlive this object. `log`: where the job's lines go.
   ConfigService(storage::JobNodeStorage& storage, Clock& clock,
-                ConfigYamlVersion version = ConfigYamlVersion::kV3_0_5)
-      : storage_(storage), clock_(clock), version_(version) {}
+                ConfigYamlVersion version = ConfigYamlVersion::kV3_0_5, infra::JobLogger log = {})
+      : storage_(storage), clock_(clock), version_(version), log_(std::move(log)) {}
 
   // Registers `config` for a job of type `job_type_name` (see above). Returns the effective
   // configuration. Fails with FAILED_PRECONDITION on a job conflict, INVALID_ARGUMENT when
@@ -73,6 +74,7 @@ class ConfigService {
   storage::JobNodeStorage& storage_;
   Clock& clock_;
   const ConfigYamlVersion version_;
+  const infra::JobLogger log_;
   // The fields of `given` that the registry's `registered` sets otherwise, for SetUp's line.
   std::string DifferingFields(const JobConfiguration& given, const JobConfiguration& registered);
 

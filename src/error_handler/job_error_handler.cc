@@ -31,9 +31,15 @@ std::string Describe(const JobFailure& f) {
                      f.job_name, f.item, f.instance_id, infra::OneLine(f.cause));
 }
 
+// An ERROR line about `f` to its job's logger.
+void Log(const JobFailure& f, std::string_view message) {
+  infra::LogLine(f.logger, LogLevel::kError,
+                 {.job = f.job_name, .item = std::nullopt, .instance = f.instance_id}, message);
+}
+
 class LogHandler final : public JobErrorHandler {
  public:
-  void Handle(const JobFailure& f) override { infra::LogLine("ERROR", Describe(f)); }
+  void Handle(const JobFailure& f) override { Log(f, Describe(f)); }
   std::string type() const override { return "LOG"; }
 };
 
@@ -46,7 +52,7 @@ class IgnoreHandler final : public JobErrorHandler {
 class ThrowHandler final : public JobErrorHandler {
  public:
   void Handle(const JobFailure& f) override {
-    infra::LogLine("ERROR", Describe(f) + " (jobErrorHandlerType THROW)");
+    Log(f, Describe(f) + " (jobErrorHandlerType THROW)");
   }
   std::string type() const override { return "THROW"; }
 };

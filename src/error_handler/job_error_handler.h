@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "elasticjob/config/job_configuration.h"
+#include "elasticjob/logger.h"
 #include "elasticjob/status.h"
 #include "error_handler/notification_sender.h"
 
@@ -30,6 +31,7 @@ struct JobFailure {
   int item = 0;
   std::string instance_id;
   std::string cause;
+  Logger* logger = nullptr;  // the job's (ShardingContext::logger); null: the process default
 };
 
 class JobErrorHandler {

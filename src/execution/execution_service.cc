@@ -167,16 +167,16 @@ Result<std::vector<int>> ExecutionService::RecoverClaim(Status failed, CreateMod
               return;
             }
             if (live->has_value()) {
-              infra::LogLine("WARN", fmt::format("job '{}' item {}: running on {}, which is "
-                                                 "still registered: not run here",
-                                                 storage_.path().job_name(), item, **live));
+              log_("WARN", fmt::format("job '{}' item {}: running on {}, which is "
+                                       "still registered: not run here",
+                                       storage_.path().job_name(), item, **live));
               continue;
             }
             auto owner = storage_.GetJobNodeDataDirectly(RunningNode(item));
             if (owner.ok() && *owner != instance_id_) {
-              infra::LogLine("WARN", fmt::format("job '{}' item {}: replacing the running mark "
-                                                 "of {}, which is no longer registered",
-                                                 storage_.path().job_name(), item, *owner));
+              log_("WARN", fmt::format("job '{}' item {}: replacing the running mark "
+                                       "of {}, which is no longer registered",
+                                       storage_.path().job_name(), item, *owner));
             }
             std::vector<TransactionOp> ops;
             if (owner.ok()) ops.push_back(TransactionOp::Delete(RunningNode(item)));
@@ -258,8 +258,8 @@ void ExecutionService::MisfireMarksAsync(std::vector<TransactionOp> ops, Executo
         if (s.code() == StatusCode::kAlreadyExists || s.code() == StatusCode::kNotFound)
           s = one_by_one();
         if (!s.ok() && s.code() != StatusCode::kCancelled) {
-          infra::LogLine("WARN", fmt::format("job '{}': misfire marks not {}: {}",
-                                             storage_.path().job_name(), what, s.ToString()));
+          log_("WARN", fmt::format("job '{}': misfire marks not {}: {}", storage_.path().job_name(),
+                                   what, s.ToString()));
         }
       });
 }

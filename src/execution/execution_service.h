@@ -21,15 +21,17 @@
 #include <vector>
 
 #include "elasticjob/config/job_configuration.h"
+#include "infra/log.h"
 #include "storage/job_node_storage.h"
 
 namespace elasticjob::execution {
 
 class ExecutionService {
  public:
-  // REQUIRES: `storage` outlives this object.
-  ExecutionService(storage::JobNodeStorage& storage, std::string instance_id)
-      : storage_(storage), instance_id_(std::move(instance_id)) {}
+  // REQUIRES: `storage` outlives this object. `log`: where the job's lines go.
+  ExecutionService(storage::JobNodeStorage& storage, std::string instance_id,
+                   infra::JobLogger log = {})
+      : storage_(storage), instance_id_(std::move(instance_id)), log_(std::move(log)) {}
 
   // Marks `items` running (one multi-op), resolving conflicts as ClaimAsync does; ALREADY_EXISTS
   // when another live instance holds one of them. No-op without monitorExecution.
@@ -110,6 +112,7 @@ class ExecutionService {
 
   storage::JobNodeStorage& storage_;
   const std::string instance_id_;
+  const infra::JobLogger log_;
 };
 
 }  // namespace elasticjob::execution

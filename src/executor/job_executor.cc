@@ -98,12 +98,12 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
     // migration, SIGSTOP) or starved, and its session may have expired meanwhile, its items
     // gone to others. Skipped, as Quartz's "do nothing" misfire policy skips a late fire.
     if (metrics_ != nullptr) metrics_->skipped_overdue.Inc();
-    infra::LogLine("WARN", fmt::format("job={} instance={}: the fire time passed {} ms ago (was "
-                                       "the process paused?): skipped",
-                                       config->job_name, instance_id_,
-                                       std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           clock_.WallNow() - *fire_time)
-                                           .count()));
+    log_("WARN", fmt::format("job={} instance={}: the fire time passed {} ms ago (was "
+                             "the process paused?): skipped",
+                             config->job_name, instance_id_,
+                             std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 clock_.WallNow() - *fire_time)
+                                 .count()));
     return done(Outcome::kMisfire);
   }
   {
@@ -138,10 +138,10 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
         waiting_run_->sharding_fire.store(fire_time->time_since_epoch().count());
         const std::string job = waiting_run_->config->job_name;
         lock.unlock();
-        infra::LogLine("INFO", fmt::format("job={} instance={}: the trigger of {} ms waited for "
-                                           "the leader's sharding up to the next fire; it runs "
-                                           "for that fire",
-                                           job, instance_id_, EpochMillis(earlier)));
+        log_("INFO", fmt::format("job={} instance={}: the trigger of {} ms waited for "
+                                 "the leader's sharding up to the next fire; it runs "
+                                 "for that fire",
+                                 job, instance_id_, EpochMillis(earlier)));
         sharding_.Recheck();
         return superseded(Outcome::kQueued);
       }
@@ -263,11 +263,11 @@ bool JobExecutor::StopWaiting(const std::shared_ptr<Run>& run, bool waited) {
     if (!later.has_value() || *later <= *run->fire_time) return false;
     queued = ReleaseLocked(*run);
   }
-  infra::LogLine("INFO", fmt::format("job={} instance={}: the trigger of {} ms waited for the "
-                                     "leader's sharding until the trigger of {} ms: it gives "
-                                     "way to that one",
-                                     run->config->job_name, instance_id_,
-                                     EpochMillis(*run->fire_time), EpochMillis(*later)));
+  log_("INFO", fmt::format("job={} instance={}: the trigger of {} ms waited for the "
+                           "leader's sharding until the trigger of {} ms: it gives "
+                           "way to that one",
+                           run->config->job_name, instance_id_, EpochMillis(*run->fire_time),
+                           EpochMillis(*later)));
   Deliver(run, Outcome::kQueued, std::move(queued));
   return true;
 }
@@ -515,12 +515,12 @@ void JobExecutor::LetGo(const std::shared_ptr<Prepared>& prepared) {
   }
   if (reason == kOverdue) {
     if (metrics_ != nullptr) metrics_->skipped_overdue.Inc();
-    infra::LogLine("WARN", fmt::format("job={} instance={}: the fire time passed {} ms ago (was "
-                                       "the process paused?): skipped",
-                                       run->config->job_name, instance_id_,
-                                       std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           clock_.WallNow() - *run->fire_time)
-                                           .count()));
+    log_("WARN", fmt::format("job={} instance={}: the fire time passed {} ms ago (was "
+                             "the process paused?): skipped",
+                             run->config->job_name, instance_id_,
+                             std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 clock_.WallNow() - *run->fire_time)
+                                 .count()));
   }
   auto after_marks = [this, prepared, run, reason] {
     if (reason == kChanged) return Reread(run);  // it reads everything again
@@ -536,10 +536,10 @@ void JobExecutor::LetGo(const std::shared_ptr<Prepared>& prepared) {
 void JobExecutor::Launch(const std::shared_ptr<Run>& run, Result<std::vector<int>> claimed) {
   if (!claimed.ok()) {
     if (claimed.status().code() != StatusCode::kCancelled) {  // not the registry closing
-      infra::LogLine("WARN", fmt::format("job={} instance={} items={}: running marks not "
-                                         "written, the items do not run: {}",
-                                         run->config->job_name, instance_id_,
-                                         fmt::join(run->items, ","), claimed.status().ToString()));
+      log_("WARN", fmt::format("job={} instance={} items={}: running marks not "
+                               "written, the items do not run: {}",
+                               run->config->job_name, instance_id_, fmt::join(run->items, ","),
+                               claimed.status().ToString()));
     }
     return After(run, [this, run, s = claimed.status()] { End(run, s); });
   }
@@ -843,6 +843,7 @@ ShardingContext JobExecutor::ContextOf(Run& run, int item) {
     ctx.cancellation = run.cancel;
   }
   ctx.fencing = run.fencing_token;
+  ctx.logger = log_.logger();
   return ctx;
 }
 
@@ -1438,8 +1439,8 @@ void JobExecutor::AttemptEnded(const std::shared_ptr<Attempts>& a, bool success,
   const bool stopped = CancelledOf(*run, a->ctx) != nullptr ||
                        (at->cancel->requested() && !timed_out && at->cancel->grace().count() > 0);
   if (!success && attempt < max_attempts && !stopped) {
-    infra::LogLine("WARN", fmt::format("job '{}': item {} failed ({}); retrying",
-                                       run->config->job_name, a->ctx.sharding_item, error));
+    log_("WARN", fmt::format("job '{}': item {} failed ({}); retrying", run->config->job_name,
+                             a->ctx.sharding_item, error));
     a->ctx.attempt = attempt + 1;
     if (run->config->failover) {
       // A crash before the retry hands the item over with its count (docs/scheduling.md).

@@ -96,6 +96,7 @@
 #include "execution/execution_service.h"
 #include "executor/job_listeners.h"
 #include "failover/failover_service.h"
+#include "infra/log.h"
 #include "metrics/job_metrics.h"
 #include "sharding/sharding_service.h"
 #include "tracing/job_tracing.h"
@@ -228,6 +229,9 @@ class JobExecutor {
   // every job shares instead of three of its own. Null: the execution service's registry.
   // REQUIRES: before the first run; `registry` outlives this object.
   void set_lease_source(RegistryCenter* registry) { lease_ = registry; }
+  // Where this job's lines go (its BootstrapOptions::logger); default: the process default.
+  // Its items' JobLog lines go there too when tracing is off. Before the first trigger.
+  void set_logger(infra::JobLogger log) { log_ = std::move(log); }
 
   // Where execution timeouts and retry intervals are timed (docs/scheduling.md): `at` runs a
   // task at a wall time and returns its id, `cancel` cancels one. Unset: timeoutMs and
@@ -392,7 +396,8 @@ class JobExecutor {
   Executor& control_;
   const std::function<void(const ItemRun&)> on_item_run_;
   metrics::JobMetrics* metrics_ = nullptr;  // borrowed (the runtime's); may be null
-  RegistryCenter* lease_ = nullptr;         // borrowed; null: execution_'s (set_lease_source)
+  infra::JobLogger log_;
+  RegistryCenter* lease_ = nullptr;  // borrowed; null: execution_'s (set_lease_source)
   config::ConfigService& config_;
   sharding::ShardingService& sharding_;
   execution::ExecutionService& execution_;

@@ -24,35 +24,47 @@ int OrderOf(const JobListener& l) {
   return std::visit([](const auto& p) { return p->order(); }, l);
 }
 
-// One stdout line per hook, written at once (the item lines go there too).
-void PrintHook(std::string_view type, std::string_view phase, const ShardingContexts& c) {
+// One INFO line per hook, to the job's logger.
+void LogHook(Logger* logger, std::string_view type, std::string_view phase,
+             const ShardingContexts& c) {
   std::string items;
   for (const auto& [item, param] : c.sharding_item_parameters) {
     if (!items.empty()) items += ',';
     items += std::to_string(item);
   }
-  std::string line = fmt::format("job={} listener={} phase={} task={} items={}\n", c.job_name, type,
-                                 phase, c.task_id, items);
-  infra::WriteLogLine(stdout, "INFO", {.job = c.job_name, .item = std::nullopt, .instance = {}},
-                      std::string_view(line).substr(0, line.size() - 1), line);
-  std::fflush(stdout);
+  infra::LogLine(logger, LogLevel::kInfo, {.job = c.job_name, .item = std::nullopt, .instance = {}},
+                 fmt::format("job={} listener={} phase={} task={} items={}", c.job_name, type,
+                             phase, c.task_id, items));
 }
 
 class LogListener final : public ElasticJobListener {
  public:
-  void BeforeJobExecuted(const ShardingContexts& c) override { PrintHook("LOG", "before", c); }
-  void AfterJobExecuted(const ShardingContexts& c) override { PrintHook("LOG", "after", c); }
+  explicit LogListener(std::shared_ptr<Logger> logger) : logger_(std::move(logger)) {}
+  void BeforeJobExecuted(const ShardingContexts& c) override {
+    LogHook(logger_.get(), "LOG", "before", c);
+  }
+  void AfterJobExecuted(const ShardingContexts& c) override {
+    LogHook(logger_.get(), "LOG", "after", c);
+  }
+
+ private:
+  const std::shared_ptr<Logger> logger_;  // null: the process default
 };
 
 class DistributeOnceLogListener final : public DistributeOnceElasticJobListener {
  public:
-  using DistributeOnceElasticJobListener::DistributeOnceElasticJobListener;
+  DistributeOnceLogListener(std::chrono::milliseconds started, std::chrono::milliseconds completed,
+                            std::shared_ptr<Logger> logger)
+      : DistributeOnceElasticJobListener(started, completed), logger_(std::move(logger)) {}
   void DoBeforeJobExecutedAtLastStarted(const ShardingContexts& c) override {
-    PrintHook("DISTRIBUTE_ONCE_LOG", "before_last_started", c);
+    LogHook(logger_.get(), "DISTRIBUTE_ONCE_LOG", "before_last_started", c);
   }
   void DoAfterJobExecutedAtLastCompleted(const ShardingContexts& c) override {
-    PrintHook("DISTRIBUTE_ONCE_LOG", "after_last_completed", c);
+    LogHook(logger_.get(), "DISTRIBUTE_ONCE_LOG", "after_last_completed", c);
   }
+
+ private:
+  const std::shared_ptr<Logger> logger_;  // null: the process default
 };
 
 constexpr std::chrono::milliseconds kDefaultGuaranteeTimeout{60000};
@@ -73,17 +85,17 @@ Result<std::chrono::milliseconds> TimeoutProp(const JobConfiguration& config,
 
 }  // namespace
 
-std::map<std::string, JobListenerFactory> BuiltinJobListenerTypes() {
+std::map<std::string, JobListenerFactory> BuiltinJobListenerTypes(std::shared_ptr<Logger> logger) {
   std::map<std::string, JobListenerFactory> types;
-  types["LOG"] = [](const JobConfiguration&) -> Result<JobListener> {
-    return JobListener(std::make_shared<LogListener>());
+  types["LOG"] = [logger](const JobConfiguration&) -> Result<JobListener> {
+    return JobListener(std::make_shared<LogListener>(logger));
   };
-  types["DISTRIBUTE_ONCE_LOG"] = [](const JobConfiguration& config) -> Result<JobListener> {
+  types["DISTRIBUTE_ONCE_LOG"] = [logger](const JobConfiguration& config) -> Result<JobListener> {
     auto started = TimeoutProp(config, "listener.distribute.once.started.timeout.milliseconds");
     if (!started.ok()) return started.status();
     auto completed = TimeoutProp(config, "listener.distribute.once.completed.timeout.milliseconds");
     if (!completed.ok()) return completed.status();
-    return JobListener(std::make_shared<DistributeOnceLogListener>(*started, *completed));
+    return JobListener(std::make_shared<DistributeOnceLogListener>(*started, *completed, logger));
   };
   return types;
 }

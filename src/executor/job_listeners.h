@@ -32,14 +32,17 @@
 #include "elasticjob/api/job_listener.h"
 #include "elasticjob/clock.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/logger.h"
 #include "elasticjob/thread_annotations.h"
 #include "guarantee/guarantee_service.h"
 #include "trigger/timer_scheduler.h"
 
 namespace elasticjob::executor {
 
-// The built-in jobListenerTypes: LOG and DISTRIBUTE_ONCE_LOG (docs/runtime.md).
-std::map<std::string, JobListenerFactory> BuiltinJobListenerTypes();
+// The built-in jobListenerTypes: LOG and DISTRIBUTE_ONCE_LOG (docs/runtime.md), whose INFO
+// lines go to `logger` (null: the process default).
+std::map<std::string, JobListenerFactory> BuiltinJobListenerTypes(
+    std::shared_ptr<Logger> logger = nullptr);
 
 // `listeners` then one listener per name in `config.job_listener_types`, made by `types`.
 // Fails naming the unknown type (ElasticJob: "Can not find job listener type") or the

@@ -175,7 +175,8 @@ void TypedJob::Execute(const ShardingContext& context) {
   const bool runtime_ended = context.cancelled() && context.cancellation->grace().count() > 0;
   if (!retried && !runtime_ended) {
     try {
-      now.handler->Handle({context.job_name, context.sharding_item, instance_id_, cause});
+      now.handler->Handle(
+          {context.job_name, context.sharding_item, instance_id_, cause, context.logger});
     } catch (...) {
       // A handler never turns a failed item into a crash; the item is reported failed below.
     }
@@ -191,7 +192,8 @@ void TypedJob::HandleFailure(const ShardingContext& context, const std::string& 
   }
   if (now == nullptr || now->handler == nullptr) return;
   try {
-    now->handler->Handle({context.job_name, context.sharding_item, instance_id_, cause});
+    now->handler->Handle(
+        {context.job_name, context.sharding_item, instance_id_, cause, context.logger});
   } catch (...) {
     // As in Execute: never a crash.
   }

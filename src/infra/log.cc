@@ -1,7 +1,12 @@
 #include "infra/log.h"
 
+#include <spdlog/logger.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
 #include <chrono>
 #include <ctime>
+#include <mutex>
+#include <utility>
 
 namespace elasticjob::infra {
 namespace {
@@ -158,6 +163,24 @@ std::string JsonLogLine(std::string_view level, LogFields fields, std::string_vi
   return out;
 }
 
+std::string FormatLogLine(std::string_view level, const LogFields& fields,
+                          std::string_view message) {
+  if (JsonLogs()) return JsonLogLine(level, fields, message);
+  if (fields.item.has_value()) {
+    return fmt::format("elasticjob {} job={} item={}: {}", level, fields.job, *fields.item,
+                       message);
+  }
+  return fmt::format("elasticjob {} {}", level, message);
+}
+
+LogLevel ParseLogLevel(std::string_view level) {
+  for (LogLevel l :
+       {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
+    if (level == LogLevelName(l)) return l;
+  }
+  return LogLevel::kInfo;
+}
+
 void WriteLogLine(std::FILE* out, std::string_view level, const LogFields& fields,
                   std::string_view message, std::string_view text_line) {
   if (!JsonLogs()) {
@@ -169,4 +192,114 @@ void WriteLogLine(std::FILE* out, std::string_view level, const LogFields& field
   std::fwrite(line.data(), 1, line.size(), out);
 }
 
+namespace {
+
+class StderrLogger final : public Logger {
+ public:
+  explicit StderrLogger(std::shared_ptr<spdlog::sinks::sink> sink)
+      : spd_("elasticjob", std::move(sink)) {
+    spd_.set_pattern("%v");
+    spd_.set_level(spdlog::level::trace);
+  }
+
+  void Log(LogLevel level, const LogFields& fields, std::string_view message) override {
+    const std::string line = FormatLogLine(LogLevelName(level), fields, message);
+    spd_.log(SpdLevel(level), spdlog::string_view_t(line.data(), line.size()));
+  }
+
+ private:
+  static spdlog::level::level_enum SpdLevel(LogLevel level) {
+    switch (level) {
+      case LogLevel::kTrace:
+        return spdlog::level::trace;
+      case LogLevel::kDebug:
+        return spdlog::level::debug;
+      case LogLevel::kInfo:
+        return spdlog::level::info;
+      case LogLevel::kWarn:
+        return spdlog::level::warn;
+      case LogLevel::kError:
+        return spdlog::level::err;
+    }
+    return spdlog::level::info;
+  }
+
+  spdlog::logger spd_;  // its sink is locked per line
+};
+
+class DroppingLogger final : public Logger {
+ public:
+  void Log(LogLevel, const LogFields&, std::string_view) override {}
+};
+
+// The one stderr sink of every built-in logger (leaked: lines may come at exit).
+const std::shared_ptr<spdlog::sinks::sink>& StderrSink() {
+  static auto* sink =
+      new std::shared_ptr<spdlog::sinks::sink>(std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  return *sink;
+}
+
+struct DefaultSlot {
+  std::mutex mu;
+  std::shared_ptr<Logger> logger;  // null: the built-in one
+};
+
+DefaultSlot& Slot() {
+  static auto* slot = new DefaultSlot;  // leaked: lines may come at exit
+  return *slot;
+}
+
+const std::shared_ptr<Logger>& BuiltIn() {
+  static auto* logger = new std::shared_ptr<Logger>(MakeStderrLogger());
+  return *logger;
+}
+
+}  // namespace
+
+void LogLine(Logger* logger, LogLevel level, const LogFields& fields, std::string_view message) {
+  if (logger != nullptr) return logger->Log(level, fields, message);
+  DefaultLogger()->Log(level, fields, message);
+}
+
 }  // namespace elasticjob::infra
+
+namespace elasticjob {
+
+const char* LogLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kTrace:
+      return "TRACE";
+    case LogLevel::kDebug:
+      return "DEBUG";
+    case LogLevel::kInfo:
+      return "INFO";
+    case LogLevel::kWarn:
+      return "WARN";
+    case LogLevel::kError:
+      return "ERROR";
+  }
+  return "INFO";
+}
+
+std::shared_ptr<Logger> MakeStderrLogger() {
+  return std::make_shared<infra::StderrLogger>(infra::StderrSink());
+}
+
+std::shared_ptr<Logger> NullLogger() { return std::make_shared<infra::DroppingLogger>(); }
+
+void SetDefaultLogger(std::shared_ptr<Logger> logger) {
+  auto& slot = infra::Slot();
+  std::lock_guard<std::mutex> lock(slot.mu);
+  slot.logger = std::move(logger);
+}
+
+std::shared_ptr<Logger> DefaultLogger() {
+  auto& slot = infra::Slot();
+  {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    if (slot.logger != nullptr) return slot.logger;
+  }
+  return infra::BuiltIn();
+}
+
+}  // namespace elasticjob

@@ -27,8 +27,8 @@ bool ChildOf(std::string_view rel, std::string_view root, std::string_view* chil
 
 void ListenerManager::Report(const Status& status, std::string_view what) {
   if (status.ok() || status.code() == StatusCode::kCancelled) return;
-  infra::LogLine("WARN", fmt::format("job '{}' instance {}: {}: {}", s_.storage.path().job_name(),
-                                     s_.instances.self().instance_id, what, status.ToString()));
+  s_.log("WARN", fmt::format("job '{}' instance {}: {}: {}", s_.storage.path().job_name(),
+                             s_.instances.self().instance_id, what, status.ToString()));
 }
 
 void ListenerManager::OnEvent(const TreeEvent& event) {
@@ -96,8 +96,8 @@ void ListenerManager::OnStop(const std::string& value) {
       int n = 0;
       auto [p, ec] = std::from_chars(part.data() + 5, part.data() + part.size(), n);
       if (ec != std::errc() || p != part.data() + part.size() || n < 0) {
-        infra::LogLine("WARN", fmt::format("job '{}': stop request '{}': bad item, ignored",
-                                           s_.storage.path().job_name(), value));
+        s_.log("WARN", fmt::format("job '{}': stop request '{}': bad item, ignored",
+                                   s_.storage.path().job_name(), value));
         return;
       }
       item = n;
@@ -105,8 +105,8 @@ void ListenerManager::OnStop(const std::string& value) {
       int64_t stamp = 0;
       auto [p, ec] = std::from_chars(part.data() + 7, part.data() + part.size(), stamp);
       if (ec != std::errc() || p != part.data() + part.size()) {
-        infra::LogLine("WARN", fmt::format("job '{}': stop request '{}': bad stamp, ignored",
-                                           s_.storage.path().job_name(), value));
+        s_.log("WARN", fmt::format("job '{}': stop request '{}': bad stamp, ignored",
+                                   s_.storage.path().job_name(), value));
         return;
       }
       before = stamp;
@@ -115,9 +115,9 @@ void ListenerManager::OnStop(const std::string& value) {
     }
   }
   if (!server.empty() && server != s_.instances.self().server_ip) return;  // another's
-  infra::LogLine("INFO", fmt::format("job '{}': stop requested ({}): cancelling {}",
-                                     s_.storage.path().job_name(), value,
-                                     item ? fmt::format("item {}", *item) : "every run here"));
+  s_.log("INFO",
+         fmt::format("job '{}': stop requested ({}): cancelling {}", s_.storage.path().job_name(),
+                     value, item ? fmt::format("item {}", *item) : "every run here"));
   controller_.StopRunning(item, before);
 }
 
@@ -128,9 +128,9 @@ void ListenerManager::OnConfig(const TreeEvent& event) {
   // What this instance cannot run (an unknown strategy, say) is refused as a bad value is.
   Status valid = config.ok() ? s_.config.Check(*config) : config.status();
   if (!valid.ok()) {
-    infra::LogLine("WARN", fmt::format("job '{}': {}{} (keeping the last good configuration)",
-                                       s_.storage.path().job_name(), config.ok() ? "config: " : "",
-                                       valid.message()));
+    s_.log("WARN", fmt::format("job '{}': {}{} (keeping the last good configuration)",
+                               s_.storage.path().job_name(), config.ok() ? "config: " : "",
+                               valid.message()));
     return;
   }
   // ShardingTotalCountChangedJobListener.
@@ -314,8 +314,7 @@ void ListenerManager::OnConnectionState(ConnectionState state) {
     const char* what = state == ConnectionState::kSuspended ? "connection suspended: paused"
                        : state == ConnectionState::kLost    ? "session expired: paused"
                                                             : "reconnected: resuming";
-    infra::LogLine("INFO",
-                   fmt::format("job '{}' instance {}: registry {}", s_.storage.path().job_name(),
+    s_.log("INFO", fmt::format("job '{}' instance {}: registry {}", s_.storage.path().job_name(),
                                s_.instances.self().instance_id, what));
   }
   if (state == ConnectionState::kSuspended || state == ConnectionState::kLost) {
@@ -351,8 +350,7 @@ void ListenerManager::OnReconnected() {
     Report(s_.execution.ClearOwnRunningInfo(stale), "clearing stale running marks");
   }
   controller_.Resume();
-  infra::LogLine("INFO",
-                 fmt::format("job '{}' instance {}: registry reconnected: resumed",
+  s_.log("INFO", fmt::format("job '{}' instance {}: registry reconnected: resumed",
                              s_.storage.path().job_name(), s_.instances.self().instance_id));
   // Failover items queued while paused waited for this (no claim is made while paused).
   controller_.FailoverIfNecessary();

@@ -49,6 +49,7 @@
 #include "failover/failover_service.h"
 #include "guarantee/guarantee_node.h"
 #include "guarantee/guarantee_service.h"
+#include "infra/log.h"
 #include "instance/instance_service.h"
 #include "server/server_service.h"
 #include "sharding/sharding_service.h"
@@ -127,6 +128,7 @@ struct Services {
   sharding::ShardingService& sharding;
   execution::ExecutionService& execution;
   failover::FailoverService& failover;
+  infra::JobLogger log;  // where the job's lines go
 };
 
 class ListenerManager {

@@ -61,9 +61,9 @@ Result<std::vector<int>> ShardingService::RunningItems(int total) {
       // the mark is cleared.)
       if (!here.has_value()) here = running_watcher_->LocallyRunningItems();
       if (std::find(here->begin(), here->end(), i) == here->end()) {
-        infra::LogLine("WARN", fmt::format("job '{}' item {}: removing a running mark of this "
-                                           "instance that no run of it holds",
-                                           storage_.path().job_name(), i));
+        log_("WARN", fmt::format("job '{}' item {}: removing a running mark of this "
+                                 "instance that no run of it holds",
+                                 storage_.path().job_name(), i));
         if (Status r = storage_.RemoveJobNodeIfExisted(RunningNode(i)); !r.ok()) return r;
         continue;
       }
@@ -240,9 +240,9 @@ Status ShardingService::ShardNowIfIdleLeader(bool scheduled,
   // leadership that moved mid-way) shard at once: one transaction wins, the other fails
   // NOT_FOUND or ALREADY_EXISTS on the nodes the winner wrote. An expected outcome, not a
   // failure: the winner's assignment stands, and a flag still up brings the next attempt.
-  infra::LogLine("INFO", fmt::format("job '{}': another instance sharded at the same time ({}); "
-                                     "its assignment stands",
-                                     storage_.path().job_name(), sharded.status().ToString()));
+  log_("INFO", fmt::format("job '{}': another instance sharded at the same time ({}); "
+                           "its assignment stands",
+                           storage_.path().job_name(), sharded.status().ToString()));
   return Status::Ok();
 }
 
@@ -327,10 +327,10 @@ Result<bool> ShardingService::TryShardAsLeaderOnce(const Asker& asker) {
     GuardLocked();  // a run admitted since
     if (!MayShardLocked(asker)) {
       if (!std::exchange(deferral_logged_, true)) {
-        infra::LogLine("INFO", fmt::format("job '{}': items ran under the assignment being "
-                                           "replaced: the new one is written for the next "
-                                           "fire (the leader's next trigger)",
-                                           storage_.path().job_name()));
+        log_("INFO", fmt::format("job '{}': items ran under the assignment being "
+                                 "replaced: the new one is written for the next "
+                                 "fire (the leader's next trigger)",
+                                 storage_.path().job_name()));
       }
       return false;
     }

@@ -44,6 +44,7 @@
 #include "elasticjob/clock.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
 #include "election/leader_service.h"
+#include "infra/log.h"
 #include "instance/instance_service.h"
 #include "storage/change_notifier.h"
 #include "storage/job_node_storage.h"
@@ -87,8 +88,9 @@ class ShardingService {
                   election::LeaderService& leader, instance::InstanceService& instances,
                   server::ServerService& servers, const JobShardingStrategyRegistry& strategies,
                   storage::ChangeNotifier& notifier, RunningMarkWatcher* running_watcher = nullptr,
-                  FireTiming timing = {})
-      : storage_(storage),
+                  FireTiming timing = {}, infra::JobLogger log = {})
+      : log_(std::move(log)),
+        storage_(storage),
         config_(config),
         leader_(leader),
         instances_(instances),
@@ -198,6 +200,7 @@ class ShardingService {
   // left the cluster: not a race to retry), else `failed`.
   Status FencedFailure(Status failed);
 
+  const infra::JobLogger log_;  // where the job's lines go
   storage::JobNodeStorage& storage_;
   config::ConfigService& config_;
   election::LeaderService& leader_;

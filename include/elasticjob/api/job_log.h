@@ -1,6 +1,7 @@
 // JobLog: what a job prints about one execution (one run of one item), kept with that
 // execution when event tracing is on (docs/tracing.md, table JOB_EXECUTION_LOG_LINE) and
-// written to the process log (stderr) when it is off. A job reaches it through its
+// given to the job's Logger (BootstrapOptions::logger, elasticjob/logger.h), with the job and
+// item as fields and the level kept, when it is off. A job reaches it through its
 // ShardingContext, with spdlog's level names and fmt's format strings:
 //
 //   void Execute(const elasticjob::ShardingContext& ctx) override {
@@ -24,14 +25,15 @@
 #include <string_view>
 #include <utility>
 
+#include "elasticjob/logger.h"
+
 namespace elasticjob {
 
 struct ShardingContext;
 
-enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
-
-// How the library writes its own log lines (stderr), the item-run lines (stdout, the
-// default on_item_run) and JobLog's lines when event tracing is off. kText (the default):
+// How the built-in logger (elasticjob/logger.h) writes the library's lines and JobLog's
+// lines when event tracing is off, on stderr, and how the `elasticjob` command writes its
+// item-run lines on stdout. kText (the default):
 // "elasticjob WARN job 'x': ...". kJson: one JSON object per line, for a log collector:
 //   {"time":"2026-01-02T03:04:05.678Z","level":"WARN","job":"x","item":0,
 //    "instance":"10.0.0.1@-@42","message":"..."}
@@ -40,9 +42,6 @@ enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
 enum class LogFormat { kText, kJson };
 void SetLogFormat(LogFormat format);
 LogFormat GetLogFormat();
-
-// "TRACE", "DEBUG", "INFO", "WARN" or "ERROR".
-const char* LogLevelName(LogLevel level);
 
 // Where an execution's lines go: implemented by the runtime (event tracing). Thread-safe.
 class JobLogSink {

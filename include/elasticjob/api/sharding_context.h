@@ -11,10 +11,10 @@
 // clang-format on
 //
 // A job logs about its run through `log()` (elasticjob/api/job_log.h): with event tracing on,
-// the lines are kept with the execution; off, they go to the process log. The sink behind it
-// is shared by the copies of a context and is not part of its JSON or of ==. So is its
-// cancellation (elasticjob/api/cancellation.h): `cancelled()` turns true when the runtime asks
-// the run to stop (its instance's registry session expired: others may run the item now).
+// the lines are kept with the execution; off, they go to the job's Logger. The sink and the
+// logger behind it are shared by the copies of a context and are not part of its JSON or of ==. So
+// is its cancellation (elasticjob/api/cancellation.h): `cancelled()` turns true when the runtime
+// asks the run to stop (its instance's registry session expired: others may run the item now).
 //
 // Each item run also carries a fencing token (fencing_token()), outside the JSON too.
 //
@@ -46,6 +46,9 @@ struct ShardingContext {
   std::optional<std::string> sharding_parameter;  // unset when the item has no parameter
   // Where log() writes: the execution's log when tracing is on; null: the process log.
   std::shared_ptr<JobLogSink> log_sink = nullptr;
+  // Where log() writes when log_sink is null: the job's Logger (BootstrapOptions::logger),
+  // borrowed for the run; null: the process default (elasticjob/logger.h).
+  Logger* logger = nullptr;
   // The run's cancellation, shared by its items (null: the run cannot be cancelled).
   std::shared_ptr<Cancellation> cancellation = nullptr;
   // The run's fencing token (fencing_token()).

@@ -70,6 +70,7 @@
 #include "elasticjob/api/task_job.h"
 #include "elasticjob/clock.h"
 #include "elasticjob/config/job_configuration.h"
+#include "elasticjob/logger.h"
 #include "elasticjob/metrics/metrics.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/run_reports.h"
@@ -103,8 +104,11 @@ struct BootstrapOptions {
   std::string server_ip;
   // Time source; default: the system clock. Borrowed.
   Clock* clock = nullptr;
-  // Called after every item run (default: one line on stdout), on the item's thread. An
-  // exception from it is caught and logged. Never called after Join() returned.
+  // Where this job's log lines go (elasticjob/logger.h); shared by the jobs given it. Null:
+  // the process default (SetDefaultLogger; built in: spdlog on stderr).
+  std::shared_ptr<Logger> logger;
+  // Called after every item run (default: none; the library prints nothing), on the item's
+  // thread. An exception from it is caught and logged. Never called after Join() returned.
   // The options are copied into every job scheduled with them, so with many jobs a
   // listener that captures much should capture one pointer to it instead: a small closure
   // lives inside the std::function, and every job's runs then call the one object.

@@ -115,10 +115,12 @@ void HttpJob::OnResponse(const ShardingContext& context, const infra::HttpRespon
       level);
   if (!response.body.empty()) RecordExecutionOutput(context, response.body, level);
   if (response.status >= 400 && !props_.fail_on_error_status) {
-    infra::LogLine("WARN", fmt::format("job '{}' item {}: {} {} answered status {} (ignored: "
-                                       "http.fail.on.error.status is false)",
-                                       context.job_name, context.sharding_item, props_.method,
-                                       props_.uri, response.status));
+    infra::LogLine(context.logger, LogLevel::kWarn,
+                   {.job = context.job_name, .item = std::nullopt, .instance = {}},
+                   fmt::format("job '{}' item {}: {} {} answered status {} (ignored: "
+                               "http.fail.on.error.status is false)",
+                               context.job_name, context.sharding_item, props_.method, props_.uri,
+                               response.status));
   }
 }
 

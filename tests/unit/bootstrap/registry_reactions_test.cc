@@ -8,6 +8,7 @@
 
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 #include "unit/bootstrap/runtime_test_support.h"
+#include "unit/infra/capturing_logger.h"
 
 namespace elasticjob {
 namespace {
@@ -235,6 +236,78 @@ TEST_F(RegistryReactionsTest, AMalformedConfigIsIgnoredAndTheJobKeepsItsLastGood
   for (const auto& r : rec_.runs()) EXPECT_TRUE(r.success);
   clock_.Advance(1s);  // the cron keeps going too
   ASSERT_TRUE(rec_.WaitRuns(4));
+}
+
+// A job whose items write one JobLog line each.
+class LoggingJob final : public SimpleJob {
+ public:
+  void Execute(const ShardingContext& ctx) override {
+    ctx.log().Warn("item {} says hello", ctx.sharding_item);
+  }
+};
+
+TEST_F(RegistryReactionsTest,
+       TheJobsLoggerTakesItsLinesAndTheLibraryWritesNothingToStdoutOrStderr) {
+  auto reg = Session();
+  auto logger = std::make_shared<test_support::CapturingLogger>();
+  BootstrapOptions options = Options("10.0.0.1");
+  options.on_item_run = nullptr;  // the default: the library prints no item line
+  options.logger = logger;
+  JobConfiguration config = Config(1);
+  config.job_listener_types = {"LOG"};
+  JobConfiguration bad = config;
+  bad.cron = "0 0 25 * * ?";  // no hour 25
+  const auto is = [](LogLevel level, std::string_view text) {
+    return [level, text](const test_support::CapturingLogger::Line& l) {
+      return l.level == level && l.message.find(text) != std::string::npos;
+    };
+  };
+  std::optional<test_support::CapturingLogger::Line> refused, said, hook;
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  {
+    ScheduleJobBootstrap boot(*reg, std::make_shared<LoggingJob>(), config, options);
+    if (boot.Schedule().ok() && reg->Update("/job/config", ConfigYaml(bad)).ok()) {
+      refused = logger->WaitFor(is(LogLevel::kWarn, "keeping the last good configuration"));
+      if (OperatorTrigger(*reg, "10.0.0.1")) {
+        said = logger->WaitFor(is(LogLevel::kWarn, "item 0 says hello"));
+        hook = logger->WaitFor(is(LogLevel::kInfo, "listener=LOG phase=after"));
+      }
+    }
+    boot.Shutdown();
+  }
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out, "");
+  EXPECT_EQ(err, "");
+  ASSERT_TRUE(refused.has_value()) << "no WARN about the bad cron";
+  EXPECT_EQ(refused->job, "job");
+  EXPECT_NE(refused->message.find("0 0 25 * * ?"), std::string::npos) << refused->message;
+  ASSERT_TRUE(said.has_value()) << "no JobLog line";
+  EXPECT_EQ(said->job, "job");
+  EXPECT_EQ(said->item, 0);
+  EXPECT_EQ(said->message, "item 0 says hello");
+  ASSERT_TRUE(hook.has_value()) << "no LOG listener line";
+  EXPECT_EQ(hook->job, "job");
+}
+
+TEST_F(RegistryReactionsTest, AJobWithoutALoggerWritesToTheProcessDefault) {
+  auto reg = Session();
+  auto fallback = std::make_shared<test_support::CapturingLogger>();
+  SetDefaultLogger(fallback);
+  JobConfiguration bad = Config(1);
+  bad.cron = "0 0 25 * * ?";
+  {
+    ScheduleJobBootstrap boot(*reg, std::make_shared<GateJob>(), Config(1), Options("10.0.0.1"));
+    ASSERT_TRUE(boot.Schedule().ok());
+    ASSERT_TRUE(reg->Update("/job/config", ConfigYaml(bad)).ok());
+    auto refused = fallback->WaitFor([](const test_support::CapturingLogger::Line& l) {
+      return l.message.find("keeping the last good configuration") != std::string::npos;
+    });
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->job, "job");
+  }
+  SetDefaultLogger(nullptr);
 }
 
 TEST_F(RegistryReactionsTest, HugeItemCountsAndGarbageInTheConfigAreRefusedAndTheJobKeepsRunning) {
