@@ -216,9 +216,9 @@ class ScheduleJobBootstrap {
 
   // Schedule() of many jobs, their registrations overlapping: up to `parallelism` of them
   // are in flight at once, each on a thread that lives only for this call (the registry
-  // pipelines their round trips on its one session). A thousand jobs start in about the
-  // time of a hundred one after another. Returns each job's Status, in the order given;
-  // a failure leaves the others scheduled. REQUIRES: no null pointer.
+  // pipelines their round trips on its one session, and loads their caches together).
+  // Returns each job's Status, in the order given; a failure leaves the others scheduled.
+  // REQUIRES: no null pointer.
   static std::vector<Status> ScheduleAll(std::span<ScheduleJobBootstrap* const> jobs,
                                          int parallelism = kDefaultParallelism);
   // Shutdown() of many jobs: all are stopped first, then joined overlapping in the same way
@@ -226,7 +226,7 @@ class ScheduleJobBootstrap {
   // own shutdown_timeout counted from the call.
   static void ShutdownAll(std::span<ScheduleJobBootstrap* const> jobs,
                           int parallelism = kDefaultParallelism);
-  static constexpr int kDefaultParallelism = 32;
+  static constexpr int kDefaultParallelism = 256;
 
  private:
   struct Impl;

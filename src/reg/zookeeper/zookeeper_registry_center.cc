@@ -938,8 +938,8 @@ Result<int64_t> ZooKeeperRegistryCenter::ExecuteMulti(const std::vector<Transact
 }
 
 // An asynchronous transaction between its sending and its completion. The reply arrives on
-// the client's completion thread, which must not block (a cache refresh in progress holds
-// refresh_mu_ while it waits for that thread): Complete runs the rest on `executor`.
+// the client's completion thread, which must not block (a cache refresh in progress waits
+// for that thread while it holds its locks): Complete runs the rest on `executor`.
 struct ZooKeeperRegistryCenter::PendingMulti {
   ZooKeeperRegistryCenter* self;
   std::unique_ptr<Multi> multi;
@@ -1582,7 +1582,12 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
     // sent before the first reply is awaited.
     std::vector<std::unique_ptr<NodeRead>> reads;
     ReplyLatch latch;
+    {
+      std::lock_guard<std::mutex> data(data_mu_);
+      loading_ = true;  // from now on our writes are recorded until this level is applied
+    }
     const bool owed = send(level, latch, reads);
+    if (after_send_for_testing_) after_send_for_testing_();
     latch.Wait();
     if (owed) Settle(&latch);  // before `latch` goes: AbandonOwed may be abandoning it now
     // The replies may show a change whose other parts (a transaction's other nodes) fired
@@ -1609,6 +1614,25 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
         std::vector<TreeEvent>& out = (*events)[r->cache];
         if (r->data_rc == ZOK || r->data_rc == ZNONODE || r->children_rc == ZNONODE) {
           cache.read_seq = std::max(cache.read_seq, r->seq);
+        }
+        // A write of ours sent after this read was: the read shows the node as it was.
+        const LocalWrite* since = WrittenAfter(r->full, r->seq);
+        if (since != nullptr && !since->written) continue;  // we deleted it since
+        if (since != nullptr && r->probe) {
+          level.push_back({r->cache, r->full, kValueEvent | kChildrenEvent});  // we made it
+          continue;
+        }
+        if (since != nullptr && (r->data_rc == ZOK || r->data_rc == ZNONODE) &&
+            (r->children_rc == ZOK || r->children_rc == ZNONODE)) {
+          // We wrote it since: it is as we wrote it, with the children it had (none if we
+          // created it).
+          r->data_rc = ZOK;
+          r->read_value = true;
+          r->value = since->value;
+          if (r->children_rc == ZNONODE) {
+            r->children_rc = ZOK;
+            r->children.clear();
+          }
         }
         if (r->probe) {
           if (r->data_rc == ZOK) {
@@ -1669,6 +1693,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
           continue;
         }
         std::set<std::string> now(r->children.begin(), r->children.end());
+        MergeWritesAfter(r->full, r->seq, now);
         std::vector<std::string> gone;
         for (const auto& c : it->second.children) {
           if (now.count(c) == 0) gone.push_back(c);
@@ -1686,6 +1711,9 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
           cache.state->Changed();
         }
       }
+      // Every read on its way has been applied: no later read was sent before these writes.
+      recent_writes_.clear();
+      loading_ = false;
     }
     for (const auto& root : watch_roots) {
       Stat stat;
@@ -1763,6 +1791,27 @@ void ZooKeeperRegistryCenter::ResyncAll() {
   for (auto& [cache, list] : events) Deliver(*cache, std::move(list));
 }
 
+const ZooKeeperRegistryCenter::LocalWrite* ZooKeeperRegistryCenter::WrittenAfter(
+    const std::string& full, uint64_t seq) const {
+  auto it = recent_writes_.find(full);
+  return it != recent_writes_.end() && it->second.seq > seq ? &it->second : nullptr;
+}
+
+void ZooKeeperRegistryCenter::MergeWritesAfter(const std::string& full, uint64_t seq,
+                                               std::set<std::string>& children) const {
+  const std::string prefix = full == "/" ? full : full + "/";
+  for (auto it = recent_writes_.lower_bound(prefix);
+       it != recent_writes_.end() && it->first.starts_with(prefix); ++it) {
+    const std::string name = it->first.substr(prefix.size());
+    if (name.find('/') != std::string::npos || it->second.seq <= seq) continue;
+    if (it->second.written) {
+      children.insert(name);
+    } else {
+      children.erase(name);
+    }
+  }
+}
+
 bool ZooKeeperRegistryCenter::ReadSince(TreeCache& cache, const std::string& full, bool written,
                                         uint64_t seq) {
   if (cache.read_seq <= seq) return false;  // nothing read since the write was sent
@@ -1800,41 +1849,85 @@ void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
                                               const std::optional<std::string>& value,
                                               uint64_t seq) {
   if (before_local_apply_for_testing_) before_local_apply_for_testing_(full);
-  std::lock_guard<std::mutex> refresh(refresh_mu_);
   std::lock_guard<std::mutex> lock(data_mu_);
+  if (loading_) {
+    LocalWrite& w = recent_writes_[full];
+    if (seq >= w.seq) w = {seq, value.has_value(), value.value_or("")};
+  }
+  if (watch_loading_) watch_load_writes_.push_back({full, value, seq});
   for (auto& c : CachesCovering(full)) {
-    // A read sent after the write has shown the node as it is now (issue 24, chaos
-    // zk_restart_past_session: the leader's own delete of the sharding flag, applied after
-    // a refresh had read the flag raised again by a joining instance, hid it for good).
-    if (ReadSince(*c, full, value.has_value(), seq)) continue;
     std::vector<TreeEvent> events;
-    if (!value.has_value()) {
-      DropFrom(*c, full, &events);
-    } else {
-      auto it = c->nodes.find(full);
-      auto parent = c->nodes.find(ParentOf(full));
-      if (it == c->nodes.end() && (full == c->root || parent != c->nodes.end())) {
-        events.push_back({TreeEvent::Type::kAdded, full, *value});
-        c->nodes.emplace(full, CachedNode{*value, {}});
-        c->state->Changed();
-        if (full != c->root) parent->second.children.insert(full.substr(full.rfind('/') + 1));
-        // Arm its watches (the parent's child event will not load it: it is known now),
-        // unless it needs none: then its value is all there is to know, and we wrote it.
-        NodeWatches needs = WatchesOf(*c, full);
-        if (needs.value || needs.children) MarkDirty(full, kValueEvent | kChildrenEvent);
-        if (NamesChildren(needs)) {
-          for (std::string_view name : needs.named_children) {
-            MarkDirty(JoinPath(full, std::string(name)), kProbe);
-          }
-        }
-      } else if (it != c->nodes.end() && it->second.value != *value) {
-        events.push_back({TreeEvent::Type::kUpdated, full, *value});
-        it->second.value = *value;
-        c->state->Changed();
-      }
-    }
+    ApplyLocalWriteTo(*c, full, value, seq, &events);
     Deliver(*c, std::move(events));
   }
+}
+
+void ZooKeeperRegistryCenter::ApplyLocalWriteTo(TreeCache& cache, const std::string& full,
+                                                const std::optional<std::string>& value,
+                                                uint64_t seq, std::vector<TreeEvent>* events) {
+  TreeCache* c = &cache;
+  // A read sent after the write has shown the node as it is now (issue 24, chaos
+  // zk_restart_past_session: the leader's own delete of the sharding flag, applied after
+  // a refresh had read the flag raised again by a joining instance, hid it for good).
+  if (ReadSince(*c, full, value.has_value(), seq)) return;
+  if (!value.has_value()) {
+    DropFrom(*c, full, events);
+    return;
+  }
+  auto it = c->nodes.find(full);
+  auto parent = c->nodes.find(ParentOf(full));
+  if (it == c->nodes.end() && (full == c->root || parent != c->nodes.end())) {
+    events->push_back({TreeEvent::Type::kAdded, full, *value});
+    c->nodes.emplace(full, CachedNode{*value, {}});
+    c->state->Changed();
+    if (full != c->root) parent->second.children.insert(full.substr(full.rfind('/') + 1));
+    // Arm its watches (the parent's child event will not load it: it is known now),
+    // unless it needs none: then its value is all there is to know, and we wrote it.
+    NodeWatches needs = WatchesOf(*c, full);
+    if (needs.value || needs.children) MarkDirty(full, kValueEvent | kChildrenEvent);
+    if (NamesChildren(needs)) {
+      for (std::string_view name : needs.named_children) {
+        MarkDirty(JoinPath(full, std::string(name)), kProbe);
+      }
+    }
+  } else if (it != c->nodes.end() && it->second.value != *value) {
+    events->push_back({TreeEvent::Type::kUpdated, full, *value});
+    it->second.value = *value;
+    c->state->Changed();
+  }
+}
+
+struct ZooKeeperRegistryCenter::WatchLoad {
+  std::shared_ptr<TreeCache> cache;
+  bool done = false;  // GUARDED_BY(watch_mu_)
+};
+
+void ZooKeeperRegistryCenter::LoadWatches(const std::vector<std::shared_ptr<WatchLoad>>& batch) {
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    watch_loading_ = true;
+  }
+  EventsByCache events;
+  std::vector<LoadItem> level;
+  for (const auto& w : batch)
+    level.push_back({w->cache, w->cache->root, kValueEvent | kChildrenEvent});
+  LoadAll(std::move(level), /*deep=*/true, &events);
+  {
+    std::lock_guard<std::mutex> lock(data_mu_);
+    for (const auto& w : batch) {
+      caches_.emplace(w->cache->root, w->cache);
+      // Our writes that went on while it loaded, as they would have been applied had it
+      // been registered (a read sent after one keeps what it read: ReadSince).
+      for (const auto& write : watch_load_writes_) {
+        if (Covers(*w->cache, write.full)) {
+          ApplyLocalWriteTo(*w->cache, write.full, write.value, write.seq, &events[w->cache]);
+        }
+      }
+    }
+    watch_load_writes_.clear();
+    watch_loading_ = false;
+  }
+  for (const auto& w : batch) Deliver(*w->cache, std::move(events[w->cache]));
 }
 
 Result<std::unique_ptr<Subscription>> ZooKeeperRegistryCenter::Watch(
@@ -1849,14 +1942,31 @@ Result<std::unique_ptr<Subscription>> ZooKeeperRegistryCenter::Watch(
   cache->state = std::make_shared<SubscriptionState>();
   cache->state->counted = true;
   {
-    std::lock_guard<std::mutex> refresh(refresh_mu_);
-    EventsByCache events;
-    LoadAll({{cache, cache->root, kValueEvent | kChildrenEvent}}, /*deep=*/true, &events);
-    {
-      std::lock_guard<std::mutex> lock(data_mu_);
-      caches_.emplace(cache->root, cache);
+    // The Watch calls that come while a load is in progress wait, and the first of them to
+    // wake loads every waiting one's cache at once: many jobs starting together load their
+    // subtrees in a few round trips, not a few each one after another.
+    auto me = std::make_shared<WatchLoad>();
+    me->cache = cache;
+    std::unique_lock<std::mutex> lock(watch_mu_);
+    pending_watches_.push_back(me);
+    watch_cv_.wait(lock, [&] { return me->done || !watch_loader_; });
+    if (!me->done) {
+      watch_loader_ = true;
+      lock.unlock();
+      std::vector<std::shared_ptr<WatchLoad>> batch;
+      {
+        // Those that come while a refresh holds refresh_mu_ join this load.
+        std::lock_guard<std::mutex> refresh(refresh_mu_);
+        lock.lock();
+        batch.swap(pending_watches_);
+        lock.unlock();
+        LoadWatches(batch);
+      }
+      lock.lock();
+      for (auto& w : batch) w->done = true;
+      watch_loader_ = false;
+      watch_cv_.notify_all();
     }
-    Deliver(*cache, std::move(events[cache]));
   }
   auto state = cache->state;
   std::weak_ptr<TreeCache> weak = cache;

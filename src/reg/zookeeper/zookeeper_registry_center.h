@@ -10,7 +10,9 @@
 // that are re-armed on every event (the 3.8 C API has no persistent recursive watches), and
 // fully re-synchronised after every reconnect and new session. Get, IsExisted and
 // GetChildrenKeys on a cached key cost no round trip; this instance's own writes are applied
-// to the cache at once (read-your-writes). Watch events are refreshed in batches: every path
+// to the cache at once (read-your-writes), without waiting for a refresh in progress (a read
+// of it sent before the write is not applied over the write). Concurrent Watch calls load
+// their caches together. Watch events are refreshed in batches: every path
 // whose watch fired since the last pass is read again in one pipelined round trip, and a
 // subtree loads one round trip per level. A WatchPolicy spares the watches (and the requests
 // that set them again) that nodes created and deleted but never updated do not need.
@@ -96,6 +98,12 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // from it to force a session replacement into that moment. Set before any such request.
   void set_before_send_for_testing(std::function<void()> hook) {
     before_send_for_testing_ = std::move(hook);
+  }
+  // Test seam: runs on the loading thread each time a cache load (a Watch's, a refresh's)
+  // has handed a level's reads to the client, before it waits for their replies. A test
+  // writes from it to put its own write between a read's send and the read's apply.
+  void set_after_send_for_testing(std::function<void()> hook) {
+    after_send_for_testing_ = std::move(hook);
   }
   // Test seam: replaces the session on the calling thread, as an expiry does on the worker
   // (the old handle closed, what it owed answered, a new handle opened).
@@ -222,7 +230,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   Result<std::string> Create(const std::string& full, std::string_view value, int flags,
                              bool parents);
 
-  // Cache maintenance (refresh_mu_ serialises refreshes and write-through).
+  // Cache maintenance (refresh_mu_ serialises refreshes; write-through takes data_mu_ only).
   // Queues `full` for the next refresh pass on the worker (a fired watch, or a node this
   // instance created whose watches must be armed).
   static constexpr int kValueEvent = 1;     // its value watch fired
@@ -260,11 +268,35 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // node is read again instead (rare: see ReadSince).
   void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value,
                        uint64_t seq);
+  // The cache-side half of ApplyLocalWrite, for one cache; appends to `events`.
+  // REQUIRES: data_mu_ held.
+  void ApplyLocalWriteTo(TreeCache& cache, const std::string& full,
+                         const std::optional<std::string>& value, uint64_t seq,
+                         std::vector<TreeEvent>* events);
+  // Loads the caches of concurrent Watch calls together (one round trip per tree level for
+  // all of them) and registers them. REQUIRES: refresh_mu_ held.
+  struct WatchLoad;
+  void LoadWatches(const std::vector<std::shared_ptr<WatchLoad>>& batch);
+  // A write of ours applied to the caches while a load's reads were on their way (it does
+  // not wait for the load: a refresh's round trips would hold up every writer). A read sent
+  // before it (a smaller number) shows the node as it was and must not undo it.
+  struct LocalWrite {
+    uint64_t seq = 0;
+    bool written = false;  // a create or set; else a delete
+    std::string value;     // what it wrote
+  };
+  // The write of `full` applied after a read numbered `seq` was sent, or nullptr.
+  // REQUIRES: data_mu_ held.
+  const LocalWrite* WrittenAfter(const std::string& full, uint64_t seq) const;
+  // `children` (a read numbered `seq` of `full`'s) with our writes since applied to it.
+  // REQUIRES: data_mu_ held.
+  void MergeWritesAfter(const std::string& full, uint64_t seq,
+                        std::set<std::string>& children) const;
   // Whether `cache` holds, for `full`, a read newer than our write numbered `seq` (a create
   // or set when `written`, else a delete), so that the write must not be applied over it
   // (see ApplyLocalWrite). If it may but cannot tell (the record of a node found gone was
   // evicted), queues `full` and its parent to be read again and answers true too.
-  // REQUIRES: refresh_mu_ and data_mu_ held.
+  // REQUIRES: data_mu_ held.
   bool ReadSince(TreeCache& cache, const std::string& full, bool written, uint64_t seq);
   // Request order, for ApplyLocalWrite: a write takes its number before it is handed to the
   // client, a read after; the client sends in the order it is handed requests, so a read
@@ -305,6 +337,27 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // By root; several subscriptions may watch one key.
   std::multimap<std::string, std::shared_ptr<TreeCache>> caches_;  // GUARDED_BY(data_mu_)
 
+  // Our writes applied while a load level's reads were on their way (loading_), by path;
+  // cleared when that level is applied. GUARDED_BY(data_mu_)
+  std::map<std::string, LocalWrite> recent_writes_;
+  bool loading_ = false;  // GUARDED_BY(data_mu_)
+
+  // Our writes applied while Watch caches were loading (watch_loading_): applied to those
+  // caches too once they are registered. GUARDED_BY(data_mu_)
+  struct ReplayWrite {
+    std::string full;
+    std::optional<std::string> value;
+    uint64_t seq;
+  };
+  std::vector<ReplayWrite> watch_load_writes_;
+  bool watch_loading_ = false;  // GUARDED_BY(data_mu_)
+
+  // Watch calls waiting for their cache's load; one of them loads for all (LoadWatches).
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  std::vector<std::shared_ptr<WatchLoad>> pending_watches_;  // GUARDED_BY(watch_mu_)
+  bool watch_loader_ = false;                                // GUARDED_BY(watch_mu_)
+
   std::mutex batch_mu_;
   bool batch_in_flight_ = false;             // GUARDED_BY(batch_mu_)
   std::deque<PendingMulti*> queued_writes_;  // GUARDED_BY(batch_mu_); owned
@@ -343,6 +396,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   std::atomic<bool> probe_in_flight_{false};  // at most one probe on its way
 
   std::function<void()> before_send_for_testing_;  // set before use (tests only)
+  std::function<void()> after_send_for_testing_;   // the same
   std::function<void(const std::string&)> before_local_apply_for_testing_;  // the same
 
   std::mutex once_mu_;

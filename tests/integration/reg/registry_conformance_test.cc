@@ -3,6 +3,7 @@
 // scripts/zk-server.sh). Fault injection: session close, kill -9 of another process holding a
 // session, session expiry (the server stopped with SIGSTOP beyond the session timeout, or
 // MemoryRegistryCenter::ExpireSession), and a server restart.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -1148,6 +1149,114 @@ TEST_F(ZooKeeperRegistryTest, AnOwnCreateNeverBringsBackANodeDeletedAfterIt) {
   ASSERT_TRUE(deleted->status.ok()) << deleted->status;
   EXPECT_FALSE(*zk.IsExisted(node)) << "the cache shows a node deleted after our create";
   EXPECT_EQ(*zk.GetChildrenKeys("/j/instances"), std::vector<std::string>{"a"});
+}
+
+// A refresh's reads are on their way when we write (our write waits for no refresh): a
+// read sent before our write shows the node as it was, and applying it must not undo the
+// write in the cache (read-your-writes), neither a new value nor a new node.
+TEST_F(ZooKeeperRegistryTest, AnOwnWriteSentWhileARefreshReadsIsNotUndoneByThatRead) {
+  auto client = Client("midrefresh", "cacheBatchMs=0");
+  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  ASSERT_TRUE(zk.Init().ok());
+  auto other = Client("midrefresh");
+  ASSERT_TRUE(other->Init().ok());
+  ASSERT_TRUE(zk.Persist("/j/a", "old").ok());
+  Recorder rec;
+  auto sub = zk.Watch("/j", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  std::atomic<bool> armed{true};
+  Status mine = Status::Ok();
+  zk.set_after_send_for_testing([&] {
+    if (!armed.exchange(false)) return;
+    mine = zk.Update("/j/a", "mine");
+    if (mine.ok()) mine = zk.Persist("/j/b", "mine");
+  });
+  // Fires the value watch of /j/a and the children watch of /j: the refresh reads both.
+  ASSERT_TRUE(other
+                  ->ExecuteInTransaction(
+                      {TransactionOp::SetData("/j/a", "other"), TransactionOp::Create("/j/c", "")})
+                  .ok());
+  ASSERT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/j/b", "mine"));
+  ASSERT_TRUE(mine.ok()) << mine;
+  // The marker comes in a later refresh: the one our writes overtook has been applied.
+  ASSERT_TRUE(other->Persist("/j/marker", "after").ok());
+  ASSERT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/j/marker", "after"));
+  EXPECT_EQ(*zk.Get("/j/a"), "mine");
+  EXPECT_TRUE(*zk.IsExisted("/j/b"));
+  EXPECT_TRUE(*zk.IsExisted("/j/c"));
+  EXPECT_FALSE(rec.HasEvent(TreeEvent::Type::kUpdated, "/j/a", "other"))
+      << "a read sent before our update was applied over it";
+  EXPECT_FALSE(rec.HasEvent(TreeEvent::Type::kDeleted, "/j/b"))
+      << "a read sent before our create dropped the node";
+}
+
+// Our writes made while a Watch's cache loads are in that cache when Watch returns.
+TEST_F(ZooKeeperRegistryTest, OwnWritesMadeWhileAWatchLoadsAreInItsCacheWhenItReturns) {
+  auto client = Client("watchload", "cacheBatchMs=0");
+  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  ASSERT_TRUE(zk.Init().ok());
+  ASSERT_TRUE(zk.Persist("/w/a", "1").ok());
+  std::atomic<bool> armed{true};
+  Status mine = Status::Ok();
+  zk.set_after_send_for_testing([&] {
+    if (!armed.exchange(false)) return;
+    mine = zk.Persist("/w/x", "during");
+    if (mine.ok()) mine = zk.Update("/w", "root");
+  });
+  Recorder rec;
+  auto sub = zk.Watch("/w", events_, [&](const TreeEvent& e) { rec.Add(e); });
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  ASSERT_FALSE(armed.load());
+  ASSERT_TRUE(mine.ok()) << mine;
+  auto x = zk.Get("/w/x");
+  ASSERT_TRUE(x.ok()) << x.status();
+  EXPECT_EQ(*x, "during");
+  auto root = zk.Get("/w");
+  ASSERT_TRUE(root.ok()) << root.status();
+  EXPECT_EQ(*root, "root");
+  auto children = zk.GetChildrenKeys("/w");
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_EQ(*children, (std::vector<std::string>{"x", "a"}));
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/w/x", "during"));
+}
+
+// Watch calls made together load together; each still gets its whole subtree, replayed.
+TEST_F(ZooKeeperRegistryTest, ConcurrentWatchesEachGetTheirWholeSubtree) {
+  auto client = Client("manywatches");
+  ASSERT_TRUE(client->Init().ok());
+  constexpr int kJobs = 40;
+  for (int j = 0; j < kJobs; ++j) {
+    for (const char* node : {"config", "servers/s", "instances/i"}) {
+      ASSERT_TRUE(client->Persist(fmt::format("/m/j{}/{}", j, node), std::to_string(j)).ok());
+    }
+  }
+  std::vector<Recorder> recs(kJobs);
+  std::vector<std::unique_ptr<Subscription>> subs(kJobs);
+  std::vector<Status> statuses(kJobs, Status::Ok());
+  {
+    std::vector<std::jthread> threads;
+    for (int j = 0; j < kJobs; ++j) {
+      threads.emplace_back([&, j] {
+        auto sub = client->Watch(fmt::format("/m/j{}", j), events_,
+                                 [&rec = recs[j]](const TreeEvent& e) { rec.Add(e); });
+        if (sub.ok()) {
+          subs[j] = std::move(sub).value();
+        } else {
+          statuses[j] = sub.status();
+        }
+      });
+    }
+  }
+  for (int j = 0; j < kJobs; ++j) {
+    ASSERT_TRUE(statuses[j].ok()) << "job " << j << ": " << statuses[j];
+    const std::string root = fmt::format("/m/j{}", j);
+    EXPECT_EQ(*client->GetChildrenKeys(root),
+              (std::vector<std::string>{"servers", "instances", "config"}));
+    for (const char* node : {"/config", "/servers/s", "/instances/i"}) {
+      EXPECT_TRUE(recs[j].WaitEvent(TreeEvent::Type::kAdded, root + node, std::to_string(j)))
+          << root + node;
+    }
+  }
 }
 
 // The server stopped (SIGSTOP) past the session timeout, then resumed. Whether the session
