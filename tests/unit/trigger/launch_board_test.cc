@@ -245,9 +245,13 @@ TEST_F(LaunchBoardTest, AfterStartsKeptBehindASlowUnitRunAtTheWatch) {
   struct Ends {
     Log* log;
   } ends{&log};
-  std::mutex mu;
-  std::condition_variable cv;
-  bool release = false;
+  // The slow unit's wait, shared with it: it may wake after the test body has returned.
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool release = false;
+  };
+  auto gate = std::make_shared<Gate>();
   std::vector<LaunchBoard::Unit> units;
   units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
                                     [&ends] {
@@ -259,10 +263,12 @@ TEST_F(LaunchBoardTest, AfterStartsKeptBehindASlowUnitRunAtTheWatch) {
                                     },
                                     nullptr});
   units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
-                                    [&] {
+                                    [this, gate] {
                                       log.Add("slow started");
-                                      std::unique_lock<std::mutex> l(mu);
-                                      cv.wait_for(l, seconds(10), [&] { return release; });
+                                      std::unique_lock<std::mutex> l(gate->mu);
+                                      gate->cv.wait_for(l, seconds(10),
+                                                        [&] { return gate->release; });
+                                      log.Add("slow done");
                                     },
                                     nullptr});
   board.Add(At(101), std::move(units));
@@ -279,10 +285,11 @@ TEST_F(LaunchBoardTest, AfterStartsKeptBehindASlowUnitRunAtTheWatch) {
   control.RunAll();
   EXPECT_TRUE(log.Has("end fast"));
   {
-    std::lock_guard<std::mutex> l(mu);
-    release = true;
+    std::lock_guard<std::mutex> l(gate->mu);
+    gate->release = true;
   }
-  cv.notify_all();
+  gate->cv.notify_all();
+  EXPECT_TRUE(log.WaitFor(3));  // "slow done": nothing of this test is used after it
 }
 
 // ... but only up to `most` drainers, the workers' bound: the third unit waits until one of
