@@ -1442,6 +1442,10 @@ void JobExecutor::AttemptEnded(const std::shared_ptr<Attempts>& a, bool success,
     log_("WARN", fmt::format("job '{}': item {} failed ({}); retrying", run->config->job_name,
                              a->ctx.sharding_item, error));
     a->ctx.attempt = attempt + 1;
+    // The retry's time counts from the failure, not from the count's write below (a round
+    // trip, during which a test's simulated clock may already have moved on).
+    const Clock::WallTime retry_at =
+        clock_.WallNow() + std::chrono::milliseconds(run->config->retry_interval_ms);
     if (run->config->failover) {
       // A crash before the retry hands the item over with its count (docs/scheduling.md).
       Status kept = failover_.RecordFailedAttempts(a->ctx.sharding_item, attempt);
@@ -1450,7 +1454,7 @@ void JobExecutor::AttemptEnded(const std::shared_ptr<Attempts>& a, bool success,
     auto again = [this, a] { item_pool_.Post([this, a] { StartAttempt(a); }); };
     const int64_t interval = run->config->retry_interval_ms;
     if (interval > 0 && timer_.at) {
-      timer_.at(clock_.WallNow() + std::chrono::milliseconds(interval), std::move(again));
+      timer_.at(retry_at, std::move(again));
     } else {
       again();
     }
