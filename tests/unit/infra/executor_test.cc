@@ -149,13 +149,14 @@ TEST(ThreadPoolTest, WorkersIdleForTheKeepAliveLeaveButTheLastStays) {
   }
   cv.notify_all();
   EXPECT_EQ(pool.threads(), 3u);
-  // One task at a time, back to back: one worker serves them all, and the two others retire
-  // (the post after a retirement joins its thread).
+  // One task at a time, more often than the keep-alive: one worker serves them all, and the
+  // two others retire (the post after a retirement joins its thread).
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (pool.threads() > 1 && std::chrono::steady_clock::now() < deadline) {
     std::promise<void> done;
     pool.Post([&] { done.set_value(); });
     done.get_future().wait();
+    std::this_thread::sleep_for(20ms);  // the work's own pace, shorter than the keep-alive
   }
   EXPECT_EQ(pool.threads(), 1u);
   // The last one stays, however long it is idle, and still runs what comes.
