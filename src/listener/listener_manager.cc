@@ -167,9 +167,13 @@ void ListenerManager::ReshardUnlessStatic() {
 
 void ListenerManager::OnServer(std::string_view ip, const TreeEvent& event) {
   const bool mine = ip == s_.instances.self().server_ip;
-  // Our own registration flags resharding where it writes (start-up, reconnect); seeing it
-  // again here, possibly after the leader already sharded, would only force a second one.
-  if (!(mine && event.type == TreeEvent::Type::kAdded)) ReshardUnlessStatic();
+  // A server or instance that joins raises the flag itself, in the multi-op that registers
+  // it (start-up; a reconnect raises it after re-registering; an ElasticJob instance right
+  // after its registration): raising it again here, possibly after the leader sharded with
+  // the joiner in the plan, would only force a second sharding, which a trigger of the next
+  // fire may find pending and give way to (a fire missed on the joiner). ElasticJob's
+  // listener raises it on any server change and on an instance added or removed.
+  if (event.type != TreeEvent::Type::kAdded) ReshardUnlessStatic();
   if (!mine) return;
   const bool disabled = event.value == "DISABLED";
   if (!disabled && event.type != TreeEvent::Type::kDeleted && !controller_.IsShutdown()) {
@@ -186,7 +190,7 @@ void ListenerManager::OnServer(std::string_view ip, const TreeEvent& event) {
 
 void ListenerManager::OnInstance(std::string_view id, const TreeEvent& event) {
   const bool self = id == s_.instances.self().instance_id;
-  if (event.type != TreeEvent::Type::kUpdated && !self) ReshardUnlessStatic();  // as OnServer
+  if (event.type == TreeEvent::Type::kDeleted && !self) ReshardUnlessStatic();  // as OnServer
   if (event.type == TreeEvent::Type::kDeleted) {
     if (self) {
       // InstanceShutdownStatusJobListener: an operator's shutdown, unless the session ended

@@ -379,6 +379,95 @@ TEST_F(RegistryReactionsTest, AShardingTotalCountChangeReshardsBeforeTheNextRun)
   EXPECT_EQ(reg->GetDirectly("/job/sharding/4/instance").value_or("(none)"), Id("10.0.0.1"));
 }
 
+TEST_F(RegistryReactionsTest, NoFlagIsRaisedForAJoinerOnceAnAssignmentIncludesIt) {
+  // The joiner raises the flag in its registration's multi-op. A flag raised again by the
+  // others on seeing its nodes, after the leader had sharded with the joiner in the plan,
+  // forced a second sharding, which a trigger of the next fire could find pending and give
+  // way to: the joiner missed that fire (JobTracingTest.AFailoverRunIsRecordedAsFailover
+  // failed so under ASan). A raised again by a sharding that began before the joiner came
+  // (its plan left the joiner out) is right, and comes before a plan with the joiner.
+  auto r1 = Session(), r2 = Session();
+  ScheduleJobBootstrap a(*r1, std::make_shared<GateJob>(), Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(a.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*r1, 2, 1)) << DumpTree(*r1, "/job");
+  std::mutex mu;
+  std::condition_variable cv;
+  bool planned = false;  // an assignment with an item of B's is written
+  std::vector<std::string> late_flags;
+  bool marked = false;
+  // One thread (pool_): the events come in the store's order.
+  auto sub = r1->Watch("/job", pool_, [&](const TreeEvent& e) {
+    std::lock_guard<std::mutex> l(mu);
+    if (e.type != TreeEvent::Type::kDeleted && e.key.starts_with("/job/sharding/") &&
+        e.key.ends_with("/instance") && e.value == Id("10.0.0.2")) {
+      planned = true;
+    }
+    if (planned && e.type != TreeEvent::Type::kDeleted &&
+        e.key == "/job/leader/sharding/necessary") {
+      late_flags.push_back(e.type == TreeEvent::Type::kAdded ? "added" : "written again");
+    }
+    if (e.key == "/job/test-marker") marked = true;
+    cv.notify_all();
+  });
+  ASSERT_TRUE(sub.ok());
+  ScheduleJobBootstrap b(*r2, std::make_shared<GateJob>(), Config(2), Options("10.0.0.2"));
+  ASSERT_TRUE(b.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*r1, 2, 2)) << DumpTree(*r1, "/job");
+  // Each instance's listeners take the registry's events in order, on one strand, and an
+  // operator trigger is one of them: once both have run one, both have seen B's nodes.
+  ASSERT_TRUE(OperatorTrigger(*r1, "10.0.0.1"));
+  ASSERT_TRUE(OperatorTrigger(*r2, "10.0.0.2"));
+  ASSERT_TRUE(r1->Persist("/job/test-marker", "").ok());
+  std::unique_lock<std::mutex> l(mu);
+  ASSERT_TRUE(cv.wait_for(l, 20s, [&] { return marked; }));
+  EXPECT_TRUE(planned);
+  EXPECT_TRUE(late_flags.empty()) << ::testing::PrintToString(late_flags) << "\n"
+                                  << DumpTree(*r1, "/job");
+  EXPECT_FALSE(r1->IsExisted("/job/leader/sharding/necessary").value_or(true));
+  std::set<std::pair<std::string, int>> ran;
+  for (const auto& r : rec_.runs()) ran.insert({r.instance_id, r.item});
+  std::set<std::pair<std::string, int>> owned;  // each instance ran the item it owns
+  for (int i = 0; i < 2; ++i) {
+    owned.insert(
+        {r1->GetDirectly("/job/sharding/" + std::to_string(i) + "/instance").value_or(""), i});
+  }
+  EXPECT_EQ(ran, owned) << rec_.Dump();
+  EXPECT_EQ(ran.size(), 2u);
+}
+
+TEST_F(RegistryReactionsTest, AnotherInstancesNodesAppearingDoNotMakeTheListenersRaiseTheFlag) {
+  // What the previous test's race comes down to, without the race: the others' listeners
+  // leave the flag of an instance that registers to that instance.
+  auto r1 = Session();
+  ScheduleJobBootstrap a(*r1, std::make_shared<GateJob>(), Config(2), Options("10.0.0.1"));
+  ASSERT_TRUE(a.Schedule().ok());
+  ASSERT_TRUE(WaitSettled(*r1, 2, 1)) << DumpTree(*r1, "/job");
+  std::mutex mu;
+  std::condition_variable cv;
+  int flag_writes = 0;
+  bool marked = false;
+  auto sub = r1->Watch("/job", pool_, [&](const TreeEvent& e) {  // one thread: in order
+    std::lock_guard<std::mutex> l(mu);
+    if (e.key == "/job/leader/sharding/necessary" && e.type != TreeEvent::Type::kDeleted) {
+      ++flag_writes;
+    }
+    if (e.key == "/job/test-marker") marked = true;
+    cv.notify_all();
+  });
+  ASSERT_TRUE(sub.ok());
+  auto r2 = Session();
+  ASSERT_TRUE(r2->Persist("/job/servers/10.0.0.2", "").ok());
+  ASSERT_TRUE(r2->PersistEphemeral("/job/instances/" + Id("10.0.0.2"), "jobInstanceId: x\n").ok());
+  // A's listeners take events in order on one strand: its operator trigger's run comes
+  // after it handled both nodes, and so after any flag it raised for them.
+  ASSERT_TRUE(OperatorTrigger(*r1, "10.0.0.1"));
+  ASSERT_TRUE(r1->Persist("/job/test-marker", "").ok());
+  std::unique_lock<std::mutex> l(mu);
+  ASSERT_TRUE(cv.wait_for(l, 20s, [&] { return marked; }));
+  EXPECT_EQ(flag_writes, 0);
+  EXPECT_FALSE(r1->IsExisted("/job/leader/sharding/necessary").value_or(true));
+}
+
 TEST_F(RegistryReactionsTest, ADisabledServerLosesItsItemsAndLeadership) {
   auto r1 = Session(), r2 = Session();
   ScheduleJobBootstrap a(*r1, std::make_shared<GateJob>(), Config(4), Options("10.0.0.1"));

@@ -198,6 +198,9 @@ TEST_F(RunningMarksTest, AnOperatorShutdownOfTheLeaderRaisesTheReshardingFlag) {
   auto other = Session();
   ASSERT_TRUE(other->Persist("/job/servers/10.0.0.9", "ENABLED").ok());
   ASSERT_TRUE(other->PersistEphemeral("/job/instances/10.0.0.9@-@1", "jobInstanceId: x").ok());
+  // Its own listener raises the flag on seeing its instance added (ElasticJob's
+  // ListenServersChangedJobListener); ours leave a joiner's flag to the joiner.
+  ASSERT_TRUE(other->Persist("/job/leader/sharding/necessary", "").ok());
   // Sharded at once (no run of this fire yet: ShardingService's guard), then a fire runs.
   ASSERT_TRUE(WaitSettled(*reg, 2, 2)) << DumpTree(*reg, "/job");
   ASSERT_TRUE(FireAt(Next())) << rec_.Dump();

@@ -195,7 +195,7 @@ TEST_F(JobTracingTest, AFailoverRunIsRecordedAsFailover) {
       if (r.item == a_item && r.failover) return true;
     }
     return false;
-  }));
+  })) << rec_.Dump();
   auto reader = Reader();
   ExecutionQuery q;
   q.sharding_item = a_item;
