@@ -167,7 +167,7 @@ Status JobRuntime::BuildTypedJob(const std::string& instance_id) {
         auto self = weak.lock();
         return self != nullptr && self->EligibleForJobRunning();
       },
-      error_handler::NotificationSender::Shared());
+      error_handler::NotificationSender::Shared(), options_.logger);
   if (!typed.ok()) return typed.status();
   typed_ = *std::move(typed);
   return Status::Ok();
@@ -359,7 +359,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
   guarantee_ = std::make_unique<guarantee::GuaranteeService>(storage_);
   job_listeners_ = std::make_shared<executor::JobListeners>(
       GateListeners(*std::move(listeners), gate_), *guarantee_, shared_->timer, shared_->triggers,
-      clock_, name);
+      clock_, name, options_.logger);
   // User callbacks are fenced: an exception is logged, and nothing is called after Join.
   auto report = [this, gate = gate_, name = std::string(name),
                  fn = options_.on_item_run](const ItemRunReport& r) {
@@ -377,7 +377,8 @@ Status JobRuntime::StartSteps(bool scheduled) {
   limiter_ = std::make_shared<ItemLimiter>(shared_->items, *item_limit);
   // Workflow nodes' runs (docs/workflows.md): their reports go out on the trigger pool.
   instance_id_ = self;
-  node_runs_ = std::make_shared<workflow::NodeRuns>(gated_, shared_->triggers, name);
+  node_runs_ = std::make_shared<workflow::NodeRuns>(gated_, shared_->triggers, name,
+                                                    infra::JobLogger(options_.logger, name));
   std::shared_ptr<const tracing::JobTracing> job_tracing;
   if (options_.tracer != nullptr) {
     auto bus = std::dynamic_pointer_cast<tracing::EventBus>(options_.tracer);
@@ -414,7 +415,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
   executor_->set_timer({[shared = shared_.get(), weak = weak_from_this()](
                             Clock::WallTime at, std::function<void()> task) {
                           return shared->timer.ScheduleAt(at, [weak, task = std::move(task)] {
-                            if (auto self = weak.lock()) task();
+                            if (auto alive = weak.lock()) task();
                           });
                         },
                         [shared = shared_.get()](uint64_t id) { shared->timer.Cancel(id); }});
@@ -480,7 +481,7 @@ void JobRuntime::OpenDumpPort() {
   auto server = snapshot::DumpServer::Acquire(o.address, monitor_port_,
                                               {o.io_timeout, std::max(1, o.max_connections)});
   auto registration =
-      server.ok() ? (*server)->Register(config_.job_name, registry_)
+      server.ok() ? (*server)->Register(config_.job_name, registry_, options_.logger)
                   : Result<std::unique_ptr<snapshot::DumpServer::Registration>>(server.status());
   if (!registration.ok()) {
     Log("WARN", fmt::format("job '{}': {} (the job runs without a dump port)", config_.job_name,

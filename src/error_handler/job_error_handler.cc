@@ -62,34 +62,37 @@ class RobotHandler final : public JobErrorHandler {
  public:
   RobotHandler(std::string type, std::string webhook, std::string keyword, std::string secret,
                std::chrono::milliseconds connect, std::chrono::milliseconds read,
-               NotificationSender& sender)
+               NotificationSender& sender, std::shared_ptr<Logger> logger)
       : type_(std::move(type)),
         webhook_(std::move(webhook)),
         keyword_(std::move(keyword)),
         secret_(std::move(secret)),
         connect_(connect),
         read_(read),
-        sender_(sender) {}
+        sender_(sender),
+        logger_(std::move(logger)) {}
 
   void Handle(const JobFailure& f) override {
     const std::string body = RobotMessageJson(ErrorMessageText(keyword_, f));
-    sender_.Post(fmt::format("{} for job '{}'", type_, f.job_name),
-                 [type = type_, webhook = webhook_, secret = secret_, connect = connect_,
-                  read = read_, body]() -> Status {
-                   infra::HttpRequest request;
-                   request.method = "POST";
-                   request.url = type == "DINGTALK" && !secret.empty()
-                                     ? DingTalkUrl(webhook, secret, NowMillis())
-                                     : webhook;
-                   request.headers.emplace_back("Content-Type", "application/json; charset=UTF-8");
-                   request.body = body;
-                   request.connect_timeout = connect;
-                   request.read_timeout = read;
-                   request.max_body_bytes = 16 * 1024;
-                   auto response = infra::SendHttp(request);
-                   if (!response.ok()) return response.status();
-                   return CheckRobotReply(response->status, response->body);
-                 });
+    sender_.Post(
+        fmt::format("{} for job '{}'", type_, f.job_name),
+        [type = type_, webhook = webhook_, secret = secret_, connect = connect_, read = read_,
+         body]() -> Status {
+          infra::HttpRequest request;
+          request.method = "POST";
+          request.url = type == "DINGTALK" && !secret.empty()
+                            ? DingTalkUrl(webhook, secret, NowMillis())
+                            : webhook;
+          request.headers.emplace_back("Content-Type", "application/json; charset=UTF-8");
+          request.body = body;
+          request.connect_timeout = connect;
+          request.read_timeout = read;
+          request.max_body_bytes = 16 * 1024;
+          auto response = infra::SendHttp(request);
+          if (!response.ok()) return response.status();
+          return CheckRobotReply(response->status, response->body);
+        },
+        logger_);
   }
   std::string type() const override { return type_; }
 
@@ -101,6 +104,7 @@ class RobotHandler final : public JobErrorHandler {
   const std::chrono::milliseconds connect_;
   const std::chrono::milliseconds read_;
   NotificationSender& sender_;
+  const std::shared_ptr<Logger> logger_;
 };
 
 struct EmailSettings {
@@ -213,27 +217,30 @@ Status SendMail(const EmailSettings& e, const std::string& body) {
 
 class EmailHandler final : public JobErrorHandler {
  public:
-  EmailHandler(EmailSettings settings, NotificationSender& sender)
-      : settings_(std::move(settings)), sender_(sender) {}
+  EmailHandler(EmailSettings settings, NotificationSender& sender, std::shared_ptr<Logger> logger)
+      : settings_(std::move(settings)), sender_(sender), logger_(std::move(logger)) {}
   void Handle(const JobFailure& f) override {
     std::string body = fmt::format(
         "Job '{}' exception occur in job processing.\r\nItem: {}\r\nInstance: {}\r\nCause: {}",
         f.job_name, f.item, f.instance_id, f.cause);
     sender_.Post(
         fmt::format("EMAIL for job '{}'", f.job_name),
-        [settings = settings_, body = std::move(body)] { return SendMail(settings, body); });
+        [settings = settings_, body = std::move(body)] { return SendMail(settings, body); },
+        logger_);
   }
   std::string type() const override { return "EMAIL"; }
 
  private:
   const EmailSettings settings_;
   NotificationSender& sender_;
+  const std::shared_ptr<Logger> logger_;
 };
 
 Result<std::shared_ptr<JobErrorHandler>> NewRobot(const std::string& type,
                                                   const std::string& prefix,
                                                   const infra::Props& props,
-                                                  NotificationSender& sender) {
+                                                  NotificationSender& sender,
+                                                  std::shared_ptr<Logger> logger) {
   auto webhook = infra::RequiredProp(props, prefix + ".webhook");
   if (!webhook.ok()) return webhook.status();
   if (webhook->rfind("http://", 0) != 0 && webhook->rfind("https://", 0) != 0) {
@@ -251,12 +258,13 @@ Result<std::shared_ptr<JobErrorHandler>> NewRobot(const std::string& type,
     keyword = infra::PropOr(props, "dingtalk.keyword", "");
     secret = infra::PropOr(props, "dingtalk.secret", "");
   }
-  return std::shared_ptr<JobErrorHandler>(
-      std::make_shared<RobotHandler>(type, *webhook, keyword, secret, *connect, *read, sender));
+  return std::shared_ptr<JobErrorHandler>(std::make_shared<RobotHandler>(
+      type, *webhook, keyword, secret, *connect, *read, sender, std::move(logger)));
 }
 
 Result<std::shared_ptr<JobErrorHandler>> NewEmail(const infra::Props& props,
-                                                  NotificationSender& sender) {
+                                                  NotificationSender& sender,
+                                                  std::shared_ptr<Logger> logger) {
   EmailSettings e;
   auto host = infra::RequiredProp(props, "email.host");
   if (!host.ok()) return host.status();
@@ -289,13 +297,15 @@ Result<std::shared_ptr<JobErrorHandler>> NewEmail(const infra::Props& props,
   auto debug = infra::BoolProp(props, "email.debug", false);
   if (!debug.ok()) return debug.status();
   e.debug = *debug;
-  return std::shared_ptr<JobErrorHandler>(std::make_shared<EmailHandler>(std::move(e), sender));
+  return std::shared_ptr<JobErrorHandler>(
+      std::make_shared<EmailHandler>(std::move(e), sender, std::move(logger)));
 }
 
 }  // namespace
 
 Result<std::shared_ptr<JobErrorHandler>> NewJobErrorHandler(const JobConfiguration& config,
-                                                            NotificationSender& sender) {
+                                                            NotificationSender& sender,
+                                                            std::shared_ptr<Logger> logger) {
   const std::string type = config.job_error_handler_type.value_or("LOG");
   const auto& props = config.props;
   Result<std::shared_ptr<JobErrorHandler>> handler = InvalidArgument("");
@@ -303,11 +313,11 @@ Result<std::shared_ptr<JobErrorHandler>> NewJobErrorHandler(const JobConfigurati
   if (type == "IGNORE") return std::shared_ptr<JobErrorHandler>(std::make_shared<IgnoreHandler>());
   if (type == "THROW") return std::shared_ptr<JobErrorHandler>(std::make_shared<ThrowHandler>());
   if (type == "DINGTALK") {
-    handler = NewRobot(type, "dingtalk", props, sender);
+    handler = NewRobot(type, "dingtalk", props, sender, std::move(logger));
   } else if (type == "WECHAT") {
-    handler = NewRobot(type, "wechat", props, sender);
+    handler = NewRobot(type, "wechat", props, sender, std::move(logger));
   } else if (type == "EMAIL") {
-    handler = NewEmail(props, sender);
+    handler = NewEmail(props, sender, std::move(logger));
   } else {
     return InvalidArgument(
         fmt::format("jobErrorHandlerType: unknown type '{}' (known: LOG, IGNORE, THROW, "

@@ -44,9 +44,11 @@ class JobErrorHandler {
 // The handler `config.job_error_handler_type` names (unset: LOG), its props read and checked.
 // INVALID_ARGUMENT naming the prop and the value (a missing webhook, a port that is not a
 // number, no recipient), or an unknown type listing the known ones. The notifying handlers
-// send through `sender`, which must outlive them.
-Result<std::shared_ptr<JobErrorHandler>> NewJobErrorHandler(const JobConfiguration& config,
-                                                            NotificationSender& sender);
+// send through `sender`, which must outlive them, and log what they could not send to
+// `logger` (the job's; null: the process default).
+Result<std::shared_ptr<JobErrorHandler>> NewJobErrorHandler(
+    const JobConfiguration& config, NotificationSender& sender,
+    std::shared_ptr<Logger> logger = nullptr);
 
 // The DingTalk and WeCom message text: "[keyword]Job '<job>' exception occur in job
 // processing, caused by <cause>", and the JSON body carrying it.

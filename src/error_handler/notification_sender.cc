@@ -20,19 +20,20 @@ NotificationSender& NotificationSender::Shared() {
   return *sender;
 }
 
-bool NotificationSender::Post(std::string what, Send send) {
+bool NotificationSender::Post(std::string what, Send send, std::shared_ptr<Logger> logger) {
   {
     MutexLock lock(&mu_);
     if (!stopped_ && queue_.size() < capacity_) {
-      queue_.push_back(Message{std::move(what), std::move(send)});
+      queue_.push_back(Message{std::move(what), std::move(send), std::move(logger)});
       cv_.SignalAll();
       return true;
     }
     ++failed_;
   }
-  infra::LogLine("WARN", fmt::format("error handler {}: not sent: the notification queue is "
-                                     "full ({} messages) or stopped",
-                                     what, capacity_));
+  infra::LogLine(logger.get(), "WARN", {},
+                 fmt::format("error handler {}: not sent: the notification queue is "
+                             "full ({} messages) or stopped",
+                             what, capacity_));
   return false;
 }
 
@@ -77,7 +78,8 @@ void NotificationSender::Loop() {
       s = Internal("threw an unknown exception");
     }
     if (!s.ok()) {
-      infra::LogLine("WARN", fmt::format("error handler {}: send failed: {}", m.what, s.message()));
+      infra::LogLine(m.logger.get(), "WARN", {},
+                     fmt::format("error handler {}: send failed: {}", m.what, s.message()));
     }
     lock.Lock();
     busy_ = false;

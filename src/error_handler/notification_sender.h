@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "elasticjob/logger.h"
 #include "elasticjob/mutex.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
@@ -35,9 +36,10 @@ class NotificationSender {
   // The process's sender, started on first use and never destroyed.
   static NotificationSender& Shared();
 
-  // Queues `send`; `what` names it in the log ("DINGTALK for job 'x'"). False (logged) when
-  // the queue is full or the sender stopped.
-  bool Post(std::string what, Send send);
+  // Queues `send`; `what` names it in the log ("DINGTALK for job 'x'"), whose lines about it
+  // (not queued, failed) go to `logger` (the job's; null: the process default). False
+  // (logged) when the queue is full or the sender stopped.
+  bool Post(std::string what, Send send, std::shared_ptr<Logger> logger = nullptr);
   // Sends nothing more; queued messages are dropped.
   void Stop();
   // Waits until the queue is empty and no message is being sent (for tests).
@@ -52,6 +54,7 @@ class NotificationSender {
   struct Message {
     std::string what;
     Send send;
+    std::shared_ptr<Logger> logger;
   };
   void Loop();
 

@@ -127,13 +127,15 @@ Result<std::vector<JobListener>> ResolveJobListeners(
 
 JobListeners::JobListeners(std::vector<JobListener> listeners,
                            guarantee::GuaranteeService& guarantee, trigger::TimerScheduler& timer,
-                           Executor& executor, Clock& clock, std::string job_name)
+                           Executor& executor, Clock& clock, std::string job_name,
+                           std::shared_ptr<Logger> logger)
     : listeners_(std::move(listeners)),
       guarantee_(guarantee),
       timer_(timer),
       executor_(executor),
       clock_(clock),
-      job_name_(std::move(job_name)) {}
+      job_name_(std::move(job_name)),
+      logger_(std::move(logger)) {}
 
 void JobListeners::Start(guarantee::Phase phase, const ShardingContexts& contexts,
                          std::function<void()> next) {
@@ -295,7 +297,8 @@ void JobListeners::Cancel() {
 }
 
 void JobListeners::Warn(const std::string& what) {
-  infra::LogLine("WARN", fmt::format("job '{}': {}", job_name_, what));
+  infra::LogLine(logger_.get(), "WARN", {.job = job_name_, .item = std::nullopt, .instance = {}},
+                 fmt::format("job '{}': {}", job_name_, what));
 }
 
 }  // namespace elasticjob::executor

@@ -53,10 +53,11 @@ Result<std::vector<JobListener>> ResolveJobListeners(
 
 class JobListeners : public std::enable_shared_from_this<JobListeners> {
  public:
-  // REQUIRES: every reference outlives this object.
+  // REQUIRES: every reference outlives this object. `logger`: where the warnings go (the
+  // job's; null: the process default).
   JobListeners(std::vector<JobListener> listeners, guarantee::GuaranteeService& guarantee,
                trigger::TimerScheduler& timer, Executor& executor, Clock& clock,
-               std::string job_name);
+               std::string job_name, std::shared_ptr<Logger> logger = nullptr);
 
   bool empty() const { return listeners_.empty(); }
   void Before(const ShardingContexts& contexts, std::function<void()> next) {
@@ -94,6 +95,7 @@ class JobListeners : public std::enable_shared_from_this<JobListeners> {
   Executor& executor_;
   Clock& clock_;
   const std::string job_name_;
+  const std::shared_ptr<Logger> logger_;
 
   std::mutex mu_;
   bool cancelled_ ELASTICJOB_GUARDED_BY(mu_) = false;

@@ -92,14 +92,13 @@ Result<JobItemExecutorFactory> FindJobType(const std::string& type, const Factor
   return InvalidArgument(fmt::format("unknown job type '{}' (known: {})", type, list));
 }
 
-Result<std::shared_ptr<TypedJob>> TypedJob::Create(JobItemExecutorFactory factory,
-                                                   std::shared_ptr<JobItemExecutor> fixed,
-                                                   const JobConfiguration& config,
-                                                   std::string instance_id,
-                                                   std::function<bool()> eligible,
-                                                   error_handler::NotificationSender& sender) {
+Result<std::shared_ptr<TypedJob>> TypedJob::Create(
+    JobItemExecutorFactory factory, std::shared_ptr<JobItemExecutor> fixed,
+    const JobConfiguration& config, std::string instance_id, std::function<bool()> eligible,
+    error_handler::NotificationSender& sender, std::shared_ptr<Logger> logger) {
   std::shared_ptr<TypedJob> job(new TypedJob(std::move(factory), std::move(fixed),
-                                             std::move(instance_id), std::move(eligible), sender));
+                                             std::move(instance_id), std::move(eligible), sender,
+                                             std::move(logger)));
   if (Status s = job->Update(config); !s.ok()) return s;
   return job;
 }
@@ -122,7 +121,7 @@ Result<TypedJob::Current> TypedJob::Build(const JobConfiguration& config) {
   } catch (...) {
     return InvalidArgument("the job type's factory threw an unknown exception");
   }
-  auto handler = error_handler::NewJobErrorHandler(config, sender_);
+  auto handler = error_handler::NewJobErrorHandler(config, sender_, logger_);
   if (!handler.ok()) return handler.status();
   next.handler = *std::move(handler);
   return next;

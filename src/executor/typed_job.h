@@ -51,12 +51,10 @@ class TypedJob final : public SimpleJob {
   // executor (a C++ object; its Validate checks each configuration). `eligible` answers
   // JobRunState::IsEligibleForJobRunning. Fails as the factory, Validate or the error
   // handler's props do (the error names the prop and the value).
-  static Result<std::shared_ptr<TypedJob>> Create(JobItemExecutorFactory factory,
-                                                  std::shared_ptr<JobItemExecutor> fixed,
-                                                  const JobConfiguration& config,
-                                                  std::string instance_id,
-                                                  std::function<bool()> eligible,
-                                                  error_handler::NotificationSender& sender);
+  static Result<std::shared_ptr<TypedJob>> Create(
+      JobItemExecutorFactory factory, std::shared_ptr<JobItemExecutor> fixed,
+      const JobConfiguration& config, std::string instance_id, std::function<bool()> eligible,
+      error_handler::NotificationSender& sender, std::shared_ptr<Logger> logger = nullptr);
 
   // What an item's start reads (the lock's line, the current state and its count), for a
   // launch board unit's prefetch (LaunchBoard::Unit::touch); stale addresses are harmless.
@@ -87,12 +85,13 @@ class TypedJob final : public SimpleJob {
   };
   TypedJob(JobItemExecutorFactory factory, std::shared_ptr<JobItemExecutor> fixed,
            std::string instance_id, std::function<bool()> eligible,
-           error_handler::NotificationSender& sender)
+           error_handler::NotificationSender& sender, std::shared_ptr<Logger> logger)
       : factory_(std::move(factory)),
         fixed_(std::move(fixed)),
         instance_id_(std::move(instance_id)),
         state_(std::move(eligible)),
-        sender_(sender) {}
+        sender_(sender),
+        logger_(std::move(logger)) {}
   Result<Current> Build(const JobConfiguration& config);
 
   const JobItemExecutorFactory factory_;
@@ -100,6 +99,7 @@ class TypedJob final : public SimpleJob {
   const std::string instance_id_;
   State state_;
   error_handler::NotificationSender& sender_;
+  const std::shared_ptr<Logger> logger_;  // the job's, for its error handler (null: default)
   std::mutex mu_;
   // Immutable once built: an item's start copies one pointer (one count on one line),
   // not the three parts.

@@ -134,10 +134,10 @@ DumpServer::~DumpServer() {
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
-Result<std::unique_ptr<DumpServer::Registration>> DumpServer::Register(std::string job_name,
-                                                                       RegistryCenter& registry) {
+Result<std::unique_ptr<DumpServer::Registration>> DumpServer::Register(
+    std::string job_name, RegistryCenter& registry, std::shared_ptr<Logger> logger) {
   std::lock_guard<std::mutex> lock(jobs_mu_);
-  if (!jobs_.emplace(job_name, &registry).second) {
+  if (!jobs_.emplace(job_name, Served{&registry, logger}).second) {
     return Status(StatusCode::kAlreadyExists,
                   fmt::format("dump port {}:{}: a job named '{}' is served there already (another "
                               "instance of it in this process, or another namespace's job of "
@@ -145,9 +145,10 @@ Result<std::unique_ptr<DumpServer::Registration>> DumpServer::Register(std::stri
                               address_, port_, job_name));
   }
   // One line per job, naming it: several jobs may share the port.
-  infra::LogLine("INFO", fmt::format("job '{}': dump port listening on {}:{} (elasticjob dump {} "
-                                     "--instance {}:{})",
-                                     job_name, address_, port_, job_name, address_, port_));
+  infra::LogLine(logger.get(), "INFO", {.job = job_name, .item = std::nullopt, .instance = {}},
+                 fmt::format("job '{}': dump port listening on {}:{} (elasticjob dump {} "
+                             "--instance {}:{})",
+                             job_name, address_, port_, job_name, address_, port_));
   // Registration's constructor is private: no make_unique.
   return std::unique_ptr<Registration>(new Registration(shared_from_this(), std::move(job_name)));
 }
@@ -168,16 +169,19 @@ std::string DumpServer::Reply(const std::string& line) {
   if (!job) return "";
   std::lock_guard<std::mutex> dumping(dump_mu_);
   RegistryCenter* registry = nullptr;
+  std::shared_ptr<Logger> logger;
   {
     std::lock_guard<std::mutex> lock(jobs_mu_);
     auto it = jobs_.find(*job);
     if (it == jobs_.end()) return "";
-    registry = it->second;
+    registry = it->second.registry;
+    logger = it->second.logger;
   }
   auto dump = DumpJob(*registry, *job);
   if (!dump.ok()) {
-    infra::LogLine("WARN", fmt::format("dump port {}:{}: job '{}': {}", address_, port_, *job,
-                                       dump.status().ToString()));
+    infra::LogLine(logger.get(), "WARN", {.job = *job, .item = std::nullopt, .instance = {}},
+                   fmt::format("dump port {}:{}: job '{}': {}", address_, port_, *job,
+                               dump.status().ToString()));
     return "";
   }
   return std::move(dump).value();

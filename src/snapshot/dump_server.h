@@ -26,6 +26,7 @@
 #include <string>
 #include <thread>
 
+#include "elasticjob/logger.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
@@ -67,7 +68,9 @@ class DumpServer : public std::enable_shared_from_this<DumpServer> {
   // Serves `job_name` from `registry` (which must outlive the result). ALREADY_EXISTS when
   // a job of that name is served there already (another instance of it in this process, or
   // another namespace's job of the same name).
-  Result<std::unique_ptr<Registration>> Register(std::string job_name, RegistryCenter& registry);
+  // `logger`: the job's (its lines about the port; null: the process default).
+  Result<std::unique_ptr<Registration>> Register(std::string job_name, RegistryCenter& registry,
+                                                 std::shared_ptr<Logger> logger = nullptr);
 
   ~DumpServer();  // stops the thread and closes every socket
   DumpServer(const DumpServer&) = delete;
@@ -98,7 +101,11 @@ class DumpServer : public std::enable_shared_from_this<DumpServer> {
   // dump that found it to end; registering never waits for a dump.
   std::mutex dump_mu_;
   std::mutex jobs_mu_;
-  std::map<std::string, RegistryCenter*> jobs_ ELASTICJOB_GUARDED_BY(jobs_mu_);
+  struct Served {
+    RegistryCenter* registry;
+    std::shared_ptr<Logger> logger;
+  };
+  std::map<std::string, Served> jobs_ ELASTICJOB_GUARDED_BY(jobs_mu_);
 
   std::atomic<bool> stopping_{false};  // atomic: set by the destructor, read by the loop
   std::atomic<uint64_t> rejected_{0};  // atomic: read by tests while the loop runs

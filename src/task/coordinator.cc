@@ -254,8 +254,8 @@ Status Coordinator::RunMap(MapJob& job) {
   if (store_->shared() && s.code() == StatusCode::kCancelled) {
     handed_over_ = true;
   } else if (Status f = store_->Finish(); !f.ok()) {
-    infra::LogLine("WARN", fmt::format("job '{}' run {}: the task store keeps the run: {}",
-                                       job_name_, run_id_, f.ToString()));
+    log_("WARN", fmt::format("job '{}' run {}: the task store keeps the run: {}", job_name_,
+                             run_id_, f.ToString()));
     handed_over_ = store_->shared();
   }
   return s;
@@ -284,10 +284,9 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
     return s.ok() ? c : s;
   };
   if (store.resumed()) {
-    infra::LogLine(
-        "INFO", context(fmt::format("resumed from the task store '{}': {} of {} "
-                                    "sub-task(s) done, {} pending",
-                                    store.path(), store.done(), store.total(), store.pending())));
+    log_("INFO", context(fmt::format("resumed from the task store '{}': {} of {} "
+                                     "sub-task(s) done, {} pending",
+                                     store.path(), store.done(), store.total(), store.pending())));
   } else {
     TaskResult r = CallFenced([&] { return job.Process(root); });
     if (!r.success) return Internal(context("the root task failed: " + r.data));
@@ -373,9 +372,9 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
       if (begin()) failure = store.RequeueWorker(id, /*lost=*/false, "");
       continue;
     }
-    infra::LogLine("INFO", context(fmt::format("waiting for worker {} to finish its {} "
-                                               "sub-task(s) in flight",
-                                               id, n)));
+    log_("INFO", context(fmt::format("waiting for worker {} to finish its {} "
+                                     "sub-task(s) in flight",
+                                     id, n)));
     auto call = std::make_unique<Call>();
     call->worker = id;
     call->await = true;
@@ -481,9 +480,9 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
                               settings_.rpc_deadline_ms)
                 : fmt::format("failed an RPC ({})", c->status.error_message());
         if (!w.gone) {
-          infra::LogLine("WARN", context(fmt::format("worker {} {}; its sub-tasks go to the "
-                                                     "other workers",
-                                                     c->worker, why)));
+          log_("WARN", context(fmt::format("worker {} {}; its sub-tasks go to the "
+                                           "other workers",
+                                           c->worker, why)));
         }
         w.gone = true;
         if (!begin()) continue;
@@ -509,12 +508,11 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
           if (rec == TaskStore::Recorded::kRetry) metrics_->subtasks_retried.Inc();
         }
         if (rec == TaskStore::Recorded::kRetry) {
-          infra::LogLine("WARN", context(fmt::format("sub-task {} failed on {} (retried): {}",
-                                                     o.id(), c->worker, o.data())));
+          log_("WARN", context(fmt::format("sub-task {} failed on {} (retried): {}", o.id(),
+                                           c->worker, o.data())));
         } else if (rec == TaskStore::Recorded::kFailed) {
-          infra::LogLine("WARN",
-                         context(fmt::format("sub-task {} failed on {} after {} attempt(s): {}",
-                                             o.id(), c->worker, settings_.max_attempts, o.data())));
+          log_("WARN", context(fmt::format("sub-task {} failed on {} after {} attempt(s): {}",
+                                           o.id(), c->worker, settings_.max_attempts, o.data())));
         }
       };
       bool whole = c->reply.outcomes_size() == c->request.tasks_size();
@@ -566,7 +564,7 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
     commit();
     if (woken && failure.ok() && !cancelled) {
       if (Status s = refresh(); !s.ok()) {
-        infra::LogLine("WARN", context("listing the task workers: " + s.ToString()));
+        log_("WARN", context("listing the task workers: " + s.ToString()));
       }
     }
     // A worker gone (its node went, a call failed or passed its deadline): its other calls

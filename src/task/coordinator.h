@@ -19,6 +19,7 @@
 #include "elasticjob/api/task_job.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
+#include "infra/log.h"
 #include "metrics/job_metrics.h"
 #include "task/task_settings.h"
 #include "task/task_store.h"
@@ -58,6 +59,8 @@ class Coordinator {
   ~Coordinator();
   // Counts the sub-tasks recorded, by state, there (null: not counted). REQUIRES: before Run.
   void set_metrics(metrics::JobMetrics* metrics) { metrics_ = metrics; }
+  // Where the run's lines go (the job's logger). REQUIRES: before Run.
+  void set_log(infra::JobLogger log) { log_ = std::move(log); }
   // The workflow node this run is (null: none): the leader's task contexts hand it to the
   // job (TaskContext::workflow). REQUIRES: before Run.
   void set_workflow(std::shared_ptr<WorkflowNodeRun> workflow) { workflow_ = std::move(workflow); }
@@ -97,6 +100,7 @@ class Coordinator {
   const std::string run_id_;
   const TaskSettings settings_;
   metrics::JobMetrics* metrics_ = nullptr;  // borrowed; may be null
+  infra::JobLogger log_;                    // default: the process default
   std::shared_ptr<WorkflowNodeRun> workflow_;
   const ListWorkers list_workers_;
   std::unique_ptr<TaskStore> store_;

@@ -39,7 +39,8 @@ std::shared_ptr<bootstrap::Lifecycle> NewTaskLifecycle(RegistryCenter& registry,
                                                        BootstrapOptions options) {
   auto task = std::make_shared<task::TaskRuntime>(
       registry, std::move(job), config, options.server_ip, options.task_rpc_address,
-      options.task_store, metrics::JobMetricsOf(options.metrics, config.job_name));
+      options.task_store, metrics::JobMetricsOf(options.metrics, config.job_name),
+      infra::JobLogger(options.logger, config.job_name));
   if (!config.job_sharding_strategy_type && options.sharding_strategy == nullptr) {
     options.sharding_strategy = task->strategy();
   }
@@ -74,9 +75,11 @@ class TypeByNameAsSimpleJob final : public SimpleJob {
  public:
   // REQUIRES: `registry` outlives this job; `executor` is `factory`'s for `config`.
   TypeByNameAsSimpleJob(RegistryCenter& registry, JobItemExecutorFactory factory,
-                        std::shared_ptr<JobItemExecutor> executor, JobConfiguration config)
+                        std::shared_ptr<JobItemExecutor> executor, JobConfiguration config,
+                        std::shared_ptr<Logger> logger)
       : registry_(registry),
         factory_(std::move(factory)),
+        logger_(std::move(logger)),
         current_{std::make_shared<const JobConfiguration>(std::move(config)), std::move(executor)} {
   }
   void Execute(const ShardingContext& context) override {
@@ -113,8 +116,9 @@ class TypeByNameAsSimpleJob final : public SimpleJob {
     if (!made.ok() || *made == nullptr) {
       refused_ = *text;
       infra::LogLine(
-          "WARN", fmt::format("job '{}': {} (keeping the last good job type settings)", job_name,
-                              made.ok() ? "the factory returned null" : made.status().ToString()));
+          logger_.get(), "WARN", {.job = job_name, .item = std::nullopt, .instance = {}},
+          fmt::format("job '{}': {} (keeping the last good job type settings)", job_name,
+                      made.ok() ? "the factory returned null" : made.status().ToString()));
       return current_;
     }
     text_ = *text;
@@ -124,6 +128,7 @@ class TypeByNameAsSimpleJob final : public SimpleJob {
 
   RegistryCenter& registry_;
   const JobItemExecutorFactory factory_;
+  const std::shared_ptr<Logger> logger_;  // the job's (null: the process default)
   std::mutex mu_;
   std::string text_;     // GUARDED_BY(mu_): the text current_ was made from ("" at first)
   std::string refused_;  // GUARDED_BY(mu_): the last text refused
@@ -143,8 +148,8 @@ class GrpcModels final : public TaskModels {
       if (factory.ok()) {
         auto made = (*factory)(config);
         if (made.ok() && *made != nullptr) {
-          job = std::make_shared<TypeByNameAsSimpleJob>(registry, *std::move(factory),
-                                                        std::move(made).value(), config);
+          job = std::make_shared<TypeByNameAsSimpleJob>(
+              registry, *std::move(factory), std::move(made).value(), config, options.logger);
         }
       }
     }

@@ -51,14 +51,16 @@ class LeaderStrategy final : public JobShardingStrategy {
 
 TaskRuntime::TaskRuntime(RegistryCenter& registry, std::shared_ptr<TaskJob> job,
                          JobConfiguration config, std::string server_ip, std::string rpc_address,
-                         std::string task_store, std::shared_ptr<metrics::JobMetrics> metrics)
+                         std::string task_store, std::shared_ptr<metrics::JobMetrics> metrics,
+                         infra::JobLogger log)
     : registry_(registry),
       job_(std::move(job)),
       config_(std::move(config)),
       server_ip_(std::move(server_ip)),
       rpc_address_(rpc_address.empty() ? "127.0.0.1:0" : std::move(rpc_address)),
       task_store_(std::move(task_store)),
-      metrics_(std::move(metrics)) {
+      metrics_(std::move(metrics)),
+      log_(std::move(log)) {
   auto ip = instance::DetectIp(server_ip_);
   instance_id_ =
       instance::JobInstance::For(ip.ok() ? *ip : "127.0.0.1", static_cast<long>(getpid()))
@@ -140,8 +142,8 @@ Status TaskRuntime::Start() {
       if (stopped_) return;
     }
     if (Status st = Register(); !st.ok()) {
-      infra::LogLine("WARN", fmt::format("job '{}': task worker not registered again: {}",
-                                         config_.job_name, st.ToString()));
+      log_("WARN", fmt::format("job '{}': task worker not registered again: {}", config_.job_name,
+                               st.ToString()));
     }
   });
   // A new leader, or the coordinator's instance gone: a run it left is seen at once.
@@ -195,25 +197,25 @@ void TaskRuntime::LeftRunNoticed() {
   left_run_noticed_ = run;
   const std::string& job = config_.job_name;
   if (action == LeftRun::kWarn) {
-    infra::LogLine("WARN", fmt::format("job '{}': run {} was lost with its coordinator and "
-                                       "cannot be resumed ({}); the next trigger runs the job "
-                                       "from the root: `elasticjob job trigger {}` runs it now",
-                                       job, run,
-                                       task_store_.empty() ? "the local task store"
-                                                           : "a broadcast keeps no sub-tasks",
-                                       job));
+    log_("WARN",
+         fmt::format(
+             "job '{}': run {} was lost with its coordinator and "
+             "cannot be resumed ({}); the next trigger runs the job "
+             "from the root: `elasticjob job trigger {}` runs it now",
+             job, run,
+             task_store_.empty() ? "the local task store" : "a broadcast keeps no sub-tasks", job));
     return;
   }
   // The existing "run now" (ElasticJob's trigger node): the run resumes from the store.
   Status s = registry_.Persist("/" + job + "/trigger/" + instance_id_, "");
-  infra::LogLine(s.ok() ? "INFO" : "WARN",
-                 s.ok() ? fmt::format("job '{}': run {} was left by its coordinator; this "
-                                      "instance leads now and resumes it at once",
-                                      job, run)
-                        : fmt::format("job '{}': run {} was left by its coordinator and is not "
-                                      "resumed at once ({}): the next trigger resumes it, or "
-                                      "`elasticjob job trigger {}` now",
-                                      job, run, s.ToString(), job));
+  log_(s.ok() ? "INFO" : "WARN",
+       s.ok() ? fmt::format("job '{}': run {} was left by its coordinator; this "
+                            "instance leads now and resumes it at once",
+                            job, run)
+              : fmt::format("job '{}': run {} was left by its coordinator and is not "
+                            "resumed at once ({}): the next trigger resumes it, or "
+                            "`elasticjob job trigger {}` now",
+                            job, run, s.ToString(), job));
 }
 
 Status TaskRuntime::Register() {
@@ -282,19 +284,19 @@ Result<std::unique_ptr<TaskStore>> TaskRuntime::OpenSharedStore(const std::strin
     if (*resumed) {
       int64_t awaited = 0;
       for (const auto& [_, n] : (*store)->awaited()) awaited += n;
-      infra::LogLine("WARN", fmt::format("job '{}': run {} was left by its coordinator; "
-                                         "resuming it from the task store ({} of {} sub-task(s) "
-                                         "done, {} in flight on live workers awaited, {} in "
-                                         "flight on workers gone sent again)",
-                                         job, previous, (*store)->done(), (*store)->total(),
-                                         awaited, (*store)->redispatched()));
+      log_("WARN", fmt::format("job '{}': run {} was left by its coordinator; "
+                               "resuming it from the task store ({} of {} sub-task(s) "
+                               "done, {} in flight on live workers awaited, {} in "
+                               "flight on workers gone sent again)",
+                               job, previous, (*store)->done(), (*store)->total(), awaited,
+                               (*store)->redispatched()));
       *run_id = previous;
       return std::unique_ptr<TaskStore>(std::move(store).value());
     }
-    infra::LogLine("WARN", fmt::format("job '{}': run {} was lost, and the task store has no "
-                                       "run of that id past its root task; run {} starts "
-                                       "from the root",
-                                       job, previous, *run_id));
+    log_("WARN", fmt::format("job '{}': run {} was lost, and the task store has no "
+                             "run of that id past its root task; run {} starts "
+                             "from the root",
+                             job, previous, *run_id));
   }
   if (Status s = (*store)->Create(*run_id); !s.ok()) return s;
   return std::unique_ptr<TaskStore>(std::move(store).value());
@@ -321,23 +323,24 @@ void TaskRuntime::Execute(const ShardingContext& context) {
     // A shared store: the run a lost coordinator left is resumed from it.
     auto opened = OpenSharedStore(previous, &run_id);
     if (!opened.ok()) {
-      infra::LogLine("WARN", fmt::format("job '{}': {}", job, opened.status().ToString()));
+      log_("WARN", fmt::format("job '{}': {}", job, opened.status().ToString()));
       throw std::runtime_error(opened.status().ToString());
     }
     store = std::move(opened).value();
   } else if (!previous.empty()) {
     // A run left by a coordinator that died (the local store died with it): say so, then
     // run from the root.
-    infra::LogLine("WARN", fmt::format("job '{}': run {} was lost with its coordinator (the "
-                                       "local task store keeps no sub-task beyond it); run {} "
-                                       "starts from the root",
-                                       job, previous, run_id));
+    log_("WARN", fmt::format("job '{}': run {} was lost with its coordinator (the "
+                             "local task store keeps no sub-task beyond it); run {} "
+                             "starts from the root",
+                             job, previous, run_id));
   }
   (void)registry_.Persist(RunPath(job), run_id);
   Coordinator coordinator(
       *job_, job, context.job_parameter, instance_id_, run_id, settings_,
       [this] { return LiveWorkers(); }, std::move(store));
   coordinator.set_metrics(metrics_.get());
+  coordinator.set_log(log_);
   coordinator.set_workflow(context.workflow);
   std::shared_ptr<Events> events;
   {
@@ -368,7 +371,7 @@ void TaskRuntime::Execute(const ShardingContext& context) {
   const std::string counts = fmt::format(
       "run {}: {} in {} ms; sub-tasks created={} succeeded={} failed={} retried={}", run_id,
       s.ok() ? "done" : s.ToString(), ms, c.created, c.succeeded, c.failed, c.retried);
-  infra::LogLine(s.ok() ? "INFO" : "WARN", fmt::format("job '{}' {}", job, counts));
+  log_(s.ok() ? "INFO" : "WARN", fmt::format("job '{}' {}", job, counts));
   // Tracing on: the same line in the run's execution log (JOB_EXECUTION_LOG_LINE), where
   // `elasticjob trace logs` and the console show it with the execution.
   if (context.log_sink != nullptr) {

@@ -30,6 +30,7 @@
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
 #include "elasticjob/thread_annotations.h"
+#include "infra/log.h"
 #include "task/coordinator.h"
 #include "task/task_settings.h"
 #include "task/worker_service.h"
@@ -43,7 +44,7 @@ class TaskRuntime final : public SimpleJob {
   // local one. REQUIRES: `registry` outlives this object.
   TaskRuntime(RegistryCenter& registry, std::shared_ptr<TaskJob> job, JobConfiguration config,
               std::string server_ip, std::string rpc_address, std::string task_store = "",
-              std::shared_ptr<metrics::JobMetrics> metrics = nullptr);
+              std::shared_ptr<metrics::JobMetrics> metrics = nullptr, infra::JobLogger log = {});
   ~TaskRuntime() override;
 
   // Settings from the props, the endpoint, the worker node. Fails naming the prop, the
@@ -90,7 +91,8 @@ class TaskRuntime final : public SimpleJob {
   const std::string rpc_address_;
   const std::string task_store_;
   const std::shared_ptr<metrics::JobMetrics> metrics_;  // may be null
-  std::string instance_id_;                             // set by the constructor
+  const infra::JobLogger log_;  // the job's lines (BootstrapOptions::logger)
+  std::string instance_id_;     // set by the constructor
   std::shared_ptr<const JobShardingStrategy> strategy_;
   TaskSettings settings_;                 // set by Start
   std::unique_ptr<WorkerServer> server_;  // set by Start, reset by Join

@@ -244,10 +244,11 @@ void EventBus::Trim() {
       ++episode_dropped_;
       if (!dropping_) {
         dropping_ = true;
-        infra::LogLine("WARN", fmt::format("tracing ({}): the queue is full ({} events): the "
-                                           "oldest events are dropped until the database "
-                                           "catches up",
-                                           url_.redacted, config_.queue_capacity));
+        infra::LogLine(config_.logger.get(), "WARN", {},
+                       fmt::format("tracing ({}): the queue is full ({} events): the "
+                                   "oldest events are dropped until the database "
+                                   "catches up",
+                                   url_.redacted, config_.queue_capacity));
       }
     }
     PopFront();
@@ -298,9 +299,10 @@ void EventBus::Run() {
     }
     if (!failing_) {
       failing_ = true;
-      infra::LogLine("WARN", fmt::format("tracing ({}): {}; retrying (events wait in the queue, "
-                                         "up to {})",
-                                         url_.redacted, s.message(), config_.queue_capacity));
+      infra::LogLine(config_.logger.get(), "WARN", {},
+                     fmt::format("tracing ({}): {}; retrying (events wait in the queue, "
+                                 "up to {})",
+                                 url_.redacted, s.message(), config_.queue_capacity));
     }
   };
   while (true) {
@@ -348,13 +350,15 @@ void EventBus::Run() {
       backoff = kFirstBackoff;
       if (failing_) {
         failing_ = false;
-        infra::LogLine("INFO", fmt::format("tracing ({}): writing again", url_.redacted));
+        infra::LogLine(config_.logger.get(), "INFO", {},
+                       fmt::format("tracing ({}): writing again", url_.redacted));
       }
       if (dropping_ && Events() <= config_.queue_capacity / 2) {
         dropping_ = false;
-        infra::LogLine("WARN", fmt::format("tracing ({}): {} events were dropped (queue full); "
-                                           "{} in all",
-                                           url_.redacted, episode_dropped_, dropped_.load()));
+        infra::LogLine(config_.logger.get(), "WARN", {},
+                       fmt::format("tracing ({}): {} events were dropped (queue full); "
+                                   "{} in all",
+                                   url_.redacted, episode_dropped_, dropped_.load()));
         episode_dropped_ = 0;
       }
       continue;
@@ -364,8 +368,9 @@ void EventBus::Run() {
       Event* e = batch[*r.refused];
       queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(*r.refused));
       dropped_.fetch_add(1, std::memory_order_relaxed);
-      infra::LogLine("WARN", fmt::format("tracing ({}): an event was refused and dropped: {}",
-                                         url_.redacted, r.status.message()));
+      infra::LogLine(config_.logger.get(), "WARN", {},
+                     fmt::format("tracing ({}): an event was refused and dropped: {}",
+                                 url_.redacted, r.status.message()));
       Delete(e);
       continue;
     }
@@ -385,8 +390,9 @@ void EventBus::Run() {
   pending_.store(0);
   if (lost > 0) {
     dropped_.fetch_add(lost);
-    infra::LogLine("WARN", fmt::format("tracing ({}): {} events not written at shutdown",
-                                       url_.redacted, lost));
+    infra::LogLine(
+        config_.logger.get(), "WARN", {},
+        fmt::format("tracing ({}): {} events not written at shutdown", url_.redacted, lost));
   }
 }
 

@@ -77,8 +77,8 @@ void NodeRuns::Take(const std::string& name, const std::string& value,
   auto decoded = DecodeEnvelope(value);
   if (!decoded.ok() || value.starts_with(kCancelPrefix)) {
     if (!decoded.ok()) {
-      infra::LogLine("WARN", fmt::format("job '{}': workflowRuns/{}: {} (removed)", job_name_, name,
-                                         decoded.status().message()));
+      log_("WARN", fmt::format("job '{}': workflowRuns/{}: {} (removed)", job_name_, name,
+                               decoded.status().message()));
     } else {
       Cancel(*decoded);
     }
@@ -94,8 +94,8 @@ void NodeRuns::Take(const std::string& name, const std::string& value,
       executor_, [this, name, value, instance_id, envelope, start = std::move(start)](Status s) {
         if (!s.ok()) {
           // Gone (the coordinator withdrew it, the instance was cleaned up) or taken: not ours.
-          infra::LogLine("WARN", fmt::format("job '{}': workflow run request {} not taken: {}",
-                                             job_name_, name, s.ToString()));
+          log_("WARN", fmt::format("job '{}': workflow run request {} not taken: {}", job_name_,
+                                   name, s.ToString()));
           return;
         }
         {
@@ -126,9 +126,9 @@ void NodeRuns::Cancel(const Envelope& target) {
   }
   const std::string reason = fmt::format("workflow instance {} stopped", target.instance);
   for (const auto& c : requests) c->Request(reason);
-  infra::LogLine("INFO", fmt::format("job '{}': {} (node {} attempt {}): its run here is "
-                                     "cancelled",
-                                     job_name_, reason, target.node, target.attempt));
+  log_("INFO", fmt::format("job '{}': {} (node {} attempt {}): its run here is "
+                           "cancelled",
+                           job_name_, reason, target.node, target.attempt));
 }
 
 std::shared_ptr<const Envelope> NodeRuns::Find(const std::string& parameter,
@@ -199,13 +199,14 @@ void NodeRuns::Finish(const std::string& parameter, const std::string& instance_
   // the report alone.
   registry_.ExecuteInTransactionAsync(
       {TransactionOp::Create(report_key, value), TransactionOp::Delete(mark_key)}, executor_,
-      [this, report_key, value, job = job_name_](Status s) {
+      [this, report_key, value, job = job_name_, log = log_](Status s) {
         if (s.ok()) return;
         registry_.ExecuteInTransactionAsync(
-            {TransactionOp::Create(report_key, value)}, executor_, [report_key, job](Status s2) {
+            {TransactionOp::Create(report_key, value)}, executor_,
+            [report_key, job, log](Status s2) {
               if (!s2.ok() && s2.code() != StatusCode::kAlreadyExists) {
-                infra::LogLine("WARN", fmt::format("job '{}': workflow report {}: {}", job,
-                                                   report_key, s2.ToString()));
+                log("WARN", fmt::format("job '{}': workflow report {}: {}", job, report_key,
+                                        s2.ToString()));
               }
             });
       });

@@ -25,6 +25,7 @@
 #include "elasticjob/executor.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/thread_annotations.h"
+#include "infra/log.h"
 
 namespace elasticjob::workflow {
 
@@ -49,8 +50,13 @@ Result<Envelope> DecodeEnvelope(std::string_view parameter);
 class NodeRuns {
  public:
   // REQUIRES: `registry` and `executor` outlive this object and every Report Take hands out.
-  NodeRuns(RegistryCenter& registry, Executor& executor, std::string job_name)
-      : registry_(registry), executor_(executor), job_name_(std::move(job_name)) {}
+  // `log`: the job's lines (the job's logger; default: the process default).
+  NodeRuns(RegistryCenter& registry, Executor& executor, std::string job_name,
+           infra::JobLogger log = {})
+      : registry_(registry),
+        executor_(executor),
+        job_name_(std::move(job_name)),
+        log_(std::move(log)) {}
 
   // Called once the run ends: `ran` true when it ran (or had nothing to run here), false
   // with `error` when it did not (the job stopped, a registry error). Writes the report.
@@ -92,6 +98,7 @@ class NodeRuns {
   RegistryCenter& registry_;
   Executor& executor_;
   const std::string job_name_;
+  const infra::JobLogger log_;
 
   std::mutex mu_;
   std::map<std::string, Entry> runs_ ELASTICJOB_GUARDED_BY(mu_);  // by trigger value

@@ -65,6 +65,7 @@ Coordinator::Coordinator(RegistryCenter& registry, Executor& executor,
       executor_(executor),
       instance_id_(options.instance_id.empty() ? DefaultInstanceId() : options.instance_id),
       clock_(options.clock != nullptr ? *options.clock : Clock::System()),
+      log_(std::move(options.logger), ""),
       strand_(executor_),
       timer_(clock_, strand_) {}
 
@@ -258,8 +259,7 @@ void Coordinator::LookAtWorkflow(const std::string& name) {
     if (s.ok()) led.term = term;
     if (s.ok()) {
       overlay_[LeaderPath(name)] = instance_id_;
-      infra::LogLine("INFO",
-                     fmt::format("workflow '{}': coordinated here ({})", name, instance_id_));
+      log_("INFO", fmt::format("workflow '{}': coordinated here ({})", name, instance_id_));
     }
   } else {
     led.leading = false;
@@ -314,8 +314,8 @@ void Coordinator::CronFire(const std::string& name, Clock::WallTime fire) {
   }
   if (Status s = registry_.ExecuteInTransaction(ops); !s.ok()) {
     dirty_workflows_.insert(name);  // still leading? read again
-    infra::LogLine("WARN", fmt::format("workflow '{}': the cron fire at {} ms: {}", name, Ms(fire),
-                                       s.ToString()));
+    log_("WARN",
+         fmt::format("workflow '{}': the cron fire at {} ms: {}", name, Ms(fire), s.ToString()));
   }
   ArmCron(name, it->second);
 }
@@ -349,8 +349,8 @@ bool Coordinator::Commit(const std::string& name, const std::string& id,
   Status s = registry_.ExecuteInTransaction(ops);
   if (!s.ok()) {
     dirty_workflows_.insert(name);  // still leading? read again
-    infra::LogLine("WARN", fmt::format("workflow '{}' instance {}: {} (looked at again in {} s)",
-                                       name, id, s.ToString(), kRetryLook.count()));
+    log_("WARN", fmt::format("workflow '{}' instance {}: {} (looked at again in {} s)", name, id,
+                             s.ToString(), kRetryLook.count()));
     ArmLook(name, id, clock_.WallNow() + kRetryLook);
     request_parents_.clear();
     return false;
@@ -420,8 +420,8 @@ void Coordinator::LookAtInstance(const std::string& name, const std::string& id)
         skipped.status = "SKIPPED";
         skipped.message = fmt::format("instance {} was still running (overlap: skip)", other);
         skipped.started_ms = skipped.ended_ms = m.now_ms;
-        infra::LogLine("INFO", fmt::format("workflow '{}': instance {} skipped: {}", name, id,
-                                           skipped.message));
+        log_("INFO",
+             fmt::format("workflow '{}': instance {} skipped: {}", name, id, skipped.message));
         if (Commit(name, id, {TransactionOp::Create(StatePath(name, id), ToJson(skipped))})) {
           Retention(name, m.def.retention);
         }
@@ -552,8 +552,8 @@ void Coordinator::LookAtInstance(const std::string& name, const std::string& id)
     ArmLook(name, id, Clock::WallTime(std::chrono::milliseconds(m.wake_at_ms)));
   }
   if (m.state_changed && IsTerminalInstanceStatus(m.state.status)) {
-    infra::LogLine("INFO", fmt::format("workflow '{}': instance {} {}{}", name, id, m.state.status,
-                                       m.state.message.empty() ? "" : ": " + m.state.message));
+    log_("INFO", fmt::format("workflow '{}': instance {} {}{}", name, id, m.state.status,
+                             m.state.message.empty() ? "" : ": " + m.state.message));
     Retention(name, m.def.retention);
     // A queued instance may start now.
     for (const std::string& other : Children(InstancesPath(name))) {
@@ -671,9 +671,9 @@ void Coordinator::Advance(Model& m) {
             break;
           case RunCheck::kNeverTaken:
             // Nothing ran: offered again to the live instances, not counted as a loss.
-            infra::LogLine("INFO", fmt::format("workflow '{}' instance {} node {}: {}; offered "
-                                               "again",
-                                               m.name, m.id, node.id, error));
+            log_("INFO", fmt::format("workflow '{}' instance {} node {}: {}; offered "
+                                     "again",
+                                     m.name, m.id, node.id, error));
             StartJobNode(m, i, rec.attempt + 1);
             changed = true;
             break;
@@ -1053,8 +1053,8 @@ void Coordinator::WatchJob(const std::string& job, const std::string& name, cons
     Schedule();
   });
   if (!watch.ok()) {
-    infra::LogLine("WARN", fmt::format("workflow coordinator: watching job '{}': {}", job,
-                                       watch.status().ToString()));
+    log_("WARN", fmt::format("workflow coordinator: watching job '{}': {}", job,
+                             watch.status().ToString()));
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -1078,8 +1078,8 @@ void Coordinator::Retention(const std::string& name, int keep) {
   std::vector<std::string> removed;
   for (size_t i = 0; i + keep < finished.size(); ++i) {
     if (Status s = registry_.Remove(InstancePath(name, finished[i].second)); !s.ok()) {
-      infra::LogLine("WARN", fmt::format("workflow '{}': removing instance {}: {}", name,
-                                         finished[i].second, s.ToString()));
+      log_("WARN", fmt::format("workflow '{}': removing instance {}: {}", name, finished[i].second,
+                               s.ToString()));
       continue;
     }
     removed.push_back(finished[i].second);

@@ -24,6 +24,7 @@
 
 #include "elasticjob/thread_annotations.h"
 #include "elasticjob/workflow/workflow_api.h"
+#include "infra/log.h"
 #include "trigger/timer_scheduler.h"
 #include "workflow/workflow_records.h"
 
@@ -91,6 +92,7 @@ class Coordinator final : public WorkflowCoordinator {
   Executor& executor_;
   const std::string instance_id_;
   Clock& clock_;
+  const infra::JobLogger log_;  // WorkflowCoordinatorOptions::logger
   SerialExecutor strand_;
   trigger::TimerScheduler timer_;
 

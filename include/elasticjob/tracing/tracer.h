@@ -38,6 +38,7 @@
 #include <memory>
 #include <string>
 
+#include "elasticjob/logger.h"
 #include "elasticjob/status.h"
 #include "elasticjob/tracing/job_event.h"
 
@@ -60,6 +61,9 @@ struct TracingConfiguration {
   size_t log_byte_limit = 256 * 1024;
   // Bound on the flush of the destructor (Shutdown's own timeout is its argument).
   std::chrono::milliseconds shutdown_timeout{std::chrono::seconds(5)};
+  // Where the tracer's own lines go (a full queue, the database down and back, events
+  // dropped: elasticjob/logger.h); null: the process default.
+  std::shared_ptr<Logger> logger = nullptr;
 };
 
 // What a Tracer has done so far.

@@ -25,6 +25,7 @@
 
 #include "elasticjob/clock.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/logger.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/status.h"
 #include "elasticjob/workflow/workflow_definition.h"
@@ -111,6 +112,8 @@ struct WorkflowCoordinatorOptions {
   // This process's id in leader nodes (default: "{ip}@-@{pid}" as jobs' instance ids).
   std::string instance_id;
   Clock* clock = nullptr;  // null: the system clock
+  // Where the coordinator's lines go (elasticjob/logger.h); null: the process default.
+  std::shared_ptr<Logger> logger = nullptr;
 };
 
 class WorkflowCoordinator {

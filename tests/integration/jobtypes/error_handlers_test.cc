@@ -16,6 +16,7 @@
 #include "error_handler/notification_sender.h"
 #include "integration/jobtypes/test_servers.h"
 #include "unit/bootstrap/runtime_test_support.h"
+#include "unit/infra/capturing_logger.h"
 
 namespace elasticjob {
 namespace {
@@ -158,6 +159,31 @@ TEST_F(ErrorHandlersTest, AFullQueueDropsTheMessageWithALoggedLine) {
   sender.WaitIdle();
   EXPECT_EQ(sender.sent(), 0u);
   EXPECT_EQ(sender.failed(), 5u);  // 1 or 2 sent and failed, the rest dropped
+}
+
+TEST_F(ErrorHandlersTest, WhatCouldNotBeSentIsLoggedToTheJobsLogger) {
+  test_support::SilentPort silent;
+  NotificationSender sender(/*capacity=*/1);
+  auto logger = std::make_shared<test_support::CapturingLogger>();
+  JobConfiguration c =
+      Failing("WECHAT", {{"wechat.webhook", "http://127.0.0.1:" + std::to_string(silent.port())},
+                         {"wechat.connectTimeoutMilliseconds", "100"},
+                         {"wechat.readTimeoutMilliseconds", "100"}});
+  auto h = NewJobErrorHandler(c, sender, logger);
+  ASSERT_TRUE(h.ok());
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 3; ++i) (*h)->Handle(JobFailure{"job", i, "i", "boom"});
+  sender.WaitIdle();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  size_t dropped = 0, failed = 0;
+  for (const auto& line : logger->lines()) {
+    EXPECT_EQ(line.level, LogLevel::kWarn);
+    dropped += line.message.find("not sent: the notification queue is full") != std::string::npos;
+    failed += line.message.find("send failed") != std::string::npos;
+  }
+  EXPECT_GE(dropped, 1u);
+  EXPECT_GE(failed, 1u);
+  EXPECT_EQ(dropped + failed, 3u);
 }
 
 TEST_F(ErrorHandlersTest, PropsAreCheckedAtStartNamingThePropAndValue) {

@@ -12,6 +12,7 @@
 
 #include "elasticjob/reg/registry_center.h"
 #include "snapshot/snapshot_service.h"
+#include "unit/infra/capturing_logger.h"
 
 namespace elasticjob::snapshot {
 namespace {
@@ -192,6 +193,22 @@ TEST_F(DumpServerTest, LogsOneListeningLineNamingEachJobOnThePort) {
       << log;
   EXPECT_NE(log.find("INFO job 'otherJob': dump port listening on " + where), std::string::npos)
       << log;
+}
+
+TEST_F(DumpServerTest, AJobsLinesGoToItsLoggerWhenItHasOne) {
+  auto server = DumpServer::Acquire("127.0.0.1", 0, {});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto logger = std::make_shared<test_support::CapturingLogger>();
+  ::testing::internal::CaptureStderr();
+  auto a = (*server)->Register("dumpJob", *registry_, logger);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  ASSERT_TRUE(a.ok()) << a.status();
+  const auto lines = logger->lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].level, LogLevel::kInfo);
+  EXPECT_EQ(lines[0].job, "dumpJob");
+  EXPECT_NE(lines[0].message.find("dump port listening on 127.0.0.1:"), std::string::npos)
+      << lines[0].message;
 }
 
 TEST_F(DumpServerTest, RefusesABadAddressNamingIt) {

@@ -17,6 +17,7 @@
 #include "elasticjob/tracing/trace_reader.h"
 #include "tracing/job_tracing.h"
 #include "tracing/tracing_storage.h"
+#include "unit/infra/capturing_logger.h"
 
 namespace elasticjob::tracing {
 namespace {
@@ -154,6 +155,33 @@ TEST_F(EventBusTest, WhileTheDatabaseIsUnreachableEventsWaitAndNothingIsLost) {
   EXPECT_EQ(Rows(file_, "SELECT COUNT(*), COUNT(DISTINCT id) FROM JOB_EXECUTION_LOG"),
             std::vector<std::string>{"100|100"});
   EXPECT_EQ(bus->dropped(), 0u);
+}
+
+TEST_F(EventBusTest, ItsOwnLinesGoToTheConfiguredLogger) {
+  std::atomic<bool> down{true};
+  auto logger = std::make_shared<test_support::CapturingLogger>();
+  TracingConfiguration config;
+  config.max_backoff = 50ms;
+  config.logger = logger;
+  auto url = ParseTracingUrl(Url());
+  auto bus = Open(config, [&]() -> Result<std::unique_ptr<EventSink>> {
+    if (down) return Status(StatusCode::kUnavailable, "connection refused");
+    return OpenSink(*url);
+  });
+  ::testing::internal::CaptureStderr();
+  bus->Post(Execution(0));
+  auto retrying = logger->WaitFor([](const auto& l) {
+    return l.level == LogLevel::kWarn &&
+           l.message.find("connection refused; retrying") != std::string::npos;
+  });
+  down = false;
+  auto again = logger->WaitFor([](const auto& l) {
+    return l.level == LogLevel::kInfo && l.message.find("writing again") != std::string::npos;
+  });
+  EXPECT_TRUE(bus->Flush(10s).ok());
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_TRUE(retrying.has_value());
+  EXPECT_TRUE(again.has_value());
 }
 
 TEST_F(EventBusTest, AnOverflowingQueueDropsTheOldestAndCountsThem) {

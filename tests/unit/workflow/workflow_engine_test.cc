@@ -17,6 +17,7 @@
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/simulated_clock.h"
 #include "elasticjob/workflow/workflow_api.h"
+#include "unit/infra/capturing_logger.h"
 
 namespace elasticjob {
 namespace {
@@ -784,6 +785,23 @@ TEST_F(WorkflowEngineTest, AMapReduceNodesResultIsItsReduceResult) {
   ASSERT_EQ(end.status, "SUCCEEDED") << end.message;
   EXPECT_EQ(end.nodes[0].result, "55");
   EXPECT_EQ(nlohmann::json::parse(rec_.upstream["D"]), nlohmann::json({{"M", "55"}}));
+}
+
+TEST_F(WorkflowEngineTest, TheCoordinatorsLinesGoToTheLoggerItIsGiven) {
+  auto logger = std::make_shared<test_support::CapturingLogger>();
+  AddJob("jobA", std::make_shared<NodeTestJob>("A", rec_));
+  auto api = NewWorkflowAPI(*workers_);
+  auto d = WorkflowFromYaml("name: logged\nnodes:\n  - {id: A, job: jobA}\n");
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_TRUE(api->Add(*d).ok());
+  coordinators_.push_back(
+      NewWorkflowCoordinator(*workers_, pool_, {.instance_id = "c-1", .logger = logger}));
+  ASSERT_TRUE(coordinators_.back()->Start().ok());
+  ASSERT_TRUE(coordinators_.back()->WaitLeading("logged", std::chrono::seconds(5)));
+  auto line = logger->WaitFor([](const auto& l) {
+    return l.level == LogLevel::kInfo && l.message == "workflow 'logged': coordinated here (c-1)";
+  });
+  EXPECT_TRUE(line.has_value());
 }
 
 TEST_F(WorkflowEngineTest, AddRefusesUnknownJobsAndCyclesNamingTheNode) {
