@@ -462,8 +462,12 @@ Status JobRuntime::StartSteps(bool scheduled) {
     if (Status s = sharding_->SetReshardingFlag(); !s.ok()) return context(s);
   }
   ArmReconcile();
-  if (scheduled && config_.fixed_delay.count() > 0 && !cron_.has_value() &&
-      fixed_rate_.count() == 0) {
+  bool delay_only;  // under mu_: a configuration change on the strand may reschedule already
+  {
+    MutexLock lock(&mu_);
+    delay_only = !cron_.has_value() && fixed_rate_.count() == 0;
+  }
+  if (scheduled && config_.fixed_delay.count() > 0 && delay_only) {
     if (Status s = StartFixedDelay(); !s.ok()) return context(s);
   }
   if (scheduled) {
