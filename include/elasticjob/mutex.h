@@ -1,8 +1,8 @@
 // Mutex, MutexLock and CondVar: std::mutex and std::condition_variable with the capability
 // annotations clang's thread-safety analysis checks (as leveldb's port::Mutex and
-// port::CondVar). A field shared between threads is ELASTICJOB_GUARDED_BY(mu_) with mu_ a
-// Mutex, and the analysis proves every access holds it (cmake/ThreadSafety.cmake says which
-// modules it checks).
+// port::CondVar); SharedMutex, ReaderMutexLock, WriterMutexLock: std::shared_mutex. A field
+// shared between threads is ELASTICJOB_GUARDED_BY(mu_) with mu_ a Mutex, and the analysis
+// proves every access holds it (every first-party target: cmake/ThreadSafety.cmake).
 //
 //   Mutex mu_;
 //   int n_ ELASTICJOB_GUARDED_BY(mu_) = 0;
@@ -23,6 +23,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <shared_mutex>
 
 #include "elasticjob/thread_annotations.h"
 
@@ -67,6 +68,48 @@ class ELASTICJOB_SCOPED_CAPABILITY MutexLock {
  private:
   Mutex* const mu_;
   bool held_ = true;
+};
+
+// A reader-writer lock (std::shared_mutex): exclusive for writers, shared for readers.
+class ELASTICJOB_CAPABILITY("shared_mutex") SharedMutex {
+ public:
+  SharedMutex() = default;
+  SharedMutex(const SharedMutex&) = delete;
+  SharedMutex& operator=(const SharedMutex&) = delete;
+
+  void Lock() ELASTICJOB_ACQUIRE() { mu_.lock(); }
+  void Unlock() ELASTICJOB_RELEASE() { mu_.unlock(); }
+  void LockShared() ELASTICJOB_ACQUIRE_SHARED() { mu_.lock_shared(); }
+  void UnlockShared() ELASTICJOB_RELEASE_SHARED() { mu_.unlock_shared(); }
+
+ private:
+  std::shared_mutex mu_;
+};
+
+// Holds `mu` exclusively for its scope.
+class ELASTICJOB_SCOPED_CAPABILITY WriterMutexLock {
+ public:
+  explicit WriterMutexLock(SharedMutex* mu) ELASTICJOB_ACQUIRE(mu) : mu_(mu) { mu_->Lock(); }
+  ~WriterMutexLock() ELASTICJOB_RELEASE() { mu_->Unlock(); }
+  WriterMutexLock(const WriterMutexLock&) = delete;
+  WriterMutexLock& operator=(const WriterMutexLock&) = delete;
+
+ private:
+  SharedMutex* const mu_;
+};
+
+// Holds `mu` shared for its scope.
+class ELASTICJOB_SCOPED_CAPABILITY ReaderMutexLock {
+ public:
+  explicit ReaderMutexLock(SharedMutex* mu) ELASTICJOB_ACQUIRE_SHARED(mu) : mu_(mu) {
+    mu_->LockShared();
+  }
+  ~ReaderMutexLock() ELASTICJOB_RELEASE() { mu_->UnlockShared(); }
+  ReaderMutexLock(const ReaderMutexLock&) = delete;
+  ReaderMutexLock& operator=(const ReaderMutexLock&) = delete;
+
+ private:
+  SharedMutex* const mu_;
 };
 
 // A condition variable bound to one Mutex, which the waits must hold. As leveldb's

@@ -1,8 +1,8 @@
 // Clang thread-safety annotations (as leveldb's port/thread_annotations.h): checked under
 // clang with -Wthread-safety, no-ops elsewhere. Shared fields carry
 // ELASTICJOB_GUARDED_BY(mu_), where mu_ is a Mutex (elasticjob/mutex.h: the lockable
-// type the analysis knows; std::mutex is not annotated). The modules the clang builds check
-// with -Werror=thread-safety are listed in cmake/ThreadSafety.cmake.
+// type the analysis knows; std::mutex is not annotated). The clang builds check every
+// first-party target with -Werror=thread-safety (cmake/ThreadSafety.cmake).
 #ifndef ELASTICJOB_THREAD_ANNOTATIONS_H_
 #define ELASTICJOB_THREAD_ANNOTATIONS_H_
 
@@ -20,6 +20,12 @@
 #define ELASTICJOB_EXCLUDES(...) ELASTICJOB_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 #define ELASTICJOB_ACQUIRE(...) ELASTICJOB_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define ELASTICJOB_RELEASE(...) ELASTICJOB_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define ELASTICJOB_REQUIRES_SHARED(...) \
+  ELASTICJOB_THREAD_ANNOTATION(requires_shared_capability(__VA_ARGS__))
+#define ELASTICJOB_ACQUIRE_SHARED(...) \
+  ELASTICJOB_THREAD_ANNOTATION(acquire_shared_capability(__VA_ARGS__))
+#define ELASTICJOB_RELEASE_SHARED(...) \
+  ELASTICJOB_THREAD_ANNOTATION(release_shared_capability(__VA_ARGS__))
 #define ELASTICJOB_TRY_ACQUIRE(...) \
   ELASTICJOB_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
 #define ELASTICJOB_ASSERT_CAPABILITY(x) ELASTICJOB_THREAD_ANNOTATION(assert_capability(x))

@@ -60,7 +60,7 @@ Status JobRuntime::StartFixedDelay() {
   for (const auto& c : *children) next = std::max(next, ParseMs(c).value_or(0));
   bool joined_late = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     delay_offset_ms_ = offset;
     delay_next_ms_ = std::max(delay_next_ms_, next);
     // A fire already due when this instance starts (not the one it just wrote) began
@@ -83,7 +83,7 @@ void JobRuntime::OnDelayFire(const std::string& name) {
                             listener::kDelayNextRoot, name));
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (*fire <= delay_next_ms_) return;
   delay_next_ms_ = *fire;
   if (delay_ready_ && started_) ArmNextLocked(clock_.WallNow());
@@ -91,7 +91,7 @@ void JobRuntime::OnDelayFire(const std::string& name) {
 
 void JobRuntime::EndDelayPart(int64_t fire_ms) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (fire_ms <= 0 || fixed_delay_.count() == 0) return;
     delay_done_ms_ = std::max(delay_done_ms_, fire_ms);
   }
@@ -106,13 +106,13 @@ void JobRuntime::EndDelayPart(int64_t fire_ms) {
 }
 
 int64_t JobRuntime::DelayFireOf(Source source) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return source == Source::kCron && fixed_delay_.count() > 0 ? delay_armed_ms_ : 0;
 }
 
 void JobRuntime::CheckDelayEnded() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (fixed_delay_.count() == 0 || !delay_ready_ || delay_done_ms_ == 0) return;
   }
   if (!BeginTask()) return;
@@ -126,7 +126,7 @@ void JobRuntime::DelayEndCheck() {
   int64_t fire = 0;
   std::chrono::milliseconds delay{0};
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) return;
     fire = delay_next_ms_;
     delay = fixed_delay_;

@@ -40,7 +40,7 @@ bool ItemLimiter::Admit(const Make& make) {
   // In order: a task does not pass one that waits.
   if (queued_count_.load() == 0 && TryTake()) return true;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     queued_.push_back(make());
     queued_count_.fetch_add(1);
   }
@@ -73,7 +73,7 @@ void ItemLimiter::SetLimit(int limit) {
 void ItemLimiter::Pump() {
   std::vector<std::function<void()>> next;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     while (!queued_.empty() && TryTake()) {
       next.push_back(std::move(queued_.front()));
       queued_.pop_front();

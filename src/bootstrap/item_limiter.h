@@ -12,11 +12,11 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
 
@@ -62,7 +62,7 @@ class ItemLimiter final : public Executor, public std::enable_shared_from_this<I
   std::atomic<int> limit_;
   std::atomic<int> active_{0};
   std::atomic<int> queued_count_{0};
-  std::mutex mu_;
+  Mutex mu_;
   std::deque<std::function<void()>> queued_ ELASTICJOB_GUARDED_BY(mu_);
 };
 

@@ -60,9 +60,9 @@ struct SharedRuntime {
   trigger::LaunchBoard board;  // prepared cron triggers' item starts
 
   static std::shared_ptr<SharedRuntime> For(Clock& clock) {
-    static std::mutex mu;
+    static Mutex mu;
     static auto* runtimes = new std::map<Clock*, std::weak_ptr<SharedRuntime>>;
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     auto rt = (*runtimes)[&clock].lock();
     if (!rt) {
       rt = std::make_shared<SharedRuntime>(clock);
@@ -213,7 +213,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
   const std::string& name = config_.job_name;
   auto context = [&](const Status& s) { return s.WithContext(fmt::format("job '{}'", name)); };
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (start_called_ || stopped_) {
       return FailedPrecondition(fmt::format(
           "job '{}': {}", name,
@@ -293,7 +293,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
     auto tz = config_.time_zone ? TimeZone::Parse(*config_.time_zone)
                                 : Result<TimeZone>(TimeZone::SystemDefault());
     if (!tz.ok()) return context(tz.status());
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     fixed_rate_ = fixed_rate ? config_.fixed_rate : std::chrono::milliseconds(0);
     fixed_delay_ = fixed_rate || cron.ok() ? kNoRate : config_.fixed_delay;
     if (cron.ok()) cron_ = *cron;
@@ -364,7 +364,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
   auto report = [this, gate = gate_, name = std::string(name),
                  fn = options_.on_item_run](const ItemRunReport& r) {
     if (!r.success) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (throw_wait_.active && throw_wait_.result.ok()) {
         throw_wait_.result =
             Internal(fmt::format("job '{}' item {} failed on {} "
@@ -433,7 +433,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
       storage_.path().CachePolicy());
   if (!w.ok()) return context(w.status());
   {
-    std::lock_guard<std::mutex> lock(watch_mu_);
+    MutexLock lock(&watch_mu_);
     watch_ = std::move(w).value();
     // Kept once set: a restart's watch (none today) would leave the first one's counter
     // still read, never freed under a reader.
@@ -444,7 +444,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
   connection_ = registry_.AddConnectionStateListener(
       *strand_, [this](ConnectionState s) { listeners_->OnConnectionState(s); });
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     started_ = true;
   }
   // Start-up, as ElasticJob registers it.
@@ -463,12 +463,16 @@ Status JobRuntime::StartSteps(bool scheduled) {
     if (Status s = sharding_->SetReshardingFlag(); !s.ok()) return context(s);
   }
   ArmReconcile();
-  if (scheduled && config_.fixed_delay.count() > 0 && !cron_.has_value() &&
-      fixed_rate_.count() == 0) {
+  bool delay_only;  // under mu_: a configuration change on the strand may reschedule already
+  {
+    MutexLock lock(&mu_);
+    delay_only = !cron_.has_value() && fixed_rate_.count() == 0;
+  }
+  if (scheduled && config_.fixed_delay.count() > 0 && delay_only) {
     if (Status s = StartFixedDelay(); !s.ok()) return context(s);
   }
   if (scheduled) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ArmNextLocked(clock_.WallNow());
   }
   OpenDumpPort();
@@ -493,7 +497,7 @@ void JobRuntime::OpenDumpPort() {
 
 Status JobRuntime::TriggerCluster() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!started_ || stopped_) {
       return FailedPrecondition(fmt::format("job '{}': not running", config_.job_name));
     }
@@ -509,12 +513,14 @@ Status JobRuntime::TriggerCluster() {
 
 Status JobRuntime::TriggerClusterAndWait() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     throw_wait_ = ThrowWait{true, false, Status::Ok()};
   }
   Status s = TriggerCluster();
-  std::unique_lock<std::mutex> lock(mu_);
-  if (s.ok()) throw_cv_.wait(lock, [&] { return throw_wait_.done || stopped_; });
+  MutexLock lock(&mu_);
+  if (s.ok()) {
+    while (!throw_wait_.done && !stopped_) throw_cv_.Wait();
+  }
   const ThrowWait ended = throw_wait_;
   throw_wait_ = ThrowWait{};
   if (!s.ok()) return s;
@@ -562,7 +568,7 @@ std::optional<Clock::WallTime> JobRuntime::DueFire() const {
 }
 
 void JobRuntime::ArmReconcile() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (stopped_) return;
   // ElasticJob's ReconcileService runs once a minute.
   reconcile_task_ = shared_->timer.ScheduleAt(
@@ -585,10 +591,10 @@ void JobRuntime::ArmReconcile() {
 
 void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) {
       --outstanding_;
-      idle_cv_.notify_all();
+      idle_cv_.SignalAll();
       return;
     }
     // The next fire time, prepared in its turn (unless rescheduled meanwhile: armed anew).
@@ -601,9 +607,9 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
       fire_time, MakeDone(Source::kCron, fire_time, std::max(fire_time, clock_.WallNow())),
       &admissible_, counter_.load(std::memory_order_acquire),
       [self = shared_from_this()] { self->EndTask(); });
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (stopped_) {
-    lock.unlock();
+    lock.Unlock();
     if (prepared == nullptr || executor_->Abandon(prepared)) EndTask();
     return;
   }
@@ -640,10 +646,10 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
 void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
   bool paused;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) {
       --outstanding_;
-      idle_cv_.notify_all();
+      idle_cv_.SignalAll();
       return;
     }
     paused = paused_;
@@ -670,7 +676,7 @@ bool JobRuntime::CancelArmedLocked() {
   }
   prepared_.reset();
   outstanding_ -= released;
-  if (released > 0) idle_cv_.notify_all();
+  if (released > 0) idle_cv_.SignalAll();
   return released > 0;
 }
 
@@ -678,7 +684,7 @@ std::optional<uint64_t> JobRuntime::RegistryChanges() {
   if (const auto* counter = counter_.load(std::memory_order_acquire); counter != nullptr) {
     return counter->load(std::memory_order_acquire);
   }
-  std::lock_guard<std::mutex> lock(watch_mu_);
+  MutexLock lock(&watch_mu_);
   return watch_ != nullptr ? watch_->changes() : std::nullopt;
 }
 
@@ -708,7 +714,7 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
       const std::optional<uint64_t> changes = self->RegistryChanges();
       bool look = true;
       {
-        std::lock_guard<std::mutex> lock(self->mu_);
+        MutexLock lock(&self->mu_);
         look = !changes.has_value() || self->no_failover_at_ != changes;
       }
       if (look) {
@@ -716,7 +722,7 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
         if (need.ok() && *need) {
           self->FailoverIfNecessary();
         } else if (need.ok()) {
-          std::lock_guard<std::mutex> lock(self->mu_);
+          MutexLock lock(&self->mu_);
           self->no_failover_at_ = changes;
         }
       }
@@ -724,13 +730,13 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
     if (source == Source::kFailover) self->CheckDelayEnded();
     self->EndDelayPart(self->DelayFireOf(source));
     if (source == Source::kOperator) {
-      std::lock_guard<std::mutex> lock(self->mu_);
+      MutexLock lock(&self->mu_);
       if (self->throw_wait_.active && !self->throw_wait_.done) {
         if (!outcome.ok() && self->throw_wait_.result.ok()) {
           self->throw_wait_.result = outcome.status();
         }
         self->throw_wait_.done = true;
-        self->throw_cv_.notify_all();
+        self->throw_cv_.SignalAll();
       }
     }
     // Reported last: the trigger's work is done when it is reported.
@@ -742,37 +748,37 @@ executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime 
 }
 
 bool JobRuntime::BeginTask() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (stopped_ || !started_) return false;
   ++outstanding_;
   return true;
 }
 
 void JobRuntime::EndTask() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   --outstanding_;
-  idle_cv_.notify_all();
+  idle_cv_.SignalAll();
 }
 
 bool JobRuntime::IsShutdown() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return stopped_;
 }
 
 bool JobRuntime::IsPaused() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return paused_;
 }
 
 void JobRuntime::Pause() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   paused_ = true;
   admissible_.store(false);
   infra::BumpChangeEpoch();
 }
 
 void JobRuntime::Resume() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   paused_ = false;
   admissible_.store(!stopped_);
   infra::BumpChangeEpoch();
@@ -786,7 +792,7 @@ void JobRuntime::Reschedule(const JobConfiguration& config) {
   const std::chrono::milliseconds delay =
       cron_text.empty() && rate.count() == 0 ? config.fixed_delay : kNoRate;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_ || !scheduled_) return;  // a one-off job stays one-off
     if (cron_text == cron_text_ && zone_text == zone_text_ && rate == fixed_rate_ &&
         (delay.count() > 0) == (fixed_delay_.count() > 0)) {
@@ -829,7 +835,7 @@ void JobRuntime::Reschedule(const JobConfiguration& config) {
     Log("WARN", fmt::format("job '{}': fixedDelay: {}", config_.job_name, s.ToString()));
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ArmNextLocked(clock_.WallNow());
 }
 
@@ -905,7 +911,7 @@ void JobRuntime::RunFailoverCounted() {
 
 void JobRuntime::ShardIfNecessary() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     // Not yet started (an event replayed during Start), or stopped: nothing to do. Checked
     // before the flag below, which would otherwise stay set and block every later call.
     if (stopped_ || !started_) return;
@@ -916,7 +922,7 @@ void JobRuntime::ShardIfNecessary() {
   shared_->triggers.Post([self = shared_from_this()] {
     bool scheduled;
     {
-      std::lock_guard<std::mutex> lock(self->mu_);
+      MutexLock lock(&self->mu_);
       self->shard_posted_ = false;
       scheduled = self->cron_.has_value() || self->fixed_rate_.count() > 0 ||
                   self->fixed_delay_.count() > 0;  // the leader's next trigger comes
@@ -988,7 +994,7 @@ void JobRuntime::OnJobEvent(const TreeEvent& event) {
 }
 
 void JobRuntime::WatchRunningMarks(const std::vector<int>& items) {
-  std::lock_guard<std::mutex> lock(marks_mu_);
+  MutexLock lock(&marks_mu_);
   if (strand_ == nullptr) return;  // shut down
   for (int item : items) {
     if (mark_watches_.count(item) != 0) continue;
@@ -1001,7 +1007,7 @@ void JobRuntime::WatchRunningMarks(const std::vector<int>& items) {
 void JobRuntime::StopWatchingRunningMarks() {
   auto old = std::make_shared<std::map<int, std::unique_ptr<Subscription>>>();
   {
-    std::lock_guard<std::mutex> lock(marks_mu_);
+    MutexLock lock(&marks_mu_);
     if (mark_watches_.empty()) return;
     old->swap(mark_watches_);
   }
@@ -1009,7 +1015,7 @@ void JobRuntime::StopWatchingRunningMarks() {
   // end them on another thread.
   std::shared_ptr<SharedRuntime> shared;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     shared = shared_;
   }
   if (shared != nullptr) shared->triggers.Post([old] { old->clear(); });
@@ -1023,7 +1029,7 @@ void JobRuntime::Stop() {
   // of this instance writes what the leader owns. (Set in Start, which Stop does not race.)
   if (leader_ != nullptr) leader_->Shutdown();
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_ || !started_) {
       stopped_ = true;
       admissible_.store(false);
@@ -1033,7 +1039,7 @@ void JobRuntime::Stop() {
     stopped_ = true;
     admissible_.store(false);
     infra::BumpChangeEpoch();
-    throw_cv_.notify_all();
+    throw_cv_.SignalAll();
     CancelArmedLocked();
     shared_->timer.Cancel(reconcile_task_);
   }
@@ -1043,17 +1049,18 @@ void JobRuntime::Stop() {
 }
 
 Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
-  std::lock_guard<std::mutex> join_lock(join_mu_);
+  MutexLock join_lock(&join_mu_);
   if (joined_) return *joined_;
   Stop();
   dump_.reset();  // waits for a dump of this job in progress
   bool started;
   int abandoned = 0;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     started = started_;
     // Bounded: what is still going then is abandoned (below).
-    idle_cv_.wait_until(lock, deadline, [&] { return outstanding_ == 0; });
+    while (outstanding_ != 0 && idle_cv_.WaitUntil(deadline)) {
+    }
     abandoned = outstanding_;
   }
   if (started) {
@@ -1065,14 +1072,14 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
     // ends outside watch_mu_: ending it waits for a delivery in progress.
     std::unique_ptr<Subscription> watch;
     {
-      std::lock_guard<std::mutex> lock(watch_mu_);
+      MutexLock lock(&watch_mu_);
       counter_.store(nullptr, std::memory_order_release);  // no longer moves
       watch = std::move(watch_);
     }
     watch.reset();
     connection_.reset();
     {
-      std::lock_guard<std::mutex> lock(marks_mu_);
+      MutexLock lock(&marks_mu_);
       mark_watches_.clear();
       strand_.reset();
     }
@@ -1095,7 +1102,7 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
   // the hold stays until the runtime goes, then ends on a thread of its own (LastHold).
   std::shared_ptr<SharedRuntime> release;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (abandoned > 0) {
       last_hold_.shared = shared_;
     } else {

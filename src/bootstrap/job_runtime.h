@@ -17,10 +17,8 @@
 #ifndef ELASTICJOB_BOOTSTRAP_JOB_RUNTIME_H_
 #define ELASTICJOB_BOOTSTRAP_JOB_RUNTIME_H_
 
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +28,7 @@
 #include "bootstrap/user_code.h"
 #include "config/config_service.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/schedule/cron_expression.h"
 #include "elasticjob/schedule/time_zone.h"
 #include "election/leader_service.h"
@@ -154,7 +153,7 @@ class JobRuntime final : public listener::JobController,
   // The job's readiness in metrics_: its start ended (scheduled or not); it stopped.
   void ResolveStarting(bool scheduled);
   void Unscheduled();
-  void ArmNextLocked(Clock::WallTime after);
+  void ArmNextLocked(Clock::WallTime after) ELASTICJOB_REQUIRES(mu_);
   void ArmReconcile();
   // The latest fire time prepared (its trigger is under way, or due at that time).
   std::optional<Clock::WallTime> DueFire() const;
@@ -169,7 +168,7 @@ class JobRuntime final : public listener::JobController,
   void OnCronFire(Clock::WallTime fire_time);
   // Cancels the armed fire (timer tasks, a prepared run not started); returns whether
   // anything was.
-  bool CancelArmedLocked();
+  bool CancelArmedLocked() ELASTICJOB_REQUIRES(mu_);
   // The completion callback of one run: reports it and releases its count.
   executor::JobExecutor::Done MakeDone(Source source, Clock::WallTime scheduled,
                                        Clock::WallTime started);
@@ -225,13 +224,13 @@ class JobRuntime final : public listener::JobController,
   std::string instance_id_;
   std::unique_ptr<listener::ListenerManager> listeners_;
   std::unique_ptr<SerialExecutor> strand_;  // the job's event strand
-  std::mutex watch_mu_;
-  std::unique_ptr<Subscription> watch_;  // GUARDED_BY(watch_mu_)
+  Mutex watch_mu_;
+  std::unique_ptr<Subscription> watch_ ELASTICJOB_GUARDED_BY(watch_mu_);
   // The watch's change counter (Subscription::change_counter), read at every fire time
   // without watch_mu_ (RegistryChanges): set after the watch starts, null once it ends.
   // counter_owner_ keeps it alive for a reader that loaded it just before.
   std::atomic<const std::atomic<uint64_t>*> counter_{nullptr};
-  std::shared_ptr<const std::atomic<uint64_t>> counter_owner_;  // GUARDED_BY(watch_mu_)
+  std::shared_ptr<const std::atomic<uint64_t>> counter_owner_ ELASTICJOB_GUARDED_BY(watch_mu_);
   std::unique_ptr<Subscription> connection_;
   // The configuration's monitorPort as given (the registry's never carries one).
   const int monitor_port_;
@@ -244,62 +243,62 @@ class JobRuntime final : public listener::JobController,
   std::atomic<bool> metrics_scheduled_{false};
   // This job on the dump port, from Start to Join (which do not race).
   std::unique_ptr<snapshot::DumpServer::Registration> dump_;
-  std::mutex marks_mu_;
-  std::map<int, std::unique_ptr<Subscription>> mark_watches_;  // GUARDED_BY(marks_mu_)
+  Mutex marks_mu_;
+  std::map<int, std::unique_ptr<Subscription>> mark_watches_ ELASTICJOB_GUARDED_BY(marks_mu_);
 
-  std::mutex mu_;
-  std::condition_variable idle_cv_;
-  std::mutex join_mu_;            // one Join at a time; the first one's result stays
-  std::optional<Status> joined_;  // GUARDED_BY(join_mu_)
-  bool scheduled_ = false;        // a cron job (set once in Start), not a one-off one
-  bool started_ = false;          // GUARDED_BY(mu_)
-  bool start_called_ = false;     // GUARDED_BY(mu_)
-  bool stopped_ = false;          // GUARDED_BY(mu_)
-  bool paused_ = false;           // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar idle_cv_{&mu_};
+  Mutex join_mu_;  // one Join at a time; the first one's result stays
+  std::optional<Status> joined_ ELASTICJOB_GUARDED_BY(join_mu_);
+  bool scheduled_ = false;  // a cron job (set once in Start), not a one-off one
+  bool started_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  bool start_called_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  bool paused_ ELASTICJOB_GUARDED_BY(mu_) = false;
   // !stopped_ && !paused_, written with them: what a prepared trigger's admission reads at
   // its fire time, without mu_.
   std::atomic<bool> admissible_{true};
-  int outstanding_ = 0;                 // GUARDED_BY(mu_): triggers armed, queued or running
-  bool shard_posted_ = false;           // GUARDED_BY(mu_): a ShardIfNecessary task is queued
-  std::optional<CronExpression> cron_;  // GUARDED_BY(mu_)
+  int outstanding_ ELASTICJOB_GUARDED_BY(mu_) = 0;        // triggers armed, queued or running
+  bool shard_posted_ ELASTICJOB_GUARDED_BY(mu_) = false;  // a ShardIfNecessary task is queued
+  std::optional<CronExpression> cron_ ELASTICJOB_GUARDED_BY(mu_);
   static constexpr std::chrono::milliseconds kNoRate{0};
-  std::chrono::milliseconds fixed_rate_{0};   // GUARDED_BY(mu_): > 0 instead of a cron
-  std::chrono::milliseconds fixed_delay_{0};  // GUARDED_BY(mu_): > 0 instead of a cron
-  // A fixed delay's state (fixed_delay.cc), all GUARDED_BY(mu_): the registry's clock minus
-  // ours (ms, measured at start); the newest fire named by `delay/next` (registry ms); the
-  // fire armed here (or let pass: it began before this instance); the newest fire whose
-  // part here is over; whether StartFixedDelay has run.
-  int64_t delay_offset_ms_ = 0;
-  int64_t delay_next_ms_ = 0;
-  int64_t delay_armed_ms_ = 0;
-  int64_t delay_done_ms_ = 0;
-  bool delay_ready_ = false;
-  std::string cron_text_;         // GUARDED_BY(mu_)
-  std::optional<TimeZone> zone_;  // GUARDED_BY(mu_)
-  std::string zone_text_;         // GUARDED_BY(mu_)
+  std::chrono::milliseconds fixed_rate_ ELASTICJOB_GUARDED_BY(mu_){0};   // > 0 instead of a cron
+  std::chrono::milliseconds fixed_delay_ ELASTICJOB_GUARDED_BY(mu_){0};  // > 0 instead of a cron
+  // A fixed delay's state (fixed_delay.cc): the registry's clock minus ours (ms, measured at
+  // start); the newest fire named by `delay/next` (registry ms); the fire armed here (or let
+  // pass: it began before this instance); the newest fire whose part here is over; whether
+  // StartFixedDelay has run.
+  int64_t delay_offset_ms_ ELASTICJOB_GUARDED_BY(mu_) = 0;
+  int64_t delay_next_ms_ ELASTICJOB_GUARDED_BY(mu_) = 0;
+  int64_t delay_armed_ms_ ELASTICJOB_GUARDED_BY(mu_) = 0;
+  int64_t delay_done_ms_ ELASTICJOB_GUARDED_BY(mu_) = 0;
+  bool delay_ready_ ELASTICJOB_GUARDED_BY(mu_) = false;
+  std::string cron_text_ ELASTICJOB_GUARDED_BY(mu_);
+  std::optional<TimeZone> zone_ ELASTICJOB_GUARDED_BY(mu_);
+  std::string zone_text_ ELASTICJOB_GUARDED_BY(mu_);
   // How long before its fire time a cron trigger is worked out (OnPrepare): ten thousand
   // jobs' preparations take tens of milliseconds on two cores the registry server may share
   // (a preparation done after the fire time starts late), and the lead is short beside a
   // cron's second (a run still going then is not prepared: its trigger does it all).
   static constexpr std::chrono::milliseconds kPrepareLead{200};
-  trigger::TimerScheduler::TaskId next_task_ = 0;  // GUARDED_BY(mu_): the next OnPrepare
-  trigger::TimerScheduler::TaskId fire_task_ = 0;  // GUARDED_BY(mu_): an OnCronFire
-  // GUARDED_BY(mu_): the run prepared for the next fire time, until it starts.
-  std::weak_ptr<executor::JobExecutor::Prepared> prepared_;
-  uint64_t arming_ = 0;  // GUARDED_BY(mu_): ArmNextLocked calls
+  trigger::TimerScheduler::TaskId next_task_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // the next OnPrepare
+  trigger::TimerScheduler::TaskId fire_task_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // an OnCronFire
+  // The run prepared for the next fire time, until it starts.
+  std::weak_ptr<executor::JobExecutor::Prepared> prepared_ ELASTICJOB_GUARDED_BY(mu_);
+  uint64_t arming_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // ArmNextLocked calls
   // The latest fire time prepared (OnPrepare), in system clock ticks (0: none yet): the
   // executor's due fire (DueFire).
   std::atomic<Clock::WallTime::rep> due_fire_{0};
-  // TriggerClusterAndWait's wait for the next operator run here. GUARDED_BY(mu_).
+  // TriggerClusterAndWait's wait for the next operator run here.
   struct ThrowWait {
     bool active = false;
     bool done = false;
     Status result;  // the first item failure or the trigger's error
-  } throw_wait_;
-  std::condition_variable throw_cv_;
-  // GUARDED_BY(mu_): the registry change count at which NeedFailover last found nothing.
-  std::optional<uint64_t> no_failover_at_;
-  trigger::TimerScheduler::TaskId reconcile_task_ = 0;  // GUARDED_BY(mu_)
+  } throw_wait_ ELASTICJOB_GUARDED_BY(mu_);
+  CondVar throw_cv_{&mu_};
+  // The registry change count at which NeedFailover last found nothing.
+  std::optional<uint64_t> no_failover_at_ ELASTICJOB_GUARDED_BY(mu_);
+  trigger::TimerScheduler::TaskId reconcile_task_ ELASTICJOB_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace elasticjob::bootstrap

@@ -10,12 +10,12 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "bootstrap/job_runtime.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/status.h"
 #include "infra/log.h"
 
@@ -54,7 +54,7 @@ class Lifecycle {
   // Starts the runtime once. `again_ok`: a later call returns the first one's result (a
   // one-off job's Start); else it is FAILED_PRECONDITION.
   Status Start(bool scheduled, bool again_ok) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     const std::string& name = runtime_->config().job_name;
     switch (state_) {
       case State::kNew:
@@ -96,12 +96,12 @@ class Lifecycle {
 
   // Whether started and not stopped.
   bool running() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return state_ == State::kScheduled;
   }
 
   void Stop() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (state_ != State::kFailed) state_ = State::kStopped;
     runtime_->Stop();
     if (task_ != nullptr) task_->Stop();  // a run in progress is cancelled
@@ -128,9 +128,9 @@ class Lifecycle {
   const std::chrono::milliseconds timeout_;
   const std::shared_ptr<Companion> task_;  // a task job's endpoint, else null
   const Status refused_;
-  std::mutex mu_;
-  State state_ = State::kNew;        // GUARDED_BY(mu_)
-  Status first_;                     // GUARDED_BY(mu_): the Start's result
+  Mutex mu_;
+  State state_ ELASTICJOB_GUARDED_BY(mu_) = State::kNew;
+  Status first_ ELASTICJOB_GUARDED_BY(mu_);  // the Start's result
   std::atomic<bool> logged_{false};  // a TIMEOUT was logged (set once, read by any Shutdown)
 };
 

@@ -17,16 +17,16 @@ void Gate::Exit() {
   if (state_.fetch_sub(1, std::memory_order_acq_rel) - 1 == kClosed) {
     // The last one out of a closed gate: Close checks the count under mu_, so taking it
     // here means Close either sees the count at zero or is waiting for this notify.
-    std::lock_guard<std::mutex> lock(mu_);
-    idle_cv_.notify_all();
+    MutexLock lock(&mu_);
+    idle_cv_.SignalAll();
   }
 }
 
 void Gate::Close() {
   state_.fetch_or(kClosed, std::memory_order_acq_rel);
   closed_flag_.store(true, std::memory_order_release);
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [&] { return state_.load(std::memory_order_acquire) == kClosed; });
+  MutexLock lock(&mu_);
+  while (state_.load(std::memory_order_acquire) != kClosed) idle_cv_.Wait();
 }
 
 bool Gate::closed() { return closed_flag_.load(std::memory_order_acquire); }

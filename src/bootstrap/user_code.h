@@ -13,17 +13,16 @@
 #define ELASTICJOB_BOOTSTRAP_USER_CODE_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "elasticjob/api/job_listener.h"
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/logger.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
 #include "elasticjob/thread_annotations.h"
 
@@ -64,8 +63,8 @@ class Gate {
   // kClosed | the number of calls inside. Enter and Exit are one atomic each; mu_ and
   // idle_cv_ serve only Close's wait for the last one out.
   std::atomic<uint32_t> state_{0};
-  std::mutex mu_;
-  std::condition_variable idle_cv_;
+  Mutex mu_;
+  CondVar idle_cv_{&mu_};
   // Whether Close has begun, for closed() at every item start.
   std::atomic<bool> closed_flag_{false};
 };

@@ -102,7 +102,7 @@ std::string ConfigService::DifferingFields(const JobConfiguration& given,
 }
 
 void ConfigService::SetRunnableCheck(RunnableCheck check) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   check_ = std::move(check);
 }
 
@@ -110,7 +110,7 @@ Status ConfigService::Check(const JobConfiguration& config) {
   if (Status s = ValidateJobConfiguration(config); !s.ok()) return s;
   RunnableCheck check;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     check = check_;
   }
   return check ? check(config) : Status::Ok();
@@ -125,7 +125,7 @@ Result<JobConfiguration> ConfigService::Load(bool from_cache) {
   }
   if (!yaml.ok()) return yaml.status().WithContext(fmt::format("job '{}': config", job));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (parsed_.has_value() && parsed_yaml_ == *yaml) return *parsed_;
     // A text refused once is refused again without parsing it (a hostile value of a megabyte
     // took a Debug build over a second to parse, on the trigger's path).
@@ -139,7 +139,7 @@ Result<JobConfiguration> ConfigService::Load(bool from_cache) {
   } else if (Status s = Check(*config); !s.ok()) {
     refused = s.WithContext(fmt::format("job '{}': config", job));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!refused.ok()) {
     // Only what the text itself decides is kept: an INVALID_ARGUMENT.
     if (refused.code() == StatusCode::kInvalidArgument) {
@@ -154,13 +154,13 @@ Result<JobConfiguration> ConfigService::Load(bool from_cache) {
 }
 
 uint64_t ConfigService::parses() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return parses_;
 }
 
 Result<JobConfiguration> ConfigService::LoadLastGood(bool from_cache) {
   auto config = Load(from_cache);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (config.ok()) {
     last_good_ = *config;
     last_bad_.clear();

@@ -15,13 +15,13 @@
 #define ELASTICJOB_CONFIG_CONFIG_SERVICE_H_
 
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "elasticjob/clock.h"
 #include "elasticjob/config/job_configuration.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 #include "infra/log.h"
 #include "storage/job_node_storage.h"
@@ -78,7 +78,7 @@ class ConfigService {
   // The fields of `given` that the registry's `registered` sets otherwise, for SetUp's line.
   std::string DifferingFields(const JobConfiguration& given, const JobConfiguration& registered);
 
-  std::mutex mu_;
+  Mutex mu_;
   RunnableCheck check_ ELASTICJOB_GUARDED_BY(mu_);
   std::optional<JobConfiguration> last_good_ ELASTICJOB_GUARDED_BY(mu_);
   std::string last_bad_ ELASTICJOB_GUARDED_BY(mu_);  // the error last logged

@@ -120,7 +120,7 @@ std::string SessionStore::Create(const User& user) {
   session.role = user.role;
   session.csrf = RandomHex(32);
   session.created = session.last_used = clock_.MonotonicNow();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // Drop expired sessions now and then, so abandoned ones do not pile up.
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     const auto& s = it->second;
@@ -136,7 +136,7 @@ std::optional<Session> SessionStore::Find(const std::string& token) {
   if (token.empty()) return std::nullopt;
   const auto now = clock_.MonotonicNow();
   const std::string key = Key(token);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = sessions_.find(key);
   if (it == sessions_.end()) return std::nullopt;
   Session& s = it->second;
@@ -151,7 +151,7 @@ std::optional<Session> SessionStore::Find(const std::string& token) {
 bool SessionStore::Valid(const std::string& token) {
   if (token.empty()) return false;
   const auto now = clock_.MonotonicNow();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = sessions_.find(Key(token));
   return it != sessions_.end() && now - it->second.last_used < idle_timeout_ &&
          now - it->second.created < max_age_;
@@ -159,14 +159,14 @@ bool SessionStore::Valid(const std::string& token) {
 
 void SessionStore::Remove(const std::string& token) {
   const std::string key = Key(token);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   sessions_.erase(key);
 }
 
 std::chrono::milliseconds LoginThrottle::RetryAfter(const std::string& user,
                                                     const std::string& ip) {
   const auto now = clock_.MonotonicNow();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = entries_.find(user + '\n' + ip);
   if (it == entries_.end() || it->second.blocked_until <= now) {
     return std::chrono::milliseconds(0);
@@ -176,7 +176,7 @@ std::chrono::milliseconds LoginThrottle::RetryAfter(const std::string& user,
 
 void LoginThrottle::Failed(const std::string& user, const std::string& ip) {
   const auto now = clock_.MonotonicNow();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (entries_.size() > 100000) entries_.clear();  // bounded memory against a flood of names
   Entry& e = entries_[user + '\n' + ip];
   ++e.failures;
@@ -188,7 +188,7 @@ void LoginThrottle::Failed(const std::string& user, const std::string& ip) {
 }
 
 void LoginThrottle::Succeeded(const std::string& user, const std::string& ip) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   entries_.erase(user + '\n' + ip);
 }
 

@@ -8,12 +8,12 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "elasticjob/clock.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
 
@@ -86,7 +86,7 @@ class SessionStore {
   Clock& clock_;
   const std::chrono::seconds idle_timeout_;
   const std::chrono::seconds max_age_;
-  std::mutex mu_;
+  Mutex mu_;
   std::map<std::string, Session> sessions_ ELASTICJOB_GUARDED_BY(mu_);
 };
 
@@ -113,7 +113,7 @@ class LoginThrottle {
     std::chrono::steady_clock::time_point blocked_until;
   };
   Clock& clock_;
-  std::mutex mu_;
+  Mutex mu_;
   std::map<std::string, Entry> entries_ ELASTICJOB_GUARDED_BY(mu_);
 };
 

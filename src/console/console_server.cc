@@ -17,7 +17,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -33,6 +32,7 @@
 #include "console/registry_view.h"
 #include "elasticjob/lifecycle/job_configuration_api.h"
 #include "elasticjob/lifecycle/job_operate_api.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/schedule/cron_expression.h"
 #include "elasticjob/thread_annotations.h"
@@ -259,7 +259,7 @@ class TraceReaders {
     Lease(TraceReaders& owner, std::unique_ptr<TraceReader> reader)
         : owner_(owner), reader_(std::move(reader)) {}
     ~Lease() {
-      std::lock_guard<std::mutex> lock(owner_.mu_);
+      MutexLock lock(&owner_.mu_);
       if (owner_.idle_.size() < 8) owner_.idle_.push_back(std::move(reader_));
     }
     TraceReader* operator->() { return reader_.get(); }
@@ -271,7 +271,7 @@ class TraceReaders {
   };
   Result<std::unique_ptr<Lease>> Take() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (!idle_.empty()) {
         auto reader = std::move(idle_.back());
         idle_.pop_back();
@@ -288,8 +288,8 @@ class TraceReaders {
 
  private:
   const std::string url_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<TraceReader>> idle_;
+  Mutex mu_;
+  std::vector<std::unique_ptr<TraceReader>> idle_ ELASTICJOB_GUARDED_BY(mu_);
 };
 
 class ConsoleImpl final : public Console {
@@ -947,7 +947,7 @@ class ConsoleImpl final : public Console {
   // running. Without tracing, or when the database cannot be read, the list goes without.
   void RefreshLastRuns() {
     if (traces_ == nullptr) return;
-    std::lock_guard<std::mutex> refresh(runs_refresh_mu_);  // one reader at a time
+    MutexLock refresh(&runs_refresh_mu_);  // one reader at a time
     const auto now = std::chrono::steady_clock::now();
     if (runs_read_ && now - *runs_read_ < kLastRunsEvery) return;
     runs_read_ = now;
@@ -959,7 +959,7 @@ class ConsoleImpl final : public Console {
     if (!rows.ok()) return;
     std::vector<std::string> unfinished;
     {
-      std::lock_guard<std::mutex> lock(runs_mu_);
+      MutexLock lock(&runs_mu_);
       last_runs_.Merge(*rows);
       unfinished = last_runs_.Unfinished();
     }
@@ -967,7 +967,7 @@ class ConsoleImpl final : public Console {
     for (size_t i = 0; i < unfinished.size() && i < 20; ++i) {
       if (auto e = (**reader)->Execution(unfinished[i]); e.ok()) again.push_back(*std::move(e));
     }
-    std::lock_guard<std::mutex> lock(runs_mu_);
+    MutexLock lock(&runs_mu_);
     last_runs_.Merge(again);
   }
 
@@ -977,7 +977,7 @@ class ConsoleImpl final : public Console {
     if (traces_ == nullptr) return;
     std::optional<LastRuns::Summary> last;
     {
-      std::lock_guard<std::mutex> lock(runs_mu_);
+      MutexLock lock(&runs_mu_);
       last = last_runs_.Of(name, sharding_total_count);
     }
     (*job)["lastRun"] = last ? ExecutionToJson(last->latest) : json(nullptr);
@@ -985,7 +985,7 @@ class ConsoleImpl final : public Console {
   }
 
   std::string HostnameOf(const std::string& ip) {
-    std::lock_guard<std::mutex> lock(runs_mu_);
+    MutexLock lock(&runs_mu_);
     return last_runs_.HostnameOf(ip);
   }
 
@@ -1269,10 +1269,10 @@ class ConsoleImpl final : public Console {
   // The latest runs (RefreshLastRuns).
   static constexpr std::chrono::milliseconds kLastRunsEvery{1000};
   static constexpr size_t kLastRunsRows = 2000;
-  std::mutex runs_refresh_mu_;
+  Mutex runs_refresh_mu_;
   std::optional<std::chrono::steady_clock::time_point> runs_read_
       ELASTICJOB_GUARDED_BY(runs_refresh_mu_);
-  std::mutex runs_mu_;
+  Mutex runs_mu_;
   LastRuns last_runs_ ELASTICJOB_GUARDED_BY(runs_mu_);
   // Used by PollTracing only (the hub's thread).
   std::map<std::string, bool> last_seen_;

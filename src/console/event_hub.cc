@@ -19,9 +19,10 @@ EventHub::EventHub(Options options, PollCallback poll)
 EventHub::~EventHub() { Stop(); }
 
 std::optional<std::string> EventHub::Stream::Next() {
-  std::unique_lock<std::mutex> lock(hub_.mu_);
+  MutexLock lock(&hub_.mu_);
   const auto ping_at = std::chrono::steady_clock::now() + hub_.options_.ping_interval;
-  hub_.cv_.wait_until(lock, ping_at, [&] { return closed_ || !queue_.empty(); });
+  while (!closed_ && queue_.empty() && hub_.cv_.WaitUntil(ping_at)) {
+  }
   if (closed_) return std::nullopt;
   if (queue_.empty()) return std::string(": ping\n\n");
   std::string text;
@@ -33,38 +34,38 @@ std::optional<std::string> EventHub::Stream::Next() {
 }
 
 std::shared_ptr<EventHub::Stream> EventHub::Connect() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (stopping_ || streams_.size() >= static_cast<size_t>(options_.max_clients)) return nullptr;
   std::shared_ptr<Stream> stream(new Stream(*this));
   // The browser's EventSource reconnects after 2 s when the stream ends.
   stream->queue_.push_back("retry: 2000\n: connected\n\n");
   streams_.insert(stream);
-  cv_.notify_all();  // the poll starts with the first stream
+  cv_.SignalAll();  // the poll starts with the first stream
   return stream;
 }
 
 void EventHub::Disconnect(const std::shared_ptr<Stream>& stream) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   stream->closed_ = true;
   streams_.erase(stream);
 }
 
 size_t EventHub::streams() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return streams_.size();
 }
 
 void EventHub::JobChanged(int registry, const std::string& job) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (streams_.empty()) return;  // nobody to tell
   auto key = std::make_pair(registry, job);
   if (pending_.count(key) != 0) return;  // already due: one event covers both changes
   pending_.emplace(std::move(key), std::chrono::steady_clock::now() + options_.debounce);
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void EventHub::Publish(const std::string& event, const std::string& json_data) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   BroadcastLocked(SseText(event, json_data));
 }
 
@@ -79,24 +80,24 @@ void EventHub::BroadcastLocked(const std::string& text) {
     s.queue_.push_back(text);
     ++it;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void EventHub::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_ && !thread_.joinable()) return;
     stopping_ = true;
     for (const auto& s : streams_) s->closed_ = true;
     streams_.clear();
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   if (thread_.joinable()) thread_.join();
 }
 
 void EventHub::Loop() {
   auto next_poll = std::chrono::steady_clock::now();
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
     const auto now = std::chrono::steady_clock::now();
     // Due job events.
@@ -116,18 +117,18 @@ void EventHub::Loop() {
     // The tracing poll, only while someone listens.
     if (poll_ && !streams_.empty() && now >= next_poll) {
       next_poll = now + options_.poll_interval;
-      lock.unlock();
+      lock.Unlock();
       poll_(*this);
-      lock.lock();
+      lock.Lock();
       continue;
     }
     auto wake = std::chrono::steady_clock::time_point::max();
     for (const auto& [key, due] : pending_) wake = std::min(wake, due);
     if (poll_ && !streams_.empty()) wake = std::min(wake, next_poll);
     if (wake == std::chrono::steady_clock::time_point::max()) {
-      cv_.wait(lock);
+      cv_.Wait();
     } else {
-      cv_.wait_until(lock, wake);
+      cv_.WaitUntil(wake);
     }
   }
 }

@@ -16,18 +16,17 @@
 #define ELASTICJOB_CONSOLE_EVENT_HUB_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 
 namespace elasticjob::console {
@@ -85,8 +84,8 @@ class EventHub {
   const Options options_;
   const PollCallback poll_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;  // the hub's thread and the streams wait on it
+  Mutex mu_;
+  CondVar cv_{&mu_};  // the hub's thread and the streams wait on it
   std::set<std::shared_ptr<Stream>> streams_ ELASTICJOB_GUARDED_BY(mu_);
   // (registry, job) -> when its event is due.
   std::map<std::pair<int, std::string>, std::chrono::steady_clock::time_point> pending_

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <condition_variable>
 #include <set>
 #include <string_view>
 
@@ -208,16 +207,16 @@ Status RegistryView::Start() {
 }
 
 void RegistryView::Sync() {
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv{&mu};
   bool done = false;
   events_.Post([&] {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     done = true;
-    cv.notify_all();
+    cv.SignalAll();
   });
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return done; });
+  MutexLock lock(&mu);
+  while (!done) cv.Wait();
 }
 
 void RegistryView::Apply(const TreeEvent& event) {
@@ -232,7 +231,7 @@ void RegistryView::Apply(const TreeEvent& event) {
   const std::string name(parts[0]);
   bool jobs_changed = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (n == 1) {
       if (gone) {
         auto it = jobs_.find(name);
@@ -315,7 +314,7 @@ void RegistryView::Apply(const TreeEvent& event) {
 
 std::vector<JobRow> RegistryView::Jobs(TimePoint now) const {
   std::vector<JobRow> rows;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   rows.reserve(jobs_.size());
   for (auto& [name, job] : jobs_) {
     if (!job.config_yaml.has_value()) continue;
@@ -342,7 +341,7 @@ std::vector<JobRow> RegistryView::Jobs(TimePoint now) const {
 }
 
 std::optional<JobNodes> RegistryView::Job(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = jobs_.find(name);
   if (it == jobs_.end() || !it->second.config_yaml.has_value()) return std::nullopt;
   return it->second;
@@ -350,7 +349,7 @@ std::optional<JobNodes> RegistryView::Job(const std::string& name) const {
 
 std::vector<ServerBriefInfo> RegistryView::Servers() const {
   std::map<std::string, ServerBriefInfo> servers;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [name, job] : jobs_) {
     if (!job.config_yaml.has_value()) continue;
     for (const auto& [ip, state] : job.servers) {
@@ -371,7 +370,7 @@ std::vector<ServerBriefInfo> RegistryView::Servers() const {
 
 std::vector<JobBriefInfo> RegistryView::JobsOnServer(const std::string& ip) const {
   std::vector<JobBriefInfo> result;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [name, job] : jobs_) {
     if (!job.config_yaml.has_value()) continue;
     auto it = job.servers.find(ip);
@@ -389,7 +388,7 @@ std::vector<JobBriefInfo> RegistryView::JobsOnServer(const std::string& ip) cons
 
 std::map<std::string, std::vector<std::string>> RegistryView::JobsByInstance() const {
   std::map<std::string, std::vector<std::string>> result;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [name, job] : jobs_) {  // by name: each list comes out sorted
     if (!job.config_yaml.has_value()) continue;
     for (const auto& [id, ip] : job.instances) result[id].push_back(name);
@@ -399,7 +398,7 @@ std::map<std::string, std::vector<std::string>> RegistryView::JobsByInstance() c
 
 std::map<std::string, instance::InstanceRuntime> RegistryView::RuntimeByInstance() const {
   std::map<std::string, instance::InstanceRuntime> result;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& [name, job] : jobs_) {
     if (!job.config_yaml.has_value()) continue;
     for (const auto& [id, value] : job.runtimes) {

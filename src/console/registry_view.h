@@ -21,7 +21,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +28,7 @@
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/lifecycle/statistics_api.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/schedule/cron_expression.h"
 #include "elasticjob/status.h"
@@ -134,7 +134,7 @@ class RegistryView {
   std::unique_ptr<Subscription> watch_;
   std::unique_ptr<Subscription> connection_;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // Mutable: Jobs() keeps each job's next fire time (JobNodes::next_fire_cache) here.
   mutable std::map<std::string, JobNodes> jobs_ ELASTICJOB_GUARDED_BY(mu_);
 

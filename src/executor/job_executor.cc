@@ -41,8 +41,8 @@ struct JobExecutor::Run {
   // A run of several items gives each its own cancellation (an operator's stop of one item
   // ends that item only), requested with `cancel` by CancelRun; a one-item run's item
   // carries `cancel` itself.
-  std::mutex item_cancels_mu;
-  std::map<int, std::shared_ptr<Cancellation>> item_cancels;  // GUARDED_BY(item_cancels_mu)
+  Mutex item_cancels_mu;
+  std::map<int, std::shared_ptr<Cancellation>> item_cancels ELASTICJOB_GUARDED_BY(item_cancels_mu);
   // An operator's one-time job parameter (`trigger/{id}`'s value), in place of the config's.
   std::optional<std::string> parameter;
   Done done;
@@ -54,8 +54,8 @@ struct JobExecutor::Run {
   // The pass's last status event, allocated ahead (a prepared trigger's), taken by its last
   // item.
   std::unique_ptr<tracing::Event> last_status;
-  std::mutex errors_mu;
-  std::vector<std::pair<int, std::string>> errors;  // GUARDED_BY(errors_mu)
+  Mutex errors_mu;
+  std::vector<std::pair<int, std::string>> errors ELASTICJOB_GUARDED_BY(errors_mu);
 };
 
 namespace {
@@ -107,9 +107,9 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
     return done(Outcome::kMisfire);
   }
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) {
-      lock.unlock();
+      lock.Unlock();
       return done(Status(StatusCode::kCancelled, "job stopped"));
     }
     if (normal_running_) {
@@ -124,7 +124,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
         Done superseded = std::move(queued_);
         queued_ = std::move(done);
         queued_parameter_ = std::move(parameter);
-        lock.unlock();
+        lock.Unlock();
         if (superseded) superseded(Outcome::kQueued);
         return;
       }
@@ -137,7 +137,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
         waiting_run_->fire_time = fire_time;
         waiting_run_->sharding_fire.store(fire_time->time_since_epoch().count());
         const std::string job = waiting_run_->config->job_name;
-        lock.unlock();
+        lock.Unlock();
         log_("INFO", fmt::format("job={} instance={}: the trigger of {} ms waited for "
                                  "the leader's sharding up to the next fire; it runs "
                                  "for that fire",
@@ -150,7 +150,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
       // so that call sees both or neither.
       if (!config->misfire) {
         std::vector<int> items = tracing_ != nullptr ? normal_items_ : std::vector<int>{};
-        lock.unlock();
+        lock.Unlock();
         if (tracing_ != nullptr) TraceMisfire(*config, items);
         if (metrics_ != nullptr) metrics_->misfires.Inc();
         return done(Outcome::kMisfire);
@@ -166,7 +166,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
       }
       misfire_pending_ = true;
       std::vector<int> items = tracing_ != nullptr ? normal_items_ : std::vector<int>{};
-      lock.unlock();
+      lock.Unlock();
       if (tracing_ != nullptr) TraceMisfire(*config, items);
       if (metrics_ != nullptr) metrics_->misfires.Inc();
       return done(Outcome::kMisfire);
@@ -193,7 +193,7 @@ void JobExecutor::ReadItems(const std::shared_ptr<Run>& run, std::optional<uint6
     auto claimed = failover_.GetLocalFailoverItems();
     if (!claimed.ok()) return End(run, claimed.status());
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       for (int i : *claimed) {
         if (running_items_.count(i) == 0) run->items.push_back(i);  // not in a failover run
       }
@@ -219,7 +219,7 @@ void JobExecutor::ReadItems(const std::shared_ptr<Run>& run, std::optional<uint6
     fire = [run]() -> std::optional<Clock::WallTime> {
       return Clock::WallTime(Clock::WallTime::duration(run->sharding_fire.load()));
     };
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     waiting_run_ = run;
   }
   // Whether the call below has returned: a `done` called before that did not wait.
@@ -254,7 +254,7 @@ bool JobExecutor::StopWaiting(const std::shared_ptr<Run>& run, bool waited) {
   Queued queued;
   std::optional<Clock::WallTime> later;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (waiting_run_ == run) waiting_run_.reset();
     // The trigger of a later fire is under way (prepared, or due) and has not reached us:
     // the run gives way to it, in this same step (that trigger must find the lane free).
@@ -330,11 +330,11 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
     return nullptr;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     // A run going on now: the trigger at the fire time decides (it may be over by then).
     if (stopped_ || normal_running_) return nullptr;
     if (std::any_of(plan->items.begin(), plan->items.end(),
-                    [&](int i) { return running_items_.count(i) != 0; })) {
+                    [&](int i) ELASTICJOB_REQUIRES(mu_) { return running_items_.count(i) != 0; })) {
       return nullptr;  // a failover run of ours holds one of them
     }
     normal_running_ = true;
@@ -348,7 +348,7 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   run->done = std::move(done);
   run->remaining = run->items.size();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     HoldLocked(run);
   }
   auto prepared = std::make_shared<Prepared>();
@@ -546,7 +546,7 @@ void JobExecutor::Launch(const std::shared_ptr<Run>& run, Result<std::vector<int
   if (claimed->size() != run->items.size()) {
     // Some run elsewhere (logged by the claim): this run leaves them.
     std::vector<int> unclaimed = Minus(run->items, *claimed);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (int i : unclaimed) {
       running_items_.erase(i);
       fenced_items_.erase(i);
@@ -595,7 +595,7 @@ bool JobExecutor::Overdue(Clock::WallTime fire_time) {
 void JobExecutor::Drop(const std::shared_ptr<Run>& run) {
   Queued queued;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     queued = ReleaseLocked(*run);
   }
   run->done = nullptr;  // never called: what it holds goes now
@@ -609,7 +609,7 @@ void JobExecutor::Drop(const std::shared_ptr<Run>& run) {
 void JobExecutor::Reread(const std::shared_ptr<Run>& run) {
   // The lane stays ours; what the plan gave is worked out again.
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (int i : run->items) {
       running_items_.erase(i);
       fenced_items_.erase(i);
@@ -648,7 +648,7 @@ void JobExecutor::TakePlan(Run& run, const std::shared_ptr<const Plan>& plan) {
 }
 
 std::shared_ptr<const JobExecutor::Plan> JobExecutor::CurrentPlan(std::optional<uint64_t> changes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (plan_ == nullptr || !changes.has_value() || plan_->changes != *changes) return nullptr;
   return plan_;
 }
@@ -670,7 +670,7 @@ void JobExecutor::KeepPlan(std::optional<uint64_t> changes, const Run& run) {
     plan->misfired = *misfired;
     plan->need_sharding = *need;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   plan_ = std::move(plan);
 }
 
@@ -698,10 +698,11 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
   };
   bool held = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     // A failover run of ours still holds one of them (a resharding gave it to us meanwhile).
-    held = std::any_of(run->items.begin(), run->items.end(),
-                       [&](int i) { return running_items_.count(i) != 0; });
+    held = std::any_of(run->items.begin(), run->items.end(), [&](int i) ELASTICJOB_REQUIRES(mu_) {
+      return running_items_.count(i) != 0;
+    });
     if (!held) normal_items_ = run->items;
   }
   if (held) return skip_as_misfire();
@@ -709,7 +710,7 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
   // on one: a departed instance's or a cut-short run's is replaced, a live instance's leaves
   // that item to it, at no request per item and run while there is none.
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     running_items_.insert(run->items.begin(), run->items.end());
     HoldLocked(run);
   }
@@ -732,9 +733,9 @@ void JobExecutor::RunFailover(Done done) {
   run->normal = false;
   run->failover_items = true;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) {
-      lock.unlock();
+      lock.Unlock();
       return done(Status(StatusCode::kCancelled, "job stopped"));
     }
     for (int i : *claimed) {
@@ -756,7 +757,7 @@ void JobExecutor::RunFailover(Done done) {
     if (!moot.empty()) {
       if (Status s = failover_.UpdateFailoverComplete(moot); !s.ok()) return End(run, s);
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         for (int i : moot) running_items_.erase(i);
       }
       run->items = Minus(std::move(run->items), moot);
@@ -836,7 +837,7 @@ ShardingContext JobExecutor::ContextOf(Run& run, int item) {
     ctx.sharding_parameter = it->second;
   if (run.items.size() > 1) {
     auto own = std::make_shared<Cancellation>();
-    std::lock_guard<std::mutex> lock(run.item_cancels_mu);
+    MutexLock lock(&run.item_cancels_mu);
     run.item_cancels[item] = own;
     ctx.cancellation = std::move(own);
   } else {
@@ -966,7 +967,7 @@ void JobExecutor::EndItem(const std::shared_ptr<Run>& run, const ShardingContext
   if (trace_end != nullptr) {
     tracing_->PushEnd(std::move(trace_end), report.started, report.success, report.error);
     if (!report.success) {
-      std::lock_guard<std::mutex> lock(run->errors_mu);
+      MutexLock lock(&run->errors_mu);
       run->errors.emplace_back(ctx.sharding_item, report.error);
     }
   }
@@ -992,7 +993,7 @@ void JobExecutor::EndPassIfLast(const std::shared_ptr<Run>& run) {
     if (tracing_ != nullptr) {
       std::vector<std::pair<int, std::string>> errors;
       {
-        std::lock_guard<std::mutex> lock(run->errors_mu);
+        MutexLock lock(&run->errors_mu);
         errors.swap(run->errors);
       }
       std::sort(errors.begin(), errors.end());
@@ -1063,7 +1064,7 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   bool again = false;
   bool ours = false;  // the marks in the registry are this run's own (Start set them)
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ours = misfire_marked_;
     again = config.misfire && !resharding && !stopped_ && !run->session_lost &&
             (misfire_pending_ || (!ours && !marked.empty()));
@@ -1082,7 +1083,7 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
     return After(run, [this, run] {
       Queued queued;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         queued = ReleaseLocked(*run);
       }
       Deliver(run, Outcome::kRan, std::move(queued));
@@ -1097,7 +1098,7 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   if (run->cancel->requested()) {
     // Stopped by an operator (a fenced run re-runs nothing): the re-run is a later fire's,
     // which the stop does not cancel.
-    std::lock_guard<std::mutex> lock(run->item_cancels_mu);
+    MutexLock lock(&run->item_cancels_mu);
     run->cancel = std::make_shared<Cancellation>();
     run->item_cancels.clear();
   }
@@ -1114,7 +1115,7 @@ void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
   // marks its own.
   if (ours) {
     execution_.ClearMisfireAsync(run->items, control_);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     misfire_marked_ = false;
   }
   Reread(run);
@@ -1147,7 +1148,7 @@ Result<std::vector<int>> JobExecutor::ItemsNow(const JobConfiguration& config) {
 void JobExecutor::End(const std::shared_ptr<Run>& run, Result<Outcome> result) {
   Queued queued;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     queued = ReleaseLocked(*run);
   }
   Deliver(run, std::move(result), std::move(queued));
@@ -1194,7 +1195,7 @@ std::vector<int> JobExecutor::Fence(const std::string& reason) {
   std::vector<std::shared_ptr<Run>> runs;
   std::vector<int> items;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [key, run] : holding_runs_) {
       if (run->session_lost.exchange(true)) continue;  // fenced already
       runs.push_back(run);
@@ -1216,7 +1217,7 @@ std::vector<int> JobExecutor::CancelRunning(std::optional<int> item, const std::
   std::vector<std::shared_ptr<Run>> runs;
   std::vector<int> items;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [key, run] : holding_runs_) {
       if (run->session_lost.load() || run->items_done.load()) continue;
       if (item && std::find(run->items.begin(), run->items.end(), *item) == run->items.end()) {
@@ -1232,7 +1233,7 @@ std::vector<int> JobExecutor::CancelRunning(std::optional<int> item, const std::
   for (const auto& run : runs) {
     std::shared_ptr<Cancellation> one;
     if (item) {
-      std::lock_guard<std::mutex> lock(run->item_cancels_mu);
+      MutexLock lock(&run->item_cancels_mu);
       if (auto it = run->item_cancels.find(*item); it != run->item_cancels.end()) one = it->second;
     }
     if (one != nullptr) {
@@ -1255,7 +1256,7 @@ void JobExecutor::CancelRun(Run& run, const std::string& reason, std::chrono::mi
       c.Request(reason);
     }
   };
-  std::lock_guard<std::mutex> lock(run.item_cancels_mu);
+  MutexLock lock(&run.item_cancels_mu);
   request(*run.cancel);
   for (auto& [i, c] : run.item_cancels) request(*c);
 }
@@ -1267,7 +1268,7 @@ const Cancellation* JobExecutor::CancelledOf(const Run& run, const ShardingConte
 }
 
 std::vector<int> JobExecutor::running_items() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<int> out;
   for (int i : running_items_) {
     if (fenced_items_.count(i) == 0) out.push_back(i);
@@ -1279,7 +1280,7 @@ void JobExecutor::Stop() {
   Done queued;
   std::deque<Queued> kept;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopped_ = true;
     queued = std::move(queued_);
     kept.swap(kept_);
@@ -1478,7 +1479,7 @@ void JobExecutor::ControlledItemEnded(const std::shared_ptr<Run>& run, ItemRun& 
                                       bool traced) {
   CountItemEnd(report, report.duration);
   if (traced && !report.success) {
-    std::lock_guard<std::mutex> lock(run->errors_mu);
+    MutexLock lock(&run->errors_mu);
     run->errors.emplace_back(report.item, report.error);
   }
   if (on_item_run_) on_item_run_(report);

@@ -81,7 +81,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -91,6 +90,7 @@
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/clock.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/run_reports.h"
 #include "elasticjob/thread_annotations.h"
 #include "execution/execution_service.h"
@@ -217,7 +217,7 @@ class JobExecutor {
   std::vector<int> running_items();
   // Whether a normal run is going on here.
   bool running() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return normal_running_;
   }
 
@@ -416,7 +416,7 @@ class JobExecutor {
   const std::function<std::optional<Clock::WallTime>()> due_fire_;
   Timer timer_;  // set_timer's; before the first run
 
-  std::mutex mu_;
+  Mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
   bool normal_running_ ELASTICJOB_GUARDED_BY(mu_) = false;    // the normal lane is taken
   bool normal_after_ ELASTICJOB_GUARDED_BY(mu_) = false;      // ... by its after-listeners

@@ -190,7 +190,7 @@ bool JobListeners::DistributeOnce(const std::shared_ptr<Pass>& pass,
   // Wait first, check second: a clear that happens between the two wakes this waiter.
   uint64_t token;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (cancelled_) return true;
     token = next_token_++;
     waiters_[token] = Waiter{pass, items.front(), 0};
@@ -236,7 +236,7 @@ bool JobListeners::DistributeOnce(const std::shared_ptr<Pass>& pass,
         guarantee::RootOf(phase)));
     self->Resume(std::move(w.pass));
   });
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = waiters_.find(token);
   if (it != waiters_.end()) {
     it->second.timer = id;
@@ -247,7 +247,7 @@ bool JobListeners::DistributeOnce(const std::shared_ptr<Pass>& pass,
 }
 
 bool JobListeners::Take(uint64_t token, Waiter* waiter) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = waiters_.find(token);
   if (it == waiters_.end()) return false;
   if (waiter != nullptr) *waiter = std::move(it->second);
@@ -262,7 +262,7 @@ void JobListeners::Resume(std::shared_ptr<Pass> pass) {
 void JobListeners::OnPhaseCleared(guarantee::Phase phase) {
   std::vector<std::pair<uint64_t, int>> candidates;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [token, w] : waiters_) {
       if (w.pass->phase == phase) candidates.emplace_back(token, w.probe);
     }
@@ -286,7 +286,7 @@ void JobListeners::OnPhaseCleared(guarantee::Phase phase) {
 void JobListeners::Cancel() {
   std::map<uint64_t, Waiter> waiting;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     cancelled_ = true;
     waiting.swap(waiters_);
   }

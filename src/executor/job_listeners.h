@@ -25,7 +25,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -33,6 +32,7 @@
 #include "elasticjob/clock.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/logger.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 #include "guarantee/guarantee_service.h"
 #include "trigger/timer_scheduler.h"
@@ -97,7 +97,7 @@ class JobListeners : public std::enable_shared_from_this<JobListeners> {
   const std::string job_name_;
   const std::shared_ptr<Logger> logger_;
 
-  std::mutex mu_;
+  Mutex mu_;
   bool cancelled_ ELASTICJOB_GUARDED_BY(mu_) = false;
   uint64_t next_token_ ELASTICJOB_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, Waiter> waiters_ ELASTICJOB_GUARDED_BY(mu_);

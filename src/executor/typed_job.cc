@@ -30,8 +30,8 @@ const Factories& Builtins() {
 
 // The process-wide registrations (RegisterJobType): plugins named at start-up, no job state.
 struct Registered {
-  std::mutex mu;
-  Factories factories;  // GUARDED_BY(mu)
+  Mutex mu;
+  Factories factories ELASTICJOB_GUARDED_BY(mu);
 };
 
 Registered& Process() {
@@ -49,7 +49,7 @@ Status RegisterJobType(const std::string& type, JobItemExecutorFactory factory) 
                   fmt::format("job type '{}': taken by a built-in type", type));
   }
   Registered& r = Process();
-  std::lock_guard<std::mutex> lock(r.mu);
+  MutexLock lock(&r.mu);
   if (!r.factories.emplace(type, std::move(factory)).second) {
     return Status(StatusCode::kAlreadyExists, fmt::format("job type '{}': registered twice", type));
   }
@@ -60,7 +60,7 @@ std::vector<std::string> RegisteredJobTypes() {
   std::set<std::string> names;
   for (const auto& [name, factory] : Builtins()) names.insert(name);
   Registered& r = Process();
-  std::lock_guard<std::mutex> lock(r.mu);
+  MutexLock lock(&r.mu);
   for (const auto& [name, factory] : r.factories) names.insert(name);
   return {names.begin(), names.end()};
 }
@@ -81,7 +81,7 @@ Result<JobItemExecutorFactory> FindJobType(const std::string& type, const Factor
   if (auto it = Builtins().find(type); it != Builtins().end()) return it->second;
   {
     Registered& r = Process();
-    std::lock_guard<std::mutex> lock(r.mu);
+    MutexLock lock(&r.mu);
     if (auto it = r.factories.find(type); it != r.factories.end()) return it->second;
   }
   std::set<std::string> known;
@@ -129,25 +129,25 @@ Result<TypedJob::Current> TypedJob::Build(const JobConfiguration& config) {
 
 Status TypedJob::Update(const JobConfiguration& config) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (current_ != nullptr && current_->config != nullptr && *current_->config == config) {
       return Status::Ok();
     }
   }
   auto next = Build(config);
   if (!next.ok()) return next.status();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   current_ = std::make_shared<const Current>(*std::move(next));
   return Status::Ok();
 }
 
 std::string TypedJob::error_handler_type() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return current_ != nullptr && current_->handler != nullptr ? current_->handler->type() : "";
 }
 
 std::array<const void*, 3> TypedJob::StartTouches() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const Current* now = current_.get();
   return {&mu_, now, now != nullptr ? now->executor.get() : nullptr};
 }
@@ -155,7 +155,7 @@ std::array<const void*, 3> TypedJob::StartTouches() {
 void TypedJob::Execute(const ShardingContext& context) {
   std::shared_ptr<const Current> current;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     current = current_;
   }
   const Current& now = *current;
@@ -186,7 +186,7 @@ void TypedJob::Execute(const ShardingContext& context) {
 void TypedJob::HandleFailure(const ShardingContext& context, const std::string& cause) {
   std::shared_ptr<const Current> now;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     now = current_;
   }
   if (now == nullptr || now->handler == nullptr) return;

@@ -16,11 +16,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "elasticjob/api/job_item_executor.h"
 #include "elasticjob/api/simple_job.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 #include "error_handler/job_error_handler.h"
 
@@ -100,7 +100,7 @@ class TypedJob final : public SimpleJob {
   State state_;
   error_handler::NotificationSender& sender_;
   const std::shared_ptr<Logger> logger_;  // the job's, for its error handler (null: default)
-  std::mutex mu_;
+  Mutex mu_;
   // Immutable once built: an item's start copies one pointer (one count on one line),
   // not the three parts.
   std::shared_ptr<const Current> current_ ELASTICJOB_GUARDED_BY(mu_);

@@ -5,8 +5,9 @@
 
 #include <chrono>
 #include <ctime>
-#include <mutex>
 #include <utility>
+
+#include "elasticjob/mutex.h"
 
 namespace elasticjob::infra {
 namespace {
@@ -240,8 +241,8 @@ const std::shared_ptr<spdlog::sinks::sink>& StderrSink() {
 }
 
 struct DefaultSlot {
-  std::mutex mu;
-  std::shared_ptr<Logger> logger;  // null: the built-in one
+  Mutex mu;
+  std::shared_ptr<Logger> logger ELASTICJOB_GUARDED_BY(mu);  // null: the built-in one
 };
 
 DefaultSlot& Slot() {
@@ -289,14 +290,14 @@ std::shared_ptr<Logger> NullLogger() { return std::make_shared<infra::DroppingLo
 
 void SetDefaultLogger(std::shared_ptr<Logger> logger) {
   auto& slot = infra::Slot();
-  std::lock_guard<std::mutex> lock(slot.mu);
+  MutexLock lock(&slot.mu);
   slot.logger = std::move(logger);
 }
 
 std::shared_ptr<Logger> DefaultLogger() {
   auto& slot = infra::Slot();
   {
-    std::lock_guard<std::mutex> lock(slot.mu);
+    MutexLock lock(&slot.mu);
     if (slot.logger != nullptr) return slot.logger;
   }
   return infra::BuiltIn();

@@ -22,7 +22,7 @@ std::shared_ptr<JobMetrics> JobMetricsOf(const std::shared_ptr<Metrics>& metrics
 }
 
 std::shared_ptr<JobMetrics> MetricsImpl::Job(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto& job = jobs_[name];
   if (job == nullptr) job = std::make_shared<JobMetrics>(name);
   return job;
@@ -31,7 +31,7 @@ std::shared_ptr<JobMetrics> MetricsImpl::Job(const std::string& name) {
 void MetricsImpl::AddRegistry(RegistryCenter& registry, std::string name) {
   auto* base = dynamic_cast<reg::RegistryBase*>(&registry);
   if (base == nullptr) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& r : registries_) {
     if (r.stats == base->stats()) return;
   }
@@ -40,12 +40,12 @@ void MetricsImpl::AddRegistry(RegistryCenter& registry, std::string name) {
 
 void MetricsImpl::AddTracer(std::shared_ptr<Tracer> tracer) {
   if (tracer == nullptr) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   tracers_.push_back(std::move(tracer));
 }
 
 bool MetricsImpl::Ready(std::string* why) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto no = [why](std::string reason) {
     if (why != nullptr) *why = std::move(reason);
     return false;
@@ -69,7 +69,7 @@ std::string MetricsImpl::Render() {
   std::vector<RegistryEntry> registries;
   std::vector<std::shared_ptr<Tracer>> tracers;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& [name, job] : jobs_) jobs.push_back(job);
     registries = registries_;
     tracers = tracers_;

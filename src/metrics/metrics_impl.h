@@ -10,11 +10,11 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "elasticjob/metrics/metrics.h"
+#include "elasticjob/mutex.h"
 #include "metrics/job_metrics.h"
 #include "reg/registry_stats.h"
 
@@ -35,10 +35,10 @@ class MetricsImpl final : public Metrics {
     std::string name;
     std::shared_ptr<reg::RegistryStats> stats;
   };
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<JobMetrics>> jobs_;  // GUARDED_BY(mu_)
-  std::vector<RegistryEntry> registries_;                    // GUARDED_BY(mu_)
-  std::vector<std::shared_ptr<Tracer>> tracers_;             // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::map<std::string, std::shared_ptr<JobMetrics>> jobs_ ELASTICJOB_GUARDED_BY(mu_);
+  std::vector<RegistryEntry> registries_ ELASTICJOB_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<Tracer>> tracers_ ELASTICJOB_GUARDED_BY(mu_);
 };
 
 // `metrics`' JobMetrics for job `name`; null when `metrics` is null or not Metrics::Create's.

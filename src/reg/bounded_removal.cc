@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
+
+#include "elasticjob/mutex.h"
 
 namespace elasticjob::reg {
 
@@ -20,31 +20,33 @@ Executor& Answers() {
 }
 
 struct Pending {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<std::string> waiting;  // keys not answered yet
-  Status first_error;
+  explicit Pending(std::vector<std::string> keys) : waiting(std::move(keys)) {}
+  Mutex mu;
+  CondVar cv{&mu};
+  std::vector<std::string> waiting ELASTICJOB_GUARDED_BY(mu);  // keys not answered yet
+  Status first_error ELASTICJOB_GUARDED_BY(mu);
 };
 
 }  // namespace
 
 Status RemoveWithin(RegistryCenter& registry, const std::vector<std::string>& keys,
                     std::chrono::steady_clock::time_point deadline) {
-  auto pending = std::make_shared<Pending>();
-  pending->waiting = keys;
+  auto pending = std::make_shared<Pending>(keys);
   for (const std::string& key : keys) {
     registry.ExecuteInTransactionAsync(
         {TransactionOp::Delete(key)}, Answers(), [pending, key](Status s) {
-          std::lock_guard<std::mutex> lock(pending->mu);
+          MutexLock lock(&pending->mu);
           std::erase(pending->waiting, key);
           if (!s.ok() && s.code() != StatusCode::kNotFound && pending->first_error.ok()) {
             pending->first_error = std::move(s);
           }
-          pending->cv.notify_all();
+          pending->cv.SignalAll();
         });
   }
-  std::unique_lock<std::mutex> lock(pending->mu);
-  if (!pending->cv.wait_until(lock, deadline, [&] { return pending->waiting.empty(); })) {
+  MutexLock lock(&pending->mu);
+  while (!pending->waiting.empty() && pending->cv.WaitUntil(deadline)) {
+  }
+  if (!pending->waiting.empty()) {
     return Status(StatusCode::kTimeout,
                   fmt::format("the registry did not answer the removal of {} in time",
                               fmt::join(pending->waiting, ", ")));

@@ -84,7 +84,7 @@ bool PolicyCovers(const WatchPolicy& policy, std::string_view root, std::string_
 
 void SubscriptionState::Cancel() {
   {
-    std::lock_guard<std::mutex> lock(post_mu);
+    MutexLock lock(&post_mu);
     active = false;
   }
   if (running.load() == std::this_thread::get_id()) return;  // from inside its own callback
@@ -92,7 +92,7 @@ void SubscriptionState::Cancel() {
 }
 
 void SubscriptionState::PostIfActive(Executor& executor, std::function<void()> task) {
-  std::lock_guard<std::mutex> lock(post_mu);
+  MutexLock lock(&post_mu);
   if (active) executor.Post(std::move(task));
 }
 
@@ -115,7 +115,7 @@ Result<std::vector<std::string>> RegistryBase::GetChildrenKeysDirectly(std::stri
 std::unique_ptr<Subscription> RegistryBase::AddConnectionStateListener(
     Executor& executor, std::function<void(ConnectionState)> callback) {
   auto state = std::make_shared<SubscriptionState>();
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  MutexLock lock(&listeners_mu_);
   std::erase_if(listeners_, [](const Listener& l) { return !l.state->active.load(); });
   listeners_.push_back({&executor, std::move(callback), state});
   return std::make_unique<SubscriptionHandle>(state);
@@ -138,7 +138,7 @@ void RegistryBase::NotifyConnectionState(ConnectionState s) {
       stats_->expiries.Inc();
       break;
   }
-  std::lock_guard<std::mutex> lock(listeners_mu_);
+  MutexLock lock(&listeners_mu_);
   for (const Listener& l : listeners_) {
     auto state = l.state;
     auto cb = l.callback;
@@ -149,10 +149,10 @@ void RegistryBase::NotifyConnectionState(ConnectionState s) {
 
 void RegistryBase::WakeLatchWaiters() {
   {
-    std::lock_guard<std::mutex> lock(latch_mu_);
+    MutexLock lock(&latch_mu_);
     ++latch_epoch_;
   }
-  latch_cv_.notify_all();
+  latch_cv_.SignalAll();
 }
 
 void RegistryBase::MarkClosed() {
@@ -196,7 +196,7 @@ Status RegistryBase::ExecuteInLeader(std::string_view key, const std::function<v
     }
     uint64_t epoch;
     {
-      std::lock_guard<std::mutex> lock(latch_mu_);
+      MutexLock lock(&latch_mu_);
       epoch = latch_epoch_;
     }
     auto children = GetChildrenDirectly(latch);
@@ -215,8 +215,8 @@ Status RegistryBase::ExecuteInLeader(std::string_view key, const std::function<v
     auto exists = ExistsWatchOnce(latch + "/" + *(it - 1), [this] { WakeLatchWaiters(); });
     if (!exists.ok()) return exists.status();
     if (!*exists) continue;  // predecessor already gone
-    std::unique_lock<std::mutex> lock(latch_mu_);
-    latch_cv_.wait(lock, [&] { return latch_epoch_ != epoch || closed(); });
+    MutexLock lock(&latch_mu_);
+    while (latch_epoch_ == epoch && !closed()) latch_cv_.Wait();
   }
   callback();
   Status s = Remove(latch + "/" + ours);

@@ -7,13 +7,12 @@
 #define ELASTICJOB_REG_REGISTRY_BASE_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "elasticjob/mutex.h"
 #include "elasticjob/reg/registry_center.h"
 #include "infra/change_epoch.h"
 #include "reg/registry_stats.h"
@@ -45,7 +44,7 @@ bool PolicyCovers(const WatchPolicy& policy, std::string_view root, std::string_
 // that calls back into the registry never blocks the thread posting the next event (which
 // may hold the registry's own locks).
 struct SubscriptionState {
-  std::mutex post_mu;       // orders PostIfActive against Cancel
+  Mutex post_mu;            // orders PostIfActive against Cancel
   std::recursive_mutex mu;  // held while a delivery runs
   std::atomic<bool> active{true};
   std::atomic<std::thread::id> running{};
@@ -129,11 +128,11 @@ class RegistryBase : public RegistryCenter {
     std::function<void(ConnectionState)> callback;
     std::shared_ptr<SubscriptionState> state;
   };
-  std::mutex listeners_mu_;
-  std::vector<Listener> listeners_;
-  std::mutex latch_mu_;
-  std::condition_variable latch_cv_;
-  uint64_t latch_epoch_ = 0;
+  Mutex listeners_mu_;
+  std::vector<Listener> listeners_ ELASTICJOB_GUARDED_BY(listeners_mu_);
+  Mutex latch_mu_;
+  CondVar latch_cv_{&latch_mu_};
+  uint64_t latch_epoch_ ELASTICJOB_GUARDED_BY(latch_mu_) = 0;
   std::atomic<bool> closed_{false};  // atomic: read by waiters without latch_mu_
   const std::shared_ptr<RegistryStats> stats_ = std::make_shared<RegistryStats>();
 };

@@ -10,9 +10,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string_view>
 
+#include "elasticjob/mutex.h"
 #include "infra/metric_types.h"
 #include "metrics/job_metrics.h"
 
@@ -41,14 +41,14 @@ struct RegistryStats {
 
   // Nodes held by the watch-fed caches, counted at a scrape by the registry (null: none, or
   // the registry is gone).
-  std::mutex cache_mu;
-  std::function<int64_t()> cache_nodes;  // GUARDED_BY(cache_mu)
+  Mutex cache_mu;
+  std::function<int64_t()> cache_nodes ELASTICJOB_GUARDED_BY(cache_mu);
   int64_t CacheNodes() {
-    std::lock_guard<std::mutex> lock(cache_mu);
+    MutexLock lock(&cache_mu);
     return cache_nodes ? cache_nodes() : 0;
   }
   void SetCacheCounter(std::function<int64_t()> fn) {
-    std::lock_guard<std::mutex> lock(cache_mu);
+    MutexLock lock(&cache_mu);
     cache_nodes = std::move(fn);
   }
 

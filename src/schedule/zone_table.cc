@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <memory>
-#include <mutex>
 #include <utility>
+
+#include "elasticjob/mutex.h"
 
 namespace elasticjob::schedule {
 namespace {
@@ -71,9 +72,9 @@ ZoneTable::ZoneTable(const cctz::time_zone& zone) {
 }
 
 const ZoneTable& ZoneTable::For(const cctz::time_zone& zone) {
-  static std::mutex mu;
+  static Mutex mu;
   static auto* tables = new std::vector<std::pair<cctz::time_zone, std::unique_ptr<ZoneTable>>>;
-  std::lock_guard<std::mutex> lock(mu);
+  MutexLock lock(&mu);
   for (const auto& [z, table] : *tables)
     if (z == zone) return *table;
   tables->emplace_back(zone, std::unique_ptr<ZoneTable>(new ZoneTable(zone)));

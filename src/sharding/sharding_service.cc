@@ -252,7 +252,7 @@ bool ShardingService::LostShardingRace(const Status& s) {
 
 Result<bool> ShardingService::TryShardAsLeader(Asker asker) {
   {
-    std::lock_guard<std::mutex> lock(shard_mu_);
+    MutexLock lock(&shard_mu_);
     // Another path of ours is sharding: waiting for it would hold a coordination thread for
     // as long as its registry calls take. It shards once more for us when it is done: it
     // may have read the flag or the membership before the change that brought us here, and
@@ -268,7 +268,7 @@ Result<bool> ShardingService::TryShardAsLeader(Asker asker) {
   for (;;) {
     Result<bool> r = TryShardAsLeaderOnce(asker);
     {
-      std::lock_guard<std::mutex> lock(shard_mu_);
+      MutexLock lock(&shard_mu_);
       if (shard_again_) {
         shard_again_ = false;
         for_others = true;
@@ -289,7 +289,7 @@ Result<bool> ShardingService::TryShardAsLeaderOnce(const Asker& asker) {
   if (!need.ok()) return need.status();
   if (!*need) {
     if (running_watcher_ != nullptr) running_watcher_->StopWatchingRunningMarks();
-    std::lock_guard<std::mutex> lock(shard_mu_);
+    MutexLock lock(&shard_mu_);
     ClearGuardLocked();
     return true;
   }
@@ -305,7 +305,7 @@ Result<bool> ShardingService::TryShardAsLeaderOnce(const Asker& asker) {
     return false;  // no longer the leader: the next leader shards
   }
   {
-    std::lock_guard<std::mutex> lock(shard_mu_);
+    MutexLock lock(&shard_mu_);
     GuardLocked();  // from the first look at this flag
   }
   auto config = config_.LoadLastGood(/*from_cache=*/false);
@@ -323,7 +323,7 @@ Result<bool> ShardingService::TryShardAsLeaderOnce(const Asker& asker) {
   if (!running->empty()) return false;
   {
     // A run of ours under the assignment the flag replaces: the new one is for a later fire.
-    std::lock_guard<std::mutex> lock(shard_mu_);
+    MutexLock lock(&shard_mu_);
     GuardLocked();  // a run admitted since
     if (!MayShardLocked(asker)) {
       if (!std::exchange(deferral_logged_, true)) {
@@ -398,7 +398,7 @@ Result<bool> ShardingService::TryShardAsLeaderOnce(const Asker& asker) {
   // Every run's mark would fire these watches again: they were for this sharding only.
   if (running_watcher_ != nullptr) running_watcher_->StopWatchingRunningMarks();
   {
-    std::lock_guard<std::mutex> lock(shard_mu_);
+    MutexLock lock(&shard_mu_);
     ClearGuardLocked();  // a flag raised again below starts afresh
   }
   // The transaction deleted the flag, including one raised by a membership change after we

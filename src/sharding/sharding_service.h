@@ -36,12 +36,12 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "config/config_service.h"
 #include "elasticjob/clock.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
 #include "election/leader_service.h"
 #include "infra/log.h"
@@ -167,11 +167,11 @@ class ShardingService {
   // Of two askers, the one the rule lets shard in more cases.
   static Asker Wider(const Asker& a, const Asker& b);
   // Whether `asker` may write the new assignment now. REQUIRES: shard_mu_ held.
-  bool MayShardLocked(const Asker& asker);
+  bool MayShardLocked(const Asker& asker) ELASTICJOB_REQUIRES(shard_mu_);
   // Moves the guard for a leader attempt now. REQUIRES: shard_mu_ held.
-  void GuardLocked();
+  void GuardLocked() ELASTICJOB_REQUIRES(shard_mu_);
   // The flag is gone (or written for): no guard. REQUIRES: shard_mu_ held.
-  void ClearGuardLocked();
+  void ClearGuardLocked() ELASTICJOB_REQUIRES(shard_mu_);
   // What can be done now towards ShardingIfNecessary (electing, sharding as leader); true
   // once this instance may read its assignment, false while it must wait.
   Result<bool> TryShardingIfNecessary(const Asker& asker);
@@ -212,15 +212,15 @@ class ShardingService {
   const FireTiming timing_;
   // NoteRunAdmitted's last fire (system clock ticks; min: none).
   std::atomic<int64_t> last_run_fire_{std::numeric_limits<int64_t>::min()};
-  std::mutex shard_mu_;
-  bool sharding_ = false;     // GUARDED_BY(shard_mu_): a TryShardAsLeader is under way
-  bool shard_again_ = false;  // GUARDED_BY(shard_mu_): another path asked meanwhile
-  Asker again_asker_;         // GUARDED_BY(shard_mu_): the widest of them
-  // GUARDED_BY(shard_mu_), until the flag is gone: when a leader attempt of ours first saw
+  Mutex shard_mu_;
+  bool sharding_ ELASTICJOB_GUARDED_BY(shard_mu_) = false;     // a TryShardAsLeader is under way
+  bool shard_again_ ELASTICJOB_GUARDED_BY(shard_mu_) = false;  // another path asked meanwhile
+  Asker again_asker_ ELASTICJOB_GUARDED_BY(shard_mu_);         // the widest of them
+  // Until the flag is gone: when a leader attempt of ours first saw
   // it, and the guard (above).
-  std::optional<Clock::WallTime> flag_seen_at_;
-  std::optional<Clock::WallTime> guard_;
-  bool deferral_logged_ = false;  // GUARDED_BY(shard_mu_): said once per flag
+  std::optional<Clock::WallTime> flag_seen_at_ ELASTICJOB_GUARDED_BY(shard_mu_);
+  std::optional<Clock::WallTime> guard_ ELASTICJOB_GUARDED_BY(shard_mu_);
+  bool deferral_logged_ ELASTICJOB_GUARDED_BY(shard_mu_) = false;  // said once per flag
 };
 
 }  // namespace elasticjob::sharding

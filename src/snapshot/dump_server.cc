@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -32,8 +31,8 @@ struct Listeners {
     DumpServer* server;  // identifies the entry its deleter erases
     std::weak_ptr<DumpServer> weak;
   };
-  std::mutex mu;
-  std::condition_variable gone;  // an entry was erased
+  Mutex mu;
+  CondVar gone{&mu};  // an entry was erased
   std::map<std::pair<std::string, int>, Entry> by_address ELASTICJOB_GUARDED_BY(mu);
 };
 
@@ -68,14 +67,14 @@ Result<std::shared_ptr<DumpServer>> DumpServer::Acquire(const std::string& addre
     return InvalidArgument(fmt::format("monitorPort: {} is not a TCP port", port));
   }
   Listeners& all = TheListeners();
-  std::unique_lock<std::mutex> lock(all.mu);
+  MutexLock lock(&all.mu);
   const auto key = std::make_pair(address, port);
   if (port != 0) {
     for (;;) {
       auto it = all.by_address.find(key);
       if (it == all.by_address.end()) break;
       if (auto live = it->second.weak.lock()) return live;
-      all.gone.wait(lock);  // its last job just left: its deleter closes the port first
+      all.gone.Wait();  // its last job just left: its deleter closes the port first
     }
   }
   std::unique_ptr<DumpServer> fresh(new DumpServer(address, limits));
@@ -83,13 +82,13 @@ Result<std::shared_ptr<DumpServer>> DumpServer::Acquire(const std::string& addre
   DumpServer* raw = fresh.release();
   std::shared_ptr<DumpServer> server(raw, [](DumpServer* s) {
     Listeners& listeners = TheListeners();
-    std::lock_guard<std::mutex> hold(listeners.mu);
+    MutexLock hold(&listeners.mu);
     auto it = listeners.by_address.find({s->address_, s->port_});
     if (it != listeners.by_address.end() && it->second.server == s) {
       listeners.by_address.erase(it);
     }
     delete s;  // under the lock: the port is closed before another Acquire binds it
-    listeners.gone.notify_all();
+    listeners.gone.SignalAll();
   });
   if (port != 0) all.by_address[key] = {raw, server};
   return server;
@@ -136,7 +135,7 @@ DumpServer::~DumpServer() {
 
 Result<std::unique_ptr<DumpServer::Registration>> DumpServer::Register(
     std::string job_name, RegistryCenter& registry, std::shared_ptr<Logger> logger) {
-  std::lock_guard<std::mutex> lock(jobs_mu_);
+  MutexLock lock(&jobs_mu_);
   if (!jobs_.emplace(job_name, Served{&registry, logger}).second) {
     return Status(StatusCode::kAlreadyExists,
                   fmt::format("dump port {}:{}: a job named '{}' is served there already (another "
@@ -155,11 +154,11 @@ Result<std::unique_ptr<DumpServer::Registration>> DumpServer::Register(
 
 void DumpServer::Unregister(const std::string& job_name) {
   {
-    std::lock_guard<std::mutex> lock(jobs_mu_);
+    MutexLock lock(&jobs_mu_);
     jobs_.erase(job_name);
   }
   // A dump that found the job before it left holds dump_mu_ until it ends.
-  std::lock_guard<std::mutex> barrier(dump_mu_);
+  MutexLock barrier(&dump_mu_);
 }
 
 DumpServer::Registration::~Registration() { server_->Unregister(job_name_); }
@@ -167,11 +166,11 @@ DumpServer::Registration::~Registration() { server_->Unregister(job_name_); }
 std::string DumpServer::Reply(const std::string& line) {
   auto job = ParseDumpCommand(line);
   if (!job) return "";
-  std::lock_guard<std::mutex> dumping(dump_mu_);
+  MutexLock dumping(&dump_mu_);
   RegistryCenter* registry = nullptr;
   std::shared_ptr<Logger> logger;
   {
-    std::lock_guard<std::mutex> lock(jobs_mu_);
+    MutexLock lock(&jobs_mu_);
     auto it = jobs_.find(*job);
     if (it == jobs_.end()) return "";
     registry = it->second.registry;

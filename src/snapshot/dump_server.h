@@ -22,11 +22,11 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "elasticjob/logger.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
@@ -99,8 +99,8 @@ class DumpServer : public std::enable_shared_from_this<DumpServer> {
 
   // Held while a dump runs (taken before jobs_mu_), so a job unregistering can wait for a
   // dump that found it to end; registering never waits for a dump.
-  std::mutex dump_mu_;
-  std::mutex jobs_mu_;
+  Mutex dump_mu_;
+  Mutex jobs_mu_;
   struct Served {
     RegistryCenter* registry;
     std::shared_ptr<Logger> logger;

@@ -22,20 +22,20 @@ struct ChangeNotifier::Async : std::enable_shared_from_this<Async> {
   void Attempt(uint64_t id) {
     std::shared_ptr<std::function<Result<bool>()>> attempt;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       auto it = waits.find(id);
       if (it == waits.end()) return;
       it->second.again = false;
       attempt = it->second.attempt;
     }
     Result<bool> r = (*attempt)();
-    std::unique_lock<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     auto it = waits.find(id);
     if (it == waits.end()) return;  // timed out or cancelled meanwhile
     if (!r.ok() || *r) {
       Wait w = std::move(it->second);
       waits.erase(it);
-      lock.unlock();
+      lock.Unlock();
       timer.Cancel(w.timer);
       w.done(r.ok() ? Status::Ok() : r.status());
       return;
@@ -55,7 +55,7 @@ struct ChangeNotifier::Async : std::enable_shared_from_this<Async> {
   void End(uint64_t id, Status status) {
     Wait w;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       auto it = waits.find(id);
       if (it == waits.end()) return;
       w = std::move(it->second);
@@ -68,7 +68,7 @@ struct ChangeNotifier::Async : std::enable_shared_from_this<Async> {
   Executor& executor;
   trigger::TimerScheduler& timer;
   Clock& clock;
-  std::mutex mu;
+  Mutex mu;
   bool cancelled ELASTICJOB_GUARDED_BY(mu) = false;
   uint64_t next_id ELASTICJOB_GUARDED_BY(mu) = 1;
   std::map<uint64_t, Wait> waits ELASTICJOB_GUARDED_BY(mu);
@@ -79,14 +79,14 @@ ChangeNotifier::ChangeNotifier(Executor& executor, trigger::TimerScheduler& time
 
 void ChangeNotifier::Notify() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ++epoch_;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (async_ == nullptr) return;
   std::vector<uint64_t> post;
   {
-    std::lock_guard<std::mutex> lock(async_->mu);
+    MutexLock lock(&async_->mu);
     for (auto& [id, w] : async_->waits) {
       if (w.busy) {
         w.again = true;
@@ -101,14 +101,14 @@ void ChangeNotifier::Notify() {
 
 void ChangeNotifier::Cancel() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     cancelled_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (async_ == nullptr) return;
   std::vector<uint64_t> ids;
   {
-    std::lock_guard<std::mutex> lock(async_->mu);
+    MutexLock lock(&async_->mu);
     async_->cancelled = true;
     for (const auto& [id, w] : async_->waits) ids.push_back(id);
   }
@@ -121,15 +121,17 @@ Status ChangeNotifier::WaitUntil(const std::function<Result<bool>()>& condition,
   while (true) {
     uint64_t seen;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (cancelled_) return Status(StatusCode::kCancelled, "shutting down");
       seen = epoch_;
     }
     auto done = condition();
     if (!done.ok()) return done.status();
     if (*done) return Status::Ok();
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_until(lock, deadline, [&] { return epoch_ != seen || cancelled_; })) {
+    MutexLock lock(&mu_);
+    while (epoch_ == seen && !cancelled_ && cv_.WaitUntil(deadline)) {
+    }
+    if (epoch_ == seen && !cancelled_) {
       return Status(StatusCode::kTimeout, "condition not met in time");
     }
   }
@@ -145,7 +147,7 @@ void ChangeNotifier::WhenTrue(std::function<Result<bool>()> attempt,
   }
   uint64_t id;
   {
-    std::lock_guard<std::mutex> lock(async_->mu);
+    MutexLock lock(&async_->mu);
     if (async_->cancelled) return done(Status(StatusCode::kCancelled, "shutting down"));
     id = async_->next_id++;
     Async::Wait& w = async_->waits[id];
@@ -155,7 +157,7 @@ void ChangeNotifier::WhenTrue(std::function<Result<bool>()> attempt,
     w.busy = true;  // the first attempt runs here, now
   }
   async_->Attempt(id);  // most waits end here, with no timer armed
-  std::lock_guard<std::mutex> lock(async_->mu);
+  MutexLock lock(&async_->mu);
   auto it = async_->waits.find(id);
   if (it == async_->waits.end()) return;
   it->second.timer = async_->timer.ScheduleAt(

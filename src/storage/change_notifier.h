@@ -15,15 +15,14 @@
 #define ELASTICJOB_STORAGE_CHANGE_NOTIFIER_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "elasticjob/clock.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
 #include "trigger/timer_scheduler.h"
@@ -55,8 +54,8 @@ class ChangeNotifier {
  private:
   struct Async;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_{&mu_};
   uint64_t epoch_ ELASTICJOB_GUARDED_BY(mu_) = 0;
   bool cancelled_ ELASTICJOB_GUARDED_BY(mu_) = false;
   std::shared_ptr<Async> async_;  // set by the second constructor; tasks hold it

@@ -66,8 +66,8 @@ void SetDeadline(grpc::ClientContext& context, const TaskSettings& settings) {
 std::vector<Coordinator::Call*> Coordinator::AwaitCompletions(
     bool* woken, bool* cancelled, const std::function<void()>& cancel_calls) {
   std::vector<Call*> done;
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return !completed_.empty() || woken_ || cancelled_; });
+  MutexLock lock(&mu_);
+  while (completed_.empty() && !woken_ && !cancelled_) cv_.Wait();
   done.swap(completed_);
   *woken = woken_;
   woken_ = false;
@@ -90,22 +90,22 @@ struct Coordinator::Call {
 };
 
 void Coordinator::Finished(Call* call) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   completed_.push_back(call);
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void Coordinator::Wake() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   woken_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 void Coordinator::Cancel(std::string reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!cancelled_) cancel_reason_ = std::move(reason);
   cancelled_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 Status Coordinator::Run() {
@@ -200,7 +200,7 @@ Status Coordinator::RunBroadcast(BroadcastJob& job) {
     }
   }
   if (cancelled) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return Status(StatusCode::kCancelled, fmt::format("job '{}' run {}: cancelled: {}", job_name_,
                                                       run_id_, cancel_reason_));
   }
@@ -583,7 +583,7 @@ Status Coordinator::RunMapIn(MapJob& job, TaskStore& store) {
       RunCounts{store.total(), store.done() - store.failed(), store.failed(), store.retried()};
   if (!failure.ok()) return failure;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (cancelled_) return Status(StatusCode::kCancelled, context("cancelled: " + cancel_reason_));
   }
   if (auto* mr = dynamic_cast<MapReduceJob*>(&job)) {

@@ -9,14 +9,13 @@
 #ifndef ELASTICJOB_TASK_COORDINATOR_H_
 #define ELASTICJOB_TASK_COORDINATOR_H_
 
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "elasticjob/api/task_job.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
 #include "infra/log.h"
@@ -107,8 +106,8 @@ class Coordinator {
   RunCounts counts_;
   bool handed_over_ = false;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_{&mu_};
   std::vector<Call*> completed_ ELASTICJOB_GUARDED_BY(mu_);
   bool woken_ ELASTICJOB_GUARDED_BY(mu_) = false;
   bool cancelled_ ELASTICJOB_GUARDED_BY(mu_) = false;

@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "bootstrap/lifecycle.h"
 #include "elasticjob/bootstrap/task_models.h"
 #include "elasticjob/config/job_configuration.h"
+#include "elasticjob/mutex.h"
 #include "executor/typed_job.h"
 #include "infra/log.h"
 #include "metrics/metrics_impl.h"
@@ -99,7 +99,7 @@ class TypeByNameAsSimpleJob final : public SimpleJob {
   // The executor of the registry's configuration now, or the last good one.
   Current Follow(const std::string& job_name) {
     auto text = registry_.Get("/" + job_name + "/config");
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!text.ok() || *text == text_ || *text == refused_) return current_;
     auto config = ConfigFromYaml(*text);
     Status s = config.ok() ? ValidateJobConfiguration(*config) : config.status();
@@ -129,10 +129,10 @@ class TypeByNameAsSimpleJob final : public SimpleJob {
   RegistryCenter& registry_;
   const JobItemExecutorFactory factory_;
   const std::shared_ptr<Logger> logger_;  // the job's (null: the process default)
-  std::mutex mu_;
-  std::string text_;     // GUARDED_BY(mu_): the text current_ was made from ("" at first)
-  std::string refused_;  // GUARDED_BY(mu_): the last text refused
-  Current current_;      // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::string text_ ELASTICJOB_GUARDED_BY(mu_);     // the text current_ was made from ("" at first)
+  std::string refused_ ELASTICJOB_GUARDED_BY(mu_);  // the last text refused
+  Current current_ ELASTICJOB_GUARDED_BY(mu_);
 };
 
 class GrpcModels final : public TaskModels {

@@ -115,14 +115,14 @@ Status TaskRuntime::Start() {
     return s.WithContext(fmt::format("job '{}': registering the task worker", name));
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     events_ = std::make_shared<Events>();
   }
   connection_ = registry_.AddConnectionStateListener(events_->strand, [this](ConnectionState s) {
     if (s == ConnectionState::kLost) {
       // The leadership went with the session: another instance may start the job's next run
       // while this one would go on. The local store cannot hand the run over: it ends.
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (running_ != nullptr) {
         running_->Cancel(
             task_store_.empty()
@@ -138,7 +138,7 @@ Status TaskRuntime::Start() {
     // A new session lost the ephemeral node: register again.
     if (s != ConnectionState::kReconnected) return;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (stopped_) return;
     }
     if (Status st = Register(); !st.ok()) {
@@ -162,7 +162,7 @@ Status TaskRuntime::Start() {
 TaskRuntime::LeftRun TaskRuntime::DecideLeftRun(std::string* run_id) {
   const std::string& job = config_.job_name;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_ || running_ != nullptr) return LeftRun::kNone;  // a run here sees it itself
   }
   auto run = registry_.GetDirectly(RunPath(job));
@@ -223,7 +223,7 @@ Status TaskRuntime::Register() {
 }
 
 void TaskRuntime::Stop() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   stopped_ = true;
   if (running_ != nullptr) running_->Cancel("the job is stopping");
 }
@@ -233,7 +233,7 @@ void TaskRuntime::Join(std::chrono::steady_clock::time_point deadline) {
   connection_.reset();
   std::shared_ptr<Events> events;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     events = std::move(events_);
   }
   leader_watch_.reset();  // before the strand they deliver on goes
@@ -305,7 +305,7 @@ Result<std::unique_ptr<TaskStore>> TaskRuntime::OpenSharedStore(const std::strin
 void TaskRuntime::Execute(const ShardingContext& context) {
   if (context.sharding_item != 0) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) throw std::runtime_error("job is stopping");
   }
   const std::string& job = config_.job_name;
@@ -344,7 +344,7 @@ void TaskRuntime::Execute(const ShardingContext& context) {
   coordinator.set_workflow(context.workflow);
   std::shared_ptr<Events> events;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) throw std::runtime_error("job is stopping");
     running_ = &coordinator;
     events = events_;
@@ -359,7 +359,7 @@ void TaskRuntime::Execute(const ShardingContext& context) {
   Status s = coordinator.Run();
   watch.reset();  // waits for a delivery in progress: none touches the coordinator after
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     running_ = nullptr;
   }
   // A run handed over stays named for the next coordinator.

@@ -20,13 +20,13 @@
 #define ELASTICJOB_TASK_TASK_RUNTIME_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/api/task_job.h"
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
 #include "elasticjob/thread_annotations.h"
@@ -109,7 +109,7 @@ class TaskRuntime final : public SimpleJob {
   std::unique_ptr<Subscription> instances_watch_;
   std::string left_run_noticed_;
 
-  std::mutex mu_;
+  Mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
   Coordinator* running_ ELASTICJOB_GUARDED_BY(mu_) = nullptr;  // the run in progress
 };

@@ -34,7 +34,7 @@ grpc::Status WorkerService::NotServed(const std::string& job_name) const {
 }
 
 bool WorkerService::Enter(const std::string& run_id, uint64_t epoch) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   RunState& run = runs_[run_id];
   if (epoch < run.min_epoch) return false;
   ++run.active;
@@ -42,10 +42,10 @@ bool WorkerService::Enter(const std::string& run_id, uint64_t epoch) {
 }
 
 void WorkerService::Leave(const std::string& run_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = runs_.find(run_id);
   if (it == runs_.end() || --it->second.active > 0) return;
-  idle_.notify_all();
+  idle_.SignalAll();
   if (it->second.min_epoch == 0) {
     runs_.erase(it);
     return;
@@ -66,7 +66,7 @@ grpc::Status WorkerService::AwaitRun(grpc::ServerContext* context,
                                      rpc::AwaitRunReply* reply) {
   if (request->job_name() != job_name_) return NotServed(request->job_name());
   reply->set_instance_id(instance_id_);
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   RunState& run = runs_[request->run_id()];
   run.min_epoch = std::max(run.min_epoch, request->epoch());
   // Woken by the run's last batch ending (Leave). The sync API has no cancellation
@@ -74,7 +74,7 @@ grpc::Status WorkerService::AwaitRun(grpc::ServerContext* context,
   // wait's bound.
   while (runs_[request->run_id()].active > 0) {
     if (context->IsCancelled()) return grpc::Status::CANCELLED;
-    idle_.wait_for(lock, std::chrono::milliseconds(200));
+    idle_.WaitFor(std::chrono::milliseconds(200));
   }
   if (runs_[request->run_id()].min_epoch == 0) runs_.erase(request->run_id());
   return grpc::Status::OK;

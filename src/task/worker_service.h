@@ -14,13 +14,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "elasticjob/api/task_job.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 #include "task/postgresql/pg_task_store.h"
 #include "task/task_settings.h"
@@ -66,8 +65,8 @@ class WorkerService final : public rpc::TaskWorker::Service {
   const TaskSettings settings_;
   const std::unique_ptr<PgOutcomeWriter> writer_;
 
-  std::mutex mu_;
-  std::condition_variable idle_;  // a run's last batch here ended
+  Mutex mu_;
+  CondVar idle_{&mu_};  // a run's last batch here ended
   std::map<std::string, RunState> runs_ ELASTICJOB_GUARDED_BY(mu_);
 };
 

@@ -99,7 +99,7 @@ void NodeRuns::Take(const std::string& name, const std::string& value,
           return;
         }
         {
-          std::lock_guard<std::mutex> lock(mu_);
+          MutexLock lock(&mu_);
           Entry& entry = runs_[value];
           if (entry.envelope == nullptr) entry.envelope = envelope;
           ++entry.refs;
@@ -113,7 +113,7 @@ void NodeRuns::Take(const std::string& name, const std::string& value,
 void NodeRuns::Cancel(const Envelope& target) {
   std::vector<std::shared_ptr<Cancellation>> requests;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto& [key, entry] : runs_) {
       const Envelope& e = *entry.envelope;
       if (e.workflow != target.workflow || e.instance != target.instance || e.node != target.node ||
@@ -136,7 +136,7 @@ std::shared_ptr<const Envelope> NodeRuns::Find(const std::string& parameter,
                                                bool* cancelled) {
   std::shared_ptr<const Envelope> envelope;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = runs_.find(parameter);
     if (it == runs_.end()) return nullptr;
     if (it->second.cancellation == nullptr) it->second.cancellation = cancellation;
@@ -149,7 +149,7 @@ std::shared_ptr<const Envelope> NodeRuns::Find(const std::string& parameter,
 void NodeRuns::RecordItem(const std::string& parameter, int item, bool ok, std::string error,
                           std::optional<std::string> result,
                           std::map<std::string, std::string> context) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = runs_.find(parameter);
   if (it == runs_.end()) return;
   Entry& e = it->second;
@@ -164,7 +164,7 @@ void NodeRuns::Finish(const std::string& parameter, const std::string& instance_
                       const std::string& error) {
   Entry entry;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = runs_.find(parameter);
     if (it == runs_.end()) return;
     entry = it->second;

@@ -15,7 +15,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,6 +22,7 @@
 #include "elasticjob/api/cancellation.h"
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/executor.h"
+#include "elasticjob/mutex.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/thread_annotations.h"
 #include "infra/log.h"
@@ -100,7 +100,7 @@ class NodeRuns {
   const std::string job_name_;
   const infra::JobLogger log_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::map<std::string, Entry> runs_ ELASTICJOB_GUARDED_BY(mu_);  // by trigger value
 };
 

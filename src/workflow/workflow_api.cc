@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 #include <set>
 
 #include "elasticjob/config/job_configuration.h"
+#include "elasticjob/mutex.h"
 #include "workflow/workflow_node.h"
 #include "workflow/workflow_records.h"
 
@@ -229,8 +228,8 @@ class Api final : public WorkflowAPI {
     if (!first.ok() || first->finished()) return first;
     const std::string id(instance_id);
     const std::string name = WorkflowOfInstance(id);
-    std::mutex mu;
-    std::condition_variable cv;
+    Mutex mu;
+    CondVar cv{&mu};
     bool changed = false;
     ThreadPool pool(1);
     SerialExecutor events(pool);
@@ -239,17 +238,19 @@ class Api final : public WorkflowAPI {
           !e.key.starts_with(OpsPath(name, id))) {
         return;
       }
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       changed = true;
-      cv.notify_all();
+      cv.SignalAll();
     });
     if (!watch.ok()) return watch.status();
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
       auto now = Instance(instance_id);
       if (!now.ok() || now->finished()) return now;
-      std::unique_lock<std::mutex> lock(mu);
-      if (!cv.wait_until(lock, deadline, [&] { return changed; })) {
+      MutexLock lock(&mu);
+      while (!changed && cv.WaitUntil(deadline)) {
+      }
+      if (!changed) {
         return Status(StatusCode::kTimeout,
                       fmt::format("workflow instance '{}': still {} after {} ms", id, now->status,
                                   timeout.count()));

@@ -80,7 +80,7 @@ Coordinator::~Coordinator() {
 
 Status Coordinator::Start() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (started_) return FailedPrecondition("workflow coordinator: started twice");
     started_ = true;
   }
@@ -90,7 +90,7 @@ Status Coordinator::Start() {
   auto connection = registry_.AddConnectionStateListener(strand_, [this](ConnectionState s) {
     if (s == ConnectionState::kReconnected || s == ConnectionState::kLost) MarkAll();
   });
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   watch_ = std::move(*watch);
   connection_ = std::move(connection);
   return Status::Ok();
@@ -102,7 +102,7 @@ void Coordinator::Stop() {
   std::map<std::string, std::unique_ptr<Subscription>> job_watches;
   std::vector<std::string> led;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) return;
     stopped_ = true;
     watch = std::move(watch_);
@@ -123,15 +123,19 @@ void Coordinator::Stop() {
 }
 
 std::vector<std::string> Coordinator::Leading() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return leading_;
 }
 
 bool Coordinator::WaitLeading(const std::string& name, std::chrono::milliseconds bound) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return leading_cv_.wait_for(lock, bound, [&] {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  MutexLock lock(&mu_);
+  auto leads = [&]() ELASTICJOB_REQUIRES(mu_) {
     return std::find(leading_.begin(), leading_.end(), name) != leading_.end();
-  });
+  };
+  while (!leads() && leading_cv_.WaitUntil(deadline)) {
+  }
+  return leads();
 }
 
 void Coordinator::OnEvent(const TreeEvent& event) {
@@ -188,7 +192,7 @@ void Coordinator::Schedule() {
 void Coordinator::Drain() {
   drain_posted_ = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_) return;
   }
   auto workflows = std::move(dirty_workflows_);
@@ -204,9 +208,9 @@ void Coordinator::Drain() {
   for (const auto& [name, led] : workflows_) {
     if (led.leading) leading.push_back(name);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   leading_ = std::move(leading);
-  leading_cv_.notify_all();
+  leading_cv_.SignalAll();
 }
 
 Result<std::string> Coordinator::Read(const std::string& key) {
@@ -1039,7 +1043,7 @@ bool Coordinator::CoversEveryItem(const std::string& job, const std::set<int>& c
 void Coordinator::WatchJob(const std::string& job, const std::string& name, const std::string& id) {
   job_users_[job].emplace(name, id);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopped_ || job_watches_.count(job) > 0) return;
   }
   auto watch = registry_.Watch("/" + job + "/instances", strand_, [this, job](const TreeEvent& e) {
@@ -1057,7 +1061,7 @@ void Coordinator::WatchJob(const std::string& job, const std::string& name, cons
                              watch.status().ToString()));
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!stopped_) job_watches_.emplace(job, std::move(*watch));
 }
 

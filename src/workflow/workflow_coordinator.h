@@ -13,15 +13,14 @@
 #ifndef ELASTICJOB_WORKFLOW_WORKFLOW_COORDINATOR_H_
 #define ELASTICJOB_WORKFLOW_WORKFLOW_COORDINATOR_H_
 
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 #include "elasticjob/workflow/workflow_api.h"
 #include "infra/log.h"
@@ -96,11 +95,11 @@ class Coordinator final : public WorkflowCoordinator {
   SerialExecutor strand_;
   trigger::TimerScheduler timer_;
 
-  std::mutex mu_;
+  Mutex mu_;
   bool started_ ELASTICJOB_GUARDED_BY(mu_) = false;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;
   std::vector<std::string> leading_ ELASTICJOB_GUARDED_BY(mu_);
-  std::condition_variable leading_cv_;  // leading_ changed (WaitLeading)
+  CondVar leading_cv_{&mu_};  // leading_ changed (WaitLeading)
   std::unique_ptr<Subscription> watch_ ELASTICJOB_GUARDED_BY(mu_);
   std::unique_ptr<Subscription> connection_ ELASTICJOB_GUARDED_BY(mu_);
   // A watch of `/{job}/instances` per job of a node that ran here (WatchJob).

@@ -24,9 +24,9 @@ bool Under(const std::string& path, const std::string& root) {
 }  // namespace
 
 std::shared_ptr<MemoryStore> MemoryStore::Shared(const std::string& name) {
-  static std::mutex* mu = new std::mutex;
+  static Mutex* mu = new Mutex;
   static auto* stores = new std::map<std::string, std::weak_ptr<MemoryStore>>;
-  std::lock_guard<std::mutex> lock(*mu);
+  MutexLock lock(&*mu);
   auto store = (*stores)[name].lock();
   if (!store) {
     store = std::make_shared<MemoryStore>();
@@ -111,16 +111,18 @@ Status MemoryRegistryCenter::CheckOpen() const {
                : Status(StatusCode::kFailedPrecondition, "registry: not initialised or closed");
 }
 
-void MemoryRegistryCenter::Finish(std::unique_lock<std::mutex>& lock,
-                                  const std::vector<MemoryStore::Change>& changes) {
+// Not analysed: it releases a lock the caller took (the analysis cannot follow a scoped lock
+// handed in by reference); the callers' scopes end with it released.
+void MemoryRegistryCenter::Finish(MutexLock& lock, const std::vector<MemoryStore::Change>& changes)
+    ELASTICJOB_NO_THREAD_SAFETY_ANALYSIS {
   std::vector<std::function<void()>> fired;
   store_->Publish(changes, &fired);
-  lock.unlock();
+  lock.Unlock();
   for (auto& f : fired) f();
 }
 
 Status MemoryRegistryCenter::Init() {
-  std::unique_lock<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (open_) return Status::Ok();
   session_ = store_->next_session++;
   open_ = true;
@@ -136,9 +138,9 @@ Status MemoryRegistryCenter::Init() {
 }
 
 void MemoryRegistryCenter::Close() {
-  std::unique_lock<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (!open_) {
-    lock.unlock();
+    lock.Unlock();
     MarkClosed();
     return;
   }
@@ -154,7 +156,7 @@ void MemoryRegistryCenter::Close() {
     return true;
   });
   for (auto& state : ended) {
-    std::lock_guard<std::mutex> post(state->post_mu);
+    MutexLock post(&state->post_mu);
     state->active = false;  // nothing more is posted once the lock is gone
   }
   Finish(lock, changes);
@@ -165,13 +167,13 @@ void MemoryRegistryCenter::Close() {
 
 void MemoryRegistryCenter::ExpireSession() {
   {
-    std::lock_guard<std::mutex> lock(store_->mu);
+    MutexLock lock(&store_->mu);
     if (!open_) return;
   }
   // The order a ZooKeeper client reports it in: LOST, then the new session's view (the old
   // session's ephemeral nodes deleted), then RECONNECTED.
   NotifyConnectionState(ConnectionState::kLost);
-  std::unique_lock<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (!open_) return;
   std::vector<MemoryStore::Change> changes;
   store_->DropSession(session_, &changes);
@@ -190,13 +192,14 @@ bool MemoryRegistryCenter::LeaseHeld() { return !lease_lapsed_.load(std::memory_
 bool MemoryRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point deadline) {
   const int64_t session = session_id();
   auto over = [&] {
-    std::lock_guard<std::mutex> lock(store_->mu);
+    MutexLock lock(&store_->mu);
     return !open_ || session_ != session;
   };
-  std::unique_lock<std::mutex> lock(lease_mu_);
+  MutexLock lock(&lease_mu_);
   ++lease_waiters_;
-  lease_cv_.notify_all();
-  lease_cv_.wait_until(lock, deadline, [&] { return !lease_lapsed_.load() || over(); });
+  lease_cv_.SignalAll();
+  while (lease_lapsed_.load() && !over() && lease_cv_.WaitUntil(deadline)) {
+  }
   --lease_waiters_;
   return !lease_lapsed_.load() && !over();
 }
@@ -207,20 +210,23 @@ void MemoryRegistryCenter::SetLeaseHeldForTesting(bool held) {
 }
 
 bool MemoryRegistryCenter::WaitLeaseWaitersForTesting(int n, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(lease_mu_);
-  return lease_cv_.wait_for(lock, timeout, [&] { return lease_waiters_ >= n; });
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(&lease_mu_);
+  while (lease_waiters_ < n && lease_cv_.WaitUntil(deadline)) {
+  }
+  return lease_waiters_ >= n;
 }
 
 void MemoryRegistryCenter::WakeLeaseWaiters() {
-  { std::lock_guard<std::mutex> lock(lease_mu_); }
-  lease_cv_.notify_all();
+  { MutexLock lock(&lease_mu_); }
+  lease_cv_.SignalAll();
 }
 
 int64_t MemoryRegistryCenter::session_id() { return session_.load(std::memory_order_acquire); }
 
 Result<std::string> MemoryRegistryCenter::GetDirectly(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   auto it = store_->nodes.find(Full(key));
   if (it == store_->nodes.end()) return NotFound(fmt::format("no node {}", key));
@@ -231,14 +237,14 @@ Result<std::string> MemoryRegistryCenter::Get(std::string_view key) { return Get
 
 Result<bool> MemoryRegistryCenter::IsExisted(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   return store_->nodes.count(Full(key)) != 0;
 }
 
 Result<std::vector<std::string>> MemoryRegistryCenter::GetChildrenDirectly(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   auto it = store_->nodes.find(Full(key));
   if (it == store_->nodes.end()) return NotFound(fmt::format("no node {}", key));
@@ -300,7 +306,7 @@ Result<std::string> MemoryRegistryCenter::CreateLocked(const std::string& full,
 
 Status MemoryRegistryCenter::Persist(std::string_view key, std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::unique_lock<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   std::vector<MemoryStore::Change> changes;
   auto it = store_->nodes.find(Full(key));
@@ -323,7 +329,7 @@ Status MemoryRegistryCenter::Update(std::string_view key, std::string_view value
 
 Status MemoryRegistryCenter::PersistEphemeral(std::string_view key, std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::unique_lock<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   std::vector<MemoryStore::Change> changes;
   auto it = store_->nodes.find(Full(key));
@@ -352,7 +358,7 @@ Result<std::string> MemoryRegistryCenter::CreateSequential(std::string_view key,
                                                            std::string_view value,
                                                            CreateMode mode) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::unique_lock<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   std::vector<MemoryStore::Change> changes;
   auto r = CreateLocked(Full(key), value, mode, true, &changes);
@@ -373,7 +379,7 @@ Result<std::string> MemoryRegistryCenter::PersistEphemeralSequential(std::string
 
 Status MemoryRegistryCenter::CreateContainer(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::unique_lock<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   if (store_->nodes.count(Full(key)) != 0) return Status::Ok();
   std::vector<MemoryStore::Change> changes;
@@ -386,7 +392,7 @@ Status MemoryRegistryCenter::CreateContainer(std::string_view key) {
 Result<std::string> MemoryRegistryCenter::CreateLatchNode(const std::string& latch,
                                                           const std::string& prefix) {
   if (Status s = ValidateKey(latch); !s.ok()) return s;
-  std::unique_lock<std::mutex> lock(store_->mu);  // the container cannot go in between
+  MutexLock lock(&store_->mu);  // the container cannot go in between
   if (Status s = CheckOpen(); !s.ok()) return s;
   std::vector<MemoryStore::Change> changes;
   if (store_->nodes.count(Full(latch)) == 0) {
@@ -402,16 +408,17 @@ Result<std::string> MemoryRegistryCenter::CreateLatchNode(const std::string& lat
 
 Status MemoryRegistryCenter::Remove(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::unique_lock<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   std::vector<MemoryStore::Change> changes;
-  std::function<void(const std::string&)> remove = [&](const std::string& path) {
-    auto it = store_->nodes.find(path);
-    if (it == store_->nodes.end()) return;
-    std::vector<std::string> children(it->second.children.begin(), it->second.children.end());
-    for (const auto& c : children) remove(Join(path, c));
-    store_->DeleteNode(path, &changes);
-  };
+  std::function<void(const std::string&)> remove =
+      [&](const std::string& path) ELASTICJOB_REQUIRES(store_->mu) {
+        auto it = store_->nodes.find(path);
+        if (it == store_->nodes.end()) return;
+        std::vector<std::string> children(it->second.children.begin(), it->second.children.end());
+        for (const auto& c : children) remove(Join(path, c));
+        store_->DeleteNode(path, &changes);
+      };
   remove(Full(key));
   if (key == "/") store_->nodes["/"];  // never delete the store root
   Finish(lock, changes);
@@ -440,7 +447,7 @@ Result<int64_t> MemoryRegistryCenter::Execute(const std::vector<TransactionOp>& 
   for (const auto& op : ops) {
     if (Status s = ValidateKey(op.key); !s.ok()) return s;
   }
-  std::unique_lock<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   // Undo log: the prior fields of every node a step can touch (its path and its ancestors,
   // which creates and container cascades modify), children left out: a failed step undoes
@@ -526,7 +533,7 @@ Result<int64_t> MemoryRegistryCenter::Execute(const std::vector<TransactionOp>& 
 
 Result<int64_t> MemoryRegistryCenter::GetRegistryCenterTime(std::string_view key) {
   if (Status s = Persist(key, ""); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   auto it = store_->nodes.find(Full(key));
   if (it == store_->nodes.end()) return NotFound(fmt::format("no node {}", key));
   return it->second.mtime_ms;
@@ -536,7 +543,7 @@ Result<std::unique_ptr<Subscription>> MemoryRegistryCenter::Watch(
     std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
     WatchPolicy policy) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   auto state = std::make_shared<SubscriptionState>();
   state->counted = true;
@@ -559,7 +566,7 @@ Result<std::unique_ptr<Subscription>> MemoryRegistryCenter::Watch(
   std::weak_ptr<MemoryStore> weak = store_;
   return std::unique_ptr<Subscription>(std::make_unique<SubscriptionHandle>(state, [weak, state] {
     if (auto store = weak.lock()) {
-      std::lock_guard<std::mutex> l(store->mu);
+      MutexLock l(&store->mu);
       std::erase_if(store->tree_listeners,
                     [&](const auto& entry) { return entry.second.state == state; });
     }
@@ -569,7 +576,7 @@ Result<std::unique_ptr<Subscription>> MemoryRegistryCenter::Watch(
 Result<bool> MemoryRegistryCenter::ExistsWatchOnce(std::string_view key,
                                                    std::function<void()> fired) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(store_->mu);
+  MutexLock lock(&store_->mu);
   if (Status s = CheckOpen(); !s.ok()) return s;
   store_->exists_watches.emplace(Full(key), std::make_pair(session_.load(), std::move(fired)));
   return store_->nodes.count(Full(key)) != 0;

@@ -13,15 +13,14 @@
 #define ELASTICJOB_REG_MEMORY_MEMORY_REGISTRY_CENTER_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "elasticjob/clock.h"
+#include "elasticjob/mutex.h"
 #include "reg/registry_base.h"
 
 namespace elasticjob::reg {
@@ -57,27 +56,28 @@ class MemoryStore {
   };
 
   Clock& clock;
-  std::mutex mu;
-  std::map<std::string, Node> nodes;  // GUARDED_BY(mu); full paths, "/" always present
-  int64_t next_session = 1;           // GUARDED_BY(mu)
+  Mutex mu;
+  std::map<std::string, Node> nodes ELASTICJOB_GUARDED_BY(mu);  // full paths, "/" always present
+  int64_t next_session ELASTICJOB_GUARDED_BY(mu) = 1;
   // Transactions applied so far: the stamp of a stamped one (a zxid's stand-in).
-  int64_t transactions = 0;  // GUARDED_BY(mu)
-  std::multimap<std::string, std::pair<int64_t, std::function<void()>>>
-      exists_watches;  // GUARDED_BY(mu)
+  int64_t transactions ELASTICJOB_GUARDED_BY(mu) = 0;
+  std::multimap<std::string, std::pair<int64_t, std::function<void()>>> exists_watches
+      ELASTICJOB_GUARDED_BY(mu);
   // Keyed by the watched root: a change looks up the listeners of its own path and its
   // ancestors (O(depth log n)), not every listener of the process.
-  std::multimap<std::string, TreeListener> tree_listeners;  // GUARDED_BY(mu)
+  std::multimap<std::string, TreeListener> tree_listeners ELASTICJOB_GUARDED_BY(mu);
 
   // `clock` (borrowed; must outlive the store) stamps modification times, which is what
   // GetRegistryCenterTime reports: a SimulatedClock lets tests skew the "server" clock.
   explicit MemoryStore(Clock& clock = Clock::System());
   int64_t NowMs() const;
   // REQUIRES: mu held. Posts tree events and collects fired one-shot watches into `fired`.
-  void Publish(const std::vector<Change>& changes, std::vector<std::function<void()>>* fired);
+  void Publish(const std::vector<Change>& changes, std::vector<std::function<void()>>* fired)
+      ELASTICJOB_REQUIRES(mu);
   // REQUIRES: mu held. Deletes `session`'s ephemeral nodes.
-  void DropSession(int64_t session, std::vector<Change>* changes);
+  void DropSession(int64_t session, std::vector<Change>* changes) ELASTICJOB_REQUIRES(mu);
   // REQUIRES: mu held. Deletes `path` (no children) and cascades empty containers.
-  void DeleteNode(const std::string& path, std::vector<Change>* changes);
+  void DeleteNode(const std::string& path, std::vector<Change>* changes) ELASTICJOB_REQUIRES(mu);
 };
 
 class MemoryRegistryCenter final : public RegistryBase {
@@ -145,23 +145,26 @@ class MemoryRegistryCenter final : public RegistryBase {
   std::string Relative(const std::string& full) const;
   // REQUIRES: store_->mu held.
   Result<std::string> CreateLocked(const std::string& full, std::string_view value, CreateMode mode,
-                                   bool create_parents, std::vector<MemoryStore::Change>* changes);
-  void Finish(std::unique_lock<std::mutex>& lock, const std::vector<MemoryStore::Change>& changes);
+                                   bool create_parents, std::vector<MemoryStore::Change>* changes)
+      ELASTICJOB_REQUIRES(store_->mu);
+  // Publishes `changes`, releases `lock` (on store_->mu), then runs the fired one-shot watches.
+  void Finish(MutexLock& lock, const std::vector<MemoryStore::Change>& changes)
+      ELASTICJOB_REQUIRES(store_->mu);
   Result<std::string> CreateSequential(std::string_view key, std::string_view value,
                                        CreateMode mode);
-  Status CheckOpen() const;
+  Status CheckOpen() const ELASTICJOB_REQUIRES(store_->mu);
   // Applies `ops` all or nothing; returns the transaction's stamp (MemoryStore::transactions).
   Result<int64_t> Execute(const std::vector<TransactionOp>& ops);
 
   const std::shared_ptr<MemoryStore> store_;
   const std::string prefix_;         // "/namespace"
   std::atomic<int64_t> session_{0};  // written with store_->mu held; read anywhere
-  bool open_ = false;                // GUARDED_BY(store_->mu)
+  bool open_ ELASTICJOB_GUARDED_BY(store_->mu) = false;
   // The lease seam (SetLeaseHeldForTesting): taken after store_->mu, never before it.
-  std::mutex lease_mu_;
-  std::condition_variable lease_cv_;
+  Mutex lease_mu_;
+  CondVar lease_cv_{&lease_mu_};
   std::atomic<bool> lease_lapsed_{false};  // atomic: LeaseHeld reads it without a lock
-  int lease_waiters_ = 0;                  // GUARDED_BY(lease_mu_)
+  int lease_waiters_ ELASTICJOB_GUARDED_BY(lease_mu_) = 0;
   void WakeLeaseWaiters();
 };
 

@@ -141,7 +141,7 @@ ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url)
   lease_bound_ns_ = int64_t{url_.session_timeout_ms} * 1'000'000 / 3;
   // Counted at a scrape only (docs/metrics.md, elasticjob_registry_cache_nodes).
   stats()->SetCacheCounter([this] {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     int64_t n = 0;
     for (const auto& [root, c] : caches_) n += static_cast<int64_t>(c->nodes.size());
     return n;
@@ -153,7 +153,7 @@ ZooKeeperRegistryCenter::~ZooKeeperRegistryCenter() {
   Close();
   worker_.Stop();
   worker_.Join();
-  std::lock_guard<std::mutex> lock(once_mu_);
+  MutexLock lock(&once_mu_);
   for (auto* w : once_watches_) delete w;
   once_watches_.clear();
 }
@@ -205,7 +205,7 @@ Status ZooKeeperRegistryCenter::ToStatus(int rc, std::string_view key) const {
 
 Status ZooKeeperRegistryCenter::Init() {
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    MutexLock lock(&state_mu_);
     if (connected_) return Status::Ok();
     closing_ = false;
   }
@@ -230,7 +230,7 @@ Status ZooKeeperRegistryCenter::Connect() {
                                                         url_.servers, strerror(errno)));
   }
   {
-    std::unique_lock<std::shared_mutex> lock(handle_mu_);
+    WriterMutexLock lock(&handle_mu_);
     zh_ = zh;
   }
   std::future<int> auth;
@@ -248,17 +248,20 @@ Status ZooKeeperRegistryCenter::Connect() {
         ctx);
     if (rc != ZOK) delete ctx;
   }
-  std::unique_lock<std::mutex> lock(state_mu_);
-  bool ok = state_cv_.wait_for(lock, std::chrono::milliseconds(url_.connection_timeout_ms),
-                               [this] { return connected_ || closing_; });
+  MutexLock lock(&state_mu_);
+  const auto connect_deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(url_.connection_timeout_ms);
+  while (!connected_ && !closing_ && state_cv_.WaitUntil(connect_deadline)) {
+  }
+  bool ok = connected_ || closing_;
   if (!ok || !connected_) {
-    lock.unlock();
+    lock.Unlock();
     Close();
     return Status(StatusCode::kUnavailable,
                   fmt::format("zookeeper {}: no server answered within {} ms", url_.servers,
                               url_.connection_timeout_ms));
   }
-  lock.unlock();
+  lock.Unlock();
   if (auth.valid()) {
     int rc = auth.wait_for(std::chrono::milliseconds(url_.connection_timeout_ms)) ==
                      std::future_status::ready
@@ -276,15 +279,15 @@ Status ZooKeeperRegistryCenter::Connect() {
 
 void ZooKeeperRegistryCenter::Close() {
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    MutexLock lock(&state_mu_);
     closing_ = true;
     connected_ = false;
   }
-  state_cv_.notify_all();
+  state_cv_.SignalAll();
   MarkClosed();
   zhandle_t* zh = nullptr;
   {
-    std::unique_lock<std::shared_mutex> lock(handle_mu_);
+    WriterMutexLock lock(&handle_mu_);
     std::swap(zh, zh_);
   }
   if (zh != nullptr) zookeeper_close(zh);  // ends the session: ephemeral nodes go now
@@ -294,32 +297,32 @@ void ZooKeeperRegistryCenter::Close() {
   // reading the cache.
   decltype(caches_) ended;
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     ended.swap(caches_);
   }
   for (auto& [root, c] : ended) c->state->Cancel();
 }
 
 bool ZooKeeperRegistryCenter::Closing() {
-  std::lock_guard<std::mutex> lock(state_mu_);
+  MutexLock lock(&state_mu_);
   return closing_;
 }
 
 int64_t ZooKeeperRegistryCenter::session_id() {
-  std::shared_lock<std::shared_mutex> lock(handle_mu_);
+  ReaderMutexLock lock(&handle_mu_);
   if (zh_ == nullptr) return 0;
   const clientid_t* id = zoo_client_id(zh_);
   return id == nullptr ? 0 : id->client_id;
 }
 
 std::chrono::milliseconds ZooKeeperRegistryCenter::session_timeout() {
-  std::shared_lock<std::shared_mutex> lock(handle_mu_);
+  ReaderMutexLock lock(&handle_mu_);
   const int granted = zh_ == nullptr ? 0 : zoo_recv_timeout(zh_);
   return std::chrono::milliseconds(granted > 0 ? granted : url_.session_timeout_ms);
 }
 
 std::string ZooKeeperRegistryCenter::session_password() {
-  std::shared_lock<std::shared_mutex> lock(handle_mu_);
+  ReaderMutexLock lock(&handle_mu_);
   if (zh_ == nullptr) return {};
   const clientid_t* id = zoo_client_id(zh_);
   return id == nullptr ? std::string() : std::string(id->passwd, sizeof(id->passwd));
@@ -328,7 +331,7 @@ std::string ZooKeeperRegistryCenter::session_password() {
 ZooKeeperRegistryCenter::SessionContext* ZooKeeperRegistryCenter::NewSessionContext() {
   // A new generation first: from now on the previous handle's events are ignored.
   auto ctx = std::make_unique<SessionContext>(SessionContext{this, ++generation_});
-  std::lock_guard<std::mutex> lock(contexts_mu_);
+  MutexLock lock(&contexts_mu_);
   contexts_.push_back(std::move(ctx));
   return contexts_.back().get();
 }
@@ -343,15 +346,15 @@ void ZooKeeperRegistryCenter::GlobalWatcher(zhandle_t*, int type, int state, con
 
 void ZooKeeperRegistryCenter::OnSessionEvent(int state) {
   // On the C client's event thread: never block, hand everything to the worker.
-  std::unique_lock<std::mutex> lock(state_mu_);
+  MutexLock lock(&state_mu_);
   if (closing_) return;
   if (state == ZOO_CONNECTED_STATE) {
     connected_ = true;
     bool first = !ever_connected_;
     ever_connected_ = true;
     suspended_ = false;
-    lock.unlock();
-    state_cv_.notify_all();
+    lock.Unlock();
+    state_cv_.SignalAll();
     worker_.Post([this, first] {
       // The granted timeout may differ from the one asked for.
       lease_bound_ns_ =
@@ -382,20 +385,20 @@ void ZooKeeperRegistryCenter::OnSessionEvent(int state) {
 
 void ZooKeeperRegistryCenter::ReplaceSession() {
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    MutexLock lock(&state_mu_);
     if (closing_) return;
   }
   SessionContext* ctx = NewSessionContext();  // the old handle's events stop counting now
   {
     // The new session has not heard from the server yet; the old one's answers are ignored
     // from here on (Heard compares the generation).
-    std::lock_guard<std::mutex> lock(lease_mu_);
+    MutexLock lock(&lease_mu_);
     heard_ns_ = 0;
   }
   WakeLeaseWaiters();  // their session is over: AwaitLease answers false
   zhandle_t* old = nullptr;
   {
-    std::unique_lock<std::shared_mutex> lock(handle_mu_);
+    WriterMutexLock lock(&handle_mu_);
     old = zh_;
     zh_ = nullptr;
   }
@@ -408,7 +411,7 @@ void ZooKeeperRegistryCenter::ReplaceSession() {
     zoo_add_auth(zh, "digest", url_.digest.c_str(), static_cast<int>(url_.digest.size()), nullptr,
                  nullptr);
   }
-  std::unique_lock<std::shared_mutex> lock(handle_mu_);
+  WriterMutexLock lock(&handle_mu_);
   zh_ = zh;  // its CONNECTED event resynchronises the caches and reports RECONNECTED
 }
 
@@ -417,7 +420,7 @@ int ZooKeeperRegistryCenter::WithRetry(RequestKind kind, const std::function<int
   int rc = ZCONNECTIONLOSS;
   for (int attempt = 0; attempt <= url_.max_retries; ++attempt) {
     {
-      std::shared_lock<std::shared_mutex> lock(handle_mu_);
+      ReaderMutexLock lock(&handle_mu_);
       if (zh_ != nullptr) CountRequest(kind);
       const int64_t sent = SteadyNs();
       const uint64_t generation = generation_.load();
@@ -433,10 +436,11 @@ int ZooKeeperRegistryCenter::WithRetry(RequestKind kind, const std::function<int
     int bound = 1 << std::min(attempt + 1, 20);
     int sleep_ms = std::min(url_.max_sleep_ms,
                             url_.base_sleep_ms * std::max(1, static_cast<int>(rng() % bound)));
-    std::unique_lock<std::mutex> lock(state_mu_);
+    MutexLock lock(&state_mu_);
     if (closing_) return ZCLOSING;
-    state_cv_.wait_for(lock, std::chrono::milliseconds(sleep_ms),
-                       [this] { return connected_ || closing_; });
+    const auto wake = std::chrono::steady_clock::now() + std::chrono::milliseconds(sleep_ms);
+    while (!connected_ && !closing_ && state_cv_.WaitUntil(wake)) {
+    }
     if (closing_) return ZCLOSING;
   }
   return rc;
@@ -470,7 +474,7 @@ Result<std::string> ZooKeeperRegistryCenter::GetDirectly(std::string_view key) {
 Result<std::string> ZooKeeperRegistryCenter::Get(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     std::string full = Full(key);
     if (TreeCache* c = CacheFor(full)) {
       auto it = c->nodes.find(full);
@@ -483,7 +487,7 @@ Result<std::string> ZooKeeperRegistryCenter::Get(std::string_view key) {
 
 CachedRead ZooKeeperRegistryCenter::GetCached(std::string_view key) {
   if (!ValidateKey(key).ok()) return {};
-  std::lock_guard<std::mutex> lock(data_mu_);
+  MutexLock lock(&data_mu_);
   std::string full = Full(key);
   TreeCache* c = CacheFor(full);
   if (c == nullptr) return {};
@@ -496,7 +500,7 @@ Result<bool> ZooKeeperRegistryCenter::IsExisted(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     if (TreeCache* c = CacheFor(full)) return c->nodes.count(full) != 0;
   }
   Stat stat;
@@ -532,7 +536,7 @@ Result<std::vector<std::string>> ZooKeeperRegistryCenter::GetChildrenKeys(std::s
   std::vector<std::string> out;
   bool cached = false;
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     if (TreeCache* c = CacheFor(full)) {
       auto it = c->nodes.find(full);
       if (it == c->nodes.end()) return NotFound(fmt::format("no node {}", key));
@@ -558,7 +562,7 @@ Result<int> ZooKeeperRegistryCenter::GetNumChildren(std::string_view key) {
 // ---- writes ----------------------------------------------------------------------------
 
 ZooKeeperRegistryCenter::Known ZooKeeperRegistryCenter::CacheKnows(const std::string& full) {
-  std::lock_guard<std::mutex> lock(data_mu_);
+  MutexLock lock(&data_mu_);
   TreeCache* c = CacheFor(full);
   if (c == nullptr) return Known::kUnknown;
   return c->nodes.count(full) != 0 ? Known::kPresent : Known::kAbsent;
@@ -1035,7 +1039,7 @@ void ZooKeeperRegistryCenter::SendTransaction(std::vector<TransactionOp> ops, bo
   // multi-op (up to kMaxBatchOps steps): a thousand jobs firing in the same millisecond cost
   // the server a few writes, not two thousand. An idle registry sends at once.
   {
-    std::lock_guard<std::mutex> lock(batch_mu_);
+    MutexLock lock(&batch_mu_);
     if (batch_in_flight_) {
       queued_writes_.push_back(p);
       return;
@@ -1055,7 +1059,7 @@ int ZooKeeperRegistryCenter::SendOwed(RequestKind kind, const void* key,
     // close of the handle this request goes out on can abandon it (issue 18: owed before a
     // replacement and sent after it, a request was answered by the replacement, freed, then
     // sent from freed memory on the new session, and its reply written into it).
-    std::shared_lock<std::shared_mutex> lock(handle_mu_);
+    ReaderMutexLock lock(&handle_mu_);
     if (zh_ == nullptr) return ZINVALIDSTATE;
     Owe(key, std::move(abandon));
     CountRequest(kind);
@@ -1118,24 +1122,24 @@ void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members, bool
 }
 
 void ZooKeeperRegistryCenter::Owe(const void* key, std::function<void(int rc)> abandon) {
-  std::lock_guard<std::mutex> lock(owed_mu_);
+  MutexLock lock(&owed_mu_);
   owed_.emplace(key, std::move(abandon));
 }
 
 bool ZooKeeperRegistryCenter::Settle(const void* key) {
   {
-    std::lock_guard<std::mutex> lock(owed_mu_);
+    MutexLock lock(&owed_mu_);
     if (owed_.erase(key) != 0) return true;
   }
-  std::lock_guard<std::mutex> paid(abandon_mu_);  // AbandonOwed has it: let it finish
+  MutexLock paid(&abandon_mu_);  // AbandonOwed has it: let it finish
   return false;
 }
 
 void ZooKeeperRegistryCenter::AbandonOwed(int rc) {
-  std::lock_guard<std::mutex> paying(abandon_mu_);
+  MutexLock paying(&abandon_mu_);
   decltype(owed_) owed;
   {
-    std::lock_guard<std::mutex> lock(owed_mu_);
+    MutexLock lock(&owed_mu_);
     owed.swap(owed_);
   }
   // Outside owed_mu_: an abandoned write batch sends the next one, which owes again.
@@ -1188,7 +1192,7 @@ void ZooKeeperRegistryCenter::BatchReplied(WriteBatch& batch, int rc) {
 void ZooKeeperRegistryCenter::NextBatch() {
   std::vector<PendingMulti*> next;
   {
-    std::lock_guard<std::mutex> lock(batch_mu_);
+    MutexLock lock(&batch_mu_);
     size_t ops = 0;
     while (!queued_writes_.empty() &&
            (next.empty() || ops + queued_writes_.front()->multi->zops.size() <= kMaxBatchOps)) {
@@ -1222,18 +1226,18 @@ struct ZooKeeperRegistryCenter::LeaseProbe {
 
 void ZooKeeperRegistryCenter::Heard(int64_t sent_ns, uint64_t generation) {
   {
-    std::lock_guard<std::mutex> lock(lease_mu_);
+    MutexLock lock(&lease_mu_);
     // An answer in a session replaced since proves nothing of the current one.
     if (generation != generation_.load()) return;
     if (sent_ns <= heard_ns_.load(std::memory_order_relaxed)) return;
     heard_ns_.store(sent_ns, std::memory_order_release);
   }
-  lease_cv_.notify_all();
+  lease_cv_.SignalAll();
 }
 
 void ZooKeeperRegistryCenter::WakeLeaseWaiters() {
-  { std::lock_guard<std::mutex> lock(lease_mu_); }  // a waiter between its check and its wait
-  lease_cv_.notify_all();
+  { MutexLock lock(&lease_mu_); }  // a waiter between its check and its wait
+  lease_cv_.SignalAll();
 }
 
 void ZooKeeperRegistryCenter::ProbeLease() {
@@ -1278,7 +1282,7 @@ bool ZooKeeperRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point d
   // A probe lost with the connection (or refused while there was no handle) goes again this
   // often until the deadline: the connection's return wakes the waiters too.
   constexpr auto kProbeAgain = std::chrono::milliseconds(100);
-  std::unique_lock<std::mutex> lock(lease_mu_);
+  MutexLock lock(&lease_mu_);
   while (true) {
     if (generation_.load() != generation || Closing()) return false;
     const int64_t heard = heard_ns_.load(std::memory_order_acquire);
@@ -1287,12 +1291,13 @@ bool ZooKeeperRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point d
     }
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return false;
-    lock.unlock();
+    lock.Unlock();
     ProbeLease();
-    lock.lock();
-    lease_cv_.wait_until(lock, std::min(deadline, now + kProbeAgain), [&] {
-      return heard_ns_.load(std::memory_order_acquire) != heard || generation_.load() != generation;
-    });
+    lock.Lock();
+    const auto wake = std::min(deadline, now + kProbeAgain);
+    while (heard_ns_.load(std::memory_order_acquire) == heard && generation_.load() == generation &&
+           lease_cv_.WaitUntil(wake)) {
+    }
   }
 }
 
@@ -1319,7 +1324,7 @@ std::map<std::string, uint64_t> ZooKeeperRegistryCenter::request_counts() const 
 void ZooKeeperRegistryCenter::OnceWatcher(zhandle_t*, int type, int state, const char*, void* ctx) {
   auto* w = static_cast<OnceWatch*>(ctx);
   ZooKeeperRegistryCenter* self = w->self;
-  std::lock_guard<std::mutex> lock(self->once_mu_);
+  MutexLock lock(&self->once_mu_);
   if (self->once_watches_.count(w) == 0) return;
   w->fired();
   // A connection-state notification leaves the watch set; keep the context for its event.
@@ -1334,7 +1339,7 @@ Result<bool> ZooKeeperRegistryCenter::ExistsWatchOnce(std::string_view key,
   std::string full = Full(key);
   auto* w = new OnceWatch{this, std::move(fired)};
   {
-    std::lock_guard<std::mutex> lock(once_mu_);
+    MutexLock lock(&once_mu_);
     once_watches_.insert(w);
   }
   Stat stat;
@@ -1344,7 +1349,7 @@ Result<bool> ZooKeeperRegistryCenter::ExistsWatchOnce(std::string_view key,
   if (rc == ZOK) return true;
   if (rc == ZNONODE) return false;
   {
-    std::lock_guard<std::mutex> lock(once_mu_);
+    MutexLock lock(&once_mu_);
     if (once_watches_.erase(w) > 0) delete w;  // no watch was set
   }
   return ToStatus(rc, key);
@@ -1437,29 +1442,29 @@ namespace {
 class ReplyLatch {
  public:
   void Add() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ++pending_;
   }
   void Done() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--pending_ == 0) cv_.notify_all();
+    MutexLock lock(&mu_);
+    if (--pending_ == 0) cv_.SignalAll();
   }
   void Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return pending_ == 0 || abandoned_; });
+    MutexLock lock(&mu_);
+    while (pending_ != 0 && !abandoned_) cv_.Wait();
   }
   // The handle was closed: the replies still owed will never come.
   void Abandon() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     abandoned_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int pending_ = 0;         // GUARDED_BY(mu_)
-  bool abandoned_ = false;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_{&mu_};
+  int pending_ ELASTICJOB_GUARDED_BY(mu_) = 0;
+  bool abandoned_ ELASTICJOB_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace
@@ -1508,7 +1513,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
                   std::vector<std::unique_ptr<NodeRead>>& reads) {
     bool owed = false;
     if (before_send_for_testing_) before_send_for_testing_();
-    std::shared_lock<std::shared_mutex> lock(handle_mu_);
+    ReaderMutexLock lock(&handle_mu_);
     // Owed under the same hold as the reads are sent (SendOwed says why). An unanswered
     // read keeps its ZCONNECTIONLOSS: the reconnect resynchronises the caches.
     if (zh_ != nullptr) {
@@ -1523,7 +1528,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       const NodeWatches needs = WatchesOf(*r->cache, r->full);
       bool known;
       {
-        std::lock_guard<std::mutex> data(data_mu_);
+        MutexLock data(&data_mu_);
         known = r->cache->nodes.count(r->full) != 0;
       }
       // A probed named child the cache has keeps its own watch: nothing to read.
@@ -1583,7 +1588,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
     std::vector<std::unique_ptr<NodeRead>> reads;
     ReplyLatch latch;
     {
-      std::lock_guard<std::mutex> data(data_mu_);
+      MutexLock data(&data_mu_);
       loading_ = true;  // from now on our writes are recorded until this level is applied
     }
     const bool owed = send(level, latch, reads);
@@ -1608,7 +1613,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
     std::vector<std::string> watch_roots;  // roots gone: be told when they appear
     {
       // One hold for the whole level: a reader sees all of it or none.
-      std::lock_guard<std::mutex> data(data_mu_);
+      MutexLock data(&data_mu_);
       for (auto& r : reads) {
         TreeCache& cache = *r->cache;
         std::vector<TreeEvent>& out = (*events)[r->cache];
@@ -1725,7 +1730,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
 }
 
 void ZooKeeperRegistryCenter::MarkDirty(const std::string& full, int what) {
-  std::lock_guard<std::mutex> lock(dirty_mu_);
+  MutexLock lock(&dirty_mu_);
   dirty_[full] |= what;
   if (drain_posted_) return;
   drain_posted_ = true;
@@ -1735,9 +1740,11 @@ void ZooKeeperRegistryCenter::MarkDirty(const std::string& full, int what) {
     // event of the window is applied together, in one pass, so the cache never shows a
     // later change (the sharding flag gone) before an earlier one (the new owners).
     if (url_.cache_batch_ms > 0) {
-      std::unique_lock<std::mutex> state(state_mu_);
-      state_cv_.wait_for(state, std::chrono::milliseconds(url_.cache_batch_ms),
-                         [this] { return closing_; });
+      MutexLock state(&state_mu_);
+      const auto until =
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(url_.cache_batch_ms);
+      while (!closing_ && state_cv_.WaitUntil(until)) {
+      }
     }
     RefreshDirty();
   });
@@ -1746,7 +1753,7 @@ void ZooKeeperRegistryCenter::MarkDirty(const std::string& full, int what) {
 std::vector<ZooKeeperRegistryCenter::LoadItem> ZooKeeperRegistryCenter::LevelOf(
     const std::map<std::string, int>& paths) {
   std::vector<LoadItem> level;
-  std::lock_guard<std::mutex> lock(data_mu_);
+  MutexLock lock(&data_mu_);
   for (const auto& [full, what] : paths) {
     for (auto& c : CachesCovering(full)) level.push_back({c, full, what});
   }
@@ -1757,7 +1764,7 @@ std::vector<ZooKeeperRegistryCenter::LoadItem> ZooKeeperRegistryCenter::TakeDirt
   std::map<std::string, int> paths;
   {
     // The drain posted for them stays posted: it finds what came after.
-    std::lock_guard<std::mutex> lock(dirty_mu_);
+    MutexLock lock(&dirty_mu_);
     paths.swap(dirty_);
   }
   return LevelOf(paths);
@@ -1768,11 +1775,11 @@ void ZooKeeperRegistryCenter::RefreshDirty() {
   // a burst of events costs one round trip, not one per event.
   std::map<std::string, int> paths;
   {
-    std::lock_guard<std::mutex> lock(dirty_mu_);
+    MutexLock lock(&dirty_mu_);
     paths.swap(dirty_);
     drain_posted_ = false;
   }
-  std::lock_guard<std::mutex> refresh(refresh_mu_);
+  MutexLock refresh(&refresh_mu_);
   std::vector<LoadItem> level = LevelOf(paths);
   EventsByCache events;
   LoadAll(std::move(level), /*deep=*/false, &events);
@@ -1780,10 +1787,10 @@ void ZooKeeperRegistryCenter::RefreshDirty() {
 }
 
 void ZooKeeperRegistryCenter::ResyncAll() {
-  std::lock_guard<std::mutex> refresh(refresh_mu_);
+  MutexLock refresh(&refresh_mu_);
   std::vector<LoadItem> level;
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     for (auto& [root, c] : caches_) level.push_back({c, root, kValueEvent | kChildrenEvent});
   }
   EventsByCache events;
@@ -1849,7 +1856,7 @@ void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
                                               const std::optional<std::string>& value,
                                               uint64_t seq) {
   if (before_local_apply_for_testing_) before_local_apply_for_testing_(full);
-  std::lock_guard<std::mutex> lock(data_mu_);
+  MutexLock lock(&data_mu_);
   if (loading_) {
     LocalWrite& w = recent_writes_[full];
     if (seq >= w.seq) w = {seq, value.has_value(), value.value_or("")};
@@ -1899,12 +1906,12 @@ void ZooKeeperRegistryCenter::ApplyLocalWriteTo(TreeCache& cache, const std::str
 
 struct ZooKeeperRegistryCenter::WatchLoad {
   std::shared_ptr<TreeCache> cache;
-  bool done = false;  // GUARDED_BY(watch_mu_)
+  bool done = false;  // guarded by the registry's watch_mu_ (not nameable from a nested struct)
 };
 
 void ZooKeeperRegistryCenter::LoadWatches(const std::vector<std::shared_ptr<WatchLoad>>& batch) {
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     watch_loading_ = true;
   }
   EventsByCache events;
@@ -1913,7 +1920,7 @@ void ZooKeeperRegistryCenter::LoadWatches(const std::vector<std::shared_ptr<Watc
     level.push_back({w->cache, w->cache->root, kValueEvent | kChildrenEvent});
   LoadAll(std::move(level), /*deep=*/true, &events);
   {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     for (const auto& w : batch) {
       caches_.emplace(w->cache->root, w->cache);
       // Our writes that went on while it loaded, as they would have been applied had it
@@ -1947,31 +1954,31 @@ Result<std::unique_ptr<Subscription>> ZooKeeperRegistryCenter::Watch(
     // subtrees in a few round trips, not a few each one after another.
     auto me = std::make_shared<WatchLoad>();
     me->cache = cache;
-    std::unique_lock<std::mutex> lock(watch_mu_);
+    MutexLock lock(&watch_mu_);
     pending_watches_.push_back(me);
-    watch_cv_.wait(lock, [&] { return me->done || !watch_loader_; });
+    while (!me->done && watch_loader_) watch_cv_.Wait();
     if (!me->done) {
       watch_loader_ = true;
-      lock.unlock();
+      lock.Unlock();
       std::vector<std::shared_ptr<WatchLoad>> batch;
       {
         // Those that come while a refresh holds refresh_mu_ join this load.
-        std::lock_guard<std::mutex> refresh(refresh_mu_);
-        lock.lock();
+        MutexLock refresh(&refresh_mu_);
+        lock.Lock();
         batch.swap(pending_watches_);
-        lock.unlock();
+        lock.Unlock();
         LoadWatches(batch);
       }
-      lock.lock();
+      lock.Lock();
       for (auto& w : batch) w->done = true;
       watch_loader_ = false;
-      watch_cv_.notify_all();
+      watch_cv_.SignalAll();
     }
   }
   auto state = cache->state;
   std::weak_ptr<TreeCache> weak = cache;
   return std::unique_ptr<Subscription>(std::make_unique<SubscriptionHandle>(state, [this, weak] {
-    std::lock_guard<std::mutex> lock(data_mu_);
+    MutexLock lock(&data_mu_);
     auto c = weak.lock();
     std::erase_if(caches_, [&](const auto& entry) { return entry.second == c; });
   }));

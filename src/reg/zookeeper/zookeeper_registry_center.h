@@ -23,18 +23,16 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "elasticjob/mutex.h"
 #include "reg/registry_base.h"
 #include "reg/registry_url.h"
 
@@ -140,9 +138,11 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
     Executor* executor;
     std::function<void(const TreeEvent&)> callback;
     std::shared_ptr<SubscriptionState> state;
-    WatchPolicy policy;                       // may be null: watch everything
-    std::map<std::string, CachedNode> nodes;  // GUARDED_BY(data_mu_)
-    uint64_t read_seq = 0;  // GUARDED_BY(data_mu_): the newest read applied (drops included)
+    WatchPolicy policy;  // may be null: watch everything
+    // Guarded by the registry's data_mu_, as `gone` below (a nested struct's fields cannot
+    // name the enclosing object's mutex to the analysis).
+    std::map<std::string, CachedNode> nodes;
+    uint64_t read_seq = 0;  // the newest read applied (drops included)
     // Nodes a read of their own found gone, with that read's number (their parent's
     // children may not have been read since): the newest kMaxGone, and the newest number
     // of those evicted. GUARDED_BY(data_mu_).
@@ -251,7 +251,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
     std::string full;
     int what;  // k*Event bits: which reads a known node needs
   };
-  void LoadAll(std::vector<LoadItem> level, bool deep, EventsByCache* events);
+  void LoadAll(std::vector<LoadItem> level, bool deep, EventsByCache* events)
+      ELASTICJOB_REQUIRES(refresh_mu_);
   // How many times a level of a refresh reads, on top of its own reads, the paths whose
   // watches fired while it waited (LoadAll) before it applies what it read.
   static constexpr int kCatchUpRounds = 4;
@@ -259,7 +260,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   std::vector<LoadItem> LevelOf(const std::map<std::string, int>& paths);
   // The paths queued so far (MarkDirty), taken out of the queue, as a level to read.
   std::vector<LoadItem> TakeDirty();
-  void DropFrom(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events);
+  void DropFrom(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events)
+      ELASTICJOB_REQUIRES(data_mu_);
   // Applies a write of ours the server accepted (`value`, or nullopt for a delete) to the
   // caches at once, so that this process reads its own writes. `seq` is NextSeq() taken just
   // before the write was handed to the client. A cache that has meanwhile applied a read
@@ -272,11 +274,12 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // REQUIRES: data_mu_ held.
   void ApplyLocalWriteTo(TreeCache& cache, const std::string& full,
                          const std::optional<std::string>& value, uint64_t seq,
-                         std::vector<TreeEvent>* events);
+                         std::vector<TreeEvent>* events) ELASTICJOB_REQUIRES(data_mu_);
   // Loads the caches of concurrent Watch calls together (one round trip per tree level for
   // all of them) and registers them. REQUIRES: refresh_mu_ held.
   struct WatchLoad;
-  void LoadWatches(const std::vector<std::shared_ptr<WatchLoad>>& batch);
+  void LoadWatches(const std::vector<std::shared_ptr<WatchLoad>>& batch)
+      ELASTICJOB_REQUIRES(refresh_mu_);
   // A write of ours applied to the caches while a load's reads were on their way (it does
   // not wait for the load: a refresh's round trips would hold up every writer). A read sent
   // before it (a smaller number) shows the node as it was and must not undo it.
@@ -287,17 +290,19 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   };
   // The write of `full` applied after a read numbered `seq` was sent, or nullptr.
   // REQUIRES: data_mu_ held.
-  const LocalWrite* WrittenAfter(const std::string& full, uint64_t seq) const;
+  const LocalWrite* WrittenAfter(const std::string& full, uint64_t seq) const
+      ELASTICJOB_REQUIRES(data_mu_);
   // `children` (a read numbered `seq` of `full`'s) with our writes since applied to it.
   // REQUIRES: data_mu_ held.
   void MergeWritesAfter(const std::string& full, uint64_t seq,
-                        std::set<std::string>& children) const;
+                        std::set<std::string>& children) const ELASTICJOB_REQUIRES(data_mu_);
   // Whether `cache` holds, for `full`, a read newer than our write numbered `seq` (a create
   // or set when `written`, else a delete), so that the write must not be applied over it
   // (see ApplyLocalWrite). If it may but cannot tell (the record of a node found gone was
   // evicted), queues `full` and its parent to be read again and answers true too.
   // REQUIRES: data_mu_ held.
-  bool ReadSince(TreeCache& cache, const std::string& full, bool written, uint64_t seq);
+  bool ReadSince(TreeCache& cache, const std::string& full, bool written, uint64_t seq)
+      ELASTICJOB_REQUIRES(data_mu_);
   // Request order, for ApplyLocalWrite: a write takes its number before it is handed to the
   // client, a read after; the client sends in the order it is handed requests, so a read
   // sent after a write always has the larger number.
@@ -310,57 +315,58 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // Whether `full` is one of its parent's named children in `cache`.
   bool IsNamedChild(const TreeCache& cache, const std::string& full) const;
   // The caches covering `full` (Covers). REQUIRES: data_mu_ held.
-  std::vector<std::shared_ptr<TreeCache>> CachesCovering(const std::string& full);
+  std::vector<std::shared_ptr<TreeCache>> CachesCovering(const std::string& full)
+      ELASTICJOB_REQUIRES(data_mu_);
   // The deepest cache covering `full`, or nullptr. REQUIRES: data_mu_ held.
-  TreeCache* CacheFor(const std::string& full);
+  TreeCache* CacheFor(const std::string& full) ELASTICJOB_REQUIRES(data_mu_);
 
   const RegistryUrl url_;
   const std::string prefix_;  // "/namespace"
   ThreadPool worker_{1};      // serial: one thread
 
-  std::shared_mutex handle_mu_;  // shared: using zh_; exclusive: replacing it
-  _zhandle* zh_ = nullptr;       // GUARDED_BY(handle_mu_)
+  SharedMutex handle_mu_;  // shared: using zh_; exclusive: replacing it
+  _zhandle* zh_ ELASTICJOB_GUARDED_BY(handle_mu_) = nullptr;
 
   std::atomic<uint64_t> generation_{0};  // atomic: read on the C client's event thread
-  std::mutex contexts_mu_;
-  std::vector<std::unique_ptr<SessionContext>> contexts_;  // GUARDED_BY(contexts_mu_)
+  Mutex contexts_mu_;
+  std::vector<std::unique_ptr<SessionContext>> contexts_ ELASTICJOB_GUARDED_BY(contexts_mu_);
 
-  std::mutex state_mu_;
-  std::condition_variable state_cv_;
-  bool connected_ = false;       // GUARDED_BY(state_mu_)
-  bool ever_connected_ = false;  // GUARDED_BY(state_mu_)
-  bool suspended_ = false;       // GUARDED_BY(state_mu_)
-  bool closing_ = false;         // GUARDED_BY(state_mu_)
+  Mutex state_mu_;
+  CondVar state_cv_{&state_mu_};
+  bool connected_ ELASTICJOB_GUARDED_BY(state_mu_) = false;
+  bool ever_connected_ ELASTICJOB_GUARDED_BY(state_mu_) = false;
+  bool suspended_ ELASTICJOB_GUARDED_BY(state_mu_) = false;
+  bool closing_ ELASTICJOB_GUARDED_BY(state_mu_) = false;
 
-  std::mutex refresh_mu_;
-  std::mutex data_mu_;
+  Mutex refresh_mu_;
+  Mutex data_mu_;
   // By root; several subscriptions may watch one key.
-  std::multimap<std::string, std::shared_ptr<TreeCache>> caches_;  // GUARDED_BY(data_mu_)
+  std::multimap<std::string, std::shared_ptr<TreeCache>> caches_ ELASTICJOB_GUARDED_BY(data_mu_);
 
   // Our writes applied while a load level's reads were on their way (loading_), by path;
-  // cleared when that level is applied. GUARDED_BY(data_mu_)
-  std::map<std::string, LocalWrite> recent_writes_;
-  bool loading_ = false;  // GUARDED_BY(data_mu_)
+  // cleared when that level is applied.
+  std::map<std::string, LocalWrite> recent_writes_ ELASTICJOB_GUARDED_BY(data_mu_);
+  bool loading_ ELASTICJOB_GUARDED_BY(data_mu_) = false;
 
   // Our writes applied while Watch caches were loading (watch_loading_): applied to those
-  // caches too once they are registered. GUARDED_BY(data_mu_)
+  // caches too once they are registered.
   struct ReplayWrite {
     std::string full;
     std::optional<std::string> value;
     uint64_t seq;
   };
-  std::vector<ReplayWrite> watch_load_writes_;
-  bool watch_loading_ = false;  // GUARDED_BY(data_mu_)
+  std::vector<ReplayWrite> watch_load_writes_ ELASTICJOB_GUARDED_BY(data_mu_);
+  bool watch_loading_ ELASTICJOB_GUARDED_BY(data_mu_) = false;
 
   // Watch calls waiting for their cache's load; one of them loads for all (LoadWatches).
-  std::mutex watch_mu_;
-  std::condition_variable watch_cv_;
-  std::vector<std::shared_ptr<WatchLoad>> pending_watches_;  // GUARDED_BY(watch_mu_)
-  bool watch_loader_ = false;                                // GUARDED_BY(watch_mu_)
+  Mutex watch_mu_;
+  CondVar watch_cv_{&watch_mu_};
+  std::vector<std::shared_ptr<WatchLoad>> pending_watches_ ELASTICJOB_GUARDED_BY(watch_mu_);
+  bool watch_loader_ ELASTICJOB_GUARDED_BY(watch_mu_) = false;
 
-  std::mutex batch_mu_;
-  bool batch_in_flight_ = false;             // GUARDED_BY(batch_mu_)
-  std::deque<PendingMulti*> queued_writes_;  // GUARDED_BY(batch_mu_); owned
+  Mutex batch_mu_;
+  bool batch_in_flight_ ELASTICJOB_GUARDED_BY(batch_mu_) = false;
+  std::deque<PendingMulti*> queued_writes_ ELASTICJOB_GUARDED_BY(batch_mu_);  // owned
 
   // Replies the client library still owes. zookeeper_close drops the completions of requests
   // still on their way (it queues them for its completion thread after telling that thread
@@ -373,13 +379,13 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   void Owe(const void* key, std::function<void(int rc)> abandon);
   bool Settle(const void* key);
   void AbandonOwed(int rc);
-  std::mutex owed_mu_;
-  std::map<const void*, std::function<void(int)>> owed_;  // GUARDED_BY(owed_mu_)
-  std::mutex abandon_mu_;                                 // held while AbandonOwed runs the entries
+  Mutex owed_mu_;
+  std::map<const void*, std::function<void(int)>> owed_ ELASTICJOB_GUARDED_BY(owed_mu_);
+  Mutex abandon_mu_;  // held while AbandonOwed runs the entries
 
-  std::mutex dirty_mu_;
-  std::map<std::string, int> dirty_;  // GUARDED_BY(dirty_mu_): path -> k*Event bits
-  bool drain_posted_ = false;         // GUARDED_BY(dirty_mu_)
+  Mutex dirty_mu_;
+  std::map<std::string, int> dirty_ ELASTICJOB_GUARDED_BY(dirty_mu_);  // path -> k*Event bits
+  bool drain_posted_ ELASTICJOB_GUARDED_BY(dirty_mu_) = false;
 
   std::array<std::atomic<uint64_t>, static_cast<size_t>(RequestKind::kCount)> requests_{};
 
@@ -388,8 +394,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // The lease: the send time (steady clock, ns) of the newest request the server answered
   // in the current session, 0 before the first (reset when a session replaces another).
   // Atomic: read by every item start without a lock (LeaseHeld); written under lease_mu_.
-  std::mutex lease_mu_;
-  std::condition_variable lease_cv_;
+  Mutex lease_mu_;
+  CondVar lease_cv_{&lease_mu_};
   std::atomic<int64_t> heard_ns_{0};
   // A third of the granted session timeout, in ns (set at each connection).
   std::atomic<int64_t> lease_bound_ns_{0};
@@ -399,8 +405,9 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   std::function<void()> after_send_for_testing_;   // the same
   std::function<void(const std::string&)> before_local_apply_for_testing_;  // the same
 
-  std::mutex once_mu_;
-  std::set<OnceWatch*> once_watches_;  // GUARDED_BY(once_mu_); owned; freed on destruction
+  Mutex once_mu_;
+  std::set<OnceWatch*> once_watches_
+      ELASTICJOB_GUARDED_BY(once_mu_);  // owned; freed on destruction
 };
 
 }  // namespace elasticjob::reg

@@ -616,13 +616,13 @@ Result<std::unique_ptr<PgOutcomeWriter>> PgOutcomeWriter::Create(std::string_vie
 }
 
 PgOutcomeWriter::~PgOutcomeWriter() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (PGconn* c : idle_) PQfinish(c);
 }
 
 Result<PGconn*> PgOutcomeWriter::Take() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!idle_.empty()) {
       PGconn* c = idle_.back();
       idle_.pop_back();
@@ -652,7 +652,7 @@ void PgOutcomeWriter::Give(PGconn* conn) {
     PQfinish(conn);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   idle_.push_back(conn);
 }
 

@@ -24,12 +24,12 @@
 #define ELASTICJOB_TASK_POSTGRESQL_PG_TASK_STORE_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "elasticjob/mutex.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
 #include "task/task_store.h"
@@ -97,7 +97,7 @@ class PgOutcomeWriter {
 
   const std::string url_;
   const std::string redacted_;
-  std::mutex mu_;
+  Mutex mu_;
   std::vector<PGconn*> idle_ ELASTICJOB_GUARDED_BY(mu_);  // connections between writes
 };
 
