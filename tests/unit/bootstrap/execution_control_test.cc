@@ -48,13 +48,15 @@ class FlakyJob final : public SimpleJob {
 class CancellableJob final : public SimpleJob {
  public:
   void Execute(const ShardingContext& ctx) override {
-    std::unique_lock<std::mutex> l(mu_);
-    ++started_;
-    cv_.notify_all();
+    // Registered before mu_ is taken: a request runs the callback under the cancellation's
+    // lock, and the callback takes mu_ (the other order could deadlock; TSan reported it).
     uint64_t id = ctx.cancellation->OnRequest([this] {
       std::lock_guard<std::mutex> g(mu_);
       cv_.notify_all();
     });
+    std::unique_lock<std::mutex> l(mu_);
+    ++started_;
+    cv_.notify_all();
     cv_.wait(l, [&] { return ctx.cancelled(); });
     l.unlock();
     ctx.cancellation->Unregister(id);
