@@ -203,13 +203,13 @@ Status JobRuntime::CheckRunnable(const JobConfiguration& config) {
   return config::CheckRunnable(config, strategies_, listener_types);
 }
 
-Status JobRuntime::Start(bool scheduled) {
-  Status s = StartSteps(scheduled);
+Status JobRuntime::Start(bool scheduled, StartHints hints) {
+  Status s = StartSteps(scheduled, hints);
   ResolveStarting(s.ok());
   return s;
 }
 
-Status JobRuntime::StartSteps(bool scheduled) {
+Status JobRuntime::StartSteps(bool scheduled, StartHints hints) {
   const std::string& name = config_.job_name;
   auto context = [&](const Status& s) { return s.WithContext(fmt::format("job '{}'", name)); };
   {
@@ -258,7 +258,7 @@ Status JobRuntime::StartSteps(bool scheduled) {
                                                           : "CPP_SIMPLE";
   config_service_ = std::make_unique<config::ConfigService>(
       storage_, clock_, ConfigYamlVersion::kV3_0_5, infra::JobLogger(options_.logger, name));
-  auto effective = config_service_->SetUp(type_name, config_);
+  auto effective = config_service_->SetUp(type_name, config_, hints.seen_absent);
   if (!effective.ok()) return effective.status();
   config_ = *effective;
   // The registry's config wins: its type names must be known here too.
@@ -453,10 +453,12 @@ Status JobRuntime::StartSteps(bool scheduled) {
   // multi-op: ElasticJob writes them one after another, a round trip and a disk sync on the
   // server each (5 to 17 ms together here, a third of a start-up). A node someone else made
   // or removed meanwhile fails it, and changes nothing: then one by one, as ElasticJob does.
+  // Started among many (ScheduleAll), it goes grouped with theirs: one multi-op for many.
   if (Status online = storage_.FillJobNodes({servers_->OnlineNode(!config_.disabled),
                                              instances_->OnlineNode(),
                                              instances_->RuntimeNode(),
-                                             {std::string(sharding::kNecessary), ""}});
+                                             {std::string(sharding::kNecessary), ""}},
+                                            hints.grouped);
       !online.ok()) {
     if (Status s = servers_->PersistOnline(!config_.disabled); !s.ok()) return context(s);
     if (Status s = instances_->PersistOnline(); !s.ok()) return context(s);

@@ -54,6 +54,14 @@ namespace elasticjob::bootstrap {
 
 struct SharedRuntime;
 
+// How a job is started among many (ScheduleAll); the defaults start it alone.
+struct StartHints {
+  // No `/{job}` node in the registry moments ago (ConfigService::SetUp's `seen_absent`).
+  bool seen_absent = false;
+  // The online registration's transaction grouped with other jobs' (FillJobNodes).
+  bool grouped = false;
+};
+
 class JobRuntime final : public listener::JobController,
                          public sharding::RunningMarkWatcher,
                          public std::enable_shared_from_this<JobRuntime> {
@@ -67,7 +75,7 @@ class JobRuntime final : public listener::JobController,
   // Registers the job and starts its listeners; `scheduled` arms the cron trigger (a one-off
   // job has no cron and runs only when triggered). FAILED_PRECONDITION when called before or
   // after Stop. On failure the caller Joins (what was registered is removed).
-  Status Start(bool scheduled);
+  Status Start(bool scheduled, StartHints hints = {});
   // Writes `trigger/{id}` for every live instance of the job: each runs its items once.
   Status TriggerCluster();
   // TriggerCluster, then waits for this instance's run of it (OneOffJobBootstrap::Execute
@@ -85,6 +93,7 @@ class JobRuntime final : public listener::JobController,
   Status Join(std::chrono::steady_clock::time_point deadline);
 
   const JobConfiguration& config() const { return config_; }
+  RegistryCenter& registry() const { return registry_; }
 
   // listener::JobController
   bool IsShutdown() override;
@@ -149,7 +158,7 @@ class JobRuntime final : public listener::JobController,
   // Registers BootstrapOptions' sharding strategies with strategies_.
   Status RegisterStrategies();
   // Start's steps (Start settles the job's readiness in metrics_ after them).
-  Status StartSteps(bool scheduled);
+  Status StartSteps(bool scheduled, StartHints hints);
   // The job's readiness in metrics_: its start ended (scheduled or not); it stopped.
   void ResolveStarting(bool scheduled);
   void Unscheduled();

@@ -52,8 +52,8 @@ class Lifecycle {
         refused_(std::move(refused)) {}
 
   // Starts the runtime once. `again_ok`: a later call returns the first one's result (a
-  // one-off job's Start); else it is FAILED_PRECONDITION.
-  Status Start(bool scheduled, bool again_ok) {
+  // one-off job's Start); else it is FAILED_PRECONDITION. `hints`: JobRuntime::Start's.
+  Status Start(bool scheduled, bool again_ok, StartHints hints = {}) {
     MutexLock lock(&mu_);
     const std::string& name = runtime_->config().job_name;
     switch (state_) {
@@ -82,7 +82,7 @@ class Lifecycle {
     }
     // A task job's endpoint and worker node first: the job's first trigger may use them.
     first_ = task_ != nullptr ? task_->Start() : Status::Ok();
-    if (first_.ok()) first_ = runtime_->Start(scheduled);
+    if (first_.ok()) first_ = runtime_->Start(scheduled, hints);
     if (first_.ok()) {
       state_ = State::kScheduled;
       return first_;

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "bootstrap/job_runtime.h"
@@ -122,9 +125,28 @@ void ScheduleJobBootstrap::Shutdown() {
 
 std::vector<Status> ScheduleJobBootstrap::ScheduleAll(std::span<ScheduleJobBootstrap* const> jobs,
                                                       int parallelism) {
+  // One listing of each registry's namespace tells which jobs are not registered at all:
+  // their config set-up creates without asking first. Every job's writes go grouped.
+  std::map<RegistryCenter*, std::optional<std::set<std::string>>> listed;
+  std::vector<bootstrap::StartHints> hints(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    bootstrap::JobRuntime& runtime = jobs[i]->impl_->life->runtime();
+    RegistryCenter* registry = &runtime.registry();
+    auto it = listed.find(registry);
+    if (it == listed.end()) {
+      auto names = registry->GetChildrenKeysDirectly("/");
+      std::optional<std::set<std::string>> jobs_there;  // nullopt: not known
+      if (names.ok()) jobs_there.emplace(names->begin(), names->end());
+      it = listed.emplace(registry, std::move(jobs_there)).first;
+    }
+    hints[i].grouped = true;
+    hints[i].seen_absent =
+        it->second.has_value() && it->second->count(runtime.config().job_name) == 0;
+  }
   std::vector<Status> statuses(jobs.size());
-  ForEachOverlapping(jobs.size(), parallelism,
-                     [&](size_t i) { statuses[i] = jobs[i]->Schedule(); });
+  ForEachOverlapping(jobs.size(), parallelism, [&](size_t i) {
+    statuses[i] = jobs[i]->impl_->life->Start(/*scheduled=*/true, /*again_ok=*/false, hints[i]);
+  });
   return statuses;
 }
 

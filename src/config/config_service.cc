@@ -11,13 +11,21 @@
 namespace elasticjob::config {
 
 Result<JobConfiguration> ConfigService::SetUp(std::string_view job_type_name,
-                                              const JobConfiguration& config) {
+                                              const JobConfiguration& config, bool seen_absent) {
   const std::string& job = config.job_name;
   if (Status s = ValidateJobConfiguration(config); !s.ok()) {
     return s.WithContext(fmt::format("job '{}'", job));
   }
   if (job_type_name.empty()) {
     return InvalidArgument(fmt::format("job '{}': the job type name must not be empty", job));
+  }
+  if (seen_absent) {
+    // What the path below writes for a job without a root node (config, then the root's
+    // type name), as one transaction that fails if either node is there by now.
+    Status created = storage_.ExecuteInTransactionGrouped(
+        {TransactionOp::Create("", std::string(job_type_name)),
+         TransactionOp::Create("config", ConfigToYaml(config, version_))});
+    if (created.ok()) return config;
   }
   auto root_exists = storage_.IsJobRootNodeExisted();
   if (!root_exists.ok()) return root_exists.status();

@@ -38,7 +38,13 @@ class ConfigService {
   // Registers `config` for a job of type `job_type_name` (see above). Returns the effective
   // configuration. Fails with FAILED_PRECONDITION on a job conflict, INVALID_ARGUMENT when
   // `config` or the registry's config is invalid (naming the job), or a registry error.
-  Result<JobConfiguration> SetUp(std::string_view job_type_name, const JobConfiguration& config);
+  // `seen_absent`: the caller saw no `/{job}` node moments ago (ScheduleAll lists the
+  // namespace once for all its jobs): `/{job}` and `/{job}/config` are then created in one
+  // transaction grouped with other jobs' (JobNodeStorage::ExecuteInTransactionGrouped); if
+  // it fails (the job was registered meanwhile, or the write did not go through), the set-up
+  // goes on as without the hint, so the registry's configuration still wins.
+  Result<JobConfiguration> SetUp(std::string_view job_type_name, const JobConfiguration& config,
+                                 bool seen_absent = false);
 
   // What a configuration must pass to run here besides ValidateJobConfiguration (the
   // sharding strategy, item limit, error handler and listener types this instance knows):

@@ -71,6 +71,24 @@ NodeWatches JobNodeWatches(std::string_view node) {
     if (parts[1] == "election" && parts[2] == "instance") return kValue;
   }
   if (top == "leader" && n == 4 && parts[1] == "failover" && parts[2] == "items") return kNone;
+  // The layout's parents hold "" and are never set: their children watch is all there is
+  // to see (it fires when the parent itself goes, too).
+  constexpr NodeWatches kChildren{false, true};
+  if (n == 1 && (top == "servers" || top == "instances" || top == "sharding" || top == "leader" ||
+                 top == "trigger" || top == "guarantee" || top == "runtime" ||
+                 top == "systemTime" || top == "workflowRuns")) {
+    return kChildren;
+  }
+  if (top == "guarantee" && n == 2) return kChildren;
+  if (top == "leader" && n == 2 &&
+      (parts[1] == "election" || parts[1] == "sharding" || parts[1] == "failover")) {
+    return kChildren;
+  }
+  if (top == "leader" && n == 3 &&
+      ((parts[1] == "election" && parts[2] == "latch") ||
+       (parts[1] == "failover" && (parts[2] == "items" || parts[2] == "latch")))) {
+    return kChildren;
+  }
   return NodeWatches{};
 }
 

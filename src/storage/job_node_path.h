@@ -50,7 +50,11 @@ class JobNodePath {
 //     one, so a run's running mark (`sharding/{i}/running`, created and deleted by every run)
 //     fires no watch and costs no request: it is outside the cache, and the few readers of
 //     another instance's marks (resharding, failover, the start-up sweep) ask the server;
-//   - every other node: both.
+//   - the layout's parents (servers, instances, sharding, leader, leader/election,
+//     leader/election/latch, leader/sharding, leader/failover and its items and latch,
+//     trigger, guarantee and its two lists, runtime, systemTime, workflowRuns): a children
+//     watch only (they hold "" and are never set);
+//   - every other node (the job root, a node not of the layout): both.
 NodeWatches JobNodeWatches(std::string_view node);
 
 // The children of `sharding/{i}` the cache keeps: all but `running`.

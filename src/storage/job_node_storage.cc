@@ -1,8 +1,45 @@
 #include "storage/job_node_storage.h"
 
+#include <deque>
+#include <optional>
 #include <set>
 
+#include "elasticjob/mutex.h"
+
 namespace elasticjob::storage {
+
+namespace {
+
+// The executor of a caller that waits for one asynchronous outcome: what is posted to it
+// (the outcome, or a retry of the write) runs on the waiting thread, which blocks anyway.
+class CallerRunsExecutor final : public Executor {
+ public:
+  void Post(std::function<void()> task) override {
+    MutexLock lock(&mu_);
+    tasks_.push_back(std::move(task));
+    posted_.Signal();
+  }
+  // Runs what is posted until `done` returns true.
+  void RunUntil(const std::function<bool()>& done) {
+    while (!done()) {
+      std::function<void()> task;
+      {
+        MutexLock lock(&mu_);
+        while (tasks_.empty()) posted_.Wait();
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+
+ private:
+  Mutex mu_;
+  CondVar posted_{&mu_};
+  std::deque<std::function<void()>> tasks_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace
 
 Result<std::vector<std::string>> JobNodeStorage::GetJobNodeChildrenKeys(std::string_view node) {
   auto children = registry_.GetChildrenKeys(path_.FullPath(node));
@@ -21,7 +58,7 @@ Status JobNodeStorage::CreateJobNodeIfNeeded(std::string_view node) {
   return registry_.Persist(path_.FullPath(node), "");
 }
 
-Status JobNodeStorage::FillJobNodes(const std::vector<NodeFill>& fills) {
+Status JobNodeStorage::FillJobNodes(const std::vector<NodeFill>& fills, bool grouped) {
   std::vector<TransactionOp> ops;
   std::set<std::string> creating;  // parents this transaction creates
   for (const NodeFill& f : fills) {
@@ -50,12 +87,21 @@ Status JobNodeStorage::FillJobNodes(const std::vector<NodeFill>& fills) {
     ops.push_back(TransactionOp::Create(
         f.node, f.value, f.ephemeral ? CreateMode::kEphemeral : CreateMode::kPersistent));
   }
-  return ExecuteInTransaction(std::move(ops));
+  return grouped ? ExecuteInTransactionGrouped(std::move(ops))
+                 : ExecuteInTransaction(std::move(ops));
 }
 
 Status JobNodeStorage::ExecuteInTransaction(std::vector<TransactionOp> ops) {
   for (auto& op : ops) op.key = path_.FullPath(op.key);
   return registry_.ExecuteInTransaction(ops);
+}
+
+Status JobNodeStorage::ExecuteInTransactionGrouped(std::vector<TransactionOp> ops) {
+  CallerRunsExecutor executor;
+  std::optional<Status> outcome;  // only the waiting thread touches it (tasks run there)
+  ExecuteInTransactionAsync(std::move(ops), executor, [&outcome](Status s) { outcome = s; });
+  executor.RunUntil([&outcome] { return outcome.has_value(); });
+  return *outcome;
 }
 
 void JobNodeStorage::ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,

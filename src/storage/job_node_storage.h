@@ -71,9 +71,17 @@ class JobNodeStorage {
   // as PersistEphemeral does), one it lacks is created after the persistent parents it also
   // lacks. A node made or removed meanwhile by someone else fails the whole transaction,
   // which then changes nothing: the caller may fill them one by one instead.
-  Status FillJobNodes(const std::vector<NodeFill>& fills);
+  // `grouped`: the transaction goes as ExecuteInTransactionGrouped sends it.
+  Status FillJobNodes(const std::vector<NodeFill>& fills, bool grouped = false);
   // Runs `ops` (keys relative to the job) as one transaction.
   Status ExecuteInTransaction(std::vector<TransactionOp> ops);
+  // As ExecuteInTransaction, sent through the registry's asynchronous path, which merges the
+  // transactions of concurrent callers into one multi-op (ZooKeeper: one request and one log
+  // write for many jobs' start-up writes; a merged one that fails is sent again alone, so
+  // each caller gets its own outcome). Blocks until the outcome; a retry after a lost
+  // connection runs on the calling thread. SESSION_EXPIRED when the session it was sent in
+  // expired meanwhile (the caller decides whether to write again).
+  Status ExecuteInTransactionGrouped(std::vector<TransactionOp> ops);
   // As ExecuteInTransaction, without waiting: `done` runs on `executor`.
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                  std::function<void(Status)> done);

@@ -1890,8 +1890,10 @@ void ZooKeeperRegistryCenter::ApplyLocalWriteTo(TreeCache& cache, const std::str
     if (full != c->root) parent->second.children.insert(full.substr(full.rfind('/') + 1));
     // Arm its watches (the parent's child event will not load it: it is known now),
     // unless it needs none: then its value is all there is to know, and we wrote it.
+    // Only the reads that set a watch it needs: its value is what we wrote.
     NodeWatches needs = WatchesOf(*c, full);
-    if (needs.value || needs.children) MarkDirty(full, kValueEvent | kChildrenEvent);
+    const int what = (needs.value ? kValueEvent : 0) | (needs.children ? kChildrenEvent : 0);
+    if (what != 0) MarkDirty(full, what);
     if (NamesChildren(needs)) {
       for (std::string_view name : needs.named_children) {
         MarkDirty(JoinPath(full, std::string(name)), kProbe);

@@ -50,9 +50,16 @@ TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
   // run creates and deletes (no watch fires for it, and it is read from the server).
   const std::string_view kept[] = {"instance", "failover", "failovering", "disabled", "misfire"};
   EXPECT_TRUE(same(JobNodeWatches("sharding/7"), NodeWatches{false, false, kept}));
+  // Parents: only their children change.
+  const NodeWatches children{false, true};
   for (const char* node :
        {"servers", "instances", "sharding", "leader", "leader/election", "leader/election/latch",
-        "leader/failover/items", "trigger", "guarantee", "guarantee/started", "an/unknown/node"}) {
+        "leader/sharding", "leader/failover", "leader/failover/items", "leader/failover/latch",
+        "trigger", "guarantee", "guarantee/started", "guarantee/completed", "runtime",
+        "systemTime", "workflowRuns"}) {
+    EXPECT_TRUE(same(JobNodeWatches(node), children)) << node;
+  }
+  for (const char* node : {"an/unknown/node", "unknown", "leader/unknown"}) {
     EXPECT_TRUE(same(JobNodeWatches(node), both)) << node;
   }
   // The policy maps the registry's keys, and leaves the job root and other jobs alone.
