@@ -126,10 +126,12 @@ class SpyExecutor final : public Executor {
 TEST(TimerSchedulerTest, RealClockHasStandbyThreadsWaitingAtTheDueTime) {
   ThreadPool pool(3);
   SpyExecutor spy(pool);
-  // Woken 20 ms early (200 µs in production): a loaded machine may wake a thread late.
-  TimerScheduler timer(Clock::System(), spy, /*standby=*/2, std::chrono::milliseconds(20));
+  // Woken 150 ms early (200 µs in production): a loaded machine may wake a thread late, and
+  // one woken after the due time hands the task over with nobody standing by (the test
+  // suite's other processes delayed a 20 ms wake that long under load).
+  TimerScheduler timer(Clock::System(), spy, /*standby=*/2, std::chrono::milliseconds(150));
   for (int round = 1; round <= 3; ++round) {
-    const Clock::WallTime due = Clock::System().WallNow() + std::chrono::milliseconds(40);
+    const Clock::WallTime due = Clock::System().WallNow() + std::chrono::milliseconds(300);
     std::promise<void> ran;
     timer.ScheduleAt(due, [&] { ran.set_value(); });
     ASSERT_EQ(ran.get_future().wait_for(seconds(10)), std::future_status::ready);
@@ -139,7 +141,7 @@ TEST(TimerSchedulerTest, RealClockHasStandbyThreadsWaitingAtTheDueTime) {
     EXPECT_GE(spy.handed_over.back().second, due);
   }
   // A task may ask for its own number (a LaunchBoard's launch: one).
-  const Clock::WallTime due = Clock::System().WallNow() + std::chrono::milliseconds(40);
+  const Clock::WallTime due = Clock::System().WallNow() + std::chrono::milliseconds(300);
   std::promise<void> ran;
   timer.ScheduleAt(
       due, [&] { ran.set_value(); }, nullptr, /*standby=*/1);
