@@ -55,8 +55,8 @@ TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
   for (const char* node :
        {"servers", "instances", "sharding", "leader", "leader/election", "leader/election/latch",
         "leader/sharding", "leader/failover", "leader/failover/items", "leader/failover/latch",
-        "trigger", "guarantee", "guarantee/started", "guarantee/completed", "runtime",
-        "systemTime", "workflowRuns"}) {
+        "trigger", "guarantee", "guarantee/started", "guarantee/completed", "runtime", "systemTime",
+        "workflowRuns"}) {
     EXPECT_TRUE(same(JobNodeWatches(node), children)) << node;
   }
   for (const char* node : {"an/unknown/node", "unknown", "leader/unknown"}) {
