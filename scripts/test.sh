@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite on a fresh Debian 12 machine:
 #   1. installs the dependencies (scripts/install-deps.sh, idempotent);
-#   2. Debug build: unit, CLI and reference (Quartz, SnakeYAML, JVM) tests;
-#   3. ASan+UBSan build (clang, which also checks the thread-safety annotations): the unit,
-#      CLI and registry conformance tests again;
-#   4. a bounded run of the libFuzzer targets, built in that same tree (scripts/fuzz.sh,
+#   2. Debug build of everything;
+#   3. ASan+UBSan build (clang, which also checks the thread-safety annotations) and its run
+#      of the unit, CLI and registry conformance tests (labels unit, registry);
+#   4. the Debug run of every other test (reference, integration, e2e, chaos, cluster,
+#      browser, database: the ones ASan does not run); `scripts/test.sh debug` alone runs
+#      every test in the Debug tree;
+#   5. a bounded run of the libFuzzer targets, built in the ASan tree (scripts/fuzz.sh,
 #      FUZZ_SECONDS each, default 10);
-#   5. TSan build of the concurrency tests only (label tsan, tests/CMakeLists.txt) and their
+#   6. TSan build of the concurrency tests only (label tsan, tests/CMakeLists.txt) and their
 #      run, the registry conformance suite over both backends included.
 # The registry tests start real ZooKeeper servers (scripts/zk-server.sh) on free ports.
+# Each stage prints how long it took, so CI's log shows where the budget goes.
 # Usage: scripts/test.sh [debug|asan|fuzz|tsan]...  (no argument: all of them, in the order
 # above; JOBS=n to override parallelism; FUZZ_SECONDS=0 skips the fuzz run)
 set -euo pipefail
@@ -22,16 +26,23 @@ build_debug() {
   cmake --build --preset debug -j "$JOBS"
 }
 
+# With an argument, a ctest label regex to leave out (what another stage already ran).
 test_debug() {
-  echo "== Tests (Debug: everything)"
-  ctest --preset debug -j "$JOBS"
+  if [[ $# -gt 0 ]]; then
+    echo "== Tests (Debug: all but labels $1, which the ASan stage ran)"
+    ctest --preset debug -j "$JOBS" -LE "$1"
+  else
+    echo "== Tests (Debug: everything)"
+    ctest --preset debug -j "$JOBS"
+  fi
 }
 
 build_asan() {
   echo "== ASan+UBSan build (clang; the libFuzzer targets too)"
   cmake --preset asan >/dev/null
-  cmake --build --preset asan -j "$JOBS" --target unit_tests elasticjob_cli registry_tests \
-    fuzz_targets
+  # Every binary with a test labelled unit or registry: the full run's Debug stage skips them.
+  cmake --build --preset asan -j "$JOBS" --target unit_tests workflow_tests elasticjob_cli \
+    registry_tests lifecycle_tests fuzz_targets
 }
 
 test_asan() {
@@ -64,21 +75,28 @@ tsan() {
     ctest --preset tsan -j "$JOBS"
 }
 
+# Runs its arguments as one stage and prints how long it took.
+timed() {
+  local start=$SECONDS
+  "$@"
+  echo "== $1: $((SECONDS - start)) s (total $SECONDS s)"
+}
+
 if [[ $# -eq 0 ]]; then
-  build_debug
-  build_asan
-  test_asan
-  test_debug
-  fuzz
-  tsan
+  timed build_debug
+  timed build_asan
+  timed test_asan
+  timed test_debug "unit|registry"
+  timed fuzz
+  timed tsan
   exit 0
 fi
 for stage in "$@"; do
   case "$stage" in
-    debug) build_debug && test_debug ;;
-    asan) build_asan && test_asan ;;
-    fuzz) build_asan && fuzz ;;
-    tsan) tsan ;;
+    debug) timed build_debug && timed test_debug ;;
+    asan) timed build_asan && timed test_asan ;;
+    fuzz) build_asan && timed fuzz ;;
+    tsan) timed tsan ;;
     *) echo "scripts/test.sh: unknown stage '$stage' (debug, asan, fuzz, tsan)" >&2; exit 2 ;;
   esac
 done
