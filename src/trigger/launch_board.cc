@@ -72,16 +72,23 @@ LaunchBoard::LaunchBoard(TimerScheduler& timer, Executor& workers, int drains, i
 void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
   if (units.empty()) return;
   MutexLock lock(&mu_);
-  auto& batch = open_[due];
-  if (batch != nullptr && batch->Add(units)) return;
+  Open& open = open_[due];
+  bool grown = false;
+  if (open.batch != nullptr && open.batch->Add(units, &grown)) {
+    // Grown past a one-drainer batch: every drainer stands by at its time.
+    if (grown) timer_.SetStandby(open.launch, drains_);
+    return;
+  }
   // No batch for that time yet, or it has been handed over: a new one (sealed batches are
   // forgotten as they are met; the map holds at most a few).
-  batch = std::make_shared<Batch>(timer_, workers_, drains_, most_, control_);
-  batch->Add(units);
-  // One worker standing by: it takes the launch, and the helpers it posts (larger batches)
-  // join as they wake; more standing by would spin for a one-unit batch (one job).
-  timer_.ScheduleAt(
-      due, [batch] { batch->Launch(); }, &workers_, /*standby=*/1);
+  auto batch = std::make_shared<Batch>(timer_, workers_, drains_, most_, control_);
+  batch->Add(units, &grown);
+  open.batch = batch;
+  // One worker standing by for a small batch: it takes the launch, and the helpers it posts
+  // join as they wake; more standing by would spin for a one-unit batch (one job). A large
+  // one has every drainer awake at its time (kStandbyAll).
+  open.launch = timer_.ScheduleAt(
+      due, [batch] { batch->Launch(); }, &workers_, /*standby=*/grown ? drains_ : 1);
   // The batch's watch, armed now (in the lead time) so that nothing on the fire path has to
   // arm a timer (and wake the timer's thread). It holds the batch weakly: a batch whose
   // units have all been taken is gone by then, and the watch does nothing.
@@ -95,19 +102,21 @@ void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
   for (auto it = open_.begin(); it != open_.end() && it->first < due;) {
     bool sealed;
     {
-      MutexLock batch_lock(&it->second->mu_);
-      sealed = it->second->sealed_;
+      MutexLock batch_lock(&it->second.batch->mu_);
+      sealed = it->second.batch->sealed_;
     }
     // Outside the batch's lock: erasing may destroy the batch (and its mutex).
     it = sealed ? open_.erase(it) : std::next(it);
   }
 }
 
-bool LaunchBoard::Batch::Add(std::vector<Unit>& units) {
+bool LaunchBoard::Batch::Add(std::vector<Unit>& units, bool* grown) {
   MutexLock lock(&mu_);
   if (sealed_) return false;
+  const size_t before = units_.size();
   units_.insert(units_.end(), std::make_move_iterator(units.begin()),
                 std::make_move_iterator(units.end()));
+  *grown = before <= kStandbyAll && units_.size() > kStandbyAll;
   return true;
 }
 

@@ -37,6 +37,14 @@ TimerScheduler::TaskId TimerScheduler::ScheduleAt(Clock::WallTime due, std::func
   return id;
 }
 
+bool TimerScheduler::SetStandby(TaskId id, int standby) {
+  MutexLock lock(&mu_);
+  auto task = tasks_.find(id);
+  if (task == tasks_.end()) return false;
+  task->second.standby = standby == kDefaultStandby ? standby_ : standby;
+  return true;
+}
+
 bool TimerScheduler::Cancel(TaskId id) {
   MutexLock lock(&mu_);
   return tasks_.erase(id) > 0;  // its heap entry is skipped when it surfaces

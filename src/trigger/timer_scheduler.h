@@ -54,6 +54,10 @@ class TimerScheduler {
   static constexpr int kDefaultStandby = -1;
   TaskId ScheduleAt(Clock::WallTime due, std::function<void()> task, Executor* on = nullptr,
                     int standby = kDefaultStandby);
+  // Changes the standby of a task not handed over yet (a batch that has grown since it was
+  // scheduled wants more threads awake for it). Takes effect unless the timer has already
+  // begun waiting on the CPU for it. Returns whether the task was still pending.
+  bool SetStandby(TaskId id, int standby);
   // The scheduler's clock's wall time.
   Clock::WallTime Now() { return clock_.WallNow(); }
   // Forgets a task that has not been handed to the executor yet. Returns whether it was.

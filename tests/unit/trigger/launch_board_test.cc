@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "elasticjob/simulated_clock.h"
+#include "unit/trigger/spy_executor.h"
 
 namespace elasticjob::trigger {
 namespace {
@@ -404,6 +405,40 @@ TEST_F(LaunchBoardTest, EndsKeptGoAfterTheHoldWhenASlowUnitKeepsTheRestWaiting) 
   control.RunAll();
   ASSERT_TRUE(log.WaitFor(2));
   EXPECT_EQ(log.entries(), (std::vector<std::string>{"end fast", "slow saw the end"}));
+}
+
+// With the real clock: a batch of one unit has one worker standing by at its time; one that
+// grows past kStandbyAll units, added a job at a time, has every drainer standing by.
+TEST_F(LaunchBoardTest, ABatchThatGrowsLargeHasEveryDrainerStandingByAtItsTime) {
+  ThreadPool pool(3);
+  SpyExecutor spy(pool);
+  ThreadPool control_pool(1);
+  // Woken 150 ms early (200 µs in production), the batches due 1 s ahead: the adds are in
+  // long before the timer reads the standby, even on a loaded machine.
+  ThreadPool real_timer_pool(1);
+  TimerScheduler real_timer(Clock::System(), real_timer_pool, 0, std::chrono::milliseconds(150));
+  LaunchBoard board(real_timer, spy, /*drains=*/2, /*most=*/2, control_pool);
+  const auto run = [&](const std::string& name) {
+    return LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+                             [this, name] { log.Add(name); }, nullptr};
+  };
+  std::vector<LaunchBoard::Unit> one;
+  one.push_back(run("alone"));
+  board.Add(Clock::System().WallNow() + seconds(1), std::move(one));
+  ASSERT_TRUE(log.WaitFor(1));
+  const Clock::WallTime due = Clock::System().WallNow() + seconds(1);
+  const size_t units = LaunchBoard::kStandbyAll + 4;
+  for (size_t i = 0; i < units; ++i) {
+    std::vector<LaunchBoard::Unit> job;
+    job.push_back(run("job " + std::to_string(i)));
+    board.Add(due, std::move(job));
+  }
+  ASSERT_TRUE(log.WaitFor(1 + units));
+  std::lock_guard<std::mutex> l(spy.mu);
+  ASSERT_GE(spy.handed_over.size(), 2u);
+  EXPECT_EQ(spy.handed_over[0].first, 1);      // the one-unit batch: one standing by
+  EXPECT_EQ(spy.handed_over[1].first, 1 + 2);  // the large one: both drainers
+  EXPECT_GE(spy.handed_over[1].second, due);
 }
 
 }  // namespace

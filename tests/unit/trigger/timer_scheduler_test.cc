@@ -7,6 +7,8 @@
 #include <mutex>
 #include <vector>
 
+#include "unit/trigger/spy_executor.h"
+
 namespace elasticjob::trigger {
 namespace {
 
@@ -90,37 +92,6 @@ TEST(TimerSchedulerTest, RealClockFiresSoon) {
   EXPECT_EQ(fired.get_future().wait_for(seconds(10)), std::future_status::ready);
 }
 
-// Forwards to a pool, and notes what was posted when.
-class SpyExecutor final : public Executor {
- public:
-  explicit SpyExecutor(Executor& target) : target_(target) {}
-  void Post(std::function<void()> task) override { target_.Post(std::move(task)); }
-  void PostUrgent(std::function<void()> task) override { target_.PostUrgent(std::move(task)); }
-  void KeepAwake(int threads, std::chrono::steady_clock::time_point until) override {
-    {
-      std::lock_guard<std::mutex> l(mu);
-      standby_threads += threads;
-    }
-    target_.KeepAwake(threads, until);
-  }
-  void PostUrgentAll(std::vector<std::function<void()>> tasks) override {
-    {
-      std::lock_guard<std::mutex> l(mu);
-      handed_over.emplace_back(standby_threads, Clock::System().WallNow());
-      cv.notify_all();
-    }
-    target_.PostUrgentAll(std::move(tasks));
-  }
-  std::mutex mu;
-  std::condition_variable cv;
-  int standby_threads = 0;
-  // For each hand-off of due tasks: the standby threads asked for before it, and when it came.
-  std::vector<std::pair<int, Clock::WallTime>> handed_over;
-
- private:
-  Executor& target_;
-};
-
 // After a sleep the timer wakes early and has `standby` executor threads waiting with it:
 // they are asked for before the due tasks, which are never handed over early.
 TEST(TimerSchedulerTest, RealClockHasStandbyThreadsWaitingAtTheDueTime) {
@@ -149,6 +120,25 @@ TEST(TimerSchedulerTest, RealClockHasStandbyThreadsWaitingAtTheDueTime) {
   std::lock_guard<std::mutex> l(spy.mu);
   ASSERT_EQ(spy.handed_over.size(), 4u);
   EXPECT_EQ(spy.handed_over.back().first, 2 * 3 + 1);
+}
+
+// A task's standby may change until it is handed over (a launch board's batch that grew).
+TEST(TimerSchedulerTest, AStandbyChangedBeforeTheDueTimeIsTheOneAskedFor) {
+  ThreadPool pool(3);
+  SpyExecutor spy(pool);
+  TimerScheduler timer(Clock::System(), spy, /*standby=*/0, std::chrono::milliseconds(150));
+  const Clock::WallTime due = Clock::System().WallNow() + std::chrono::milliseconds(300);
+  std::promise<void> ran;
+  const auto id = timer.ScheduleAt(
+      due, [&] { ran.set_value(); }, nullptr, /*standby=*/1);
+  EXPECT_TRUE(timer.SetStandby(id, 2));
+  ASSERT_EQ(ran.get_future().wait_for(seconds(10)), std::future_status::ready);
+  {
+    std::lock_guard<std::mutex> l(spy.mu);
+    ASSERT_EQ(spy.handed_over.size(), 1u);
+    EXPECT_EQ(spy.handed_over.back().first, 2);
+  }
+  EXPECT_FALSE(timer.SetStandby(id, 1));  // handed over: nothing to change
 }
 
 }  // namespace
