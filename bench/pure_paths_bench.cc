@@ -5,7 +5,7 @@
 #include "elasticjob/api/sharding_context.h"
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
-#include "metrics/job_metrics.h"
+#include "infra/job_metrics.h"
 
 namespace elasticjob {
 namespace {

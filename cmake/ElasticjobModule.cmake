@@ -12,4 +12,5 @@ function(elasticjob_module name)
   target_link_libraries(elasticjob_${name} PUBLIC ${M_DEPS}
                         PRIVATE ${M_PRIVATE_DEPS} $<BUILD_INTERFACE:elasticjob_warnings>)
   install(TARGETS elasticjob_${name} EXPORT elasticjobTargets COMPONENT dev)
+  set_property(GLOBAL APPEND PROPERTY ELASTICJOB_MODULES ${name})
 endfunction()

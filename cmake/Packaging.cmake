@@ -17,8 +17,8 @@ set_target_properties(elasticjob_shared PROPERTIES OUTPUT_NAME elasticjob
 # Every module's archive whole (CMake's WHOLE_ARCHIVE feature refuses an archive that also
 # comes in as a dependency of another), then the modules again for their own dependencies.
 set(ELASTICJOB_WHOLE_ARCHIVES "")
-foreach(module infra schedule sharding config api trace_events tracing reg metrics runtime tasks
-               lifecycle console workflow)
+get_property(ELASTICJOB_MODULE_NAMES GLOBAL PROPERTY ELASTICJOB_MODULES)
+foreach(module ${ELASTICJOB_MODULE_NAMES})
   string(APPEND ELASTICJOB_WHOLE_ARCHIVES " $<TARGET_FILE:elasticjob_${module}>")
 endforeach()
 target_link_options(elasticjob_shared PRIVATE

@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-#include "config/runnable_check.h"
+#include "bootstrap/runnable_check.h"
 #include "elasticjob/schedule/fixed_rate.h"
 #include "election/leader_node.h"
 #include "infra/change_epoch.h"

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <thread>
 
-#include "config/runnable_check.h"
+#include "bootstrap/runnable_check.h"
 #include "console/api_json.h"
 #include "console/auth.h"
 #include "console/embedded_assets.h"

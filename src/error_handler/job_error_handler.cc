@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "infra/http_client.h"
+#include "http/http_client.h"
 #include "infra/log.h"
 #include "infra/printable.h"
 #include "infra/props.h"

@@ -4,8 +4,8 @@
 #include <charconv>
 
 #include "failover/failover_node.h"
+#include "infra/job_metrics.h"
 #include "instance/job_instance.h"
-#include "metrics/job_metrics.h"
 
 namespace elasticjob::failover {
 Status FailoverService::SetCrashedFailoverFlag(int item) {

@@ -11,7 +11,7 @@
 #include "elasticjob/clock.h"
 #include "instance/instance_runtime.h"
 #include "instance/job_instance.h"
-#include "server/server_service.h"
+#include "instance/server_service.h"
 #include "storage/job_node_storage.h"
 
 namespace elasticjob::instance {

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "config/runnable_check.h"
+#include "bootstrap/runnable_check.h"
 #include "lifecycle/lifecycle_reads.h"
 
 namespace elasticjob {

@@ -51,7 +51,7 @@
 #include "guarantee/guarantee_service.h"
 #include "infra/log.h"
 #include "instance/instance_service.h"
-#include "server/server_service.h"
+#include "instance/server_service.h"
 #include "sharding/sharding_service.h"
 #include "storage/job_node_storage.h"
 

@@ -15,7 +15,7 @@
 
 #include "elasticjob/metrics/metrics.h"
 #include "elasticjob/mutex.h"
-#include "metrics/job_metrics.h"
+#include "infra/job_metrics.h"
 #include "reg/registry_stats.h"
 
 namespace elasticjob::metrics {

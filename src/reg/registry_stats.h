@@ -13,8 +13,8 @@
 #include <string_view>
 
 #include "elasticjob/mutex.h"
+#include "infra/job_metrics.h"
 #include "infra/metric_types.h"
-#include "metrics/job_metrics.h"
 
 namespace elasticjob::reg {
 

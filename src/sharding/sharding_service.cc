@@ -7,8 +7,8 @@
 #include <optional>
 #include <utility>
 
+#include "infra/job_metrics.h"
 #include "infra/log.h"
-#include "metrics/job_metrics.h"
 #include "sharding/sharding_node.h"
 #include "sharding/strategy/checked_sharding.h"
 

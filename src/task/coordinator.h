@@ -18,8 +18,8 @@
 #include "elasticjob/mutex.h"
 #include "elasticjob/status.h"
 #include "elasticjob/thread_annotations.h"
+#include "infra/job_metrics.h"
 #include "infra/log.h"
-#include "metrics/job_metrics.h"
 #include "task/task_settings.h"
 #include "task/task_store.h"
 

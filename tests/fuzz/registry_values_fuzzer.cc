@@ -14,8 +14,8 @@
 #include "fuzz/fuzz_check.h"
 #include "instance/instance_service.h"
 #include "instance/job_instance.h"
+#include "instance/server_service.h"
 #include "reg/memory/memory_registry_center.h"
-#include "server/server_service.h"
 #include "sharding/sharding_service.h"
 
 using namespace elasticjob;

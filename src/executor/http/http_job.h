@@ -24,7 +24,7 @@
 #include <string>
 
 #include "elasticjob/api/job_item_executor.h"
-#include "infra/http_client.h"
+#include "http/http_client.h"
 
 namespace elasticjob::executor {
 

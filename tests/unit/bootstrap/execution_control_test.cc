@@ -10,7 +10,7 @@
 #include "elasticjob/lifecycle/job_operate_api.h"
 #include "elasticjob/metrics/metrics.h"
 #include "elasticjob/schedule/fixed_rate.h"
-#include "metrics/job_metrics.h"
+#include "infra/job_metrics.h"
 #include "metrics/metrics_impl.h"
 #include "unit/bootstrap/forwarding_registry.h"
 #include "unit/bootstrap/runtime_test_support.h"

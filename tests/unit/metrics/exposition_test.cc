@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "metrics/job_metrics.h"
+#include "infra/job_metrics.h"
 
 namespace elasticjob::metrics {
 namespace {

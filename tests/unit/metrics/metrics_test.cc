@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "infra/http_client.h"
+#include "http/http_client.h"
 #include "metrics/metrics_impl.h"
 
 namespace elasticjob {

@@ -6,8 +6,8 @@
 //
 // Thread safety: every field may be recorded from any thread (relaxed atomics: no lock, no
 // allocation on the fire path).
-#ifndef ELASTICJOB_METRICS_JOB_METRICS_H_
-#define ELASTICJOB_METRICS_JOB_METRICS_H_
+#ifndef ELASTICJOB_INFRA_JOB_METRICS_H_
+#define ELASTICJOB_INFRA_JOB_METRICS_H_
 
 #include <atomic>
 #include <cstdint>
@@ -64,4 +64,4 @@ struct JobMetrics {
 
 }  // namespace elasticjob::metrics
 
-#endif  // ELASTICJOB_METRICS_JOB_METRICS_H_
+#endif  // ELASTICJOB_INFRA_JOB_METRICS_H_

@@ -1,4 +1,4 @@
-#include "config/runnable_check.h"
+#include "bootstrap/runnable_check.h"
 
 #include <fmt/format.h>
 

@@ -7,8 +7,8 @@
 // (JobConfigurationAPI: the CLI, the console) against the built-in names (WriterCheck).
 //
 // Thread safety: stateless functions; `strategies` is only read.
-#ifndef ELASTICJOB_CONFIG_RUNNABLE_CHECK_H_
-#define ELASTICJOB_CONFIG_RUNNABLE_CHECK_H_
+#ifndef ELASTICJOB_BOOTSTRAP_RUNNABLE_CHECK_H_
+#define ELASTICJOB_BOOTSTRAP_RUNNABLE_CHECK_H_
 
 #include <optional>
 #include <set>
@@ -39,4 +39,4 @@ Status WriterCheck(const JobConfiguration& config, const std::string& job_type,
 
 }  // namespace elasticjob::config
 
-#endif  // ELASTICJOB_CONFIG_RUNNABLE_CHECK_H_
+#endif  // ELASTICJOB_BOOTSTRAP_RUNNABLE_CHECK_H_

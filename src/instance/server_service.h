@@ -1,8 +1,8 @@
 // ServerService: `servers/{ip}` = ENABLED or DISABLED, ElasticJob's ServerService.
 //
 // Thread safety: safe for concurrent use.
-#ifndef ELASTICJOB_SERVER_SERVER_SERVICE_H_
-#define ELASTICJOB_SERVER_SERVER_SERVICE_H_
+#ifndef ELASTICJOB_INSTANCE_SERVER_SERVICE_H_
+#define ELASTICJOB_INSTANCE_SERVER_SERVICE_H_
 
 #include <string>
 #include <string_view>
@@ -40,4 +40,4 @@ class ServerService {
 
 }  // namespace elasticjob::server
 
-#endif  // ELASTICJOB_SERVER_SERVER_SERVICE_H_
+#endif  // ELASTICJOB_INSTANCE_SERVER_SERVICE_H_

@@ -5,8 +5,8 @@
 //
 // Thread safety: SendHttp is safe to call from many threads at once (each call has its own
 // curl handle; curl_global_init runs once).
-#ifndef ELASTICJOB_INFRA_HTTP_CLIENT_H_
-#define ELASTICJOB_INFRA_HTTP_CLIENT_H_
+#ifndef ELASTICJOB_HTTP_HTTP_CLIENT_H_
+#define ELASTICJOB_HTTP_HTTP_CLIENT_H_
 
 #include <chrono>
 #include <cstddef>
@@ -54,4 +54,4 @@ std::string UrlEncode(const std::string& text);
 
 }  // namespace elasticjob::infra
 
-#endif  // ELASTICJOB_INFRA_HTTP_CLIENT_H_
+#endif  // ELASTICJOB_HTTP_HTTP_CLIENT_H_

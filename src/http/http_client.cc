@@ -1,4 +1,4 @@
-#include "infra/http_client.h"
+#include "http/http_client.h"
 
 #include <curl/curl.h>
 #include <fmt/format.h>

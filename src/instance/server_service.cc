@@ -1,4 +1,4 @@
-#include "server/server_service.h"
+#include "instance/server_service.h"
 
 #include "instance/job_instance.h"
 
