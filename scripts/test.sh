@@ -40,9 +40,10 @@ test_debug() {
 build_asan() {
   echo "== ASan+UBSan build (clang; the libFuzzer targets too)"
   cmake --preset asan >/dev/null
-  # Every binary with a test labelled unit or registry: the full run's Debug stage skips them.
-  cmake --build --preset asan -j "$JOBS" --target unit_tests workflow_tests elasticjob_cli \
-    registry_tests lifecycle_tests fuzz_targets
+  # Every binary with a test labelled unit or registry: the full run's Debug stage skips them
+  # (unit_tests: every module's <module>_unit_tests).
+  cmake --build --preset asan -j "$JOBS" --target unit_tests elasticjob_cli registry_tests \
+    lifecycle_tests fuzz_targets
 }
 
 test_asan() {
