@@ -97,18 +97,18 @@ void GatedRegistry::ExecuteInTransactionStampedAsync(std::vector<TransactionOp> 
         done(gate->closed() && r.ok() ? Result<int64_t>(ShutDown()) : std::move(r));
       });
 }
-CachedRead GatedRegistry::GetCached(std::string_view key) {
+reg::CachedRead GatedRegistry::GetCached(std::string_view key) {
   Gate::Pass pass(*gate_);
-  return pass ? inner_.GetCached(key) : CachedRead{};
+  return pass ? inner_.GetCached(key) : reg::CachedRead{};
 }
 Result<int64_t> GatedRegistry::GetRegistryCenterTime(std::string_view key) {
   return Call([&] { return inner_.GetRegistryCenterTime(key); });
 }
-Result<std::unique_ptr<Subscription>> GatedRegistry::Watch(
+Result<std::unique_ptr<reg::CountedSubscription>> GatedRegistry::WatchTree(
     std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
-    WatchPolicy policy) {
-  return Call([&]() -> Result<std::unique_ptr<Subscription>> {
-    return inner_.Watch(key, executor, std::move(callback), std::move(policy));
+    reg::WatchPolicy policy) {
+  return Call([&]() -> Result<std::unique_ptr<reg::CountedSubscription>> {
+    return inner_.WatchTree(key, executor, std::move(callback), std::move(policy));
   });
 }
 std::unique_ptr<Subscription> GatedRegistry::AddConnectionStateListener(

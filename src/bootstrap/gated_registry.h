@@ -1,8 +1,9 @@
-// GatedRegistry: the registry as one job's runtime sees it, behind the job's Gate
-// (bootstrap/user_code.h). Every call goes through to the registry while the gate is open;
-// once Join has closed it, calls return CANCELLED ("job shut down") without touching the
-// registry, so a run Join abandoned can end on its own after the user destroyed the registry.
-// Subscriptions are the registry's own (the runtime ends them before the gate closes).
+// GatedRegistry: the registry's internal protocol (reg/coordinator_registry.h) as one job's
+// runtime sees it, behind the job's Gate (bootstrap/user_code.h). Every call goes through to the
+// registry while the gate is open; once Join has closed it, calls return CANCELLED ("job shut
+// down") without touching the registry, so a run Join abandoned can end on its own after the user
+// destroyed the registry. Subscriptions are the registry's own (the runtime ends them before the
+// gate closes).
 //
 // Thread safety: safe for concurrent use.
 #ifndef ELASTICJOB_BOOTSTRAP_GATED_REGISTRY_H_
@@ -11,21 +12,21 @@
 #include <memory>
 
 #include "bootstrap/user_code.h"
-#include "elasticjob/reg/registry_center.h"
+#include "reg/coordinator_registry.h"
 
 namespace elasticjob::bootstrap {
 
-class GatedRegistry final : public RegistryCenter {
+class GatedRegistry final : public reg::CoordinatorRegistry {
  public:
   // REQUIRES: `inner` outlives every call that enters `gate`.
-  GatedRegistry(RegistryCenter& inner, std::shared_ptr<Gate> gate)
+  GatedRegistry(reg::CoordinatorRegistry& inner, std::shared_ptr<Gate> gate)
       : inner_(inner), gate_(std::move(gate)) {}
 
   Status Init() override;
   void Close() override;
   Result<std::string> Get(std::string_view key) override;
   Result<std::string> GetDirectly(std::string_view key) override;
-  CachedRead GetCached(std::string_view key) override;
+  reg::CachedRead GetCached(std::string_view key) override;
   Result<bool> IsExisted(std::string_view key) override;
   Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) override;
   Result<int> GetNumChildren(std::string_view key) override;
@@ -42,10 +43,9 @@ class GatedRegistry final : public RegistryCenter {
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                  std::function<void(Status)> done) override;
   Result<int64_t> GetRegistryCenterTime(std::string_view key) override;
-  using RegistryCenter::Watch;
-  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
-                                              std::function<void(const TreeEvent&)> callback,
-                                              WatchPolicy policy) override;
+  Result<std::unique_ptr<reg::CountedSubscription>> WatchTree(
+      std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
+      reg::WatchPolicy policy) override;
   std::unique_ptr<Subscription> AddConnectionStateListener(
       Executor& executor, std::function<void(ConnectionState)> callback) override;
   Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override;
@@ -60,12 +60,13 @@ class GatedRegistry final : public RegistryCenter {
     return inner_.AwaitLease(deadline);
   }
   std::chrono::milliseconds session_timeout() override;
+  const std::shared_ptr<reg::RegistryStats>& stats() const override { return inner_.stats(); }
 
  private:
   template <typename Fn>
   auto Call(Fn fn) -> decltype(fn());
 
-  RegistryCenter& inner_;
+  reg::CoordinatorRegistry& inner_;
   const std::shared_ptr<Gate> gate_;
 };
 

@@ -87,9 +87,10 @@ JobRuntime::LastHold::~LastHold() {
 JobRuntime::JobRuntime(RegistryCenter& registry, std::shared_ptr<SimpleJob> job,
                        std::string job_type, JobConfiguration config, BootstrapOptions options,
                        std::shared_ptr<JobItemExecutor> item_executor)
-    : registry_(registry),
+    : coordinator_(registry),
+      registry_(*coordinator_),
       gate_(std::make_shared<Gate>(options.logger)),
-      gated_(registry, gate_),
+      gated_(registry_, gate_),
       job_(std::move(job)),
       job_type_(std::move(job_type)),
       item_executor_(std::move(item_executor)),
@@ -428,7 +429,7 @@ Status JobRuntime::StartSteps(bool scheduled, StartHints hints) {
   // Listeners first (ListenerManager.startAllListeners): one strand per job carries both
   // the subtree's events and the session's states, in the order the registry reports them.
   strand_ = std::make_unique<SerialExecutor>(shared_->triggers);
-  auto w = gated_.Watch(
+  auto w = gated_.WatchTree(
       storage_.path().FullPath(), *strand_, [this](const TreeEvent& e) { OnJobEvent(e); },
       storage_.path().CachePolicy());
   if (!w.ok()) return context(w.status());

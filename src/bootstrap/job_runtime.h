@@ -200,7 +200,10 @@ class JobRuntime final : public listener::JobController,
     std::shared_ptr<SharedRuntime> shared;
     ~LastHold();
   } last_hold_;
-  RegistryCenter& registry_;
+  // The registry's internal protocol (reg/coordinator_registry.h): the registry itself, or an
+  // adapter over an application's own RegistryCenter.
+  reg::CoordinatorRef coordinator_;
+  reg::CoordinatorRegistry& registry_;
   // User code and registry behind one gate, closed by Join (bootstrap/user_code.h).
   std::shared_ptr<Gate> gate_;
   GatedRegistry gated_;
@@ -234,8 +237,8 @@ class JobRuntime final : public listener::JobController,
   std::unique_ptr<listener::ListenerManager> listeners_;
   std::unique_ptr<SerialExecutor> strand_;  // the job's event strand
   Mutex watch_mu_;
-  std::unique_ptr<Subscription> watch_ ELASTICJOB_GUARDED_BY(watch_mu_);
-  // The watch's change counter (Subscription::change_counter), read at every fire time
+  std::unique_ptr<reg::CountedSubscription> watch_ ELASTICJOB_GUARDED_BY(watch_mu_);
+  // The watch's change counter (reg::CountedSubscription::change_counter), read at every fire time
   // without watch_mu_ (RegistryChanges): set after the watch starts, null once it ends.
   // counter_owner_ keeps it alive for a reader that loaded it just before.
   std::atomic<const std::atomic<uint64_t>*> counter_{nullptr};

@@ -26,6 +26,7 @@
 #include "elasticjob/workflow/workflow_api.h"
 #include "executor/script/script_processes.h"
 #include "infra/printable.h"
+#include "reg/coordinator_registry.h"
 #include "reg/registry_url.h"
 
 namespace elasticjob::cli {
@@ -42,7 +43,7 @@ struct AgentOptions {
 // What the namespace watch keeps: the top-level names, each job's type (its own value) and
 // its config; nothing else of the jobs (their running jobs watch their own subtrees).
 constexpr std::string_view kJobChildren[] = {"config"};
-NodeWatches AgentWatches(std::string_view key) {
+reg::NodeWatches AgentWatches(std::string_view key) {
   if (key == "/") return {.value = false, .children = true};
   if (key.find('/', 1) == std::string_view::npos) {
     return {.value = true, .children = false, .named_children = kJobChildren};
@@ -190,7 +191,7 @@ int RunAgent(const AgentOptions& o) {
   if (Status s = workflows->Start(); !s.ok()) SayError("workflows: " + s.message(), "WARN");
   ThreadPool pool(1);
   SerialExecutor events(pool);
-  auto watch = watcher->Watch(
+  auto watch = reg::CoordinatorRef(*watcher)->WatchTree(
       "/", events,
       [&agent](const TreeEvent& e) {
         const std::string job = JobOf(e.key);

@@ -10,6 +10,7 @@
 #include "elasticjob/schedule/fixed_rate.h"
 #include "instance/job_instance.h"
 #include "lifecycle/lifecycle_reads.h"
+#include "reg/coordinator_registry.h"
 
 namespace elasticjob::console {
 namespace {
@@ -37,10 +38,10 @@ size_t SplitKey(std::string_view key, std::array<std::string_view, 5>& parts) {
   return n;
 }
 
-NodeWatches ConsoleWatches(std::string_view key) {
-  constexpr NodeWatches kNone{false, false};
-  constexpr NodeWatches kValue{true, false};
-  constexpr NodeWatches kChildren{false, true};
+reg::NodeWatches ConsoleWatches(std::string_view key) {
+  constexpr reg::NodeWatches kNone{false, false};
+  constexpr reg::NodeWatches kValue{true, false};
+  constexpr reg::NodeWatches kChildren{false, true};
   if (key == "/") return kChildren;
   std::array<std::string_view, 5> parts;
   size_t n = SplitKey(key, parts);
@@ -197,8 +198,10 @@ Status RegistryView::Start() {
     connected_.store(state == ConnectionState::kConnected ||
                      state == ConnectionState::kReconnected);
   });
-  auto watch = registry_->Watch(
-      "/", events_, [this](const TreeEvent& event) { Apply(event); }, ConsoleWatches);
+  auto watch =
+      reg::CoordinatorRef(*registry_)
+          ->WatchTree(
+              "/", events_, [this](const TreeEvent& event) { Apply(event); }, ConsoleWatches);
   if (!watch.ok()) return watch.status();
   watch_ = std::move(watch).value();
   // The initial contents are queued on events_ before Watch returns: wait for them.

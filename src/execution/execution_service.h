@@ -42,9 +42,9 @@ class ExecutionService {
   // `done` runs on `executor` once it is applied. A trigger thread never waits this way.
   void RegisterJobCompletedAsync(const JobConfiguration& config, std::vector<int> items,
                                  Executor& executor, std::function<void(Status)> done);
-  // The registry's session count (RegistryCenter::session_epoch).
+  // The registry's session count (CoordinatorRegistry::session_epoch).
   uint64_t session_epoch() { return storage_.registry().session_epoch(); }
-  // The registry's session lease (RegistryCenter::LeaseHeld, AwaitLease, lease_bound).
+  // The registry's session lease (CoordinatorRegistry::LeaseHeld, AwaitLease, lease_bound).
   bool LeaseHeld() { return storage_.registry().LeaseHeld(); }
   bool AwaitLease(std::chrono::steady_clock::time_point deadline) {
     return storage_.registry().AwaitLease(deadline);

@@ -177,8 +177,8 @@ class JobExecutor {
   // returns null and takes nothing (Trigger at the fire time). At the fire time
   // `*admissible` is read once, before any item starts: false skips the run (the lane is
   // released, `done` is never called, `skipped` is). `change_counter`, when given, is the
-  // counter behind the registry change count (Subscription::change_counter), read directly
-  // then. REQUIRES: both outlive the prepared run (what `skipped` holds may keep them).
+  // counter behind the registry change count (reg::CountedSubscription::change_counter), read
+  // directly then. REQUIRES: both outlive the prepared run (what `skipped` holds may keep them).
   std::shared_ptr<Prepared> PrepareTrigger(Clock::WallTime fire_time, Done done,
                                            const std::atomic<bool>* admissible,
                                            const std::atomic<uint64_t>* change_counter,
@@ -224,11 +224,11 @@ class JobExecutor {
   // Records this job's item runs, misfires and skipped fire times there (null: not
   // recorded). REQUIRES: before the first trigger.
   void set_metrics(metrics::JobMetrics* metrics) { metrics_ = metrics; }
-  // Where an item's start asks for the lease (RegistryCenter::LeaseHeld): the process's
+  // Where an item's start asks for the lease (CoordinatorRegistry::LeaseHeld): the process's
   // registry itself, not the job's (gated) view of it, so that the start reads one object
   // every job shares instead of three of its own. Null: the execution service's registry.
   // REQUIRES: before the first run; `registry` outlives this object.
-  void set_lease_source(RegistryCenter* registry) { lease_ = registry; }
+  void set_lease_source(reg::CoordinatorRegistry* registry) { lease_ = registry; }
   // Where this job's lines go (its BootstrapOptions::logger); default: the process default.
   // Its items' JobLog lines go there too when tracing is off. Before the first trigger.
   void set_logger(infra::JobLogger log) { log_ = std::move(log); }
@@ -397,7 +397,7 @@ class JobExecutor {
   const std::function<void(const ItemRun&)> on_item_run_;
   metrics::JobMetrics* metrics_ = nullptr;  // borrowed (the runtime's); may be null
   infra::JobLogger log_;
-  RegistryCenter* lease_ = nullptr;  // borrowed; null: execution_'s (set_lease_source)
+  reg::CoordinatorRegistry* lease_ = nullptr;  // borrowed; null: execution_'s (set_lease_source)
   config::ConfigService& config_;
   sharding::ShardingService& sharding_;
   execution::ExecutionService& execution_;

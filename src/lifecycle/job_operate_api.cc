@@ -6,6 +6,7 @@
 #include <future>
 
 #include "lifecycle/lifecycle_reads.h"
+#include "reg/coordinator_registry.h"
 
 namespace elasticjob {
 namespace {
@@ -17,14 +18,14 @@ class InlineExecutor final : public Executor {
 };
 
 // Writes `value` to `key` (created if absent) and returns the write's place in the registry's
-// order of writes (RegistryCenter::ExecuteInTransactionStampedAsync).
+// order of writes (CoordinatorRegistry::ExecuteInTransactionStampedAsync).
 Result<int64_t> StampedWrite(RegistryCenter& reg, const std::string& key,
                              const std::string& value) {
   auto exists = reg.IsExisted(key);
   if (!exists.ok()) return exists.status();
   InlineExecutor inline_executor;
   std::promise<Result<int64_t>> stamped;
-  reg.ExecuteInTransactionStampedAsync(
+  elasticjob::reg::CoordinatorRef(reg)->ExecuteInTransactionStampedAsync(
       {*exists ? TransactionOp::SetData(key, value) : TransactionOp::Create(key, value)},
       inline_executor, [&stamped](Result<int64_t> r) { stamped.set_value(std::move(r)); });
   return stamped.get_future().get();

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "metrics/exposition.h"
-#include "reg/registry_base.h"
+#include "reg/coordinator_registry.h"
 
 #ifndef ELASTICJOB_PROJECT_VERSION
 #define ELASTICJOB_PROJECT_VERSION "0.0.0"
@@ -29,13 +29,13 @@ std::shared_ptr<JobMetrics> MetricsImpl::Job(const std::string& name) {
 }
 
 void MetricsImpl::AddRegistry(RegistryCenter& registry, std::string name) {
-  auto* base = dynamic_cast<reg::RegistryBase*>(&registry);
-  if (base == nullptr) return;
+  const std::shared_ptr<reg::RegistryStats> stats = reg::CoordinatorRef(registry)->stats();
+  if (stats == nullptr) return;  // an application's own registry: nothing counted
   MutexLock lock(&mu_);
   for (const auto& r : registries_) {
-    if (r.stats == base->stats()) return;
+    if (r.stats == stats) return;
   }
-  registries_.push_back({std::move(name), base->stats()});
+  registries_.push_back({std::move(name), stats});
 }
 
 void MetricsImpl::AddTracer(std::shared_ptr<Tracer> tracer) {

@@ -29,7 +29,7 @@ struct Pending {
 
 }  // namespace
 
-Status RemoveWithin(RegistryCenter& registry, const std::vector<std::string>& keys,
+Status RemoveWithin(CoordinatorRegistry& registry, const std::vector<std::string>& keys,
                     std::chrono::steady_clock::time_point deadline) {
   auto pending = std::make_shared<Pending>(keys);
   for (const std::string& key : keys) {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "elasticjob/reg/registry_center.h"
+#include "reg/coordinator_registry.h"
 
 namespace elasticjob::reg {
 
@@ -24,7 +24,7 @@ namespace elasticjob::reg {
 // deletes may still happen later, or end with the session); else the first error. The
 // answers come on a process-wide thread, so a registry may still complete them after the
 // caller has gone.
-Status RemoveWithin(RegistryCenter& registry, const std::vector<std::string>& keys,
+Status RemoveWithin(CoordinatorRegistry& registry, const std::vector<std::string>& keys,
                     std::chrono::steady_clock::time_point deadline);
 
 // What a leave at shutdown is given when the shutdown's deadline has passed already (runs

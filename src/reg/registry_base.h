@@ -13,15 +13,15 @@
 #include <vector>
 
 #include "elasticjob/mutex.h"
-#include "elasticjob/reg/registry_center.h"
 #include "infra/change_epoch.h"
+#include "reg/coordinator_registry.h"
 #include "reg/registry_stats.h"
 
 namespace elasticjob::reg {
 
 // Checks `key` is "/" or "/a/b" (no empty, "." or ".." segments, no NUL).
 Status ValidateKey(std::string_view key);
-// OK when `ops` can be stamped (RegistryCenter::ExecuteInTransactionStampedAsync: the last
+// OK when `ops` can be stamped (CoordinatorRegistry::ExecuteInTransactionStampedAsync: the last
 // step writes a node whose name is known), else INVALID_ARGUMENT saying so.
 Status ValidateStampable(const std::vector<TransactionOp>& ops);
 
@@ -48,7 +48,7 @@ struct SubscriptionState {
   std::recursive_mutex mu;  // held while a delivery runs
   std::atomic<bool> active{true};
   std::atomic<std::thread::id> running{};
-  // A Watch's change count (Subscription::changes); `counted` is set before the handle is
+  // A watch's change count (CountedSubscription::changes); `counted` is set before the handle is
   // made. Backends call Changed() in the same critical section as the change, so a reader
   // holding the backend's lock never sees the change without the count having moved.
   bool counted = false;
@@ -66,7 +66,7 @@ struct SubscriptionState {
   void PostIfActive(Executor& executor, std::function<void()> task);
 };
 
-class SubscriptionHandle final : public Subscription {
+class SubscriptionHandle final : public CountedSubscription {
  public:
   explicit SubscriptionHandle(std::shared_ptr<SubscriptionState> s,
                               std::function<void()> on_end = {})
@@ -89,16 +89,14 @@ class SubscriptionHandle final : public Subscription {
   std::function<void()> on_end_;
 };
 
-class RegistryBase : public RegistryCenter {
+class RegistryBase : public CoordinatorRegistry {
  public:
   std::unique_ptr<Subscription> AddConnectionStateListener(
       Executor& executor, std::function<void(ConnectionState)> callback) override;
   Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override;
   Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view key) override;
 
-  // What this registry counts of its session and requests (docs/metrics.md); shared with
-  // the Metrics that shows it.
-  const std::shared_ptr<RegistryStats>& stats() const { return stats_; }
+  const std::shared_ptr<RegistryStats>& stats() const override { return stats_; }
 
  protected:
   // Children names of `key` read from the server, unsorted.

@@ -1,5 +1,5 @@
 // RegistryStats: what a registry center counts of its session and requests, for the
-// process's metrics (docs/metrics.md). Owned by the registry (RegistryBase::stats()), shared
+// process's metrics (docs/metrics.md). Owned by the registry (CoordinatorRegistry::stats()), shared
 // with the Metrics that shows it, so either may go first.
 //
 // Thread safety: every field may be recorded and read from any thread (relaxed atomics).

@@ -12,6 +12,8 @@
 #include <map>
 #include <regex>
 
+#include "reg/coordinator_registry.h"
+
 namespace elasticjob::snapshot {
 namespace {
 
@@ -31,7 +33,7 @@ void ReplaceAll(std::string& s, const std::string& from, const std::string& to) 
   }
 }
 
-Status DumpBelow(RegistryCenter& registry, const std::string& path,
+Status DumpBelow(reg::CoordinatorRegistry& registry, const std::string& path,
                  std::vector<std::string>& lines) {
   auto children = registry.GetChildrenKeysDirectly(path);
   if (!children.ok()) {
@@ -46,7 +48,7 @@ Status DumpBelow(RegistryCenter& registry, const std::string& path,
       return v.status();
     }
     // A node the cache does not cover cannot disagree with the server: reads of it go there.
-    const CachedRead cached = registry.GetCached(node);
+    const reg::CachedRead cached = registry.GetCached(node);
     const std::string cached_path = !cached.covered || cached.value ? node : "";
     const std::string cached_value = cached.covered ? cached.value.value_or("") : value;
     if (cached_path == node && cached_value == value) {
@@ -88,7 +90,8 @@ std::vector<std::string> FilterSensitiveIps(const std::vector<std::string>& line
 
 Result<std::string> DumpJob(RegistryCenter& registry, std::string_view job_name) {
   std::vector<std::string> lines;
-  if (Status s = DumpBelow(registry, "/" + std::string(job_name), lines); !s.ok()) return s;
+  reg::CoordinatorRef coordinator(registry);
+  if (Status s = DumpBelow(*coordinator, "/" + std::string(job_name), lines); !s.ok()) return s;
   std::string text;
   for (const std::string& line : FilterSensitiveIps(lines)) {
     text += line;

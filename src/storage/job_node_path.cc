@@ -30,29 +30,30 @@ std::string JobNodePath::ShardingNodePath(int item, std::string_view name) const
   return path;
 }
 
-WatchPolicy JobNodePath::CachePolicy() const {
+reg::WatchPolicy JobNodePath::CachePolicy() const {
   std::string root = FullPath() + "/";
   return [root](std::string_view key) {
-    if (key.size() <= root.size() || key.compare(0, root.size(), root) != 0) return NodeWatches{};
+    if (key.size() <= root.size() || key.compare(0, root.size(), root) != 0)
+      return reg::NodeWatches{};
     return JobNodeWatches(key.substr(root.size()));
   };
 }
 
-NodeWatches JobNodeWatches(std::string_view node) {
+reg::NodeWatches JobNodeWatches(std::string_view node) {
   // The registry's cache asks for every level of a key on each read it serves (is the key
   // inside the cache?), so this allocates nothing. The layout is at most 5 levels deep.
   constexpr size_t kMaxDepth = 8;
   std::array<std::string_view, kMaxDepth> parts;
   size_t n = 0;
   for (size_t start = 0; start <= node.size(); ++n) {
-    if (n == kMaxDepth) return NodeWatches{};  // not a node of the layout
+    if (n == kMaxDepth) return reg::NodeWatches{};  // not a node of the layout
     size_t slash = node.find('/', start);
     if (slash == std::string_view::npos) slash = node.size();
     parts[n] = node.substr(start, slash - start);
     start = slash + 1;
   }
-  constexpr NodeWatches kNone{false, false};
-  constexpr NodeWatches kValue{true, false};
+  constexpr reg::NodeWatches kNone{false, false};
+  constexpr reg::NodeWatches kValue{true, false};
   const std::string_view top = parts[0];
   // Latch nodes anywhere: leader/election/latch/*, leader/failover/latch/*,
   // guarantee/{started,completed}-latch/*.
@@ -63,7 +64,7 @@ NodeWatches JobNodeWatches(std::string_view node) {
   if (top == "systemTime" && n == 2) return kNone;
   if (top == "guarantee" && n == 3) return kNone;
   if (top == "sharding") {
-    if (n == 2) return NodeWatches{false, false, kItemChildren};
+    if (n == 2) return reg::NodeWatches{false, false, kItemChildren};
     if (n == 3) return parts[2] == "running" ? kNone : kValue;
   }
   if (top == "leader" && n == 3) {
@@ -73,7 +74,7 @@ NodeWatches JobNodeWatches(std::string_view node) {
   if (top == "leader" && n == 4 && parts[1] == "failover" && parts[2] == "items") return kNone;
   // The layout's parents hold "" and are never set: their children watch is all there is
   // to see (it fires when the parent itself goes, too).
-  constexpr NodeWatches kChildren{false, true};
+  constexpr reg::NodeWatches kChildren{false, true};
   if (n == 1 && (top == "servers" || top == "instances" || top == "sharding" || top == "leader" ||
                  top == "trigger" || top == "guarantee" || top == "runtime" ||
                  top == "systemTime" || top == "workflowRuns")) {
@@ -89,7 +90,7 @@ NodeWatches JobNodeWatches(std::string_view node) {
        (parts[1] == "failover" && (parts[2] == "items" || parts[2] == "latch")))) {
     return kChildren;
   }
-  return NodeWatches{};
+  return reg::NodeWatches{};
 }
 
 }  // namespace elasticjob::storage

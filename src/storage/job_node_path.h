@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "elasticjob/reg/registry_center.h"
+#include "reg/coordinator_registry.h"
 
 namespace elasticjob::storage {
 
@@ -32,8 +32,8 @@ class JobNodePath {
   std::string ShardingNodePath(int item, std::string_view name = {}) const;
   std::string LeaderHostNodePath() const { return FullPath("leader/election/instance"); }
 
-  // The registry cache's policy for Watch(FullPath()): JobNodeWatches of each node.
-  WatchPolicy CachePolicy() const;
+  // The registry cache's policy for WatchTree(FullPath()): JobNodeWatches of each node.
+  reg::WatchPolicy CachePolicy() const;
 
  private:
   std::string job_name_;
@@ -55,7 +55,7 @@ class JobNodePath {
 //     trigger, guarantee and its two lists, runtime, systemTime, workflowRuns): a children
 //     watch only (they hold "" and are never set);
 //   - every other node (the job root, a node not of the layout): both.
-NodeWatches JobNodeWatches(std::string_view node);
+reg::NodeWatches JobNodeWatches(std::string_view node);
 
 // The children of `sharding/{i}` the cache keeps: all but `running`.
 inline constexpr std::string_view kItemChildren[] = {"instance", "failover", "failovering",

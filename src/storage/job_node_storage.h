@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "elasticjob/reg/registry_center.h"
+#include "reg/coordinator_registry.h"
 #include "storage/job_node_path.h"
 
 namespace elasticjob::storage {
@@ -26,11 +26,11 @@ struct NodeFill {
 class JobNodeStorage {
  public:
   // REQUIRES: `registry` outlives this object.
-  JobNodeStorage(RegistryCenter& registry, std::string job_name)
+  JobNodeStorage(reg::CoordinatorRegistry& registry, std::string job_name)
       : registry_(registry), path_(std::move(job_name)) {}
 
   const JobNodePath& path() const { return path_; }
-  RegistryCenter& registry() { return registry_; }
+  reg::CoordinatorRegistry& registry() { return registry_; }
 
   Result<bool> IsJobNodeExisted(std::string_view node) {
     return registry_.IsExisted(path_.FullPath(node));
@@ -85,7 +85,7 @@ class JobNodeStorage {
   // As ExecuteInTransaction, without waiting: `done` runs on `executor`.
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                  std::function<void(Status)> done);
-  // RegistryCenter::ExecuteInTransactionStampedAsync, with keys relative to the job.
+  // CoordinatorRegistry::ExecuteInTransactionStampedAsync, with keys relative to the job.
   void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
                                         std::function<void(Result<int64_t>)> done);
   Status ExecuteInLeader(std::string_view latch_node, const std::function<void()>& callback) {
@@ -97,7 +97,7 @@ class JobNodeStorage {
   }
 
  private:
-  RegistryCenter& registry_;
+  reg::CoordinatorRegistry& registry_;
   const JobNodePath path_;
 };
 

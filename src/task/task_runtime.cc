@@ -241,7 +241,8 @@ void TaskRuntime::Join(std::chrono::steady_clock::time_point deadline) {
   events.reset();  // waits for its deliveries, unless a run still holds it
   if (server_ != nullptr) {
     // Ephemeral: it goes with the session if the registry does not answer in time.
-    (void)reg::RemoveWithin(registry_, {WorkerPath(config_.job_name, instance_id_)},
+    (void)reg::RemoveWithin(*reg::CoordinatorRef(registry_),
+                            {WorkerPath(config_.job_name, instance_id_)},
                             reg::LeaveDeadline(deadline));
     server_->Shutdown(std::chrono::milliseconds(1000));
     server_.reset();

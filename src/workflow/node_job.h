@@ -23,9 +23,9 @@
 #include "elasticjob/api/simple_job.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/mutex.h"
-#include "elasticjob/reg/registry_center.h"
 #include "elasticjob/thread_annotations.h"
 #include "infra/log.h"
+#include "reg/coordinator_registry.h"
 
 namespace elasticjob::workflow {
 
@@ -51,7 +51,7 @@ class NodeRuns {
  public:
   // REQUIRES: `registry` and `executor` outlive this object and every Report Take hands out.
   // `log`: the job's lines (the job's logger; default: the process default).
-  NodeRuns(RegistryCenter& registry, Executor& executor, std::string job_name,
+  NodeRuns(reg::CoordinatorRegistry& registry, Executor& executor, std::string job_name,
            infra::JobLogger log = {})
       : registry_(registry),
         executor_(executor),
@@ -95,7 +95,7 @@ class NodeRuns {
               const std::string& error);
   void Cancel(const Envelope& target);
 
-  RegistryCenter& registry_;
+  reg::CoordinatorRegistry& registry_;
   Executor& executor_;
   const std::string job_name_;
   const infra::JobLogger log_;

@@ -13,10 +13,15 @@
 // NOT_FOUND (no node), ALREADY_EXISTS (node exists), BAD_VERSION, CONNECTION_LOSS,
 // SESSION_EXPIRED, AUTH_FAILED, TIMEOUT, INVALID_ARGUMENT (a malformed key).
 //
-// Threading (docs/registry.md): calls block the calling thread (except
-// ExecuteInTransactionAsync) and must not be made from the client library's threads. Watch events
-// and connection-state changes are delivered on the Executor the caller passes, in order per
-// subscription. Callbacks may call back into the registry.
+// Threading (docs/registry.md): every method is safe to call from any thread, concurrently.
+// Calls block the calling thread and must not be made from the client library's threads.
+// Watch events and connection-state changes are delivered on the Executor the caller passes,
+// in order per subscription. Callbacks may call back into the registry.
+//
+// An application may implement RegistryCenter itself (as ElasticJob users may implement
+// CoordinatorRegistryCenter) and hand it to the bootstraps and APIs: jobs then run on its
+// public methods alone, with no local cache, no session lease and fencing token 0 (no
+// registry-wide order of writes to take one from). docs/registry.md says what that costs.
 //
 // clang-format off
 //   auto reg = elasticjob::NewRegistryCenter("zookeeper://127.0.0.1:2181/demo");
@@ -29,13 +34,9 @@
 #ifndef ELASTICJOB_REG_REGISTRY_CENTER_H_
 #define ELASTICJOB_REG_REGISTRY_CENTER_H_
 
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,27 +84,6 @@ struct TreeEvent {
   std::string value;
 };
 
-// What a subtree cache must be told about one node. A node that is only ever created and
-// deleted, never set in place, needs no value watch: its parent's children watch sees it come
-// and go. A node that never has children needs no children watch. ZooKeeper's watches fire
-// once, and each costs a request to set again, so fewer watches mean fewer requests.
-//
-// A node whose children come and go often but matter to no reader of the cache (a run's
-// running mark) can name the children the cache keeps instead: with `children` false and
-// `named_children` set, each named child is watched on its own (an exists watch while it is
-// absent) and the others are outside the cache: no watch fires for them, and reads of them
-// go to the server. The names must outlive the cache (static storage).
-struct NodeWatches {
-  bool value = true;
-  bool children = true;
-  std::span<const std::string_view> named_children = {};
-};
-// Maps a key of the watched subtree to the watches its node needs. The watches are a hint
-// (memory:// has none to spare, and reports updates in place whatever they say), but the
-// children a policy leaves out by naming the others are out of every backend's view: their
-// changes are neither reported nor counted.
-using WatchPolicy = std::function<NodeWatches(std::string_view key)>;
-
 enum class ConnectionState {
   kConnected,    // first session established
   kSuspended,    // connection lost; the session may still be alive
@@ -112,30 +92,11 @@ enum class ConnectionState {
 };
 const char* ConnectionStateName(ConnectionState state);
 
-// What the local caches hold at one key (RegistryCenter::GetCached).
-struct CachedRead {
-  // Whether a Watch's cache covers the key. False: reads of it go to the server (no Watch
-  // covers it, the Watch's policy leaves it out, or the backend keeps no cache).
-  bool covered = false;
-  // The cached value; nullopt when the cache covers the key but holds no such node.
-  std::optional<std::string> value;
-};
-
-// Destroying a subscription stops its deliveries (and waits for one in progress).
+// A watch or listener's handle: destroying it stops its deliveries (and waits for one in
+// progress, unless called from inside it).
 class Subscription {
  public:
   virtual ~Subscription() = default;
-  // A Watch's count of the changes to the subtree as reads see it (the cache they are served
-  // from; memory://'s store). It moves when a change becomes visible to reads, before that
-  // change's event is delivered. So a reader that notes the count, reads, and later finds
-  // the count unchanged knows that every read would still answer the same: what it worked
-  // out from them may be kept instead of read again. nullopt: not counted (a connection
-  // listener, or a backend that does not count); read every time.
-  virtual std::optional<uint64_t> changes() const { return std::nullopt; }
-  // The counter changes() reads, for a reader that checks it often (each fire time of a
-  // job) without going through the subscription: shared, so it stays readable for whoever
-  // holds it after the subscription ends (it stops moving then). Null when not counted.
-  virtual std::shared_ptr<const std::atomic<uint64_t>> change_counter() const { return nullptr; }
 };
 
 class RegistryCenter {
@@ -152,18 +113,12 @@ class RegistryCenter {
   virtual Result<std::string> Get(std::string_view key) = 0;
   // The value at `key`, from the server.
   virtual Result<std::string> GetDirectly(std::string_view key) = 0;
-  // What the local caches hold at `key`, never asking the server: for diagnostics (the dump
-  // port, docs/dump.md, compares it with the server's value). Default: not covered (a
-  // backend without caches, as memory:// whose reads are its store).
-  virtual CachedRead GetCached(std::string_view key) {
-    (void)key;
-    return {};
-  }
   // Whether `key` exists (cache first, as Get).
   virtual Result<bool> IsExisted(std::string_view key) = 0;
   // The names of `key`'s children sorted descending, as ElasticJob sorts them (cache first).
   // NOT_FOUND when `key` does not exist.
   virtual Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) = 0;
+  // How many children `key` has (cache first). NOT_FOUND when `key` does not exist.
   virtual Result<int> GetNumChildren(std::string_view key) = 0;
   // As GetChildrenKeys, from the server (sees every write committed before the call).
   virtual Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view key) = 0;
@@ -179,6 +134,7 @@ class RegistryCenter {
   virtual Status PersistEphemeral(std::string_view key, std::string_view value) = 0;
   // Creates `key` + a 10-digit sequence; returns the created key.
   virtual Result<std::string> PersistSequential(std::string_view key, std::string_view value) = 0;
+  // As PersistSequential, an ephemeral node of this session.
   virtual Result<std::string> PersistEphemeralSequential(std::string_view key,
                                                          std::string_view value) = 0;
   // Creates a container node at `key` (and container parents) unless it exists.
@@ -187,75 +143,14 @@ class RegistryCenter {
   virtual Status Remove(std::string_view key) = 0;
   // Applies `ops` atomically: all succeed or none does; the error names the failing step.
   virtual Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) = 0;
-  // As ExecuteInTransaction, without waiting for the server: sends `ops` and returns at once;
-  // `done` runs on `executor` with the outcome, after the cache reflects it. Transactions
-  // are applied in the order they were sent. A lost connection is retried as
-  // ExecuteInTransaction retries it (on `executor`); once the session it was sent in has
-  // expired it fails with SESSION_EXPIRED instead (it was planned in that session, whose
-  // ephemeral nodes and view of the cluster are gone). `executor` must outlive the call's end.
-  virtual void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
-                                         std::function<void(Status)> done) = 0;
-  // As ExecuteInTransactionAsync; on success `done` also gets the transaction's place in the
-  // registry's one order of writes (ZooKeeper: its zxid; memory://: the store's count of
-  // transactions), which every transaction applied after it exceeds, whichever client sends
-  // it. A run's claim of its items is stamped so: the stamp is the run's fencing token
-  // (docs/runtime.md). REQUIRES: the last op is a kCreate of a non-sequential node or a
-  // kSetData (ZooKeeper reads the stamp from the stat of a write of that node in the same
-  // multi-op; INVALID_ARGUMENT otherwise).
-  virtual void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
-                                                std::function<void(Result<int64_t>)> done) = 0;
-
   // The registry's clock: writes `key` and returns its modification time (epoch ms).
   virtual Result<int64_t> GetRegistryCenterTime(std::string_view key) = 0;
 
   // Caches the subtree at `key` and delivers ADDED / UPDATED / DELETED events for it (the
-  // initial contents arrive as ADDED) on `executor`. `executor` must outlive the result.
-  // `policy` (may be null: every node is watched for everything) says which nodes need
-  // fewer watches; an in-place update of a node it exempts from a value watch may go unseen.
+  // initial contents arrive as ADDED) on `executor`, in order, until the result is
+  // destroyed. `executor` must outlive the result.
   virtual Result<std::unique_ptr<Subscription>> Watch(
-      std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
-      WatchPolicy policy) = 0;
-  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
-                                              std::function<void(const TreeEvent&)> callback) {
-    return Watch(key, executor, std::move(callback), nullptr);
-  }
-
-  // Counts the sessions this client has held: it moves when a new session replaces an
-  // expired one. A write whose meaning depends on the session it was planned in (a run's
-  // running marks) compares it before and after: a move means the session was lost
-  // meanwhile. 0 where sessions are not counted.
-  virtual uint64_t session_epoch() { return 0; }
-  // The session timeout the server granted (0: unknown, or no sessions). Bounds how long a
-  // process may go without the server before its session may have expired.
-  virtual std::chrono::milliseconds session_timeout() { return std::chrono::milliseconds(0); }
-
-  // The client-side lease (docs/runtime.md "The session lease"): whether this client has
-  // heard from the server in its current session within lease_bound() of now, on the
-  // monotonic clock, counting from the moment it sent the request the server answered (an
-  // answer proves the session alive when the request left, not when the answer arrived, so
-  // a reply read after a long pause renews nothing). The server expires a session only after
-  // session_timeout() without a word from its client, so a lease held means the session
-  // is alive and its ephemeral nodes (the running marks) are still this instance's. A check
-  // that finds the lease past half its bound asks the server (one exists request, never
-  // waited for), so a busy process rarely finds it lapsed. Cheap: two atomic loads and a
-  // clock read. Default: always held (no sessions).
-  virtual bool LeaseHeld() { return true; }
-  // Waits until LeaseHeld (asking the server at once), or until the session this call began
-  // in ends (it expired: its items are others' now), the registry closes, or `deadline`
-  // passes: false then. Default: true at once.
-  virtual bool AwaitLease(std::chrono::steady_clock::time_point deadline) {
-    (void)deadline;
-    return true;
-  }
-  // Until when a start decided while the lease held may still begin, on the steady clock:
-  // the newest answer's sending plus two lease bounds (two thirds of the session timeout,
-  // within which the session is surely alive); a time already past when none was heard in
-  // this session; time_point::max() where there are no sessions (the default).
-  virtual std::chrono::steady_clock::time_point lease_expiry() {
-    return std::chrono::steady_clock::time_point::max();
-  }
-  // How long a lease lasts: a third of the session timeout (0: no sessions).
-  std::chrono::milliseconds lease_bound() { return session_timeout() / 3; }
+      std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback) = 0;
 
   // Delivers connection-state changes on `executor` until the result is destroyed.
   virtual std::unique_ptr<Subscription> AddConnectionStateListener(

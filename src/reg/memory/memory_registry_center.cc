@@ -539,7 +539,7 @@ Result<int64_t> MemoryRegistryCenter::GetRegistryCenterTime(std::string_view key
   return it->second.mtime_ms;
 }
 
-Result<std::unique_ptr<Subscription>> MemoryRegistryCenter::Watch(
+Result<std::unique_ptr<CountedSubscription>> MemoryRegistryCenter::WatchTree(
     std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
     WatchPolicy policy) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
@@ -564,13 +564,14 @@ Result<std::unique_ptr<Subscription>> MemoryRegistryCenter::Watch(
       root, MemoryStore::TreeListener{session_, root, &executor, relative_cb, state,
                                       std::move(policy), prefix_.size()});
   std::weak_ptr<MemoryStore> weak = store_;
-  return std::unique_ptr<Subscription>(std::make_unique<SubscriptionHandle>(state, [weak, state] {
-    if (auto store = weak.lock()) {
-      MutexLock l(&store->mu);
-      std::erase_if(store->tree_listeners,
-                    [&](const auto& entry) { return entry.second.state == state; });
-    }
-  }));
+  return std::unique_ptr<CountedSubscription>(
+      std::make_unique<SubscriptionHandle>(state, [weak, state] {
+        if (auto store = weak.lock()) {
+          MutexLock l(&store->mu);
+          std::erase_if(store->tree_listeners,
+                        [&](const auto& entry) { return entry.second.state == state; });
+        }
+      }));
 }
 
 Result<bool> MemoryRegistryCenter::ExistsWatchOnce(std::string_view key,

@@ -1939,7 +1939,7 @@ void ZooKeeperRegistryCenter::LoadWatches(const std::vector<std::shared_ptr<Watc
   for (const auto& w : batch) Deliver(*w->cache, std::move(events[w->cache]));
 }
 
-Result<std::unique_ptr<Subscription>> ZooKeeperRegistryCenter::Watch(
+Result<std::unique_ptr<CountedSubscription>> ZooKeeperRegistryCenter::WatchTree(
     std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
     WatchPolicy policy) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
@@ -1979,11 +1979,12 @@ Result<std::unique_ptr<Subscription>> ZooKeeperRegistryCenter::Watch(
   }
   auto state = cache->state;
   std::weak_ptr<TreeCache> weak = cache;
-  return std::unique_ptr<Subscription>(std::make_unique<SubscriptionHandle>(state, [this, weak] {
-    MutexLock lock(&data_mu_);
-    auto c = weak.lock();
-    std::erase_if(caches_, [&](const auto& entry) { return entry.second == c; });
-  }));
+  return std::unique_ptr<CountedSubscription>(
+      std::make_unique<SubscriptionHandle>(state, [this, weak] {
+        MutexLock lock(&data_mu_);
+        auto c = weak.lock();
+        std::erase_if(caches_, [&](const auto& entry) { return entry.second == c; });
+      }));
 }
 
 }  // namespace elasticjob::reg

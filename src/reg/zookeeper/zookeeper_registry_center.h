@@ -70,10 +70,9 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
                                         std::function<void(Result<int64_t>)> done) override;
   Result<int64_t> GetRegistryCenterTime(std::string_view key) override;
-  using RegistryCenter::Watch;
-  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
-                                              std::function<void(const TreeEvent&)> callback,
-                                              WatchPolicy policy) override;
+  Result<std::unique_ptr<CountedSubscription>> WatchTree(
+      std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
+      WatchPolicy policy) override;
 
   uint64_t session_epoch() override { return generation_.load(); }
   std::chrono::milliseconds session_timeout() override;

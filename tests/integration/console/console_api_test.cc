@@ -24,6 +24,7 @@
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/tracing/tracer.h"
 #include "instance/instance_runtime.h"
+#include "reg/coordinator_registry.h"
 #include "reg/zk_test_server.h"
 
 namespace elasticjob {
@@ -1083,7 +1084,7 @@ TEST_F(ConsoleApiTest, ShowsEachInstancesVersionUptimeAndHeartbeatAndNullsForAJa
   EXPECT_GE(instance["uptimeMs"].get<int64_t>(), 0);
   EXPECT_LE(instance["uptimeMs"].get<int64_t>(), now_ms - instance::ProcessStartTime());
   EXPECT_GE(instance["registeredTime"].get<int64_t>(), instance::ProcessStartTime());
-  EXPECT_EQ(instance["heartbeatWithinMs"], reg_->session_timeout().count());
+  EXPECT_EQ(instance["heartbeatWithinMs"], reg::CoordinatorRef(*reg_)->session_timeout().count());
   EXPECT_GT(instance["heartbeatWithinMs"].get<int64_t>(), 0);
 
   // A Java instance: the instance node only.

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "elasticjob/reg/registry_center.h"
+#include "reg/coordinator_registry.h"
 #include "reg/memory/memory_registry_center.h"
 #include "reg/zk_test_server.h"
 #include "reg/zookeeper/zookeeper_registry_center.h"
@@ -26,6 +27,17 @@ namespace elasticjob {
 namespace {
 
 using namespace std::chrono_literals;
+using reg::NodeWatches;
+using reg::WatchPolicy;
+
+// The library's registries implement the internal protocol too (reg/coordinator_registry.h),
+// which this suite also holds them to.
+std::unique_ptr<reg::CoordinatorRegistry> Internal(std::unique_ptr<RegistryCenter> r) {
+  auto* internal = dynamic_cast<reg::CoordinatorRegistry*>(r.get());
+  if (internal == nullptr) return nullptr;
+  (void)r.release();
+  return std::unique_ptr<reg::CoordinatorRegistry>(internal);
+}
 
 // Collects events and states; waits on a condition variable (never sleeps).
 class Recorder {
@@ -83,7 +95,7 @@ class Backend {
   virtual ~Backend() = default;
   virtual Status SetUp() = 0;
   // A new, not yet initialised client of the namespace under test.
-  virtual std::unique_ptr<RegistryCenter> NewClient(const std::string& params = "") = 0;
+  virtual std::unique_ptr<reg::CoordinatorRegistry> NewClient(const std::string& params = "") = 0;
   virtual void ExpireSessions(RegistryCenter& client) = 0;
   virtual testing::ZkTestServer* server() { return nullptr; }
 };
@@ -96,7 +108,7 @@ std::string UniqueNamespace() {
 class MemoryBackend final : public Backend {
  public:
   Status SetUp() override { return Status::Ok(); }
-  std::unique_ptr<RegistryCenter> NewClient(const std::string&) override {
+  std::unique_ptr<reg::CoordinatorRegistry> NewClient(const std::string&) override {
     return std::make_unique<reg::MemoryRegistryCenter>(store_, ns_);
   }
   void ExpireSessions(RegistryCenter& client) override {
@@ -111,11 +123,11 @@ class MemoryBackend final : public Backend {
 class ZooKeeperBackend final : public Backend {
  public:
   Status SetUp() override { return server_.Start(); }
-  std::unique_ptr<RegistryCenter> NewClient(const std::string& params) override {
+  std::unique_ptr<reg::CoordinatorRegistry> NewClient(const std::string& params) override {
     std::string p = "sessionTimeoutMs=2000&connectionTimeoutMs=5000&baseSleepMs=100&maxSleepMs=500";
     if (!params.empty()) p += "&" + params;
     auto r = NewRegistryCenter(server_.Url(ns_, p));
-    return r.ok() ? std::move(r).value() : nullptr;
+    return r.ok() ? Internal(std::move(r).value()) : nullptr;
   }
   void ExpireSessions(RegistryCenter& client) override {
     // End the client's session from a second handle (Curator's KillSession). The client may
@@ -156,7 +168,7 @@ class RegistryConformanceTest : public ::testing::TestWithParam<std::string> {
     reg_ = Client();
   }
 
-  std::unique_ptr<RegistryCenter> Client(const std::string& params = "") {
+  std::unique_ptr<reg::CoordinatorRegistry> Client(const std::string& params = "") {
     auto c = backend_->NewClient(params);
     EXPECT_NE(c, nullptr);
     Status s = c->Init();
@@ -167,7 +179,7 @@ class RegistryConformanceTest : public ::testing::TestWithParam<std::string> {
   ThreadPool pool_{2};
   SerialExecutor events_{pool_};
   std::unique_ptr<Backend> backend_;
-  std::unique_ptr<RegistryCenter> reg_;
+  std::unique_ptr<reg::CoordinatorRegistry> reg_;
 };
 
 TEST_P(RegistryConformanceTest, PersistGetUpdateRemove) {
@@ -323,7 +335,7 @@ TEST_P(RegistryConformanceTest, StampsGrowWithEveryLaterTransactionOfAnyClient) 
   ASSERT_TRUE(reg_->Persist("/st", "").ok());
   auto other = Client();
   SerialExecutor serial(pool_);
-  auto stamped = [&](RegistryCenter& r, std::vector<TransactionOp> ops) {
+  auto stamped = [&](reg::CoordinatorRegistry& r, std::vector<TransactionOp> ops) {
     auto p = std::make_shared<std::promise<Result<int64_t>>>();
     auto f = p->get_future();
     r.ExecuteInTransactionStampedAsync(std::move(ops), serial,
@@ -471,7 +483,7 @@ TEST_P(RegistryConformanceTest, AWatchPolicyStillSeesMarksComeAndGo) {
     if (key == "/p/item") return NodeWatches{false, true};
     return NodeWatches{};
   };
-  auto sub = reg_->Watch(
+  auto sub = reg_->WatchTree(
       "/p", events_, [&](const TreeEvent& e) { rec.Add(e); }, policy);
   ASSERT_TRUE(sub.ok()) << sub.status();
   EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/p/item", ""));
@@ -569,7 +581,7 @@ TEST_P(RegistryConformanceTest, ConnectionStatesAndSessionExpiry) {
 TEST_P(RegistryConformanceTest, LeaderLatchAdmitsOneHolderAtATime) {
   constexpr int kClients = 4;
   constexpr int kRounds = 3;
-  std::vector<std::unique_ptr<RegistryCenter>> clients;
+  std::vector<std::unique_ptr<reg::CoordinatorRegistry>> clients;
   for (int i = 0; i < kClients; ++i) clients.push_back(Client());
   std::atomic<int> inside{0}, max_inside{0}, runs{0};
   std::vector<std::thread> threads;
@@ -610,7 +622,7 @@ TEST_P(RegistryConformanceTest, NamedChildrenKeepOthersOutOfTheCache) {
     return NodeWatches{};
   };
   Recorder rec;
-  auto sub = reg_->Watch(
+  auto sub = reg_->WatchTree(
       "/n", events_, [&](const TreeEvent& e) { rec.Add(e); }, policy);
   ASSERT_TRUE(sub.ok()) << sub.status();
   EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/n/item/owner", "a"));
@@ -698,14 +710,16 @@ TEST_P(RegistryConformanceTest, AWatchCountsChangesBeforeTheirEventsAreDelivered
   };
   HeldExecutor held;
   std::vector<TreeEvent> seen;
-  auto sub = reg_->Watch(
+  auto sub = reg_->WatchTree(
       "/c", held, [&](const TreeEvent& e) { seen.push_back(e); }, policy);
   ASSERT_TRUE(sub.ok()) << sub.status();
   auto count = [&] { return (*sub)->changes(); };
   ASSERT_TRUE(count().has_value()) << "a Watch counts its changes";
   // Connection listeners have nothing to count.
   ThreadPool pool(1);
-  EXPECT_FALSE(reg_->AddConnectionStateListener(pool, [](ConnectionState) {})->changes());
+  auto listener = reg_->AddConnectionStateListener(pool, [](ConnectionState) {});
+  auto* counted = dynamic_cast<reg::CountedSubscription*>(listener.get());
+  EXPECT_TRUE(counted == nullptr || !counted->changes());
 
   // Our own write: in the cache at once, so counted at once, while its event is still held.
   held.RunAll();
@@ -830,13 +844,14 @@ class ZooKeeperRegistryTest : public ::testing::Test {
     Status up = server_.Start();
     ASSERT_TRUE(up.ok()) << up;
   }
-  std::unique_ptr<RegistryCenter> Client(const std::string& ns, const std::string& params = "") {
+  std::unique_ptr<reg::CoordinatorRegistry> Client(const std::string& ns,
+                                                   const std::string& params = "") {
     auto r = NewRegistryCenter(server_.Url(ns,
                                            "sessionTimeoutMs=2000&connectionTimeoutMs=5000&"
                                            "baseSleepMs=100&maxSleepMs=500" +
                                                (params.empty() ? "" : "&" + params)));
     EXPECT_TRUE(r.ok()) << r.status();
-    return std::move(r).value();
+    return Internal(std::move(r).value());
   }
   testing::ZkTestServer server_;
   ThreadPool pool_{2};

@@ -16,6 +16,7 @@
 
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/reg/registry_center.h"
+#include "reg/coordinator_registry.h"
 #include "reg/zk_test_server.h"
 #include "snapshot/snapshot_service.h"
 
@@ -158,11 +159,11 @@ TEST_F(DumpPortTest, ShowsWhereTheCacheDisagreesWithTheServer) {
   // A trigger node has no value watch: the cache sees it come, not change.
   ASSERT_TRUE(other->Persist("/dumpJob/trigger/someone", "a").ok());
   for (auto until = SteadyClock::now() + 10s;
-       registry_->GetCached("/dumpJob/trigger/someone").value != "a" &&
+       reg::CoordinatorRef(*registry_)->GetCached("/dumpJob/trigger/someone").value != "a" &&
        SteadyClock::now() < until;) {
     std::this_thread::sleep_for(10ms);  // polls the cache for a condition, bounded
   }
-  ASSERT_EQ(registry_->GetCached("/dumpJob/trigger/someone").value, "a");
+  ASSERT_EQ(reg::CoordinatorRef(*registry_)->GetCached("/dumpJob/trigger/someone").value, "a");
   ASSERT_TRUE(other->Update("/dumpJob/trigger/someone", "b").ok());
   auto dump = Dump();
   ASSERT_TRUE(dump.ok()) << dump.status();

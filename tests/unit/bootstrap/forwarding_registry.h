@@ -1,5 +1,6 @@
-// ForwardingRegistry: a RegistryCenter that forwards every call to another one, for tests
-// that override only what they watch or change (leveldb's EnvWrapper).
+// ForwardingRegistry: a registry that forwards every call of the internal protocol
+// (reg/coordinator_registry.h) to another one, for tests that override only what they watch
+// or change (leveldb's EnvWrapper).
 //
 // Thread safety: as the registry it forwards to.
 #ifndef ELASTICJOB_TESTS_UNIT_BOOTSTRAP_FORWARDING_REGISTRY_H_
@@ -9,48 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "elasticjob/reg/registry_center.h"
+#include "reg/coordinator_registry.h"
 
 namespace elasticjob::test_support {
 
-class ForwardingRegistry : public RegistryCenter {
+class ForwardingRegistry : public reg::ForeignRegistry {
  public:
   // REQUIRES: `inner` outlives this object.
-  explicit ForwardingRegistry(RegistryCenter& inner) : inner_(inner) {}
+  explicit ForwardingRegistry(RegistryCenter& inner)
+      : ForeignRegistry(inner), ref_(inner), inner_(*ref_) {}
 
-  Status Init() override { return inner_.Init(); }
-  void Close() override { inner_.Close(); }
-  Result<std::string> Get(std::string_view key) override { return inner_.Get(key); }
-  Result<std::string> GetDirectly(std::string_view key) override { return inner_.GetDirectly(key); }
-  Result<bool> IsExisted(std::string_view key) override { return inner_.IsExisted(key); }
-  Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) override {
-    return inner_.GetChildrenKeys(key);
-  }
-  Result<int> GetNumChildren(std::string_view key) override { return inner_.GetNumChildren(key); }
-  Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view key) override {
-    return inner_.GetChildrenKeysDirectly(key);
-  }
-  Status Persist(std::string_view key, std::string_view value) override {
-    return inner_.Persist(key, value);
-  }
-  Status Update(std::string_view key, std::string_view value) override {
-    return inner_.Update(key, value);
-  }
-  Status PersistEphemeral(std::string_view key, std::string_view value) override {
-    return inner_.PersistEphemeral(key, value);
-  }
-  Result<std::string> PersistSequential(std::string_view key, std::string_view value) override {
-    return inner_.PersistSequential(key, value);
-  }
-  Result<std::string> PersistEphemeralSequential(std::string_view key,
-                                                 std::string_view value) override {
-    return inner_.PersistEphemeralSequential(key, value);
-  }
-  Status CreateContainer(std::string_view key) override { return inner_.CreateContainer(key); }
-  Status Remove(std::string_view key) override { return inner_.Remove(key); }
-  Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override {
-    return inner_.ExecuteInTransaction(ops);
-  }
+  // The public methods are ForeignRegistry's; the protocol goes to `inner`'s too.
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                  std::function<void(Status)> done) override {
     inner_.ExecuteInTransactionAsync(std::move(ops), executor, std::move(done));
@@ -64,30 +34,22 @@ class ForwardingRegistry : public RegistryCenter {
   bool AwaitLease(std::chrono::steady_clock::time_point deadline) override {
     return inner_.AwaitLease(deadline);
   }
-  Result<int64_t> GetRegistryCenterTime(std::string_view key) override {
-    return inner_.GetRegistryCenterTime(key);
-  }
   uint64_t session_epoch() override { return inner_.session_epoch(); }
   std::chrono::milliseconds session_timeout() override { return inner_.session_timeout(); }
-  using RegistryCenter::Watch;
-  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
-                                              std::function<void(const TreeEvent&)> callback,
-                                              WatchPolicy policy) override {
-    return inner_.Watch(key, executor, std::move(callback), std::move(policy));
+  Result<std::unique_ptr<reg::CountedSubscription>> WatchTree(
+      std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
+      reg::WatchPolicy policy) override {
+    return inner_.WatchTree(key, executor, std::move(callback), std::move(policy));
   }
-  std::unique_ptr<Subscription> AddConnectionStateListener(
-      Executor& executor, std::function<void(ConnectionState)> callback) override {
-    return inner_.AddConnectionStateListener(executor, std::move(callback));
-  }
-  Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override {
-    return inner_.ExecuteInLeader(key, callback);
-  }
+  reg::CachedRead GetCached(std::string_view key) override { return inner_.GetCached(key); }
+  const std::shared_ptr<reg::RegistryStats>& stats() const override { return inner_.stats(); }
 
  protected:
-  RegistryCenter& inner() { return inner_; }
+  reg::CoordinatorRegistry& inner() { return inner_; }
 
  private:
-  RegistryCenter& inner_;
+  const reg::CoordinatorRef ref_;
+  reg::CoordinatorRegistry& inner_;
 };
 
 }  // namespace elasticjob::test_support

@@ -157,17 +157,16 @@ class HoldingRegistry final : public test_support::ForwardingRegistry {
   }
   // The job's events (its strand) run on the same pool threads as the sharding tasks: a
   // call made while handling one is never the task's, nor held.
-  using ForwardingRegistry::Watch;
-  Result<std::unique_ptr<Subscription>> Watch(std::string_view key, Executor& executor,
-                                              std::function<void(const TreeEvent&)> callback,
-                                              WatchPolicy policy) override {
+  Result<std::unique_ptr<reg::CountedSubscription>> WatchTree(
+      std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
+      reg::WatchPolicy policy) override {
     auto marked = [callback = std::move(callback)](const TreeEvent& e) {
       const bool outer = in_event_;
       in_event_ = true;
       callback(e);
       in_event_ = outer;
     };
-    return inner().Watch(key, executor, std::move(marked), std::move(policy));
+    return inner().WatchTree(key, executor, std::move(marked), std::move(policy));
   }
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
                                  std::function<void(Status)> done) override {

@@ -11,6 +11,9 @@
 namespace elasticjob::storage {
 namespace {
 
+using reg::NodeWatches;
+using reg::WatchPolicy;
+
 TEST(JobNodePathTest, PathsMatchTheRegistryLayout) {
   JobNodePath p("orderJob");
   EXPECT_EQ(p.FullPath(), "/orderJob");
