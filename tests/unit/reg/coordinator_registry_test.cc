@@ -11,82 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "elasticjob/api/simple_job.h"
-#include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 #include "elasticjob/executor.h"
-#include "elasticjob/metrics/metrics.h"
 #include "elasticjob/reg/registry_center.h"
+#include "unit/reg/application_registry.h"
 
 namespace elasticjob::reg {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A registry an application wrote itself, as ElasticJob users may implement
-// CoordinatorRegistryCenter: it keeps its nodes in a memory:// registry and reaches it through
-// the public API only (the pointer is a RegistryCenter, never the library's class).
-class ApplicationRegistry final : public RegistryCenter {
- public:
-  explicit ApplicationRegistry(const std::string& name_space)
-      : store_(std::move(NewRegistryCenter("memory://" + name_space)).value()) {}
-
-  Status Init() override { return store_->Init(); }
-  void Close() override { store_->Close(); }
-  Result<std::string> Get(std::string_view key) override { return store_->Get(key); }
-  Result<std::string> GetDirectly(std::string_view key) override {
-    return store_->GetDirectly(key);
-  }
-  Result<bool> IsExisted(std::string_view key) override { return store_->IsExisted(key); }
-  Result<std::vector<std::string>> GetChildrenKeys(std::string_view key) override {
-    return store_->GetChildrenKeys(key);
-  }
-  Result<int> GetNumChildren(std::string_view key) override { return store_->GetNumChildren(key); }
-  Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view key) override {
-    return store_->GetChildrenKeysDirectly(key);
-  }
-  Status Persist(std::string_view key, std::string_view value) override {
-    return store_->Persist(key, value);
-  }
-  Status Update(std::string_view key, std::string_view value) override {
-    return store_->Update(key, value);
-  }
-  Status PersistEphemeral(std::string_view key, std::string_view value) override {
-    return store_->PersistEphemeral(key, value);
-  }
-  Result<std::string> PersistSequential(std::string_view key, std::string_view value) override {
-    return store_->PersistSequential(key, value);
-  }
-  Result<std::string> PersistEphemeralSequential(std::string_view key,
-                                                 std::string_view value) override {
-    return store_->PersistEphemeralSequential(key, value);
-  }
-  Status CreateContainer(std::string_view key) override { return store_->CreateContainer(key); }
-  Status Remove(std::string_view key) override { return store_->Remove(key); }
-  Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override {
-    ++transactions;
-    return store_->ExecuteInTransaction(ops);
-  }
-  Result<int64_t> GetRegistryCenterTime(std::string_view key) override {
-    return store_->GetRegistryCenterTime(key);
-  }
-  Result<std::unique_ptr<Subscription>> Watch(
-      std::string_view key, Executor& executor,
-      std::function<void(const TreeEvent&)> callback) override {
-    return store_->Watch(key, executor, std::move(callback));
-  }
-  std::unique_ptr<Subscription> AddConnectionStateListener(
-      Executor& executor, std::function<void(ConnectionState)> callback) override {
-    return store_->AddConnectionStateListener(executor, std::move(callback));
-  }
-  Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override {
-    return store_->ExecuteInLeader(key, callback);
-  }
-
-  std::atomic<int> transactions{0};
-
- private:
-  std::unique_ptr<RegistryCenter> store_;
-};
 
 // Runs inline: the adapter's asynchronous calls answer before they return.
 class InlineExecutor final : public Executor {
@@ -154,57 +86,6 @@ TEST(ForeignRegistryTest, AStampedTransactionIsAppliedAndStampedZeroForNoOrderOf
                                            [&](Result<int64_t> r) { stamp = std::move(r); });
   EXPECT_EQ(stamp->status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(app.IsExisted("/s").value_or(false));
-}
-
-TEST(ForeignRegistryTest, MetricsIgnoreAnApplicationsRegistry) {
-  ApplicationRegistry app("foreign_metrics");
-  ASSERT_TRUE(app.Init().ok());
-  auto metrics = Metrics::Create();
-  metrics->AddRegistry(app, "app");  // nothing counted there: ignored
-  std::string why;
-  EXPECT_FALSE(metrics->Ready(&why));
-  EXPECT_EQ(why, "no registry center");
-  auto own = NewRegistryCenter("memory://foreign_metrics_own");
-  ASSERT_TRUE(own.ok() && (*own)->Init().ok());
-  metrics->AddRegistry(**own, "own");
-  EXPECT_TRUE(metrics->Ready(&why)) << why;
-}
-
-// Reports each item's fencing token.
-class TokenJob final : public SimpleJob {
- public:
-  void Execute(const ShardingContext& context) override {
-    std::lock_guard<std::mutex> l(mu_);
-    tokens_[context.sharding_item] = context.fencing_token();
-    if (tokens_.size() == 2) all_.set_value();
-  }
-  std::future<void> all() { return all_.get_future(); }
-  std::map<int, int64_t> tokens() {
-    std::lock_guard<std::mutex> l(mu_);
-    return tokens_;
-  }
-
- private:
-  std::mutex mu_;
-  std::map<int, int64_t> tokens_;
-  std::promise<void> all_;
-};
-
-TEST(ForeignRegistryTest, AJobRunsOnAnApplicationsRegistryWithFencingTokenZero) {
-  ApplicationRegistry app("foreign_job");
-  ASSERT_TRUE(app.Init().ok());
-  auto job = std::make_shared<TokenJob>();
-  auto ran = job->all();
-  OneOffJobBootstrap bootstrap(app, job, *JobConfiguration::Builder("appJob", 2).Build());
-  ASSERT_TRUE(bootstrap.Execute().ok());
-  ASSERT_EQ(ran.wait_for(30s), std::future_status::ready) << "the job never ran";
-  EXPECT_EQ(job->tokens(), (std::map<int, int64_t>{{0, 0}, {1, 0}}));
-  // Its claims went through the application's transactions (monitorExecution is on).
-  EXPECT_GT(app.transactions.load(), 0);
-  bootstrap.Shutdown();
-  // The run's marks are gone, through the application's registry.
-  EXPECT_TRUE(app.GetChildrenKeysDirectly("/appJob/sharding/0").ok());
-  EXPECT_FALSE(app.IsExisted("/appJob/sharding/0/running").value_or(true));
 }
 
 }  // namespace
