@@ -14,6 +14,7 @@
 #include "bootstrap/job_runtime.h"
 #include "bootstrap/lifecycle.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
+#include "infra/free_memory.h"
 #include "infra/log.h"
 
 namespace elasticjob {
@@ -147,6 +148,10 @@ std::vector<Status> ScheduleJobBootstrap::ScheduleAll(std::span<ScheduleJobBoots
   ForEachOverlapping(jobs.size(), parallelism, [&](size_t i) {
     statuses[i] = jobs[i]->impl_->life->Start(/*scheduled=*/true, /*again_ok=*/false, hints[i]);
   });
+  // What the registrations freed (their threads' caches, the loads' buffers) goes back to
+  // the kernel now, not after the allocator's decay time: the process's RSS from here on is
+  // what the jobs hold (docs/benchmarks.md: 1,000 jobs on ZooKeeper, 91 MB -> 60 MB).
+  infra::ReleaseFreeMemory();
   return statuses;
 }
 

@@ -11,7 +11,9 @@
 namespace elasticjob::config {
 
 Result<JobConfiguration> ConfigService::SetUp(std::string_view job_type_name,
-                                              const JobConfiguration& config, bool seen_absent) {
+                                              const JobConfiguration& config, bool seen_absent,
+                                              bool* created) {
+  if (created != nullptr) *created = false;
   const std::string& job = config.job_name;
   if (Status s = ValidateJobConfiguration(config); !s.ok()) {
     return s.WithContext(fmt::format("job '{}'", job));
@@ -22,10 +24,13 @@ Result<JobConfiguration> ConfigService::SetUp(std::string_view job_type_name,
   if (seen_absent) {
     // What the path below writes for a job without a root node (config, then the root's
     // type name), as one transaction that fails if either node is there by now.
-    Status created = storage_.ExecuteInTransactionGrouped(
+    Status created_now = storage_.ExecuteInTransactionGrouped(
         {TransactionOp::Create("", std::string(job_type_name)),
          TransactionOp::Create("config", ConfigToYaml(config, version_))});
-    if (created.ok()) return config;
+    if (created_now.ok()) {
+      if (created != nullptr) *created = true;
+      return config;
+    }
   }
   auto root_exists = storage_.IsJobRootNodeExisted();
   if (!root_exists.ok()) return root_exists.status();

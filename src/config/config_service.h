@@ -42,9 +42,11 @@ class ConfigService {
   // namespace once for all its jobs): `/{job}` and `/{job}/config` are then created in one
   // transaction grouped with other jobs' (JobNodeStorage::ExecuteInTransactionGrouped); if
   // it fails (the job was registered meanwhile, or the write did not go through), the set-up
-  // goes on as without the hint, so the registry's configuration still wins.
+  // goes on as without the hint, so the registry's configuration still wins. `*created`
+  // (when given) says whether that transaction created the job: then nothing but `/{job}`
+  // and `/{job}/config` is there, and no other instance had the job before this one.
   Result<JobConfiguration> SetUp(std::string_view job_type_name, const JobConfiguration& config,
-                                 bool seen_absent = false);
+                                 bool seen_absent = false, bool* created = nullptr);
 
   // What a configuration must pass to run here besides ValidateJobConfiguration (the
   // sharding strategy, item limit, error handler and listener types this instance knows):

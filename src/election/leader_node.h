@@ -6,6 +6,7 @@
 
 namespace elasticjob::election {
 
+inline constexpr std::string_view kLeaderElection = "leader/election";
 inline constexpr std::string_view kLeaderLatch = "leader/election/latch";
 inline constexpr std::string_view kLeaderInstance = "leader/election/instance";
 

@@ -33,6 +33,16 @@ Result<bool> LeaderService::IsLeader() {
   return *v == instance_id_;
 }
 
+storage::NodeFill LeaderService::LeaderNode() const {
+  return {std::string(kLeaderInstance), instance_id_, /*ephemeral=*/true};
+}
+
+std::vector<std::string_view> LeaderService::LeaderNodeParents() {
+  return {kLeaderElection.substr(0, kLeaderElection.find('/')), kLeaderElection};
+}
+
+Status LeaderService::PrepareLeaderNode() { return storage_.CreateJobContainer(kLeaderElection); }
+
 Result<bool> LeaderService::HasLeader() { return storage_.IsJobNodeExisted(kLeaderInstance); }
 
 Status LeaderService::RemoveLeader() {

@@ -2,6 +2,12 @@
 // Curator-compatible latch at `leader/election/latch`: whoever holds it writes its instance
 // id to the ephemeral `leader/election/instance` if no leader is there yet.
 //
+// A job this instance has just created (ScheduleAll: its root and config created by this
+// instance's own transaction, so no other instance had it) needs no latch: its leader node
+// goes into the transaction that registers the instance (LeaderNode, after
+// PrepareLeaderNode), where it fails, changing nothing, if someone was elected meanwhile.
+// docs/runtime.md ("Start-up") says why that is the latch's outcome.
+//
 // Once the job is shut down here (Shutdown), this instance is not the leader whatever the
 // node (or a cache still holding it) says, and elects itself no more: ElasticJob's
 // isLeader() is false once JobRegistry.isShutdown.
@@ -12,6 +18,8 @@
 
 #include <atomic>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "storage/job_node_storage.h"
 
@@ -29,6 +37,13 @@ class LeaderService {
   // Whether the leader node names this instance (from the cache); false once shut down.
   Result<bool> IsLeader();
   Result<bool> HasLeader();
+  // The leader node naming this instance, for a transaction that creates it (see above).
+  storage::NodeFill LeaderNode() const;
+  // The leader node's parents (`leader`, `leader/election`: containers, as the latch makes
+  // them), created unless they exist: LeaderNode's transaction needs them.
+  Status PrepareLeaderNode();
+  // The parents PrepareLeaderNode makes, relative to the job.
+  static std::vector<std::string_view> LeaderNodeParents();
   // Gives up leadership (abdication, shutdown): deletes the leader node if the server says
   // it is ours (a cache may not hold our election yet, or still hold an old one). Works
   // after Shutdown.

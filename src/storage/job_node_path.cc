@@ -73,8 +73,8 @@ reg::NodeWatches JobNodeWatches(std::string_view node) {
   }
   if (top == "leader" && n == 4 && parts[1] == "failover" && parts[2] == "items") return kNone;
   // The layout's parents hold "" and are never set: their children watch is all there is
-  // to see (it fires when the parent itself goes, too).
-  constexpr reg::NodeWatches kChildren{false, true};
+  // to see (it fires when the parent itself goes, too), and their value is not read.
+  constexpr reg::NodeWatches kChildren{false, true, {}, /*empty_value=*/true};
   if (n == 1 && (top == "servers" || top == "instances" || top == "sharding" || top == "leader" ||
                  top == "trigger" || top == "guarantee" || top == "runtime" ||
                  top == "systemTime" || top == "workflowRuns")) {

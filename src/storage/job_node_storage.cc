@@ -58,9 +58,38 @@ Status JobNodeStorage::CreateJobNodeIfNeeded(std::string_view node) {
   return registry_.Persist(path_.FullPath(node), "");
 }
 
+namespace {
+
+// Appends the creation of `f` to `ops`, after its missing parents (outermost first; the
+// job's root exists: the caller set it up). `known`: parents there or created by `ops`
+// already; `there(parent)` asks about the others.
+template <typename There>
+Status AppendCreate(const NodeFill& f, std::set<std::string, std::less<>>& known, There there,
+                    std::vector<TransactionOp>& ops) {
+  std::vector<std::string> parents;  // innermost first
+  for (size_t slash = f.node.rfind('/'); slash != std::string::npos && slash > 0;
+       slash = f.node.rfind('/', slash - 1)) {
+    std::string parent = f.node.substr(0, slash);
+    if (known.count(parent) != 0) break;
+    Result<bool> is_there = there(parent);
+    if (!is_there.ok()) return is_there.status();
+    if (*is_there) break;
+    parents.push_back(std::move(parent));
+  }
+  for (auto it = parents.rbegin(); it != parents.rend(); ++it) {
+    ops.push_back(TransactionOp::Create(*it, ""));
+    known.insert(*it);
+  }
+  ops.push_back(TransactionOp::Create(
+      f.node, f.value, f.ephemeral ? CreateMode::kEphemeral : CreateMode::kPersistent));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status JobNodeStorage::FillJobNodes(const std::vector<NodeFill>& fills, bool grouped) {
   std::vector<TransactionOp> ops;
-  std::set<std::string> creating;  // parents this transaction creates
+  std::set<std::string, std::less<>> creating;  // parents this transaction creates
   for (const NodeFill& f : fills) {
     auto exists = IsJobNodeExisted(f.node);
     if (!exists.ok()) return exists.status();
@@ -69,23 +98,22 @@ Status JobNodeStorage::FillJobNodes(const std::vector<NodeFill>& fills, bool gro
       continue;
     }
     if (*exists) ops.push_back(TransactionOp::Delete(f.node));
-    // The missing parents, outermost first (the job's root exists: the caller set it up).
-    std::vector<std::string> parents;
-    for (size_t slash = f.node.rfind('/'); slash != std::string::npos && slash > 0;
-         slash = f.node.rfind('/', slash - 1)) {
-      std::string parent = f.node.substr(0, slash);
-      if (creating.count(parent) != 0) break;
-      auto there = IsJobNodeExisted(parent);
-      if (!there.ok()) return there.status();
-      if (*there) break;
-      parents.push_back(std::move(parent));
-    }
-    for (auto it = parents.rbegin(); it != parents.rend(); ++it) {
-      ops.push_back(TransactionOp::Create(*it, ""));
-      creating.insert(*it);
-    }
-    ops.push_back(TransactionOp::Create(
-        f.node, f.value, f.ephemeral ? CreateMode::kEphemeral : CreateMode::kPersistent));
+    Status s = AppendCreate(
+        f, creating, [this](const std::string& parent) { return IsJobNodeExisted(parent); }, ops);
+    if (!s.ok()) return s;
+  }
+  return grouped ? ExecuteInTransactionGrouped(std::move(ops))
+                 : ExecuteInTransaction(std::move(ops));
+}
+
+Status JobNodeStorage::CreateJobNodes(const std::vector<NodeFill>& fills,
+                                      const std::vector<std::string_view>& present, bool grouped) {
+  std::vector<TransactionOp> ops;
+  std::set<std::string, std::less<>> known(present.begin(), present.end());
+  for (const NodeFill& f : fills) {
+    (void)AppendCreate(
+        f, known, [](const std::string&) { return Result<bool>(false); }, ops);
+    known.insert(f.node);
   }
   return grouped ? ExecuteInTransactionGrouped(std::move(ops))
                  : ExecuteInTransaction(std::move(ops));

@@ -73,6 +73,16 @@ class JobNodeStorage {
   // which then changes nothing: the caller may fill them one by one instead.
   // `grouped`: the transaction goes as ExecuteInTransactionGrouped sends it.
   Status FillJobNodes(const std::vector<NodeFill>& fills, bool grouped = false);
+  // Creates every node of `fills`, after the persistent parents it needs that are not in
+  // `present` (the job's root always is), in one transaction, without asking first what
+  // exists: for a job whose nodes the caller knows (one it has just created). Any node that
+  // is there by now fails the whole transaction, which then changes nothing.
+  Status CreateJobNodes(const std::vector<NodeFill>& fills,
+                        const std::vector<std::string_view>& present, bool grouped = false);
+  // Creates a container node (and its missing container parents) unless it exists.
+  Status CreateJobContainer(std::string_view node) {
+    return registry_.CreateContainer(path_.FullPath(node));
+  }
   // Runs `ops` (keys relative to the job) as one transaction.
   Status ExecuteInTransaction(std::vector<TransactionOp> ops);
   // As ExecuteInTransaction, sent through the registry's asynchronous path, which merges the

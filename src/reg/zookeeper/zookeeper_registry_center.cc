@@ -1477,7 +1477,8 @@ struct ZooKeeperRegistryCenter::NodeRead {
   bool read_value = true;  // else the cached value stands (its watch did not fire)
   bool read_children = true;
   bool probe = false;  // an exists watch on a named child (kProbe); data_rc says if it is there
-  uint64_t seq = 0;    // NextSeq() once its requests were handed to the client
+  bool empty_value = false;                 // its value is "" by contract: never read (NodeWatches)
+  uint64_t seq = 0;                         // NextSeq() once its requests were handed to the client
   std::span<const std::string_view> named;  // the node's named children (NodeWatches)
   int data_rc = ZCONNECTIONLOSS;            // until answered
   int children_rc = ZCONNECTIONLOSS;
@@ -1551,8 +1552,10 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
         continue;
       }
       // A known node reads again only what a fired watch covered (a ZooKeeper watch is
-      // used up by firing; the other one is still set); a new node is read whole.
-      r->read_value = !known || deep || (item.what & kValueEvent) != 0;
+      // used up by firing; the other one is still set); a new node is read whole, but for a
+      // value that is "" by contract (its children read tells whether it is there).
+      r->empty_value = needs.empty_value && needs.children && !NamesChildren(needs);
+      r->read_value = !r->empty_value && (!known || deep || (item.what & kValueEvent) != 0);
       r->read_children = needs.children && (!known || deep || (item.what & kChildrenEvent) != 0);
       if (zh_ == nullptr) {
         reads.push_back(std::move(r));
@@ -1666,7 +1669,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
           if (!r->read_children) {
             r->children.assign(it->second.children.begin(), it->second.children.end());
           }
-        } else if (!r->read_value) {
+        } else if (!r->read_value && !r->empty_value) {
           continue;  // dropped meanwhile by an earlier read of this batch
         }
         const bool fresh = it == cache.nodes.end();

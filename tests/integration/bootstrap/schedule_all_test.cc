@@ -2,7 +2,8 @@
 // start-up writes grouped (one namespace listing, grouped config and online transactions),
 // each job keeping what its own Schedule() would do: the registry's configuration wins, a job
 // whose grouped write fails because another process changed its nodes meanwhile goes on
-// through its one-by-one path, and on ZooKeeper the requests per job stay within a count.
+// through its one-by-one path, a job the call creates is elected in its online transaction
+// (no latch), and on ZooKeeper the requests per job stay within a count.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -125,6 +126,13 @@ class ScheduleAllTest : public ::testing::TestWithParam<std::string> {
     }
     return ScheduleJobBootstrap::ScheduleAll(ptrs, parallelism);
   }
+  // Every job was scheduled, and is registered.
+  void ExpectEveryJobRegistered(const std::vector<Status>& statuses) {
+    for (size_t i = 0; i < statuses.size(); ++i) {
+      EXPECT_TRUE(statuses[i].ok()) << i << ": " << statuses[i];
+      ExpectRegistered("job" + std::to_string(i));
+    }
+  }
   // The job is registered here: its config, server, instance and a leader.
   void ExpectRegistered(const std::string& job) {
     EXPECT_TRUE(*other_->IsExisted("/" + job + "/config")) << job;
@@ -147,10 +155,7 @@ TEST_P(ScheduleAllTest, JobsAlreadyInTheRegistryKeepItsConfigurationAndNewOnesWr
   const JobConfiguration registered = Config("job3", "0 0 12 * * ?", 2);
   RegisterElsewhere(registered);
   const std::vector<Status> statuses = ScheduleJobs(*reg_, 10);
-  for (size_t i = 0; i < statuses.size(); ++i) {
-    EXPECT_TRUE(statuses[i].ok()) << i << ": " << statuses[i];
-    ExpectRegistered("job" + std::to_string(i));
-  }
+  ExpectEveryJobRegistered(statuses);
   EXPECT_EQ(*other_->GetDirectly("/job3/config"), ConfigToYaml(registered));
   EXPECT_EQ(*other_->GetDirectly("/job0/config"), ConfigToYaml(Config("job0")));
   EXPECT_EQ(*other_->GetDirectly("/job0"), "CPP_SIMPLE");
@@ -166,10 +171,7 @@ TEST_P(ScheduleAllTest,
   ASSERT_TRUE(interfering_->fired());
   ASSERT_TRUE(interfering_->outcome_seen());
   EXPECT_FALSE(interfering_->outcome_ok());  // the grouped creation failed: the fallback ran
-  for (size_t i = 0; i < statuses.size(); ++i) {
-    EXPECT_TRUE(statuses[i].ok()) << i << ": " << statuses[i];
-    ExpectRegistered("job" + std::to_string(i));
-  }
+  ExpectEveryJobRegistered(statuses);
   EXPECT_EQ(*other_->GetDirectly("/job5/config"), ConfigToYaml(registered));
   EXPECT_EQ(*other_->GetDirectly("/job4/config"), ConfigToYaml(Config("job4")));
 }
@@ -184,21 +186,56 @@ TEST_P(ScheduleAllTest, AJobWhoseServerNodeAnotherProcessWroteMeanwhileGoesOnlin
   ASSERT_TRUE(interfering_->fired());
   ASSERT_TRUE(interfering_->outcome_seen());
   EXPECT_FALSE(interfering_->outcome_ok());
+  ExpectEveryJobRegistered(statuses);
+}
+
+TEST_P(ScheduleAllTest, AJobThisCallCreatesIsElectedInItsOnlineTransactionWithoutTheLatch) {
+  const std::vector<Status> statuses = ScheduleJobs(*reg_, 10);
   for (size_t i = 0; i < statuses.size(); ++i) {
-    EXPECT_TRUE(statuses[i].ok()) << i << ": " << statuses[i];
-    ExpectRegistered("job" + std::to_string(i));
+    ASSERT_TRUE(statuses[i].ok()) << i << ": " << statuses[i];
+    const std::string job = "/job" + std::to_string(i);
+    ExpectRegistered(job.substr(1));
+    const auto instances = other_->GetChildrenKeysDirectly(job + "/instances").value_or({});
+    ASSERT_EQ(instances.size(), 1u) << job;
+    EXPECT_EQ(other_->GetDirectly(job + "/leader/election/instance").value_or(""), instances[0])
+        << job;
+    // The latch never ran: it would have left its container (reaped only once it had a
+    // child and lost it, which takes a while).
+    EXPECT_FALSE(other_->IsExisted(job + "/leader/election/latch").value_or(true)) << job;
   }
+}
+
+TEST_P(ScheduleAllTest, AJobWhoseLeaderAnotherInstanceElectedMeanwhileKeepsThatLeader) {
+  // Another instance is elected between the job's creation and its online transaction,
+  // which carries this instance's leader node: the transaction fails as a whole, and the job
+  // goes online one by one, through the latch, finding the other leader.
+  interfering_ =
+      std::make_unique<InterferingRegistry>(*reg_, "/job2/leader/election/instance", [&] {
+        ASSERT_TRUE(other_
+                        ->PersistEphemeral("/job2/leader/"
+                                           "election/instance",
+                                           "10.0.0.9@-@9")
+                        .ok());
+      });
+  const std::vector<Status> statuses = ScheduleJobs(*interfering_, 10);
+  ASSERT_TRUE(interfering_->fired());
+  ASSERT_TRUE(interfering_->outcome_seen());
+  EXPECT_FALSE(interfering_->outcome_ok());
+  ExpectEveryJobRegistered(statuses);
+  EXPECT_EQ(other_->GetDirectly("/job2/leader/election/instance").value_or(""), "10.0.0.9@-@9");
 }
 
 TEST_P(ScheduleAllTest, ZooKeeperRequestsPerJobStayWithinTheGroupedCount) {
   if (!zookeeper()) GTEST_SKIP() << "memory:// sends no requests";
   auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*reg_);
   constexpr int kJobs = 100;
-  // Fresh jobs: one listing, grouped config and online writes, the election's latch, and
-  // the caches reading back the new nodes for the watches each needs: 20-27 here. Parents read
-  // for a value watch they do not need as well: 36; each job's own config look-up and
-  // writes and its online multi-op alone on top: 42-43.
-  constexpr double kMaxPerJob = 30;
+  // Fresh jobs: one listing, grouped config and online writes (the leader node in the
+  // latter: no latch), the leader node's two containers, then the caches reading each new
+  // node once for the watches it needs (the layout's parents: their children only):
+  // about 18 here. Through the latch, with the caches loaded before the writes: 20-27;
+  // parents read for a value watch they do not need as well: 36; each job's own config
+  // look-up and writes and its online multi-op alone on top: 42-43.
+  constexpr double kMaxPerJob = 20;
   uint64_t before = 0;
   for (const auto& [kind, n] : zk.request_counts()) before += n;
   const std::vector<Status> statuses =

@@ -29,7 +29,7 @@ TEST(JobNodePathTest, PathsMatchTheRegistryLayout) {
 
 TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
   auto same = [](NodeWatches a, NodeWatches b) {
-    return a.value == b.value && a.children == b.children &&
+    return a.value == b.value && a.children == b.children && a.empty_value == b.empty_value &&
            std::equal(a.named_children.begin(), a.named_children.end(), b.named_children.begin(),
                       b.named_children.end());
   };
@@ -53,8 +53,8 @@ TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
   // run creates and deletes (no watch fires for it, and it is read from the server).
   const std::string_view kept[] = {"instance", "failover", "failovering", "disabled", "misfire"};
   EXPECT_TRUE(same(JobNodeWatches("sharding/7"), NodeWatches{false, false, kept}));
-  // Parents: only their children change.
-  const NodeWatches children{false, true};
+  // Parents: only their children change, and their value is "" (never read).
+  const NodeWatches children{false, true, {}, /*empty_value=*/true};
   for (const char* node :
        {"servers", "instances", "sharding", "leader", "leader/election", "leader/election/latch",
         "leader/sharding", "leader/failover", "leader/failover/items", "leader/failover/latch",

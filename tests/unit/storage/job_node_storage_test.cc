@@ -51,5 +51,30 @@ TEST_F(JobNodeStorageFillTest, FillJobNodesSetsNodesThatExistAndReplacesEphemera
   EXPECT_EQ(*reg_.GetDirectly("/job/servers/10.0.0.2"), "ENABLED");
 }
 
+TEST_F(JobNodeStorageFillTest, CreateJobNodesCreatesEveryNodeAndTheParentsNotNamedPresent) {
+  ASSERT_TRUE(reg_.CreateContainer("/job/leader/election").ok());
+  ASSERT_TRUE(storage_
+                  .CreateJobNodes({{"servers/10.0.0.1", "ENABLED"},
+                                   {"leader/sharding/necessary", ""},
+                                   {"leader/election/instance", "10.0.0.1@-@7", true}},
+                                  {"leader", "leader/election"})
+                  .ok());
+  EXPECT_EQ(*reg_.GetDirectly("/job/servers/10.0.0.1"), "ENABLED");
+  EXPECT_TRUE(*reg_.IsExisted("/job/leader/sharding/necessary"));
+  EXPECT_EQ(*reg_.GetDirectly("/job/leader/election/instance"), "10.0.0.1@-@7");
+}
+
+TEST_F(JobNodeStorageFillTest, CreateJobNodesChangesNothingWhenANodeIsThereAlready) {
+  ASSERT_TRUE(reg_.CreateContainer("/job/leader/election").ok());
+  ASSERT_TRUE(reg_.PersistEphemeral("/job/leader/election/instance", "someone else").ok());
+  EXPECT_FALSE(storage_
+                   .CreateJobNodes({{"servers/10.0.0.1", "ENABLED"},
+                                    {"leader/election/instance", "10.0.0.1@-@7", true}},
+                                   {"leader", "leader/election"})
+                   .ok());
+  EXPECT_FALSE(*reg_.IsExisted("/job/servers"));
+  EXPECT_EQ(*reg_.GetDirectly("/job/leader/election/instance"), "someone else");
+}
+
 }  // namespace
 }  // namespace elasticjob::storage
