@@ -28,6 +28,7 @@ template <typename Fn>
 void ForEachOverlapping(size_t n, int parallelism, Fn fn) {
   std::atomic<size_t> next{0};
   auto work = [&] {
+    infra::ScopedNoThreadCache compact;  // what the jobs keep, packed (free_memory.h)
     for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
   };
   const size_t width = std::min(n, static_cast<size_t>(std::max(1, parallelism)));

@@ -43,4 +43,22 @@ const char* ReleaseFreeMemory() {
 #endif
 }
 
+ScopedNoThreadCache::ScopedNoThreadCache() {
+#if !defined(ELASTICJOB_SANITIZED_ALLOCATOR)
+  if (mallctl == nullptr) return;
+  bool was = false;
+  size_t len = sizeof(was);
+  bool off = false;
+  if (mallctl("thread.tcache.enabled", &was, &len, &off, sizeof(off)) == 0) restore_ = was;
+#endif
+}
+
+ScopedNoThreadCache::~ScopedNoThreadCache() {
+#if !defined(ELASTICJOB_SANITIZED_ALLOCATOR)
+  if (!restore_) return;
+  bool on = true;
+  (void)mallctl("thread.tcache.enabled", nullptr, nullptr, &on, sizeof(on));
+#endif
+}
+
 }  // namespace elasticjob::infra

@@ -17,6 +17,23 @@ namespace elasticjob::infra {
 // Which allocator ReleaseFreeMemory found: "jemalloc", "glibc" or "none".
 const char* ReleaseFreeMemory();
 
+// While it lives, the calling thread allocates without jemalloc's thread cache (no effect
+// with another allocator). For threads that only wait on round trips and allocate what
+// other threads keep (ScheduleAll's registrations): each thread's cache takes its objects
+// from slabs of its own, so that what the jobs keep ends up spread thinly over many pages;
+// 1,000 jobs registered by 256 such threads held 62 MB after start-up with the caches and
+// 40 MB without (docs/benchmarks.md).
+class ScopedNoThreadCache {
+ public:
+  ScopedNoThreadCache();
+  ~ScopedNoThreadCache();
+  ScopedNoThreadCache(const ScopedNoThreadCache&) = delete;
+  ScopedNoThreadCache& operator=(const ScopedNoThreadCache&) = delete;
+
+ private:
+  bool restore_ = false;  // the cache was on, and is to be turned on again
+};
+
 }  // namespace elasticjob::infra
 
 #endif  // ELASTICJOB_INFRA_FREE_MEMORY_H_
