@@ -6,12 +6,16 @@
 
 namespace elasticjob::error_handler {
 
-NotificationSender::NotificationSender(size_t capacity)
-    : capacity_(capacity), thread_([this] { Loop(); }) {}
+NotificationSender::NotificationSender(size_t capacity) : capacity_(capacity) {}
 
 NotificationSender::~NotificationSender() {
   Stop();
-  thread_.join();
+  std::thread thread;
+  {
+    MutexLock lock(&mu_);
+    thread = std::move(thread_);
+  }
+  if (thread.joinable()) thread.join();
 }
 
 NotificationSender& NotificationSender::Shared() {
@@ -25,6 +29,7 @@ bool NotificationSender::Post(std::string what, Send send, std::shared_ptr<Logge
     MutexLock lock(&mu_);
     if (!stopped_ && queue_.size() < capacity_) {
       queue_.push_back(Message{std::move(what), std::move(send), std::move(logger)});
+      if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
       cv_.SignalAll();
       return true;
     }

@@ -4,7 +4,9 @@
 // registry thread), and the sender works through the queue one message at a time, each bounded
 // by its own timeouts. A full queue drops the new message with one logged line; a failed send
 // (a dead endpoint, an error reply) is logged once, naming the handler, the job and the reason.
-// Nothing a send does can crash the process: exceptions are caught and logged.
+// Nothing a send does can crash the process: exceptions are caught and logged. The thread
+// starts with the first message queued: a process whose jobs only log their failures (LOG,
+// the default handler) has none.
 //
 // Thread safety: safe for concurrent use. Stop() then the destructor ends the thread.
 #ifndef ELASTICJOB_ERROR_HANDLER_NOTIFICATION_SENDER_H_
@@ -33,7 +35,7 @@ class NotificationSender {
   NotificationSender(const NotificationSender&) = delete;
   NotificationSender& operator=(const NotificationSender&) = delete;
 
-  // The process's sender, started on first use and never destroyed.
+  // The process's sender, made on first use and never destroyed.
   static NotificationSender& Shared();
 
   // Queues `send`; `what` names it in the log ("DINGTALK for job 'x'"), whose lines about it
@@ -66,7 +68,7 @@ class NotificationSender {
   bool busy_ ELASTICJOB_GUARDED_BY(mu_) = false;
   size_t sent_ ELASTICJOB_GUARDED_BY(mu_) = 0;
   size_t failed_ ELASTICJOB_GUARDED_BY(mu_) = 0;
-  std::thread thread_;  // last: started once the fields above exist
+  std::thread thread_ ELASTICJOB_GUARDED_BY(mu_);  // started by the first Post
 };
 
 }  // namespace elasticjob::error_handler

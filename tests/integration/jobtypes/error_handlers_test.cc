@@ -7,9 +7,11 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
 #include "error_handler/job_error_handler.h"
@@ -114,6 +116,37 @@ TEST_F(ErrorHandlersTest, WeChatErrcodeNotZeroIsAFailedSendAndTheJobGoesOn) {
             "Job 'job' exception occur in job processing, caused by disk full");
   clock_.Advance(1s);
   ASSERT_TRUE(rec_.WaitRuns(2));  // the next trigger fires
+}
+
+// The threads of this process, as the kernel counts them.
+int ThreadsOfThisProcess() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+TEST(NotificationSenderTest, StartsItsThreadWithTheFirstMessageAndEndsItWhenDestroyed) {
+  const int before = ThreadsOfThisProcess();
+  ASSERT_GT(before, 0);
+  {
+    NotificationSender sender;
+    EXPECT_EQ(ThreadsOfThisProcess(), before);  // a LOG-only process has no sender thread
+    std::atomic<int> sent{0};
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(sender.Post("test", [&sent] {
+        ++sent;
+        return Status::Ok();
+      }));
+    }
+    sender.WaitIdle();
+    EXPECT_EQ(sent.load(), 2);
+    EXPECT_EQ(sender.sent(), 2u);
+    EXPECT_EQ(ThreadsOfThisProcess(), before + 1);  // one, however many messages
+  }
+  EXPECT_EQ(ThreadsOfThisProcess(), before);
 }
 
 TEST_F(ErrorHandlersTest, HostileEndpointsAreFailedSendsWithinTheirTimeoutsAndNeverBlockHandle) {
