@@ -6,16 +6,34 @@ A source or header belongs to the module that builds the .cc of the same name, e
 module that builds most of the sources in its folder. Fails, naming the file and the include,
 when a module's file includes a header of another module that it does not link (directly or
 through the DEPS of what it links), and fails naming the modules when they form a cycle.
-Public headers (include/elasticjob/) are not checked: every module sees them.
+Public headers (include/elasticjob/) may be included by every module; they themselves must
+include only public headers: one that includes a private header of src/ fails, naming both.
+Tests: each binary of tests/CMakeLists.txt (elasticjob_unit_tests(FOLDER LINKS...), whose
+sources are tests/unit/FOLDER/**/*_test.cc, and add_executable with target_link_libraries)
+may include the folders of the modules it links (through the DEPS of what it links, and the
+PUBLIC links of the other targets it links: the CLI's libraries, the umbrella
+elasticjob::elasticjob), and the test headers it includes (tests/unit/...) are held to the
+same links; a file that includes another module's header fails, naming the binary, the file
+and the include.
 """
 import collections
+import glob
 import os
 import re
 import sys
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
 SRC = os.path.join(ROOT, "src")
+TESTS = os.path.join(ROOT, "tests")
+PUBLIC = os.path.join(ROOT, "include")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+/[^"]+)"', re.M)
+
+
+def cmake_calls(path, command):
+    """Yields the words of each command(...) call in the CMake file at `path`."""
+    text = re.sub(r"#[^\n]*", "", open(path).read())
+    for m in re.finditer(r"\b" + command + r"\(([^()]*(?:\([^()]*\)[^()]*)*)\)", text):
+        yield m.group(1).split()
 
 
 def parse_modules():
@@ -108,12 +126,124 @@ def main():
                 if target is not None and target not in allowed:
                     errors.append(f"src/{rel} (module {mod}) includes \"{inc}\" of module "
                                   f"{target}, which {mod} does not link")
+    errors += check_public_headers()
+    errors += check_tests(modules, owner_of, reachable)
     for e in errors:
         print(e)
     if errors:
         return 1
-    print(f"{len(modules)} modules, no cycle, every include linked")
+    print(f"{len(modules)} modules, no cycle, every include linked; public headers include "
+          f"no private one; every test includes only what its binary links")
     return 0
+
+
+def check_public_headers():
+    """A public header (include/elasticjob/**) that includes a private header of src/."""
+    errors = []
+    for dirpath, _, files in os.walk(os.path.join(PUBLIC, "elasticjob")):
+        for f in sorted(files):
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, ROOT)
+            for inc in INCLUDE.findall(open(path).read()):
+                if not inc.startswith("elasticjob/") and os.path.exists(os.path.join(SRC, inc)):
+                    errors.append(f"{rel} (a public header) includes \"{inc}\", a private header "
+                                  f"of src/, which is not installed")
+    return errors
+
+
+def check_tests(modules, owner_of, reachable):
+    """Each test binary's sources (and the test headers they include) include only the folders
+    of the modules the binary links."""
+    links = collections.defaultdict(list)  # a non-module target -> what it links publicly
+    for cml in [os.path.join(SRC, "CMakeLists.txt"), os.path.join(SRC, "cli", "CMakeLists.txt")]:
+        if not os.path.exists(cml):
+            continue
+        for words in cmake_calls(cml, "target_link_libraries"):
+            scope = None
+            for w in words[1:]:
+                if w in ("PUBLIC", "PRIVATE", "INTERFACE"):
+                    scope = w
+                elif scope in (None, "PUBLIC", "INTERFACE"):
+                    links[words[0]].append(w)
+
+    def modules_of(libs):
+        """The modules whose headers a target linking `libs` sees."""
+        seen_targets, found, stack = set(), set(), list(libs)
+        while stack:
+            lib = stack.pop()
+            if lib in seen_targets:
+                continue
+            seen_targets.add(lib)
+            name = None
+            if lib.startswith("elasticjob::"):
+                name = lib.split("::", 1)[1]
+            elif lib.startswith("elasticjob_"):
+                name = lib[len("elasticjob_"):]
+            if name in modules:
+                found |= {name} | reachable(name)
+                continue
+            target = {"elasticjob": "elasticjob", "core": "elasticjob_core"}.get(name, lib)
+            stack.extend(links.get(target, []))
+        return found
+
+    cml = os.path.join(TESTS, "CMakeLists.txt")
+    variables = {}
+    for words in cmake_calls(cml, "set"):
+        if len(words) > 1:
+            variables[words[0]] = words[1:]
+    for words in cmake_calls(cml, "file"):
+        if words and words[0] in ("GLOB", "GLOB_RECURSE") and len(words) > 2:
+            patterns = [w.replace("${CMAKE_CURRENT_SOURCE_DIR}/", "") for w in words[2:]
+                        if w != "CONFIGURE_DEPENDS"]
+            variables[words[1]] = [os.path.relpath(p, TESTS)
+                                   for pat in patterns
+                                   for p in glob.glob(os.path.join(TESTS, pat),
+                                                      recursive=words[0] == "GLOB_RECURSE")]
+
+    def expand(words):
+        out = []
+        for w in words:
+            m = re.fullmatch(r"\$\{(\w+)\}", w)
+            out.extend(expand(variables.get(m.group(1), [])) if m else [w])
+        return out
+
+    binaries = {}  # name -> (sources under tests/, links)
+    for words in cmake_calls(cml, "elasticjob_unit_tests"):
+        if not words or "$" in words[0]:
+            continue
+        folder = words[0]
+        sources = sorted(os.path.relpath(p, TESTS) for p in
+                         glob.glob(os.path.join(TESTS, "unit", folder, "**", "*_test.cc"),
+                                   recursive=True))
+        binaries[f"{folder}_unit_tests"] = (sources, list(words[1:]))
+    for words in cmake_calls(cml, "add_executable"):
+        if words and "$" not in words[0]:
+            binaries[words[0]] = ([w for w in expand(words[1:]) if w.endswith(".cc")], [])
+    for words in cmake_calls(cml, "target_link_libraries"):
+        if words and words[0] in binaries:
+            binaries[words[0]][1].extend(w for w in words[1:] if w not in ("PRIVATE", "PUBLIC"))
+
+    errors = []
+    for binary, (sources, libs) in sorted(binaries.items()):
+        allowed = modules_of(libs)
+        seen, queue = set(), [s for s in sources if os.path.exists(os.path.join(TESTS, s))]
+        while queue:
+            rel = queue.pop()
+            if rel in seen:
+                continue
+            seen.add(rel)
+            for inc in INCLUDE.findall(open(os.path.join(TESTS, rel)).read()):
+                if inc.startswith("elasticjob/"):
+                    continue
+                if os.path.exists(os.path.join(SRC, inc)):
+                    target = owner_of(inc)
+                    if target is not None and target not in allowed:
+                        errors.append(f"tests/{rel} (in {binary}) includes \"{inc}\" of module "
+                                      f"{target}, which {binary} does not link")
+                else:  # a test header (tests/, tests/integration/): held to the same links
+                    queue.extend(h for h in (inc, os.path.join("integration", inc))
+                                 if os.path.exists(os.path.join(TESTS, h)))
+    return errors
 
 
 if __name__ == "__main__":
