@@ -2,6 +2,10 @@
 """Checks that src/'s modules are layered: python3 scripts/check-modules.py [repo root].
 
 Reads every elasticjob_module(NAME SOURCES ... DEPS ... PRIVATE_DEPS ...) in src/CMakeLists.txt.
+One module per folder, named after it: a module's sources lie in its folder and the subfolders
+that are no other module's, and its name is that folder's path with '_' for '/' (src/task/ is
+task, src/sharding/strategy/ sharding_strategy, src/tracing/events/ tracing_events); the name a
+target is exported under may differ (task is the package component elasticjob::tasks).
 A source or header belongs to the module that builds the .cc of the same name, else to the
 module that builds most of the sources in its folder. Fails, naming the file and the include,
 when a module's file includes a header of another module that it does not link (directly or
@@ -36,7 +40,23 @@ def cmake_calls(path, command):
         yield m.group(1).split()
 
 
+def aliases():
+    """add_library(ALIAS TARGET ALIAS TARGET) of src/: alias -> target."""
+    return {w[0]: w[2] for w in cmake_calls(os.path.join(SRC, "CMakeLists.txt"), "add_library")
+            if len(w) == 3 and w[1] == "ALIAS"}
+
+
+def target_name(lib, alias):
+    """elasticjob::X or elasticjob_X (an alias resolved first) -> X; else None."""
+    lib = alias.get(lib, lib)
+    for prefix in ("elasticjob::", "elasticjob_"):
+        if lib.startswith(prefix):
+            return lib[len(prefix):]
+    return None
+
+
 def parse_modules():
+    alias = aliases()
     text = open(os.path.join(SRC, "CMakeLists.txt")).read()
     text = re.sub(r"#[^\n]*", "", text)
     modules = {}
@@ -50,11 +70,9 @@ def parse_modules():
             elif key:
                 parts[key].append(word)
         sources = [s for s in parts["SOURCES"] if s.endswith(".cc") and "$" not in s]
-        deps = [d.split("::", 1)[1] for d in parts["DEPS"] + parts["PRIVATE_DEPS"]
-                if d.startswith("elasticjob::")]
-        deps += [d[len("elasticjob_"):] for d in parts["PRIVATE_DEPS"]
-                 if d.startswith("elasticjob_")]
-        public = [d.split("::", 1)[1] for d in parts["DEPS"] if d.startswith("elasticjob::")]
+        deps = [target_name(d, alias) for d in parts["DEPS"] + parts["PRIVATE_DEPS"]
+                if target_name(d, alias) and d != "elasticjob_warnings"]
+        public = [target_name(d, alias) for d in parts["DEPS"] if target_name(d, alias)]
         modules[name] = {"sources": sources, "deps": deps, "public": public}
     return modules
 
@@ -126,6 +144,7 @@ def main():
                 if target is not None and target not in allowed:
                     errors.append(f"src/{rel} (module {mod}) includes \"{inc}\" of module "
                                   f"{target}, which {mod} does not link")
+    errors += check_names(modules)
     errors += check_public_headers()
     errors += check_tests(modules, owner_of, reachable)
     for e in errors:
@@ -135,6 +154,38 @@ def main():
     print(f"{len(modules)} modules, no cycle, every include linked; public headers include "
           f"no private one; every test includes only what its binary links")
     return 0
+
+
+def check_names(modules):
+    """One module per folder, named after it: a module's sources lie in one folder (its home)
+    and the subfolders that are no other module's home, and its name is the home's path with
+    '/' for '_' (sharding/strategy/ is sharding_strategy). The target's exported name may differ
+    (EXPORT_NAME: task/ is exported as the package component elasticjob::tasks)."""
+    errors = []
+    home = {}
+    for name, m in modules.items():
+        if not m["sources"]:
+            continue
+        home[name] = os.path.commonpath([os.path.dirname(s) for s in m["sources"]])
+        if home[name].replace("/", "_") != name:
+            errors.append(f"module {name} builds the folder src/{home[name]}/: a module is named "
+                          f"after its folder ({home[name].replace('/', '_')})")
+    homes = collections.defaultdict(list)
+    for name, folder in home.items():
+        homes[folder].append(name)
+    for folder, names in homes.items():
+        if len(names) > 1:
+            errors.append(f"src/{folder}/ is the folder of modules {', '.join(sorted(names))}: "
+                          f"one module per folder")
+    for name, m in modules.items():
+        for source in m["sources"]:
+            folder = os.path.dirname(source)
+            while folder and folder not in homes:
+                folder = os.path.dirname(folder)
+            if folder and name not in homes[folder]:
+                errors.append(f"module {name} builds src/{source}, in the folder of module "
+                              f"{', '.join(homes[folder])}")
+    return errors
 
 
 def check_public_headers():
@@ -154,6 +205,7 @@ def check_public_headers():
 def check_tests(modules, owner_of, reachable):
     """Each test binary's sources (and the test headers they include) include only the folders
     of the modules the binary links."""
+    alias = aliases()
     links = collections.defaultdict(list)  # a non-module target -> what it links publicly
     for cml in [os.path.join(SRC, "CMakeLists.txt"), os.path.join(SRC, "cli", "CMakeLists.txt")]:
         if not os.path.exists(cml):
@@ -174,16 +226,11 @@ def check_tests(modules, owner_of, reachable):
             if lib in seen_targets:
                 continue
             seen_targets.add(lib)
-            name = None
-            if lib.startswith("elasticjob::"):
-                name = lib.split("::", 1)[1]
-            elif lib.startswith("elasticjob_"):
-                name = lib[len("elasticjob_"):]
+            name = target_name(lib, alias)
             if name in modules:
                 found |= {name} | reachable(name)
                 continue
-            target = {"elasticjob": "elasticjob", "core": "elasticjob_core"}.get(name, lib)
-            stack.extend(links.get(target, []))
+            stack.extend(links.get(alias.get(lib, lib), []))
         return found
 
     cml = os.path.join(TESTS, "CMakeLists.txt")
