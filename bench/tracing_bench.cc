@@ -31,8 +31,8 @@
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/reg/registry_center.h"
 #include "elasticjob/tracing/tracer.h"
-#include "tracing/event_bus.h"
-#include "tracing/job_tracing.h"
+#include "tracing/events/event_bus.h"
+#include "tracing/events/job_tracing.h"
 
 namespace {
 

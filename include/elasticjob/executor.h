@@ -8,6 +8,8 @@
 //                 until a time KeepAwake names (tasks known to come then). The worker
 //                 that went idle last is woken first, and one idle for 5 s (keep_alive)
 //                 leaves the pool (all but one): a burst's extra threads do not stay.
+//                 The keep-alive is measured on an injectable Clock: with a
+//                 SimulatedClock, idle workers leave when a test advances it.
 //   SerialExecutor  runs tasks one at a time, in post order, on a borrowed executor (a
 //                   "strand"): many serial executors can share one small pool, so a
 //                   thousand jobs need no thousand threads.
@@ -24,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "elasticjob/clock.h"
 #include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 
@@ -56,6 +59,10 @@ class ThreadPool final : public Executor {
   // REQUIRES: threads >= 1 (the bound; none is started before the first task). A worker
   // idle for `keep_alive` leaves the pool, unless it is the last one.
   explicit ThreadPool(int threads, std::chrono::milliseconds keep_alive = kDefaultKeepAlive);
+  // As above, the keep-alive measured on `clock`'s monotonic time. With a SimulatedClock, the
+  // workers idle for `keep_alive` leave during the Advance() that reaches it (all but one),
+  // before it returns. REQUIRES: `clock` outlives the pool.
+  ThreadPool(int threads, std::chrono::milliseconds keep_alive, Clock& clock);
   ~ThreadPool() override;  // Stop() and Join()
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -64,19 +71,24 @@ class ThreadPool final : public Executor {
   void PostUrgent(std::function<void()> task) override;
   void PostUrgentAll(std::vector<std::function<void()>> tasks) override;
   void KeepAwake(int threads, std::chrono::steady_clock::time_point until) override;
-  void Stop();       // no new tasks; queued tasks still run
-  void Join();       // waits for the workers to finish
-  size_t threads();  // workers now (started and not retired)
+  void Stop();            // no new tasks; queued tasks still run
+  void Join();            // waits for the workers to finish
+  size_t threads();       // workers now (started and not retired)
+  size_t idle_threads();  // workers waiting for a task (neither running one nor about to)
 
  private:
   void Run();
 
   // An idle worker, waiting on its own condition variable (Run).
   struct Idle {
-    explicit Idle(Mutex* mu) : cv(mu) {}
+    Idle(Mutex* mu, Clock::MonotonicTime leave)
+        : cv(mu), thread(std::this_thread::get_id()), leave_at(leave) {}
     CondVar cv;
-    bool woken = false;   // taken off idle_ by a post (WakeLocked) or KeepAwake
-    bool roused = false;  // ... by KeepAwake: to stand by
+    const std::thread::id thread;
+    const Clock::MonotonicTime leave_at;  // idle since keep_alive_ before this: it leaves
+    bool woken = false;                   // taken off idle_ by a post (WakeLocked) or KeepAwake
+    bool roused = false;                  // ... by KeepAwake: to stand by
+    bool retired = false;                 // ... by RetireIfExpiredLocked: its thread is in retired_
   };
 
   Mutex mu_;
@@ -85,6 +97,9 @@ class ThreadPool final : public Executor {
   void WakeLocked() ELASTICJOB_REQUIRES(mu_);
   // Joins the workers that retired (idle for keep_alive_); called without mu_.
   void ReapRetired() ELASTICJOB_EXCLUDES(mu_);
+  // Takes `worker` out of the pool (its thread to retired_) when it has been idle for
+  // keep_alive_ at `now` and is not the last worker; true if it did.
+  bool RetireIfExpiredLocked(Idle& worker, Clock::MonotonicTime now) ELASTICJOB_REQUIRES(mu_);
 
   std::deque<std::function<void()>> tasks_ ELASTICJOB_GUARDED_BY(mu_);
   std::deque<std::function<void()>> urgent_ ELASTICJOB_GUARDED_BY(mu_);
@@ -93,6 +108,9 @@ class ThreadPool final : public Executor {
   std::atomic<size_t> queued_{0};  // tasks in both queues (read without mu_ while lingering)
   const size_t max_threads_;
   const std::chrono::milliseconds keep_alive_;
+  Clock& clock_;  // the keep-alive's time
+  // A SimulatedClock's listener (it retires idle workers), else 0; set before any worker starts.
+  uint64_t clock_listener_ = 0;
   std::vector<Idle*> idle_ ELASTICJOB_GUARDED_BY(mu_);  // waiting workers, the last idle last
   size_t lingering_ ELASTICJOB_GUARDED_BY(mu_) = 0;     // workers yielding before they wait
   size_t roused_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // idle workers KeepAwake has woken, on their way

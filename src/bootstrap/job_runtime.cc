@@ -18,8 +18,8 @@
 #include "metrics/metrics_impl.h"
 #include "reg/bounded_removal.h"
 #include "sharding/sharding_node.h"
-#include "tracing/event_bus.h"
-#include "tracing/job_tracing.h"
+#include "tracing/events/event_bus.h"
+#include "tracing/events/job_tracing.h"
 #include "workflow/node_job.h"
 
 namespace elasticjob::bootstrap {

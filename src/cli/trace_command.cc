@@ -13,8 +13,8 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "elasticjob/tracing/trace_reader.h"
-#include "tracing/event.h"
-#include "tracing/tracing_url.h"
+#include "tracing/events/event.h"
+#include "tracing/events/tracing_url.h"
 
 namespace elasticjob::cli {
 namespace {

@@ -40,7 +40,7 @@
 #include "elasticjob/workflow/workflow_api.h"
 #include "infra/listen_address.h"
 #include "lifecycle/lifecycle_reads.h"
-#include "tracing/tracing_url.h"
+#include "tracing/events/tracing_url.h"
 #include "workflow/instance_json.h"
 
 namespace elasticjob {

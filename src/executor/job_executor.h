@@ -99,7 +99,7 @@
 #include "infra/job_metrics.h"
 #include "infra/log.h"
 #include "sharding/sharding_service.h"
-#include "tracing/job_tracing.h"
+#include "tracing/events/job_tracing.h"
 #include "trigger/launch_board.h"
 
 namespace elasticjob::executor {

@@ -4,14 +4,31 @@
 #include <cassert>
 #include <chrono>
 
+#include "elasticjob/simulated_clock.h"
+
 namespace elasticjob {
 
 ThreadPool::ThreadPool(int threads, std::chrono::milliseconds keep_alive)
-    : max_threads_(static_cast<size_t>(threads)), keep_alive_(keep_alive) {
+    : ThreadPool(threads, keep_alive, Clock::System()) {}
+
+ThreadPool::ThreadPool(int threads, std::chrono::milliseconds keep_alive, Clock& clock)
+    : max_threads_(static_cast<size_t>(threads)), keep_alive_(keep_alive), clock_(clock) {
   assert(threads >= 1);
+  // Simulated time does not wake a timed wait: the clock's Advance() retires the workers
+  // idle for keep_alive_ itself (the oldest idle first), and they wake to leave.
+  if (auto* sim = dynamic_cast<SimulatedClock*>(&clock_)) {
+    clock_listener_ = sim->OnAdvance([this] {
+      MutexLock lock(&mu_);
+      const auto now = clock_.MonotonicNow();
+      for (Idle* worker : std::vector<Idle*>(idle_)) {
+        if (RetireIfExpiredLocked(*worker, now)) worker->cv.Signal();
+      }
+    });
+  }
 }
 
 ThreadPool::~ThreadPool() {
+  if (clock_listener_ != 0) static_cast<SimulatedClock&>(clock_).RemoveListener(clock_listener_);
   Stop();
   Join();
 }
@@ -136,6 +153,27 @@ size_t ThreadPool::threads() {
   return workers_.size();
 }
 
+size_t ThreadPool::idle_threads() {
+  MutexLock lock(&mu_);
+  return idle_.size();
+}
+
+bool ThreadPool::RetireIfExpiredLocked(Idle& worker, Clock::MonotonicTime now) {
+  if (worker.woken || worker.retired || stopped_ || workers_.size() <= 1 || now < worker.leave_at) {
+    return false;
+  }
+  auto it = std::find_if(workers_.begin(), workers_.end(),
+                         [&](const std::thread& t) { return t.get_id() == worker.thread; });
+  if (it == workers_.end()) return false;
+  // Its thread object goes to the retired ones, joined by the next post (or Join).
+  retired_.push_back(std::move(*it));
+  workers_.erase(it);
+  has_retired_.store(true, std::memory_order_relaxed);
+  worker.retired = true;
+  std::erase(idle_, &worker);
+  return true;
+}
+
 void ThreadPool::Run() {
   MutexLock lock(&mu_);
   while (true) {
@@ -170,35 +208,20 @@ void ThreadPool::Run() {
     // Idle: on the stack of idle workers, the last to come the first woken (WakeLocked). A
     // worker idle for keep_alive_ while others are started leaves the pool: a burst's extra
     // threads go once the burst is over, and steady work keeps using the same few.
-    Idle me(&mu_);
+    Idle me(&mu_, clock_.MonotonicNow() + keep_alive_);
     idle_.push_back(&me);
-    bool retire = false;
-    while (!me.woken && !stopped_) {
-      if (workers_.size() > 1) {
+    while (!me.woken && !me.retired && !stopped_) {
+      if (workers_.size() > 1 && clock_listener_ == 0) {
         // Idle for keep_alive_, and not the last: it retires.
-        if (!me.cv.WaitFor(keep_alive_) && !me.woken && !stopped_ && workers_.size() > 1) {
-          retire = true;
-          break;
-        }
+        if (!me.cv.WaitUntil(me.leave_at)) RetireIfExpiredLocked(me, clock_.MonotonicNow());
       } else {
-        me.cv.Wait();
+        me.cv.Wait();  // the last worker; or simulated time, whose Advance() retires it
       }
     }
+    // Retired: nothing of the pool is touched after this hold of mu_ ends.
+    if (me.retired) return;
     if (me.roused) --roused_;  // woken to stand by (KeepAwake): linger again
     if (!me.woken) std::erase(idle_, &me);
-    if (retire) {
-      // Its own thread object goes to the retired ones, joined by the next post (or Join):
-      // nothing of the pool is touched after this hold of mu_ ends.
-      const auto self = std::this_thread::get_id();
-      auto it = std::find_if(workers_.begin(), workers_.end(),
-                             [&](const std::thread& t) { return t.get_id() == self; });
-      if (it != workers_.end()) {
-        retired_.push_back(std::move(*it));
-        workers_.erase(it);
-        has_retired_.store(true, std::memory_order_relaxed);
-      }
-      return;
-    }
   }
 }
 

@@ -14,7 +14,7 @@
 #include "reg/bounded_removal.h"
 #include "task/postgresql/pg_task_store.h"
 #include "task/task_node.h"
-#include "tracing/tracing_url.h"
+#include "tracing/events/tracing_url.h"
 
 namespace elasticjob::task {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "elasticjob/status.h"
-#include "tracing/tracing_url.h"
+#include "tracing/events/tracing_url.h"
 
 namespace elasticjob::tracing {
 

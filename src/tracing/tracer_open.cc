@@ -4,9 +4,9 @@
 
 #include "elasticjob/tracing/trace_reader.h"
 #include "elasticjob/tracing/tracer.h"
-#include "tracing/event_bus.h"
+#include "tracing/events/event_bus.h"
+#include "tracing/events/tracing_url.h"
 #include "tracing/tracing_storage.h"
-#include "tracing/tracing_url.h"
 
 namespace elasticjob {
 

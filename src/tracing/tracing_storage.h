@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "elasticjob/tracing/trace_reader.h"
-#include "tracing/event.h"
-#include "tracing/event_sink.h"
+#include "tracing/events/event.h"
+#include "tracing/events/event_sink.h"
+#include "tracing/events/tracing_url.h"
 #include "tracing/sql_connection.h"
-#include "tracing/tracing_url.h"
 
 namespace elasticjob::tracing {
 

@@ -15,8 +15,8 @@
 #include <map>
 #include <vector>
 
+#include "tracing/events/tracing_url.h"
 #include "tracing/postgresql/pg_connect.h"
-#include "tracing/tracing_url.h"
 
 namespace elasticjob::task {
 

@@ -6,7 +6,7 @@
 #include <libpq-fe.h>
 
 #include "elasticjob/status.h"
-#include "tracing/tracing_url.h"
+#include "tracing/events/tracing_url.h"
 
 namespace elasticjob::tracing {
 

@@ -15,8 +15,8 @@
 
 #include "elasticjob/tracing/trace_reader.h"
 #include "elasticjob/tracing/tracer.h"
+#include "tracing/events/tracing_url.h"
 #include "tracing/sql_connection.h"
-#include "tracing/tracing_url.h"
 #include "unit/bootstrap/runtime_test_support.h"
 
 namespace elasticjob {

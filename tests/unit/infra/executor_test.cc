@@ -7,7 +7,10 @@
 #include <future>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "elasticjob/simulated_clock.h"
 
 namespace elasticjob {
 namespace {
@@ -128,8 +131,11 @@ TEST(ThreadPoolTest, KeepAwakeUsesIdleWorkersFirstThenStartsMoreUpToTheBound) {
 
 // A burst's extra workers leave once idle for the keep-alive, and steady work afterwards
 // keeps using the worker that went idle last (the others age out), never fewer than one.
+// The keep-alive is on a simulated clock: it passes when the test advances the clock, and the
+// workers it retires have left when Advance() returns.
 TEST(ThreadPoolTest, WorkersIdleForTheKeepAliveLeaveButTheLastStays) {
-  ThreadPool pool(3, /*keep_alive=*/200ms);
+  SimulatedClock clock;
+  ThreadPool pool(3, /*keep_alive=*/200ms, clock);
   std::mutex mu;
   std::condition_variable cv;
   int started = 0;
@@ -149,22 +155,41 @@ TEST(ThreadPoolTest, WorkersIdleForTheKeepAliveLeaveButTheLastStays) {
   }
   cv.notify_all();
   EXPECT_EQ(pool.threads(), 3u);
-  // One task at a time, more often than the keep-alive: one worker serves them all, and the
-  // two others retire (the post after a retirement joins its thread).
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (pool.threads() > 1 && std::chrono::steady_clock::now() < deadline) {
+  // Waits (on the real clock, bounded) until `n` workers wait for a task: a worker that has
+  // run a task is on its way there, and its keep-alive starts when it arrives.
+  auto idle = [&](size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (pool.idle_threads() != n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    return pool.idle_threads() == n;
+  };
+  auto run_one = [&] {
     std::promise<void> done;
     pool.Post([&] { done.set_value(); });
-    done.get_future().wait();
-    std::this_thread::sleep_for(20ms);  // the work's own pace, shorter than the keep-alive
-  }
+    return done.get_future().wait_for(20s) == std::future_status::ready;
+  };
+  ASSERT_TRUE(idle(3));
+  // One task at a time, more often than the keep-alive: the worker that went idle last serves
+  // them all, and the two others retire once idle for the keep-alive.
+  ASSERT_TRUE(run_one());
+  ASSERT_TRUE(idle(3));
+  clock.Advance(150ms);
+  EXPECT_EQ(pool.threads(), 3u);  // nobody idle for 200 ms yet
+  ASSERT_TRUE(run_one());
+  ASSERT_TRUE(idle(3));
+  clock.Advance(50ms);  // the two others idle for 200 ms, the one serving for 50
+  EXPECT_EQ(pool.threads(), 1u);
+  EXPECT_EQ(pool.idle_threads(), 1u);
+  ASSERT_TRUE(run_one());  // the post joins the retired threads
   EXPECT_EQ(pool.threads(), 1u);
   // The last one stays, however long it is idle, and still runs what comes.
-  std::this_thread::sleep_for(400ms);
+  ASSERT_TRUE(idle(1));
+  clock.Advance(1h);
   EXPECT_EQ(pool.threads(), 1u);
-  std::promise<void> later;
-  pool.Post([&] { later.set_value(); });
-  ASSERT_EQ(later.get_future().wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(pool.idle_threads(), 1u);
+  ASSERT_TRUE(run_one());
+  EXPECT_EQ(pool.threads(), 1u);
 }
 
 TEST(SerialExecutorTest, TasksMayPostMoreTasks) {

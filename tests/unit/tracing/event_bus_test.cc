@@ -1,7 +1,7 @@
 // The tracing bus and the SQLite storage: rows as ElasticJob's tables hold them, batches,
 // retries while the database is unreachable, overflow, idempotent retried batches, flush at
 // shutdown. SQLite files in a temporary directory: no server.
-#include "tracing/event_bus.h"
+#include "tracing/events/event_bus.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "elasticjob/tracing/trace_reader.h"
-#include "tracing/job_tracing.h"
+#include "tracing/events/job_tracing.h"
 #include "tracing/tracing_storage.h"
 #include "unit/infra/capturing_logger.h"
 

@@ -186,7 +186,9 @@ edges:
     auto api = NewWorkflowAPI(*workers_);
     auto d = WorkflowFromYaml("name: " + name + "\nnodes:\n  - {id: A, job: jobA}\n");
     EXPECT_TRUE(d.ok()) << d.status();
-    if (d.ok()) EXPECT_TRUE(api->Add(*d).ok());
+    if (d.ok()) {
+      EXPECT_TRUE(api->Add(*d).ok());
+    }
     return api;
   }
   WorkflowInstanceStatus RunAndWait(WorkflowAPI& api, const std::string& name,
@@ -525,7 +527,9 @@ TEST_F(WorkflowEngineTest, MaxConcurrentHoldsTheInstancesBeyondItQueued) {
     EXPECT_EQ(end->status, "SUCCEEDED") << i;
     // The waiting ones start once a running one has ended.
     if (i < 2) first_end = std::min(first_end, end->ended_ms);
-    if (i >= 2) EXPECT_GE(end->nodes[0].started_ms, first_end) << i;
+    if (i >= 2) {
+      EXPECT_GE(end->nodes[0].started_ms, first_end) << i;
+    }
   }
   EXPECT_EQ(rec_.runs["A"], 4);
 }

@@ -1,4 +1,4 @@
-#include "tracing/job_tracing.h"
+#include "tracing/events/job_tracing.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -4,8 +4,8 @@
 // worked out ahead (prepared triggers), so that an item start only stamps and pushes them.
 //
 // Thread safety: thread-safe (immutable after construction; ExecutionLog locks its own).
-#ifndef ELASTICJOB_TRACING_JOB_TRACING_H_
-#define ELASTICJOB_TRACING_JOB_TRACING_H_
+#ifndef ELASTICJOB_TRACING_EVENTS_JOB_TRACING_H_
+#define ELASTICJOB_TRACING_EVENTS_JOB_TRACING_H_
 
 #include <memory>
 #include <string>
@@ -16,8 +16,8 @@
 #include "elasticjob/clock.h"
 #include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
-#include "tracing/event.h"
-#include "tracing/event_bus.h"
+#include "tracing/events/event.h"
+#include "tracing/events/event_bus.h"
 
 namespace elasticjob::tracing {
 
@@ -99,4 +99,4 @@ const std::string& HostName();
 
 }  // namespace elasticjob::tracing
 
-#endif  // ELASTICJOB_TRACING_JOB_TRACING_H_
+#endif  // ELASTICJOB_TRACING_EVENTS_JOB_TRACING_H_

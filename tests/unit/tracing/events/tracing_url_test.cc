@@ -1,8 +1,8 @@
-#include "tracing/tracing_url.h"
+#include "tracing/events/tracing_url.h"
 
 #include <gtest/gtest.h>
 
-#include "tracing/event.h"
+#include "tracing/events/event.h"
 
 namespace elasticjob::tracing {
 namespace {

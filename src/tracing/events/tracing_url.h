@@ -3,8 +3,8 @@
 //   postgresql://user:password@host:port/database (postgres:// too)
 //   mysql://user:password@host:port/database
 // User and password may be percent-encoded (%40 for '@').
-#ifndef ELASTICJOB_TRACING_TRACING_URL_H_
-#define ELASTICJOB_TRACING_TRACING_URL_H_
+#ifndef ELASTICJOB_TRACING_EVENTS_TRACING_URL_H_
+#define ELASTICJOB_TRACING_EVENTS_TRACING_URL_H_
 
 #include <string>
 #include <string_view>
@@ -33,4 +33,4 @@ std::string RedactUrl(std::string_view url);
 
 }  // namespace elasticjob::tracing
 
-#endif  // ELASTICJOB_TRACING_TRACING_URL_H_
+#endif  // ELASTICJOB_TRACING_EVENTS_TRACING_URL_H_

@@ -17,8 +17,8 @@
 //
 // Thread safety: thread-safe. The destructor shuts down (flush bounded by
 // shutdown_timeout).
-#ifndef ELASTICJOB_TRACING_EVENT_BUS_H_
-#define ELASTICJOB_TRACING_EVENT_BUS_H_
+#ifndef ELASTICJOB_TRACING_EVENTS_EVENT_BUS_H_
+#define ELASTICJOB_TRACING_EVENTS_EVENT_BUS_H_
 
 #include <atomic>
 #include <chrono>
@@ -31,9 +31,9 @@
 #include "elasticjob/mutex.h"
 #include "elasticjob/thread_annotations.h"
 #include "elasticjob/tracing/tracer.h"
-#include "tracing/event.h"
-#include "tracing/event_sink.h"
-#include "tracing/tracing_url.h"
+#include "tracing/events/event.h"
+#include "tracing/events/event_sink.h"
+#include "tracing/events/tracing_url.h"
 
 namespace elasticjob::tracing {
 
@@ -126,4 +126,4 @@ class EventBus final : public Tracer {
 
 }  // namespace elasticjob::tracing
 
-#endif  // ELASTICJOB_TRACING_EVENT_BUS_H_
+#endif  // ELASTICJOB_TRACING_EVENTS_EVENT_BUS_H_

@@ -1,4 +1,4 @@
-#include "tracing/event.h"
+#include "tracing/events/event.h"
 
 #include <fmt/format.h>
 #include <time.h>

@@ -1,4 +1,4 @@
-#include "tracing/event_bus.h"
+#include "tracing/events/event_bus.h"
 
 #include <fmt/format.h>
 #include <pthread.h>

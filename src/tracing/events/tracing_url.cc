@@ -1,4 +1,4 @@
-#include "tracing/tracing_url.h"
+#include "tracing/events/tracing_url.h"
 
 #include <fmt/format.h>
 

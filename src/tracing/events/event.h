@@ -2,8 +2,8 @@
 // or a flush marker), allocated by its poster and owned by the bus once pushed. What a run's
 // events share (job, task id, host) is one RunInfo they point to, so that an event costs one
 // allocation and no string copies.
-#ifndef ELASTICJOB_TRACING_EVENT_H_
-#define ELASTICJOB_TRACING_EVENT_H_
+#ifndef ELASTICJOB_TRACING_EVENTS_EVENT_H_
+#define ELASTICJOB_TRACING_EVENTS_EVENT_H_
 
 #include <array>
 #include <cstdint>
@@ -79,4 +79,4 @@ std::string Truncate(std::string s, size_t max);
 
 }  // namespace elasticjob::tracing
 
-#endif  // ELASTICJOB_TRACING_EVENT_H_
+#endif  // ELASTICJOB_TRACING_EVENTS_EVENT_H_

@@ -2,15 +2,15 @@
 // storage (tracing/tracing_storage.h) is the one Tracer::Open gives the bus; tests give their
 // own. The bus and its events belong to the core library, the databases to the tracing
 // component (docs/embedding.md, the package's components).
-#ifndef ELASTICJOB_TRACING_EVENT_SINK_H_
-#define ELASTICJOB_TRACING_EVENT_SINK_H_
+#ifndef ELASTICJOB_TRACING_EVENTS_EVENT_SINK_H_
+#define ELASTICJOB_TRACING_EVENTS_EVENT_SINK_H_
 
 #include <cstddef>
 #include <optional>
 #include <span>
 
 #include "elasticjob/status.h"
-#include "tracing/event.h"
+#include "tracing/events/event.h"
 
 namespace elasticjob::tracing {
 
@@ -32,4 +32,4 @@ class EventSink {
 
 }  // namespace elasticjob::tracing
 
-#endif  // ELASTICJOB_TRACING_EVENT_SINK_H_
+#endif  // ELASTICJOB_TRACING_EVENTS_EVENT_SINK_H_
