@@ -209,20 +209,15 @@ TEST_P(ScheduleAllTest, AJobWhoseLeaderAnotherInstanceElectedMeanwhileKeepsThatL
   // Another instance is elected between the job's creation and its online transaction,
   // which carries this instance's leader node: the transaction fails as a whole, and the job
   // goes online one by one, through the latch, finding the other leader.
-  interfering_ =
-      std::make_unique<InterferingRegistry>(*reg_, "/job2/leader/election/instance", [&] {
-        ASSERT_TRUE(other_
-                        ->PersistEphemeral("/job2/leader/"
-                                           "election/instance",
-                                           "10.0.0.9@-@9")
-                        .ok());
-      });
+  const std::string leader = "/job2/leader/election/instance";
+  interfering_ = std::make_unique<InterferingRegistry>(
+      *reg_, leader, [&] { ASSERT_TRUE(other_->PersistEphemeral(leader, "10.0.0.9@-@9").ok()); });
   const std::vector<Status> statuses = ScheduleJobs(*interfering_, 10);
   ASSERT_TRUE(interfering_->fired());
   ASSERT_TRUE(interfering_->outcome_seen());
   EXPECT_FALSE(interfering_->outcome_ok());
   ExpectEveryJobRegistered(statuses);
-  EXPECT_EQ(other_->GetDirectly("/job2/leader/election/instance").value_or(""), "10.0.0.9@-@9");
+  EXPECT_EQ(other_->GetDirectly(leader).value_or(""), "10.0.0.9@-@9");
 }
 
 TEST_P(ScheduleAllTest, ZooKeeperRequestsPerJobStayWithinTheGroupedCount) {
