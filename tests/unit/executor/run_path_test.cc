@@ -19,6 +19,8 @@
 #include "sharding/sharding_service.h"
 #include "storage/change_notifier.h"
 #include "storage/job_node_storage.h"
+#include "trigger/launch_board.h"
+#include "trigger/timer_scheduler.h"
 
 namespace elasticjob::executor {
 namespace {
@@ -102,8 +104,11 @@ class RunPathTest : public ::testing::Test {
         sharding_(storage_, config_, leader_, instances_, servers_, strategies_, notifier_),
         execution_(storage_, instances_.self().instance_id),
         failover_(storage_, instances_.self().instance_id),
-        executor_(config_, sharding_, execution_, failover_, instances_.self().instance_id, job_,
-                  pool_, pool_, clock_, [](const ItemRun&) {}),
+        executor_(
+            config_, sharding_, execution_, failover_, instances_.self().instance_id, job_, pool_,
+            pool_, clock_, [](const ItemRun&) {}, nullptr,
+            // The registry never changes here: a run's plan holds for the next one.
+            [] { return std::optional<uint64_t>(1); }),
         path_(executor_, *owner_, clock_, "job", instances_.self().instance_id) {
     EXPECT_TRUE(memory_.Init().ok());
     auto c = *JobConfiguration::Builder("job", 2).Cron("0/5 * * * * ?").Overwrite(true).Build();
@@ -115,10 +120,18 @@ class RunPathTest : public ::testing::Test {
   ~RunPathTest() override {
     executor_.Stop();
     notifier_.Cancel();
+    // The work still queued (a run's last continuations after its done) ends before the
+    // executor and its services go.
+    for (ThreadPool* p : {&timer_pool_, &pool_}) {
+      p->Stop();
+      p->Join();
+    }
   }
 
   SimulatedClock clock_;
   ThreadPool pool_{2};
+  ThreadPool timer_pool_{1};
+  trigger::TimerScheduler timer_{clock_, timer_pool_};
   reg::MemoryRegistryCenter memory_;
   storage::JobNodeStorage storage_;
   config::ConfigService config_;
@@ -209,6 +222,43 @@ TEST_F(RunPathTest, AWorkflowNodeIsToldWhetherItRanBeforeTheRunIsReported) {
   EXPECT_EQ(told, (std::vector<std::string>{"ran"}));
   EXPECT_EQ(job_->runs.load(), 2);
   EXPECT_EQ(owner_->reports()[0].source, Source::kOperator);
+}
+
+TEST_F(RunPathTest, APreparedRunLaunchedStartsAtItsFireTimeAndReportsItAsStarted) {
+  path_.Fire(clock_.WallNow());  // reads the registry: the plan the next run takes
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  std::atomic<bool> admissible{true};
+  const auto fire = clock_.WallNow() + 200ms;
+  auto prepared = path_.Prepare(fire, &admissible, nullptr);
+  ASSERT_NE(prepared, nullptr);
+  EXPECT_TRUE(executor_.running());  // the lane is taken at the preparation
+  trigger::LaunchBoard board(timer_, pool_, /*drains=*/1, /*most=*/2, pool_);
+  path_.Launch(prepared, fire, board);
+  EXPECT_EQ(job_->runs.load(), 2);
+  clock_.Advance(200ms);
+  ASSERT_TRUE(owner_->WaitReleased(2));
+  EXPECT_EQ(job_->runs.load(), 4);
+  ASSERT_EQ(owner_->reports().size(), 2u);
+  EXPECT_EQ(owner_->reports()[1].outcome, TriggerReport::Outcome::kRan);
+  EXPECT_EQ(owner_->reports()[1].scheduled, fire);
+  EXPECT_EQ(owner_->reports()[1].started, fire);
+}
+
+TEST_F(RunPathTest, APreparedRunOverdueAtItsFireStartsNothingAndIsReleasedWithoutAReport) {
+  path_.Fire(clock_.WallNow());
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  std::atomic<bool> admissible{true};
+  const auto fire = clock_.WallNow() + 200ms;
+  auto prepared = path_.Prepare(fire, &admissible, nullptr);
+  ASSERT_NE(prepared, nullptr);
+  trigger::LaunchBoard board(timer_, pool_, /*drains=*/1, /*most=*/2, pool_);
+  path_.Launch(prepared, fire, board);
+  clock_.Advance(200ms + 2s);  // picked up two seconds after its fire time: overdue
+  ASSERT_TRUE(owner_->WaitReleased(2));
+  EXPECT_EQ(job_->runs.load(), 2);  // the first run's only
+  EXPECT_EQ(owner_->reports().size(), 1u);
+  EXPECT_EQ(owner_->calls().back(), "released");
+  EXPECT_FALSE(executor_.running());
 }
 
 TEST_F(RunPathTest, AFirstPrepareReadsNothingAheadAndTakesNothing) {
