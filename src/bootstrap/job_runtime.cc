@@ -405,9 +405,12 @@ Status JobRuntime::StartSteps(bool scheduled, StartHints hints) {
       std::move(job_tracing),
       [this] {
         if (!BeginTask()) return;
-        shared_->triggers.Post([self = shared_from_this()] { self->RunFailoverCounted(); });
+        shared_->triggers.Post([self = shared_from_this()] { self->run_path_->Failover(); });
       },
       [this] { return DueFire(); });
+  executor::RunPath::Owner& owner = *this;
+  run_path_ =
+      std::make_unique<executor::RunPath>(*executor_, owner, clock_, std::string(name), self);
   executor_->set_metrics(metrics_.get());
   executor_->set_logger(infra::JobLogger(options_.logger, std::string(name)));
   executor_->set_lease_source(&registry_);
@@ -622,12 +625,11 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
     if (arming == arming_) ArmNextLocked(fire_time);
   }
   due_fire_.store(fire_time.time_since_epoch().count(), std::memory_order_release);
-  // The flag and the counter are this runtime's, which `skipped` keeps alive (the counter's
-  // owner is kept for the runtime's life: counter_owner_).
-  auto prepared = executor_->PrepareTrigger(
-      fire_time, MakeDone(Source::kCron, fire_time, std::max(fire_time, clock_.WallNow())),
-      &admissible_, counter_.load(std::memory_order_acquire),
-      [self = shared_from_this()] { self->EndTask(); });
+  // Prepare (and Claim). The flag and the counter are this runtime's, which the prepared
+  // run's hold keeps alive (the counter's owner is kept for the runtime's life:
+  // counter_owner_).
+  auto prepared =
+      run_path_->Prepare(fire_time, &admissible_, counter_.load(std::memory_order_acquire));
   MutexLock lock(&mu_);
   if (stopped_) {
     lock.Unlock();
@@ -636,56 +638,45 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
   }
   if (prepared == nullptr) {
     // Nothing prepared (the first trigger, a change since the last, a run going on, a
-    // listener): the trigger does it all at the fire time.
+    // listener): Fire does it all at the fire time.
     fire_task_ = shared_->timer.ScheduleAt(
-        fire_time, [self = shared_from_this(), fire_time] { self->OnCronFire(fire_time); });
+        fire_time, [self = shared_from_this(), fire_time] { self->run_path_->Fire(fire_time); });
     return;
   }
   prepared_ = prepared;
-  auto units = executor_->LaunchUnits(prepared);
-  // The job's item limit holds for prepared starts too: one beyond it waits in the job's
-  // queue instead of holding the launching worker.
-  // What the start reads besides the executor's own (LaunchUnits names those): the item
-  // limit, the user-code gate and the typed job's current state, for the board's prefetch.
-  const auto typed = typed_->StartTouches();
-  const std::array<const void*, 5> ours{limiter_.get(), gate_.get(), typed[0], typed[1], typed[2]};
-  for (auto& unit : units) {
-    // A queued start outlives the board's hold on the prepared run: it holds it too.
-    unit.run = [limiter = limiter_, keep = unit.keep, run = std::move(unit.run)] {
-      limiter->RunHereOrQueue(run, keep);
-    };
-    size_t next = 0;  // into the slots LaunchUnits left empty
-    for (const void*& slot : unit.touch) {
-      if (slot == nullptr && next < ours.size()) slot = ours[next++];
-    }
-  }
-  // Under mu_ and not stopped, as every use of the shared runtime: Shutdown releases it (and
-  // may destroy the board) only once stopped. (The board calls nothing of ours back.)
-  shared_->board.Add(fire_time, std::move(units));
+  // Launch. Under mu_ and not stopped, as every use of the shared runtime: Shutdown releases
+  // it (and may destroy the board) only once stopped. (The board calls nothing of ours back.)
+  run_path_->Launch(prepared, fire_time, shared_->board);
 }
 
-void JobRuntime::OnCronFire(Clock::WallTime fire_time) {
-  bool paused;
-  {
-    MutexLock lock(&mu_);
-    if (stopped_) {
-      --outstanding_;
-      idle_cv_.SignalAll();
-      return;
-    }
-    paused = paused_;
-  }
-  if (paused) {
-    // Quartz's "do nothing" misfire policy: a fire time that passes while paused is skipped.
-    if (metrics_ != nullptr) metrics_->skipped_paused.Inc();
-    Log("INFO", fmt::format("job={}: a fire time passed while paused (registry "
-                            "connection suspended or session expired): skipped",
-                            config_.job_name));
-    EndDelayPart(DelayFireOf(Source::kCron));  // a fixed delay's fire: this part is over
-    EndTask();
-    return;
-  }
-  executor_->Trigger(MakeDone(Source::kCron, fire_time, clock_.WallNow()), fire_time);
+std::function<void()> JobRuntime::LimitedStart(std::function<void()> run,
+                                               std::shared_ptr<const void> keep) {
+  // The job's item limit holds for prepared starts too: one beyond it waits in the job's
+  // queue instead of holding the launching worker.
+  return [limiter = limiter_, keep = std::move(keep), run = std::move(run)] {
+    limiter->RunHereOrQueue(run, keep);
+  };
+}
+
+std::array<const void*, 5> JobRuntime::StartTouches() {
+  // What the start reads besides the executor's own (LaunchUnits names those): the item
+  // limit, the user-code gate and the typed job's current state.
+  const auto typed = typed_->StartTouches();
+  return {limiter_.get(), gate_.get(), typed[0], typed[1], typed[2]};
+}
+
+executor::RunPath::Owner::Admission JobRuntime::AdmitFire() {
+  MutexLock lock(&mu_);
+  if (stopped_) return Admission::kStopped;
+  return paused_ ? Admission::kPaused : Admission::kRun;
+}
+
+void JobRuntime::FireSkipped() {
+  if (metrics_ != nullptr) metrics_->skipped_paused.Inc();
+  Log("INFO", fmt::format("job={}: a fire time passed while paused (registry "
+                          "connection suspended or session expired): skipped",
+                          config_.job_name));
+  EndDelayPart(DelayFireOf(Source::kCron));  // a fixed delay's fire: this part is over
 }
 
 bool JobRuntime::CancelArmedLocked() {
@@ -709,64 +700,47 @@ std::optional<uint64_t> JobRuntime::RegistryChanges() {
   return watch_ != nullptr ? watch_->changes() : std::nullopt;
 }
 
-executor::JobExecutor::Done JobRuntime::MakeDone(Source source, Clock::WallTime scheduled,
-                                                 Clock::WallTime started) {
-  return [self = shared_from_this(), source, scheduled,
-          started](Result<executor::JobExecutor::Outcome> outcome) {
-    using Outcome = executor::JobExecutor::Outcome;
-    TriggerReport report{self->config_.job_name,       scheduled, started,
-                         TriggerReport::Outcome::kRan, "",        source};
-    if (!outcome.ok()) {
-      report.outcome = TriggerReport::Outcome::kFailed;
-      report.error = outcome.status().ToString();
-      if (outcome.status().code() != StatusCode::kCancelled) {
-        self->Log("WARN",
-                  fmt::format("job={} instance={} trigger failed: {}", self->config_.job_name,
-                              self->instances_->self().instance_id, report.error));
-      }
-    } else if (*outcome == Outcome::kNoItems || *outcome == Outcome::kQueued) {
-      report.outcome = TriggerReport::Outcome::kNoItems;
-    } else if (*outcome == Outcome::kMisfire) {
-      report.outcome = TriggerReport::Outcome::kMisfire;
-    }
-    // As ElasticJob ends every execution: claim what crashed instances left, if anything.
-    // Nothing to claim at the same change count as the last look found nothing.
-    if (outcome.ok() && *outcome == Outcome::kRan && source != Source::kFailover) {
-      const std::optional<uint64_t> changes = self->RegistryChanges();
-      bool look = true;
-      {
-        MutexLock lock(&self->mu_);
-        look = !changes.has_value() || self->no_failover_at_ != changes;
-      }
-      if (look) {
-        auto need = self->failover_->NeedFailover();
-        if (need.ok() && *need) {
-          self->FailoverIfNecessary();
-        } else if (need.ok()) {
-          MutexLock lock(&self->mu_);
-          self->no_failover_at_ = changes;
-        }
-      }
-    }
-    if (source == Source::kFailover) self->CheckDelayEnded();
-    self->EndDelayPart(self->DelayFireOf(source));
-    if (source == Source::kOperator) {
-      MutexLock lock(&self->mu_);
-      if (self->throw_wait_.active && !self->throw_wait_.done) {
-        if (!outcome.ok() && self->throw_wait_.result.ok()) {
-          self->throw_wait_.result = outcome.status();
-        }
-        self->throw_wait_.done = true;
-        self->throw_cv_.SignalAll();
-      }
-    }
-    // Reported last: the trigger's work is done when it is reported.
-    if (self->options_.on_trigger) {
-      Fenced(*self->gate_, self->config_.job_name, "on_trigger", self->options_.on_trigger, report);
-    }
-    self->EndTask();
-  };
+std::shared_ptr<executor::RunPath::Owner> JobRuntime::Hold() {
+  Owner* owner = this;  // a private base: converted here, where it is accessible
+  return std::shared_ptr<Owner>(shared_from_this(), owner);
 }
+
+void JobRuntime::LookForFailover() {
+  // Nothing to claim at the same change count as the last look found nothing.
+  const std::optional<uint64_t> changes = RegistryChanges();
+  {
+    MutexLock lock(&mu_);
+    if (changes.has_value() && no_failover_at_ == changes) return;
+  }
+  auto need = failover_->NeedFailover();
+  if (need.ok() && *need) {
+    FailoverIfNecessary();
+  } else if (need.ok()) {
+    MutexLock lock(&mu_);
+    no_failover_at_ = changes;
+  }
+}
+
+void JobRuntime::RunEnded(Source source, const Result<executor::JobExecutor::Outcome>& outcome) {
+  if (source == Source::kFailover) CheckDelayEnded();
+  EndDelayPart(DelayFireOf(source));
+  if (source == Source::kOperator) {
+    MutexLock lock(&mu_);
+    if (throw_wait_.active && !throw_wait_.done) {
+      if (!outcome.ok() && throw_wait_.result.ok()) throw_wait_.result = outcome.status();
+      throw_wait_.done = true;
+      throw_cv_.SignalAll();
+    }
+  }
+}
+
+void JobRuntime::Reported(const TriggerReport& report) {
+  if (options_.on_trigger) {
+    Fenced(*gate_, config_.job_name, "on_trigger", options_.on_trigger, report);
+  }
+}
+
+void JobRuntime::Released() { EndTask(); }
 
 bool JobRuntime::BeginTask() {
   MutexLock lock(&mu_);
@@ -863,17 +837,15 @@ void JobRuntime::Reschedule(const JobConfiguration& config) {
 void JobRuntime::TriggerNow() {
   if (!BeginTask()) return;
   auto now = clock_.WallNow();
-  shared_->triggers.Post([self = shared_from_this(), now] {
-    self->executor_->TriggerNow(self->MakeDone(Source::kOperator, now, now));
-  });
+  shared_->triggers.Post(
+      [self = shared_from_this(), now] { self->run_path_->Operator(now, std::nullopt); });
 }
 
 void JobRuntime::TriggerNowWithParameter(const std::string& parameter) {
   if (!BeginTask()) return;
   auto now = clock_.WallNow();
-  shared_->triggers.Post([self = shared_from_this(), now, parameter] {
-    self->executor_->TriggerNow(self->MakeDone(Source::kOperator, now, now), parameter);
-  });
+  shared_->triggers.Post(
+      [self = shared_from_this(), now, parameter] { self->run_path_->Operator(now, parameter); });
 }
 
 void JobRuntime::TakeWorkflowRun(const std::string& name, const std::string& value) {
@@ -886,20 +858,7 @@ void JobRuntime::TakeWorkflowRun(const std::string& name, const std::string& val
           report(false, "the job stopped here before the run began");
           return;
         }
-        auto now = self->clock_.WallNow();
-        executor::JobExecutor::Done done = self->MakeDone(Source::kOperator, now, now);
-        done = [done = std::move(done),
-                report = std::move(report)](Result<executor::JobExecutor::Outcome> r) {
-          using Outcome = executor::JobExecutor::Outcome;
-          const bool ran = r.ok() && (*r == Outcome::kRan || *r == Outcome::kNoItems);
-          report(ran, !r.ok() ? r.status().ToString()
-                      : ran   ? std::string()
-                              : "the run did not start here");
-          done(std::move(r));
-        };
-        // A workflow node's run waits behind a run going here, in order, and
-        // neither replaces nor is replaced by an operator trigger.
-        self->executor_->TriggerNow(std::move(done), parameter, /*keep=*/true);
+        self->run_path_->WorkflowNode(parameter, std::move(report));
       });
 }
 
@@ -915,7 +874,7 @@ void JobRuntime::FailoverIfNecessary() {
           self->Log("INFO",
                     fmt::format("job '{}' instance {}: took over item {}", self->config_.job_name,
                                 self->instances_->self().instance_id, item));
-          if (self->BeginTask()) self->RunFailoverCounted();
+          if (self->BeginTask()) self->run_path_->Failover();
         });
     if (!s.ok() && s.code() != StatusCode::kCancelled) {
       self->Log("WARN",
@@ -923,11 +882,6 @@ void JobRuntime::FailoverIfNecessary() {
     }
     self->EndTask();
   });
-}
-
-void JobRuntime::RunFailoverCounted() {
-  const auto now = clock_.WallNow();
-  executor_->RunFailover(MakeDone(Source::kFailover, now, now));
 }
 
 void JobRuntime::ShardIfNecessary() {

@@ -35,6 +35,7 @@
 #include "execution/execution_service.h"
 #include "executor/job_executor.h"
 #include "executor/job_listeners.h"
+#include "executor/run_path.h"
 #include "executor/typed_job.h"
 #include "failover/failover_service.h"
 #include "guarantee/guarantee_service.h"
@@ -64,6 +65,7 @@ struct StartHints {
 
 class JobRuntime final : public listener::JobController,
                          public sharding::RunningMarkWatcher,
+                         private executor::RunPath::Owner,
                          public std::enable_shared_from_this<JobRuntime> {
  public:
   // `job` and `item_executor` null: a job by type name (`job_type`: "SCRIPT", "HTTP", ...).
@@ -168,31 +170,34 @@ class JobRuntime final : public listener::JobController,
   std::optional<Clock::WallTime> DueFire() const;
   // Serves this job on the dump port when monitorPort is set; a failure is logged.
   void OpenDumpPort();
-  // kPrepareLead before a fire time: arms the next one, and prepares this one's run
-  // (JobExecutor::PrepareTrigger) on the LaunchBoard, or arms OnCronFire when it cannot be.
-  // `arming`: the ArmNextLocked call that armed it; a later one (a reschedule) has armed
-  // the next fire already.
+  // kPrepareLead before a fire time: arms the next one, and has this one's run prepared
+  // (RunPath::Prepare) and launched on the LaunchBoard (RunPath::Launch), or arms
+  // RunPath::Fire for the fire time when it cannot be. `arming`: the ArmNextLocked call that
+  // armed it; a later one (a reschedule) has armed the next fire already.
   void OnPrepare(Clock::WallTime fire_time, uint64_t arming);
-  // At a fire time nothing was prepared for: the trigger.
-  void OnCronFire(Clock::WallTime fire_time);
   // Cancels the armed fire (timer tasks, a prepared run not started); returns whether
   // anything was.
   bool CancelArmedLocked() ELASTICJOB_REQUIRES(mu_);
-  // The completion callback of one run: reports it and releases its count.
-  executor::JobExecutor::Done MakeDone(Source source, Clock::WallTime scheduled,
-                                       Clock::WallTime started);
+  // executor::RunPath::Owner: what the run path's steps ask of this runtime (run_path.h).
+  std::shared_ptr<executor::RunPath::Owner> Hold() override;
+  std::function<void()> LimitedStart(std::function<void()> run,
+                                     std::shared_ptr<const void> keep) override;
+  std::array<const void*, 5> StartTouches() override;
+  Admission AdmitFire() override;
+  void FireSkipped() override;
+  void LookForFailover() override;
+  void RunEnded(Source source, const Result<executor::JobExecutor::Outcome>& outcome) override;
+  void Reported(const TriggerReport& report) override;
+  void Released() override;
   // Counts a task about to be posted; false once stopped.
   bool BeginTask();
-  // Runs this instance's claimed failover items not running yet (JobExecutor::RunFailover),
-  // reported as a failover trigger. REQUIRES: BeginTask counted it (the report ends it).
-  void RunFailoverCounted();
   void EndTask();
   // Every event of the job's subtree (and of the running marks watched for the leader).
   void OnJobEvent(const TreeEvent& event);
   // The job's Watch's change count (JobExecutor's run plan), nullopt once it has ended.
   std::optional<uint64_t> RegistryChanges();
   // One line about this job to its logger (BootstrapOptions::logger, else the default).
-  void Log(std::string_view level, std::string_view message) const;
+  void Log(std::string_view level, std::string_view message) const override;
 
   // Declared first, so destroyed last: the shared machinery a Join that abandoned runs left
   // with the runtime, released on a thread of its own (never on a pool thread it would join).
@@ -231,6 +236,9 @@ class JobRuntime final : public listener::JobController,
   std::shared_ptr<executor::JobListeners> job_listeners_;
   std::shared_ptr<ItemLimiter> limiter_;  // this job's share of the item pool
   std::unique_ptr<executor::JobExecutor> executor_;
+  // Every run's way from its start to its report, over executor_ (RunPath::Failover runs
+  // this instance's claimed failover items not running yet; REQUIRES: BeginTask counted it).
+  std::unique_ptr<executor::RunPath> run_path_;
   // Workflow nodes' runs here (workflow/node_job.h), and this instance's id; set in Start.
   std::shared_ptr<workflow::NodeRuns> node_runs_;
   std::string instance_id_;
@@ -294,7 +302,7 @@ class JobRuntime final : public listener::JobController,
   // cron's second (a run still going then is not prepared: its trigger does it all).
   static constexpr std::chrono::milliseconds kPrepareLead{200};
   trigger::TimerScheduler::TaskId next_task_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // the next OnPrepare
-  trigger::TimerScheduler::TaskId fire_task_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // an OnCronFire
+  trigger::TimerScheduler::TaskId fire_task_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // a RunPath::Fire
   // The run prepared for the next fire time, until it starts.
   std::weak_ptr<executor::JobExecutor::Prepared> prepared_ ELASTICJOB_GUARDED_BY(mu_);
   uint64_t arming_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // ArmNextLocked calls

@@ -69,6 +69,9 @@
 // Admission also requires the claim confirmed and the fire time not overdue; a run let go
 // after its claim removes its marks first (LetGo).
 //
+// The runtime starts every run through RunPath (run_path.h), which names the steps from a
+// fire to its report; this executor does its Claim and Complete, and the reads before them.
+//
 // Thread safety: safe for concurrent use. `done` must keep this executor (and the services
 // it uses) alive until it has been called.
 #ifndef ELASTICJOB_EXECUTOR_JOB_EXECUTOR_H_

@@ -1,0 +1,166 @@
+// RunPath: a run's way here from its start (a fire, an operator's trigger, a failover claim, a
+// workflow node's run request) to its report, as one sequence of named steps owned by one
+// object (docs/runtime.md "A trigger"):
+//   Prepare   kPrepareLead before a cron fire: the run worked out ahead (the run plan, this
+//             instance's items, their contexts and reports; JobExecutor::PrepareTrigger),
+//             which takes the job's normal lane. Null when it cannot be (Fire at the fire
+//             time instead).
+//   Claim     the prepared run's items claimed (their running marks, one multi-op, fenced by
+//             the instance's session): sent by Prepare itself, confirmed before the fire
+//             time; a run started by Fire (or any other start) claims its items in
+//             JobExecutor::Begin once they are known. No item starts before its claim is
+//             confirmed.
+//   Launch    the prepared run's item starts put on the launch board for the fire time,
+//             each under the job's item limit (Owner::LimitedStart). At the fire time the
+//             first start admits the run (paused? stopped? a registry change? the claim
+//             confirmed? the fire overdue?): one not admitted starts nothing and is skipped
+//             (Owner::Released), or read again from the registry (JobExecutor::LetGo).
+//   Fire      a fire time nothing was prepared for, or another start (Operator, Failover,
+//             WorkflowNode): the owner's admission (AdmitFire: stopped, paused), then the
+//             executor's trigger, which reads, claims and launches the items itself.
+//   Complete  each item's end and the run's completion (its marks cleared, misfire re-runs,
+//             listeners): JobExecutor's Finish and Completed, which call the run's done.
+//   Report    the run's done: the TriggerReport worked out from the outcome (ReportOf), a
+//             failed run logged, a run that ran looks for failover items, the owner's
+//             bookkeeping of the run's end (RunEnded), the report (Reported) and the
+//             release of the run's count (Released), in that order.
+// The owner (the job's runtime) is given at construction and is called only through the
+// Owner interface: the path from a fire to its report reads here, and in JobExecutor for
+// Claim and Complete.
+//
+// What the path carries per run is explicit: a Ticket (the run's source, its fire time, when
+// it began, and the step it has reached); the steps advance it through Advance, which checks
+// the transition. The ticket lives in the run's done (one allocation per run, made when the
+// run is prepared or started: the fire allocates nothing).
+//
+// Thread safety: safe for concurrent use; the owner and the executor must outlive this
+// object, and the owner's Hold keeps both alive until each run's report.
+#ifndef ELASTICJOB_EXECUTOR_RUN_PATH_H_
+#define ELASTICJOB_EXECUTOR_RUN_PATH_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "elasticjob/clock.h"
+#include "elasticjob/run_reports.h"
+#include "executor/job_executor.h"
+#include "trigger/launch_board.h"
+
+namespace elasticjob::executor {
+
+class RunPath {
+ public:
+  using Source = TriggerReport::Source;
+  using Outcome = JobExecutor::Outcome;
+
+  // The step a run has reached, in order: kPrepared (a cron run worked out ahead, its claim
+  // sent; launched or let go by the executor from there) or kStarted (handed to the
+  // executor's trigger, which reads, claims and launches), then kReported.
+  enum class Step : uint8_t { kPrepared, kStarted, kReported };
+  // Whether a run at `from` may go on to `to` (a run begins at kPrepared or kStarted).
+  static constexpr bool CanAdvance(Step from, Step to) {
+    return to == Step::kReported && from != Step::kReported;
+  }
+
+  // What the path carries for one run.
+  struct Ticket {
+    Source source = Source::kCron;
+    Clock::WallTime scheduled{};  // the fire time (or when an operator asked)
+    Clock::WallTime started{};    // when its handling began
+    Step step = Step::kStarted;
+  };
+  // Moves `ticket` to `to`; false (the ticket unchanged) when that transition is not allowed.
+  static bool Advance(Ticket& ticket, Step to) {
+    if (!CanAdvance(ticket.step, to)) return false;
+    ticket.step = to;
+    return true;
+  }
+
+  // What the path asks of its owner, at the step named.
+  class Owner {
+   public:
+    // Fire: whether a fire may start now.
+    enum class Admission { kRun, kPaused, kStopped };
+
+    virtual ~Owner() = default;
+    // Every step: keeps the owner (and so this path and its executor) alive until a run's
+    // report; held by the run's done.
+    virtual std::shared_ptr<Owner> Hold() = 0;
+    // Launch: `run` started under the job's item limit (run here, or queued while the limit
+    // is reached; `keep` held for the queued start). Called when the run is launched, not at
+    // its fire time.
+    virtual std::function<void()> LimitedStart(std::function<void()> run,
+                                               std::shared_ptr<const void> keep) = 0;
+    // Launch: memory an item start reads besides the executor's (for the board's prefetch).
+    virtual std::array<const void*, 5> StartTouches() = 0;
+    // Fire: stopped (the fire's count released: Released), paused (FireSkipped, then
+    // Released), else run.
+    virtual Admission AdmitFire() = 0;
+    // Fire: a cron fire time passed while paused, not run.
+    virtual void FireSkipped() = 0;
+    // Report: a run that ran (not a failover run) ended: claim what crashed instances left.
+    virtual void LookForFailover() = 0;
+    // Report: the owner's bookkeeping of a run's end (fixed-delay parts, a caller waiting
+    // for an operator's trigger).
+    virtual void RunEnded(Source source, const Result<Outcome>& outcome) = 0;
+    // Report: the trigger's report (BootstrapOptions::on_trigger).
+    virtual void Reported(const TriggerReport& report) = 0;
+    // Report (and a skipped or stopped run): the run's count is released.
+    virtual void Released() = 0;
+    // A line about the job to its logger.
+    virtual void Log(std::string_view level, std::string_view message) const = 0;
+  };
+
+  // REQUIRES: `executor` and `owner` outlive this object (the owner's Hold keeps them).
+  RunPath(JobExecutor& executor, Owner& owner, Clock& clock, std::string job_name,
+          std::string instance_id)
+      : executor_(executor),
+        owner_(owner),
+        clock_(clock),
+        job_name_(std::move(job_name)),
+        instance_id_(std::move(instance_id)) {}
+
+  // Prepare (and its Claim): the cron fire at `fire_time` worked out ahead; null when it
+  // cannot be (Fire then, at the fire time). See JobExecutor::PrepareTrigger for
+  // `admissible` and `change_counter`.
+  std::shared_ptr<JobExecutor::Prepared> Prepare(Clock::WallTime fire_time,
+                                                 const std::atomic<bool>* admissible,
+                                                 const std::atomic<uint64_t>* change_counter);
+  // Launch: the item starts of `prepared` on `board` for `fire_time`, each under the item
+  // limit. REQUIRES: `board` alive through the call.
+  void Launch(const std::shared_ptr<JobExecutor::Prepared>& prepared, Clock::WallTime fire_time,
+              trigger::LaunchBoard& board);
+  // Fire: a cron fire time nothing was prepared for.
+  void Fire(Clock::WallTime fire_time);
+  // Fire, for the other starts: an operator's trigger asked for at `asked` (with its
+  // one-time parameter, if any), the failover items claimed here, a workflow node's run request
+  // (`report` told whether it ran, before the run's own report).
+  void Operator(Clock::WallTime asked, std::optional<std::string> parameter);
+  void Failover();
+  void WorkflowNode(std::string parameter, std::function<void(bool, std::string)> report);
+
+  // Report: what a run's outcome reports.
+  static TriggerReport ReportOf(const std::string& job_name, const Ticket& ticket,
+                                const Result<Outcome>& outcome);
+
+ private:
+  // The run's done: Report, once its executor is through with it.
+  JobExecutor::Done DoneOf(Ticket ticket);
+  void Report(Ticket& ticket, const Result<Outcome>& outcome);
+
+  JobExecutor& executor_;
+  Owner& owner_;
+  Clock& clock_;
+  const std::string job_name_;
+  const std::string instance_id_;
+};
+
+}  // namespace elasticjob::executor
+
+#endif  // ELASTICJOB_EXECUTOR_RUN_PATH_H_

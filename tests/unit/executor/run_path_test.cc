@@ -1,0 +1,273 @@
+#include "executor/run_path.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "config/config_service.h"
+#include "elasticjob/executor.h"
+#include "elasticjob/simulated_clock.h"
+#include "election/leader_service.h"
+#include "execution/execution_service.h"
+#include "failover/failover_service.h"
+#include "instance/instance_service.h"
+#include "instance/server_service.h"
+#include "reg/memory/memory_registry_center.h"
+#include "sharding/sharding_service.h"
+#include "storage/change_notifier.h"
+#include "storage/job_node_storage.h"
+#include "trigger/launch_board.h"
+#include "trigger/timer_scheduler.h"
+
+namespace elasticjob::executor {
+namespace {
+
+using namespace std::chrono_literals;
+using Source = RunPath::Source;
+using Outcome = RunPath::Outcome;
+
+// An owner that records the calls the steps make, in order.
+class FakeOwner final : public RunPath::Owner, public std::enable_shared_from_this<FakeOwner> {
+ public:
+  Admission admission = Admission::kRun;
+
+  std::shared_ptr<Owner> Hold() override { return shared_from_this(); }
+  std::function<void()> LimitedStart(std::function<void()> run,
+                                     std::shared_ptr<const void>) override {
+    return run;
+  }
+  std::array<const void*, 5> StartTouches() override { return {}; }
+  Admission AdmitFire() override { return admission; }
+  void FireSkipped() override { Note("skipped"); }
+  void LookForFailover() override { Note("failover"); }
+  void RunEnded(Source, const Result<Outcome>&) override { Note("ended"); }
+  void Reported(const TriggerReport& report) override {
+    std::lock_guard<std::mutex> l(mu_);
+    reports_.push_back(report);
+    calls_.push_back("reported");
+  }
+  void Released() override {
+    std::lock_guard<std::mutex> l(mu_);
+    calls_.push_back("released");
+    ++released_;
+    cv_.notify_all();
+  }
+  void Log(std::string_view, std::string_view) const override {}
+
+  // Waits until `n` runs released their count (false after 20 s).
+  bool WaitReleased(int n) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, 20s, [&] { return released_ >= n; });
+  }
+  std::vector<std::string> calls() {
+    std::lock_guard<std::mutex> l(mu_);
+    return calls_;
+  }
+  std::vector<TriggerReport> reports() {
+    std::lock_guard<std::mutex> l(mu_);
+    return reports_;
+  }
+
+ private:
+  void Note(std::string call) {
+    std::lock_guard<std::mutex> l(mu_);
+    calls_.push_back(std::move(call));
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> calls_;
+  std::vector<TriggerReport> reports_;
+  int released_ = 0;
+};
+
+class CountingJob final : public SimpleJob {
+ public:
+  void Execute(const ShardingContext&) override { ++runs; }
+  std::atomic<int> runs{0};
+};
+
+// One instance of a two-item job on the memory registry, wired as the runtime wires it, and a
+// run path over its executor.
+class RunPathTest : public ::testing::Test {
+ protected:
+  RunPathTest()
+      : clock_(Clock::WallTime(std::chrono::seconds(1'700'000'000))),
+        memory_(std::make_shared<reg::MemoryStore>(), "ns"),
+        storage_(memory_, "job"),
+        config_(storage_, clock_),
+        servers_(storage_, "10.0.0.1"),
+        instances_(storage_, servers_, instance::JobInstance::For("10.0.0.1", 100)),
+        leader_(storage_, instances_.self().instance_id),
+        sharding_(storage_, config_, leader_, instances_, servers_, strategies_, notifier_),
+        execution_(storage_, instances_.self().instance_id),
+        failover_(storage_, instances_.self().instance_id),
+        executor_(
+            config_, sharding_, execution_, failover_, instances_.self().instance_id, job_, pool_,
+            pool_, clock_, [](const ItemRun&) {}, nullptr,
+            // The registry never changes here: a run's plan holds for the next one.
+            [] { return std::optional<uint64_t>(1); }),
+        path_(executor_, *owner_, clock_, "job", instances_.self().instance_id) {
+    EXPECT_TRUE(memory_.Init().ok());
+    auto c = *JobConfiguration::Builder("job", 2).Cron("0/5 * * * * ?").Overwrite(true).Build();
+    EXPECT_TRUE(config_.SetUp("SIMPLE", c).ok());
+    EXPECT_TRUE(servers_.PersistOnline(true).ok());
+    EXPECT_TRUE(instances_.PersistOnline().ok());
+    EXPECT_TRUE(sharding_.SetReshardingFlag().ok());
+  }
+  ~RunPathTest() override {
+    executor_.Stop();
+    notifier_.Cancel();
+    // The work still queued (a run's last continuations after its done) ends before the
+    // executor and its services go.
+    for (ThreadPool* p : {&timer_pool_, &pool_}) {
+      p->Stop();
+      p->Join();
+    }
+  }
+
+  SimulatedClock clock_;
+  ThreadPool pool_{2};
+  ThreadPool timer_pool_{1};
+  trigger::TimerScheduler timer_{clock_, timer_pool_};
+  reg::MemoryRegistryCenter memory_;
+  storage::JobNodeStorage storage_;
+  config::ConfigService config_;
+  server::ServerService servers_;
+  instance::InstanceService instances_;
+  election::LeaderService leader_;
+  JobShardingStrategyRegistry strategies_ = JobShardingStrategyRegistry::WithBuiltins(clock_);
+  storage::ChangeNotifier notifier_;
+  sharding::ShardingService sharding_;
+  execution::ExecutionService execution_;
+  failover::FailoverService failover_;
+  std::shared_ptr<CountingJob> job_ = std::make_shared<CountingJob>();
+  std::shared_ptr<FakeOwner> owner_ = std::make_shared<FakeOwner>();
+  JobExecutor executor_;
+  RunPath path_;
+};
+
+TEST(RunPathStepTest, AReportFollowsOnlyAStartedOrPreparedRunAndComesOnce) {
+  RunPath::Ticket ticket{Source::kCron, {}, {}, RunPath::Step::kPrepared};
+  EXPECT_TRUE(RunPath::Advance(ticket, RunPath::Step::kReported));
+  EXPECT_EQ(ticket.step, RunPath::Step::kReported);
+  EXPECT_FALSE(RunPath::Advance(ticket, RunPath::Step::kReported));
+  EXPECT_FALSE(RunPath::CanAdvance(RunPath::Step::kStarted, RunPath::Step::kPrepared));
+  EXPECT_FALSE(RunPath::CanAdvance(RunPath::Step::kPrepared, RunPath::Step::kStarted));
+  EXPECT_TRUE(RunPath::CanAdvance(RunPath::Step::kStarted, RunPath::Step::kReported));
+}
+
+TEST(RunPathStepTest, EachOutcomeReportsAsTheTriggerReportNamesIt) {
+  const RunPath::Ticket ticket{Source::kOperator, Clock::WallTime(1s), Clock::WallTime(2s),
+                               RunPath::Step::kStarted};
+  auto ran = RunPath::ReportOf("job", ticket, Outcome::kRan);
+  EXPECT_EQ(ran.outcome, TriggerReport::Outcome::kRan);
+  EXPECT_EQ(ran.source, Source::kOperator);
+  EXPECT_EQ(ran.scheduled, Clock::WallTime(1s));
+  EXPECT_EQ(ran.started, Clock::WallTime(2s));
+  EXPECT_EQ(RunPath::ReportOf("job", ticket, Outcome::kNoItems).outcome,
+            TriggerReport::Outcome::kNoItems);
+  EXPECT_EQ(RunPath::ReportOf("job", ticket, Outcome::kQueued).outcome,
+            TriggerReport::Outcome::kNoItems);
+  EXPECT_EQ(RunPath::ReportOf("job", ticket, Outcome::kMisfire).outcome,
+            TriggerReport::Outcome::kMisfire);
+  auto failed = RunPath::ReportOf("job", ticket, Result<Outcome>(Internal("gone")));
+  EXPECT_EQ(failed.outcome, TriggerReport::Outcome::kFailed);
+  EXPECT_NE(failed.error.find("gone"), std::string::npos);
+}
+
+TEST_F(RunPathTest, AFireThatRunsItsItemsReportsAfterLookingForFailoverThenReleases) {
+  path_.Fire(clock_.WallNow());
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  EXPECT_EQ(job_->runs.load(), 2);
+  EXPECT_EQ(owner_->calls(),
+            (std::vector<std::string>{"failover", "ended", "reported", "released"}));
+  ASSERT_EQ(owner_->reports().size(), 1u);
+  EXPECT_EQ(owner_->reports()[0].outcome, TriggerReport::Outcome::kRan);
+  EXPECT_EQ(owner_->reports()[0].source, Source::kCron);
+}
+
+TEST_F(RunPathTest, AFireWhilePausedIsSkippedAndReleasedWithoutAReport) {
+  owner_->admission = RunPath::Owner::Admission::kPaused;
+  path_.Fire(clock_.WallNow());
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  EXPECT_EQ(job_->runs.load(), 0);
+  EXPECT_EQ(owner_->calls(), (std::vector<std::string>{"skipped", "released"}));
+  EXPECT_FALSE(executor_.running());
+}
+
+TEST_F(RunPathTest, AFireAfterStopStartsNothingAndReportsNothing) {
+  owner_->admission = RunPath::Owner::Admission::kStopped;
+  path_.Fire(clock_.WallNow());
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  EXPECT_EQ(job_->runs.load(), 0);
+  EXPECT_EQ(owner_->calls(), (std::vector<std::string>{"released"}));
+}
+
+TEST_F(RunPathTest, AFailoverRunThatRanDoesNotLookForMoreFailover) {
+  path_.Failover();
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  ASSERT_EQ(owner_->reports().size(), 1u);
+  EXPECT_EQ(owner_->reports()[0].source, Source::kFailover);
+  for (const auto& call : owner_->calls()) EXPECT_NE(call, "failover");
+}
+
+TEST_F(RunPathTest, AWorkflowNodeIsToldWhetherItRanBeforeTheRunIsReported) {
+  std::vector<std::string> told;
+  path_.WorkflowNode(
+      "p", [&](bool ran, std::string error) { told.push_back(ran ? "ran" : "not run: " + error); });
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  EXPECT_EQ(told, (std::vector<std::string>{"ran"}));
+  EXPECT_EQ(job_->runs.load(), 2);
+  EXPECT_EQ(owner_->reports()[0].source, Source::kOperator);
+}
+
+TEST_F(RunPathTest, APreparedRunLaunchedStartsAtItsFireTimeAndReportsItAsStarted) {
+  path_.Fire(clock_.WallNow());  // reads the registry: the plan the next run takes
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  std::atomic<bool> admissible{true};
+  const auto fire = clock_.WallNow() + 200ms;
+  auto prepared = path_.Prepare(fire, &admissible, nullptr);
+  ASSERT_NE(prepared, nullptr);
+  EXPECT_TRUE(executor_.running());  // the lane is taken at the preparation
+  trigger::LaunchBoard board(timer_, pool_, /*drains=*/1, /*most=*/2, pool_);
+  path_.Launch(prepared, fire, board);
+  EXPECT_EQ(job_->runs.load(), 2);
+  clock_.Advance(200ms);
+  ASSERT_TRUE(owner_->WaitReleased(2));
+  EXPECT_EQ(job_->runs.load(), 4);
+  ASSERT_EQ(owner_->reports().size(), 2u);
+  EXPECT_EQ(owner_->reports()[1].outcome, TriggerReport::Outcome::kRan);
+  EXPECT_EQ(owner_->reports()[1].scheduled, fire);
+  EXPECT_EQ(owner_->reports()[1].started, fire);
+}
+
+TEST_F(RunPathTest, APreparedRunOverdueAtItsFireStartsNothingAndIsReleasedWithoutAReport) {
+  path_.Fire(clock_.WallNow());
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  std::atomic<bool> admissible{true};
+  const auto fire = clock_.WallNow() + 200ms;
+  auto prepared = path_.Prepare(fire, &admissible, nullptr);
+  ASSERT_NE(prepared, nullptr);
+  trigger::LaunchBoard board(timer_, pool_, /*drains=*/1, /*most=*/2, pool_);
+  path_.Launch(prepared, fire, board);
+  clock_.Advance(200ms + 2s);  // picked up two seconds after its fire time: overdue
+  ASSERT_TRUE(owner_->WaitReleased(2));
+  EXPECT_EQ(job_->runs.load(), 2);  // the first run's only
+  EXPECT_EQ(owner_->reports().size(), 1u);
+  EXPECT_EQ(owner_->calls().back(), "released");
+  EXPECT_FALSE(executor_.running());
+}
+
+TEST_F(RunPathTest, AFirstPrepareReadsNothingAheadAndTakesNothing) {
+  // No run plan yet (no run has read the registry): the fire time's Fire does it all.
+  std::atomic<bool> flag{true};
+  EXPECT_EQ(path_.Prepare(clock_.WallNow() + 200ms, &flag, nullptr), nullptr);
+  EXPECT_FALSE(executor_.running());
+  EXPECT_TRUE(owner_->calls().empty());
+}
+
+}  // namespace
+}  // namespace elasticjob::executor
