@@ -82,8 +82,22 @@ const go = async (hash, sel) => {
   await page.evaluate((h) => { location.hash = h; }, hash);
   await page.waitForSelector(sel, WAIT);
 };
+// Clicks `sel`. A table the event stream redraws may replace the element between the
+// look-up and the click ("Node is detached from document"): then the click goes to the
+// element that replaced it, as a user's next click would.
+async function clickLive(sel) {
+  for (let attempt = 1; ; ++attempt) {
+    try {
+      await page.waitForSelector(sel, WAIT);
+      await page.click(sel);
+      return;
+    } catch (e) {
+      if (attempt >= 5 || !/detached|not clickable/i.test(String(e && e.message))) throw e;
+    }
+  }
+}
 async function confirmOp(buttonSel, parameter) {
-  await page.click(buttonSel);
+  await clickLive(buttonSel);
   await page.waitForSelector('#confirm[open]', WAIT);
   if (parameter !== undefined) await page.type('#confirm-param', parameter);
   await page.click('#confirm-ok');
