@@ -430,17 +430,19 @@ Status JobRuntime::StartSteps(bool scheduled, StartHints hints) {
                          infra::JobLogger(options_.logger, std::string(name))},
       *this, config_.sharding_total_count);
 
-  // The server, the instance (with its runtime/{id} node), the resharding flag and, for a
-  // job this call has just created, the leader node, in one multi-op: ElasticJob writes
-  // them one after another, a round trip and a disk sync on the server each, and elects
+  // The server, the instance (with its runtime/{id} node) and the resharding flag in one
+  // multi-op: ElasticJob writes them one after another, a round trip and a disk sync on the
+  // server each. A job this call has just created (no instance had it) goes further: it is
+  // elected without the latch (LeaderService: its outcome is ours), and sharded without the
+  // flag, its items given to this instance, the only one (ShardingService::
+  // FirstShardingNodes), in that same multi-op; and its nodes are written before its cache
+  // is loaded, so that the load reads each of them once, no watch of it fires for our own
+  // writes, and its first fire has nothing to shard (docs/benchmarks.md). ElasticJob elects
   // through the latch (three containers, a sequential node, a read, the leader node, the
-  // sequential node's delete). A job no instance had before this one is elected without
-  // the latch (LeaderService: its outcome is ours), and its nodes are written before its
-  // cache is loaded, so that the load reads each of them once and no watch of it fires for
-  // our own writes: 13 requests a job instead of 27 (docs/benchmarks.md). A node someone
-  // made meanwhile fails the multi-op, which then changes nothing: the nodes then go after
-  // the load, elected through the latch, as for a job that was there. Started among many
-  // (ScheduleAll), the multi-op goes grouped with theirs: one for many.
+  // sequential node's delete) and shards at the first fire. A node someone made meanwhile
+  // fails the multi-op, which then changes nothing: the nodes then go after the load,
+  // elected through the latch, flag included, as for a job that was there. Started among
+  // many (ScheduleAll), the multi-op goes grouped with theirs: one for many.
   std::vector<storage::NodeFill> online_nodes = {servers_->OnlineNode(!config_.disabled),
                                                  instances_->OnlineNode(),
                                                  instances_->RuntimeNode(),
@@ -449,9 +451,20 @@ Status JobRuntime::StartSteps(bool scheduled, StartHints hints) {
   if (created && leader_->PrepareLeaderNode().ok()) {
     std::vector<std::string_view> present = election::LeaderService::LeaderNodeParents();
     present.push_back("config");
-    online_nodes.push_back(leader_->LeaderNode());
-    online = storage_.CreateJobNodes(online_nodes, present, hints.grouped).ok();
-    online_nodes.pop_back();
+    std::vector<storage::NodeFill> created_nodes(online_nodes.begin(), online_nodes.end() - 1);
+    created_nodes.push_back(leader_->LeaderNode());
+    // A disabled server takes no items: its job keeps the flag, as ElasticJob's sharding
+    // with no instance available leaves it. So does a strategy that fails (its error is
+    // then the first fire's, as for any job).
+    auto sharding = config_.disabled
+                        ? Result<std::vector<storage::NodeFill>>(FailedPrecondition("disabled"))
+                        : sharding_->FirstShardingNodes(config_);
+    if (sharding.ok()) {
+      created_nodes.insert(created_nodes.end(), sharding->begin(), sharding->end());
+    } else {
+      created_nodes.push_back(online_nodes.back());  // the flag
+    }
+    online = storage_.CreateJobNodes(created_nodes, present, hints.grouped).ok();
   }
   // Listeners first (ListenerManager.startAllListeners): one strand per job carries both
   // the subtree's events and the session's states, in the order the registry reports them.

@@ -22,6 +22,23 @@ Status ShardingService::SetReshardingFlag() {
   return storage_.FillJobNode(kNecessary, "");
 }
 
+Result<std::vector<storage::NodeFill>> ShardingService::FirstShardingNodes(
+    const JobConfiguration& config) {
+  const int total = config.sharding_total_count;
+  auto strategy = strategies_.Find(config.job_sharding_strategy_type.value_or(""));
+  if (!strategy.ok()) return strategy.status();
+  auto plan = CheckedSharding(**strategy, {instances_.self().instance_id},
+                              storage_.path().job_name(), total);
+  if (!plan.ok()) return plan.status();
+  std::vector<storage::NodeFill> nodes;
+  nodes.reserve(2 * static_cast<size_t>(total));
+  for (int i = 0; i < total; ++i) nodes.push_back({ItemNode(i), ""});
+  for (const auto& a : *plan) {
+    for (int item : a.items) nodes.push_back({InstanceNode(item), a.instance_id});
+  }
+  return nodes;
+}
+
 Result<std::vector<std::string>> ShardingService::AvailableInstancesDirectly() {
   auto ids = storage_.registry().GetChildrenKeysDirectly(storage_.path().FullPath("instances"));
   if (!ids.ok()) {

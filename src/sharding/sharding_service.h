@@ -113,6 +113,16 @@ class ShardingService {
   Status SetReshardingFlag();
   Result<bool> IsNeedSharding();
 
+  // The nodes of the first sharding of a job this instance has just created and leads
+  // alone (JobRuntime's start-up writes them in the multi-op that brings the instance
+  // online, in place of the resharding flag): every item's node, and the owner of each item
+  // the job's strategy (of `config`) gives this instance, the only one available. The
+  // assignment is the one the first fire's sharding would write, so the first fire has
+  // nothing to shard. An instance that joins later raises the flag after its own nodes,
+  // as ElasticJob's start-up does, and the next fire shards among them all. The strategy
+  // is checked as at a fire (CheckedSharding): its error is returned.
+  Result<std::vector<storage::NodeFill>> FirstShardingNodes(const JobConfiguration& config);
+
   // See above, blocking the calling thread. `wait` bounds the wait (for a leader, for
   // running items, for the leader's sharding); on timeout the call fails with TIMEOUT and
   // the next trigger tries again.
