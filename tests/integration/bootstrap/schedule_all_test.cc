@@ -332,8 +332,8 @@ TEST_P(ScheduleAllTest, ZooKeeperRequestsPerJobStayWithinTheGroupedCount) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ScheduleAllTest, ::testing::Values("memory", "zookeeper"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
+                         [](const ::testing::TestParamInfo<std::string>& backend) {
+                           return backend.param;
                          });
 
 }  // namespace
