@@ -378,9 +378,9 @@ Result<JobConfiguration> Read(std::string_view text) {
         s = boolean(&c.static_sharding);
       } else if (IsExecutionControlKey(key)) {
         // The run files' spelling; the registry's node carries them in props.
-        std::string text;
-        if (!null) s = config::ReadYamlString(v, key, &text);
-        if (s.ok() && !null) s = ReadExecutionControl(key, text, key, &c);
+        std::string value_text;
+        if (!null) s = config::ReadYamlString(v, key, &value_text);
+        if (s.ok() && !null) s = ReadExecutionControl(key, value_text, key, &c);
       }
       // Unknown keys (newer ElasticJob releases, extensions) are ignored.
     }
