@@ -8,12 +8,28 @@
 #include "instance/job_instance.h"
 
 namespace elasticjob::failover {
-Status FailoverService::SetCrashedFailoverFlag(int item) {
-  auto assigned = storage_.IsJobNodeExisted(ExecutionFailoverNode(item));
-  if (!assigned.ok() || *assigned) return assigned.status();
-  if (Status s = storage_.CreateJobNodeIfNeeded(ItemsNode(item)); !s.ok()) return s;
-  if (metrics_ != nullptr) metrics_->failovers_given.Inc();
-  return storage_.RemoveJobNodeIfExisted(sharding::RunningNode(item));
+Status FailoverService::SetCrashedFailoverFlag(int item, const std::string& crashed) {
+  Status inner;
+  Status s = storage_.ExecuteInLeader(kLatch, [&] {
+    // Claims are made under this latch (FailoverIfNecessary, ExecutionService::RecoverClaim),
+    // so what the server says here cannot be overtaken by another taker's claim.
+    auto mark = storage_.GetJobNodeDataDirectly(sharding::RunningNode(item));
+    if (!mark.ok() && mark.status().code() != StatusCode::kNotFound) {
+      inner = mark.status();
+      return;
+    }
+    if (mark.ok() && *mark != crashed) return;  // a live claim's mark: taken over already
+    auto assigned = storage_.GetJobNodeDataDirectly(ExecutionFailoverNode(item));
+    if (assigned.ok()) return;  // a taker holds it (ephemeral: a live one)
+    if (assigned.status().code() != StatusCode::kNotFound) {
+      inner = assigned.status();
+      return;
+    }
+    if (inner = storage_.CreateJobNodeIfNeeded(ItemsNode(item)); !inner.ok()) return;
+    if (metrics_ != nullptr) metrics_->failovers_given.Inc();
+    if (mark.ok()) inner = storage_.RemoveJobNodeIfExisted(sharding::RunningNode(item));
+  });
+  return s.ok() ? inner : s;
 }
 
 Status FailoverService::SetCrashedFailoverFlagDirectly(int item) {

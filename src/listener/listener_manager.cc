@@ -229,7 +229,7 @@ void ListenerManager::OnInstanceCrashed(const std::string& id) {
     auto crashed = s_.failover.GetCrashedShardingItems(id);
     if (!crashed.ok()) return Report(crashed.status(), "reading crashed items");
     for (int item : *crashed) {
-      Report(s_.failover.SetCrashedFailoverFlag(item), "queueing a failover item");
+      Report(s_.failover.SetCrashedFailoverFlag(item, id), "queueing a failover item");
     }
   }
   controller_.FailoverIfNecessary();
@@ -275,8 +275,8 @@ void ListenerManager::OnOnlyInstanceOnline() {
   }
   for (const auto& [item, owner] : *running) {
     if (!stale(item, owner)) continue;
-    Report(s_.failover.SetCrashedFailoverFlag(item), "queueing a failover item");
-    Report(s_.execution.ClearRunningInfo({item}), "clearing a running mark");
+    // Deletes the mark too, while it is still `owner`'s (never a fresh claim's).
+    Report(s_.failover.SetCrashedFailoverFlag(item, owner), "queueing a failover item");
     queued = true;
   }
   if (queued) controller_.FailoverIfNecessary();
