@@ -1,17 +1,13 @@
 #include "reg/zookeeper/zookeeper_registry_center.h"
 
 #include <fmt/format.h>
-#define THREADED  // the multi-threaded client: synchronous calls are available
-#include <zookeeper/zookeeper.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <future>
 #include <limits>
-#include <random>
 
 #include "infra/log.h"
+#include "reg/zookeeper/zookeeper_client.h"
 
 namespace elasticjob::reg {
 namespace {
@@ -25,45 +21,6 @@ std::string ParentOf(const std::string& full) {
   return slash == 0 ? "/" : full.substr(0, slash);
 }
 
-// The C client resolves the server names again on every turn of its I/O loop unless told
-// otherwise: a fifth of a busy process's CPU went to getaddrinfo. Names are resolved when
-// a connection is (re)made, as the Java client does.
-void ResolveOnlyOnReconnect(zhandle_t* zh) {
-  if (zh != nullptr) zoo_set_servers_resolution_delay(zh, -1);
-}
-
-CreateMode ModeOf(int flags) {
-  // The client's flags are `const int`s, not constants switch can use.
-  if (flags == ZOO_EPHEMERAL) return CreateMode::kEphemeral;
-  if (flags == ZOO_PERSISTENT_SEQUENTIAL) return CreateMode::kPersistentSequential;
-  if (flags == ZOO_EPHEMERAL_SEQUENTIAL) return CreateMode::kEphemeralSequential;
-  if (flags == ZOO_CONTAINER) return CreateMode::kContainer;
-  return CreateMode::kPersistent;
-}
-
-// Whether `zh`'s session is over for good (expired, or authentication failed). The C
-// client's zoo_amulti (3.8.0) must not be given a multi-op then: every op's path init fails
-// with ZINVALIDSTATE, and for each op after the first it frees a path pointer it never set
-// (its `req.path` is uninitialised once an earlier op failed), here one of our own paths:
-// heap corruption ("marshalling error (transaction)", then a crash in the allocator; issue
-// 18). Asked under handle_mu_ right before the call; the client's own expiry can still land
-// between the two, a window of microseconds instead of the whole time until the session is
-// replaced.
-bool Unrecoverable(zhandle_t* zh) {
-  const int state = zoo_state(zh);
-  return state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE;
-}
-
-// zoo_multi and zoo_amulti, but never on a handle whose session is over (Unrecoverable):
-// ZINVALIDSTATE then, which callers retry on the next session.
-int SyncMulti(zhandle_t* zh, int count, const zoo_op_t* ops, zoo_op_result_t* results) {
-  return Unrecoverable(zh) ? ZINVALIDSTATE : zoo_multi(zh, count, ops, results);
-}
-int AsyncMulti(zhandle_t* zh, int count, const zoo_op_t* ops, zoo_op_result_t* results,
-               void_completion_t done, const void* data) {
-  return Unrecoverable(zh) ? ZINVALIDSTATE : zoo_amulti(zh, count, ops, results, done, data);
-}
-
 // Steady-clock time in ns: the lease's clock.
 int64_t SteadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -71,57 +28,20 @@ int64_t SteadyNs() {
       .count();
 }
 
-// Whether `rc` is the server's answer (the request reached it in its session), not the
-// client's report of a lost connection, an expired session or a closed handle.
-bool ServerAnswered(int rc) {
-  switch (rc) {
-    case ZOK:
-    case ZNONODE:
-    case ZNODEEXISTS:
-    case ZBADVERSION:
-    case ZNOTEMPTY:
-    case ZNOCHILDRENFOREPHEMERALS:
-    case ZNOAUTH:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool Retryable(int rc) {
-  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZINVALIDSTATE ||
-         rc == ZSESSIONEXPIRED || rc == ZCLOSING;
-}
-
-// The C client logs every failed connection attempt to stderr; we report through Status
-// and connection states instead. ELASTICJOB_ZK_CLIENT_LOG=1 turns its log back on (its
-// warnings and errors); ELASTICJOB_ZK_CLIENT_LOG=debug logs every request with its path too.
-void QuietClientLog() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const std::string_view v = std::getenv("ELASTICJOB_ZK_CLIENT_LOG") != nullptr
-                                   ? std::getenv("ELASTICJOB_ZK_CLIENT_LOG")
-                                   : "";
-    zoo_set_debug_level(v == "debug" ? ZOO_LOG_LEVEL_DEBUG
-                        : v == "1"   ? ZOO_LOG_LEVEL_WARN
-                                     : static_cast<ZooLogLevel>(0));
-  });
-}
+// Whether a multi's step result names the step that failed it (the others are kOk or kNotRun).
+bool StepFailed(ClientCode code) { return code != ClientCode::kOk && code != ClientCode::kNotRun; }
 
 }  // namespace
 
-// A transaction in the C client's form. Owns every buffer the client reads or writes until
-// the reply: an asynchronous one lives on the heap until its completion.
+// A transaction in the client's form, and its step results once answered.
 struct ZooKeeperRegistryCenter::Multi {
   std::vector<TransactionOp> ops;
-  std::vector<std::string> paths;
-  std::vector<std::vector<char>> bufs;  // created paths (sequential nodes get a suffix)
-  std::vector<zoo_op_t> zops;
-  std::vector<zoo_op_result_t> results;
-  uint64_t seq = 0;  // NextSeq() when last handed to the client
+  std::vector<ClientOp> steps;          // full paths
+  std::vector<ClientOpResult> results;  // one per step, once answered
+  uint64_t seq = 0;                     // NextSeq() when last handed to the client
   // A stamped transaction's last step is a set whose stat gives the transaction's zxid.
   bool stamped = false;
-  Stat stamp{};
+  int64_t stamp() const { return results.empty() ? 0 : results.back().stat.mzxid; }
   // When it was last handed to the client (steady ns) and on which session: an answer
   // renews the lease from then (Heard).
   int64_t sent_ns = 0;
@@ -130,14 +50,22 @@ struct ZooKeeperRegistryCenter::Multi {
 
 // A one-shot watch's context. Contexts are owned by once_watches_ until their watch fires
 // for good (a node event or the session's expiry), or the registry is destroyed.
-struct OnceWatch {
+struct OnceWatch final : Watcher {
+  OnceWatch(ZooKeeperRegistryCenter* registry, std::function<void()> f)
+      : self(registry), fired(std::move(f)) {}
+  void OnWatch(const WatchEvent& event) override;
   ZooKeeperRegistryCenter* self;
   std::function<void()> fired;
 };
 
 ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url)
-    : url_(std::move(url)), prefix_("/" + url_.name_space) {
-  QuietClientLog();
+    : ZooKeeperRegistryCenter(url, std::make_unique<ZooKeeperClient>(url)) {}
+
+ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url,
+                                                 std::unique_ptr<RegistryClient> client)
+    : url_(std::move(url)), prefix_("/" + url_.name_space), client_(std::move(client)) {
+  client_->SetHooks({[this](const SessionEvent& e) { OnSessionEvent(e); },
+                     [this](RequestKind kind) { CountRequest(kind); }});
   lease_bound_ns_ = int64_t{url_.session_timeout_ms} * 1'000'000 / 3;
   // Counted at a scrape only (docs/metrics.md, elasticjob_registry_cache_nodes).
   stats()->SetCacheCounter([this] {
@@ -166,113 +94,56 @@ std::string ZooKeeperRegistryCenter::Relative(const std::string& full) const {
   return full.size() == prefix_.size() ? "/" : full.substr(prefix_.size());
 }
 
-const ::ACL_vector* ZooKeeperRegistryCenter::Acl() const {
-  return url_.digest.empty() ? &ZOO_OPEN_ACL_UNSAFE : &ZOO_CREATOR_ALL_ACL;
-}
-
-Status ZooKeeperRegistryCenter::ToStatus(int rc, std::string_view key) const {
+Status ZooKeeperRegistryCenter::ToStatus(ClientCode rc, std::string_view key) const {
   switch (rc) {
-    case ZOK:
+    case ClientCode::kOk:
       return Status::Ok();
-    case ZNONODE:
+    case ClientCode::kNoNode:
       return NotFound(fmt::format("no node {}", key));
-    case ZNODEEXISTS:
+    case ClientCode::kNodeExists:
       return Status(StatusCode::kAlreadyExists, fmt::format("node exists {}", key));
-    case ZBADVERSION:
+    case ClientCode::kBadVersion:
       return Status(StatusCode::kBadVersion, fmt::format("bad version {}", key));
-    case ZCONNECTIONLOSS:
+    case ClientCode::kConnectionLoss:
       return Status(StatusCode::kConnectionLoss, fmt::format("connection lost ({})", key));
-    case ZSESSIONEXPIRED:
-    case ZINVALIDSTATE:
+    case ClientCode::kSessionExpired:
+    case ClientCode::kInvalidState:
       return Status(StatusCode::kSessionExpired, fmt::format("session expired ({})", key));
-    case ZNOAUTH:
-    case ZAUTHFAILED:
+    case ClientCode::kNoAuth:
+    case ClientCode::kAuthFailed:
       return Status(StatusCode::kAuthFailed, fmt::format("not authorised for {}", key));
-    case ZOPERATIONTIMEOUT:
+    case ClientCode::kOperationTimeout:
       return Status(StatusCode::kTimeout, fmt::format("timed out ({})", key));
-    case ZNOTEMPTY:
+    case ClientCode::kNotEmpty:
       return Status(StatusCode::kFailedPrecondition, fmt::format("node {} has children", key));
-    case ZNOCHILDRENFOREPHEMERALS:
+    case ClientCode::kNoChildrenForEphemerals:
       return InvalidArgument(fmt::format("ephemeral nodes cannot have children ({})", key));
-    case ZCLOSING:
+    case ClientCode::kClosing:
       return Status(StatusCode::kCancelled, "registry closing");
     default:
-      return Internal(fmt::format("zookeeper: {} ({})", zerror(rc), key));
+      return Internal(fmt::format("zookeeper: {} ({})", ClientCodeText(rc), key));
   }
 }
 
 // ---- session -------------------------------------------------------------------------
 
 Status ZooKeeperRegistryCenter::Init() {
+  if (client_->state() == ClientState::kConnected) return Status::Ok();
   {
     MutexLock lock(&state_mu_);
-    if (connected_) return Status::Ok();
     closing_ = false;
   }
-  if (Status s = Connect(); !s.ok()) return s;
-  int rc = WithRetry(RequestKind::kCreate, [&](zhandle_t* zh) {
-    return zoo_create(zh, prefix_.c_str(), "", 0, Acl(), ZOO_CONTAINER, nullptr, 0);
-  });
-  if (rc != ZOK && rc != ZNODEEXISTS) {
-    Status s = ToStatus(rc, prefix_);
+  if (Status s = client_->Connect(); !s.ok()) {
     Close();
     return s;
   }
-  return Status::Ok();
-}
-
-Status ZooKeeperRegistryCenter::Connect() {
-  zhandle_t* zh = zookeeper_init(url_.servers.c_str(), &GlobalWatcher, url_.session_timeout_ms,
-                                 nullptr, NewSessionContext(), 0);
-  ResolveOnlyOnReconnect(zh);
-  if (zh == nullptr) {
-    return Status(StatusCode::kUnavailable, fmt::format("zookeeper {}: cannot create a client: {}",
-                                                        url_.servers, strerror(errno)));
-  }
-  {
-    WriterMutexLock lock(&handle_mu_);
-    zh_ = zh;
-  }
-  std::future<int> auth;
-  if (!url_.digest.empty()) {
-    auto done = std::make_shared<std::promise<int>>();
-    auth = done->get_future();
-    auto* ctx = new std::shared_ptr<std::promise<int>>(done);
-    int rc = zoo_add_auth(
-        zh, "digest", url_.digest.c_str(), static_cast<int>(url_.digest.size()),
-        [](int result, const void* data) {
-          auto* p = static_cast<std::shared_ptr<std::promise<int>>*>(const_cast<void*>(data));
-          (*p)->set_value(result);
-          delete p;
-        },
-        ctx);
-    if (rc != ZOK) delete ctx;
-  }
-  MutexLock lock(&state_mu_);
-  const auto connect_deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(url_.connection_timeout_ms);
-  while (!connected_ && !closing_ && state_cv_.WaitUntil(connect_deadline)) {
-  }
-  bool ok = connected_ || closing_;
-  if (!ok || !connected_) {
-    lock.Unlock();
+  ClientCode rc = WithRetry(RequestKind::kCreate, [&] {
+    return client_->CreateSync(prefix_, "", CreateMode::kContainer, nullptr);
+  });
+  if (rc != ClientCode::kOk && rc != ClientCode::kNodeExists) {
+    Status s = ToStatus(rc, prefix_);
     Close();
-    return Status(StatusCode::kUnavailable,
-                  fmt::format("zookeeper {}: no server answered within {} ms", url_.servers,
-                              url_.connection_timeout_ms));
-  }
-  lock.Unlock();
-  if (auth.valid()) {
-    int rc = auth.wait_for(std::chrono::milliseconds(url_.connection_timeout_ms)) ==
-                     std::future_status::ready
-                 ? auth.get()
-                 : ZOPERATIONTIMEOUT;
-    if (rc != ZOK) {
-      Close();
-      return Status(
-          StatusCode::kAuthFailed,
-          fmt::format("zookeeper {}: digest authentication failed: {}", url_.servers, zerror(rc)));
-    }
+    return s;
   }
   return Status::Ok();
 }
@@ -281,17 +152,10 @@ void ZooKeeperRegistryCenter::Close() {
   {
     MutexLock lock(&state_mu_);
     closing_ = true;
-    connected_ = false;
   }
   state_cv_.SignalAll();
   MarkClosed();
-  zhandle_t* zh = nullptr;
-  {
-    WriterMutexLock lock(&handle_mu_);
-    std::swap(zh, zh_);
-  }
-  if (zh != nullptr) zookeeper_close(zh);  // ends the session: ephemeral nodes go now
-  AbandonOwed(ZCLOSING);
+  client_->Close();  // ends the session (ephemeral nodes go now), answers what it owed
   WakeLeaseWaiters();
   // Cancelled outside data_mu_: Cancel waits for a delivery in progress, which may be
   // reading the cache.
@@ -308,142 +172,65 @@ bool ZooKeeperRegistryCenter::Closing() {
   return closing_;
 }
 
-int64_t ZooKeeperRegistryCenter::session_id() {
-  ReaderMutexLock lock(&handle_mu_);
-  if (zh_ == nullptr) return 0;
-  const clientid_t* id = zoo_client_id(zh_);
-  return id == nullptr ? 0 : id->client_id;
-}
+int64_t ZooKeeperRegistryCenter::session_id() { return client_->session().id; }
 
 std::chrono::milliseconds ZooKeeperRegistryCenter::session_timeout() {
-  ReaderMutexLock lock(&handle_mu_);
-  const int granted = zh_ == nullptr ? 0 : zoo_recv_timeout(zh_);
-  return std::chrono::milliseconds(granted > 0 ? granted : url_.session_timeout_ms);
+  return client_->session_timeout();
 }
 
-std::string ZooKeeperRegistryCenter::session_password() {
-  ReaderMutexLock lock(&handle_mu_);
-  if (zh_ == nullptr) return {};
-  const clientid_t* id = zoo_client_id(zh_);
-  return id == nullptr ? std::string() : std::string(id->passwd, sizeof(id->passwd));
-}
+std::string ZooKeeperRegistryCenter::session_password() { return client_->session().password; }
 
-ZooKeeperRegistryCenter::SessionContext* ZooKeeperRegistryCenter::NewSessionContext() {
-  // A new generation first: from now on the previous handle's events are ignored.
-  auto ctx = std::make_unique<SessionContext>(SessionContext{this, ++generation_});
-  MutexLock lock(&contexts_mu_);
-  contexts_.push_back(std::move(ctx));
-  return contexts_.back().get();
-}
-
-void ZooKeeperRegistryCenter::GlobalWatcher(zhandle_t*, int type, int state, const char*,
-                                            void* ctx) {
-  if (type != ZOO_SESSION_EVENT) return;
-  auto* session = static_cast<SessionContext*>(ctx);
-  if (session->generation != session->self->generation_.load()) return;  // a replaced handle
-  session->self->OnSessionEvent(state);
-}
-
-void ZooKeeperRegistryCenter::OnSessionEvent(int state) {
-  // On the C client's event thread: never block, hand everything to the worker.
-  MutexLock lock(&state_mu_);
-  if (closing_) return;
-  if (state == ZOO_CONNECTED_STATE) {
-    connected_ = true;
-    bool first = !ever_connected_;
-    ever_connected_ = true;
-    suspended_ = false;
-    lock.Unlock();
-    state_cv_.SignalAll();
-    worker_.Post([this, first] {
-      // The granted timeout may differ from the one asked for.
-      lease_bound_ns_ =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(session_timeout()).count() / 3;
-      WakeLeaseWaiters();  // a waiter's probe lost with the connection goes again
-      if (!first) ResyncAll();
-      NotifyConnectionState(first ? ConnectionState::kConnected : ConnectionState::kReconnected);
-    });
-  } else if (state == ZOO_CONNECTING_STATE || state == ZOO_ASSOCIATING_STATE) {
-    connected_ = false;
-    if (ever_connected_ && !suspended_) {
-      suspended_ = true;
+void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
+  // On the client's event thread (kNewSession: the replacing thread): never block, hand
+  // everything to the worker.
+  switch (event.type) {
+    case SessionEvent::Type::kConnected:
+      worker_.Post([this, first = event.first] {
+        // The granted timeout may differ from the one asked for.
+        lease_bound_ns_ =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(session_timeout()).count() / 3;
+        WakeLeaseWaiters();  // a waiter's probe lost with the connection goes again
+        if (!first) ResyncAll();
+        NotifyConnectionState(first ? ConnectionState::kConnected : ConnectionState::kReconnected);
+      });
+      break;
+    case SessionEvent::Type::kSuspended:
       worker_.Post([this] { NotifyConnectionState(ConnectionState::kSuspended); });
+      break;
+    case SessionEvent::Type::kExpired:
+      worker_.Post([this] {
+        // Worth a line: the session's ephemeral nodes (instances, running marks, leadership)
+        // are gone, and other instances may take this one's items over.
+        infra::LogLine(
+            "WARN", fmt::format("zookeeper {}: session expired; opening a new one", url_.servers));
+        NotifyConnectionState(ConnectionState::kLost);
+        client_->ReplaceSession();  // its CONNECTED event resynchronises the caches
+      });
+      break;
+    case SessionEvent::Type::kNewSession: {
+      // The new session has not heard from the server yet; the old one's answers are
+      // ignored from here on (Heard compares the epoch).
+      MutexLock lock(&lease_mu_);
+      heard_ns_ = 0;
     }
-  } else if (state == ZOO_EXPIRED_SESSION_STATE) {
-    connected_ = false;
-    suspended_ = true;
-    worker_.Post([this] {
-      // Worth a line: the session's ephemeral nodes (instances, running marks, leadership)
-      // are gone, and other instances may take this one's items over.
-      infra::LogLine("WARN",
-                     fmt::format("zookeeper {}: session expired; opening a new one", url_.servers));
-      NotifyConnectionState(ConnectionState::kLost);
-      ReplaceSession();
-    });
+      WakeLeaseWaiters();  // their session is over: AwaitLease answers false
+      break;
   }
 }
 
-void ZooKeeperRegistryCenter::ReplaceSession() {
-  {
-    MutexLock lock(&state_mu_);
-    if (closing_) return;
-  }
-  SessionContext* ctx = NewSessionContext();  // the old handle's events stop counting now
-  {
-    // The new session has not heard from the server yet; the old one's answers are ignored
-    // from here on (Heard compares the generation).
-    MutexLock lock(&lease_mu_);
-    heard_ns_ = 0;
-  }
-  WakeLeaseWaiters();  // their session is over: AwaitLease answers false
-  zhandle_t* old = nullptr;
-  {
-    WriterMutexLock lock(&handle_mu_);
-    old = zh_;
-    zh_ = nullptr;
-  }
-  if (old != nullptr) zookeeper_close(old);
-  AbandonOwed(ZSESSIONEXPIRED);  // what the old session owed fails (PendingMulti::Complete)
-  zhandle_t* zh = zookeeper_init(url_.servers.c_str(), &GlobalWatcher, url_.session_timeout_ms,
-                                 nullptr, ctx, 0);
-  ResolveOnlyOnReconnect(zh);
-  if (zh != nullptr && !url_.digest.empty()) {
-    zoo_add_auth(zh, "digest", url_.digest.c_str(), static_cast<int>(url_.digest.size()), nullptr,
-                 nullptr);
-  }
-  WriterMutexLock lock(&handle_mu_);
-  zh_ = zh;  // its CONNECTED event resynchronises the caches and reports RECONNECTED
-}
-
-int ZooKeeperRegistryCenter::WithRetry(RequestKind kind, const std::function<int(zhandle_t*)>& op) {
-  static thread_local std::mt19937 rng{std::random_device{}()};
-  int rc = ZCONNECTIONLOSS;
-  for (int attempt = 0; attempt <= url_.max_retries; ++attempt) {
-    {
-      ReaderMutexLock lock(&handle_mu_);
-      if (zh_ != nullptr) CountRequest(kind);
-      const int64_t sent = SteadyNs();
-      const uint64_t generation = generation_.load();
-      rc = zh_ == nullptr ? ZINVALIDSTATE : op(zh_);
-      if (ServerAnswered(rc)) {
-        Heard(sent, generation);
-        stats()->request_duration[static_cast<size_t>(kind)].Observe(
-            std::chrono::nanoseconds(SteadyNs() - sent));
-      }
+ClientCode ZooKeeperRegistryCenter::WithRetry(RequestKind kind,
+                                              const std::function<ClientCode()>& attempt) {
+  return client_->WithRetry([&] {
+    const int64_t sent = SteadyNs();
+    const uint64_t generation = client_->session_epoch();
+    const ClientCode rc = attempt();
+    if (ServerAnswered(rc)) {
+      Heard(sent, generation);
+      stats()->request_duration[static_cast<size_t>(kind)].Observe(
+          std::chrono::nanoseconds(SteadyNs() - sent));
     }
-    if (!Retryable(rc) || attempt == url_.max_retries) return rc;
-    // Curator's ExponentialBackoffRetry, but woken early when the connection returns.
-    int bound = 1 << std::min(attempt + 1, 20);
-    int sleep_ms = std::min(url_.max_sleep_ms,
-                            url_.base_sleep_ms * std::max(1, static_cast<int>(rng() % bound)));
-    MutexLock lock(&state_mu_);
-    if (closing_) return ZCLOSING;
-    const auto wake = std::chrono::steady_clock::now() + std::chrono::milliseconds(sleep_ms);
-    while (!connected_ && !closing_ && state_cv_.WaitUntil(wake)) {
-    }
-    if (closing_) return ZCLOSING;
-  }
-  return rc;
+    return rc;
+  });
 }
 
 // ---- reads -----------------------------------------------------------------------------
@@ -452,22 +239,9 @@ Result<std::string> ZooKeeperRegistryCenter::GetDirectly(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   std::string value;
-  int rc = WithRetry(RequestKind::kRead, [&](zhandle_t* zh) {
-    std::vector<char> buf(64 * 1024);
-    while (true) {
-      int len = static_cast<int>(buf.size());
-      Stat stat;
-      int r = zoo_get(zh, full.c_str(), 0, buf.data(), &len, &stat);
-      if (r != ZOK) return r;
-      if (stat.dataLength > static_cast<int>(buf.size())) {
-        buf.resize(static_cast<size_t>(stat.dataLength));
-        continue;
-      }
-      value.assign(buf.data(), len < 0 ? 0 : static_cast<size_t>(len));
-      return r;
-    }
-  });
-  if (rc != ZOK) return ToStatus(rc, key);
+  ClientCode rc = WithRetry(RequestKind::kGet,
+                            [&] { return client_->GetSync(full, nullptr, &value, nullptr); });
+  if (rc != ClientCode::kOk) return ToStatus(rc, key);
   return value;
 }
 
@@ -503,11 +277,10 @@ Result<bool> ZooKeeperRegistryCenter::IsExisted(std::string_view key) {
     MutexLock lock(&data_mu_);
     if (TreeCache* c = CacheFor(full)) return c->nodes.count(full) != 0;
   }
-  Stat stat;
-  int rc = WithRetry(RequestKind::kExists,
-                     [&](zhandle_t* zh) { return zoo_exists(zh, full.c_str(), 0, &stat); });
-  if (rc == ZOK) return true;
-  if (rc == ZNONODE) return false;
+  ClientCode rc =
+      WithRetry(RequestKind::kExists, [&] { return client_->ExistsSync(full, nullptr, nullptr); });
+  if (rc == ClientCode::kOk) return true;
+  if (rc == ClientCode::kNoNode) return false;
   return ToStatus(rc, key);
 }
 
@@ -516,17 +289,9 @@ Result<std::vector<std::string>> ZooKeeperRegistryCenter::GetChildrenDirectly(
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   std::vector<std::string> out;
-  int rc = WithRetry(RequestKind::kChildren, [&](zhandle_t* zh) {
-    String_vector children{0, nullptr};
-    int r = zoo_get_children(zh, full.c_str(), 0, &children);
-    if (r == ZOK) {
-      out.clear();
-      for (int i = 0; i < children.count; ++i) out.emplace_back(children.data[i]);
-      deallocate_String_vector(&children);
-    }
-    return r;
-  });
-  if (rc != ZOK) return ToStatus(rc, key);
+  ClientCode rc =
+      WithRetry(RequestKind::kChildren, [&] { return client_->ChildrenSync(full, nullptr, &out); });
+  if (rc != ClientCode::kOk) return ToStatus(rc, key);
   return out;
 }
 
@@ -568,7 +333,8 @@ ZooKeeperRegistryCenter::Known ZooKeeperRegistryCenter::CacheKnows(const std::st
   return c->nodes.count(full) != 0 ? Known::kPresent : Known::kAbsent;
 }
 
-Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, int flags, bool trust_cache) {
+Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, CreateMode mode,
+                                            bool trust_cache) {
   std::vector<std::string> chain;
   for (std::string p = full; p != prefix_ && p != "/"; p = ParentOf(p)) {
     if (trust_cache && CacheKnows(p) == Known::kPresent) break;  // and so are its ancestors
@@ -576,12 +342,14 @@ Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, int flags, 
   }
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     uint64_t seq = 0;
-    int rc = WithRetry(RequestKind::kCreate, [&](zhandle_t* zh) {
+    ClientCode rc = WithRetry(RequestKind::kCreate, [&] {
       seq = NextSeq();
-      return zoo_create(zh, it->c_str(), "", 0, Acl(), flags, nullptr, 0);
+      return client_->CreateSync(*it, "", mode, nullptr);
     });
-    if (rc != ZOK && rc != ZNODEEXISTS) return ToStatus(rc, Relative(*it));
-    if (rc == ZOK) ApplyLocalWrite(*it, std::string(), seq);
+    if (rc != ClientCode::kOk && rc != ClientCode::kNodeExists) {
+      return ToStatus(rc, Relative(*it));
+    }
+    if (rc == ClientCode::kOk) ApplyLocalWrite(*it, std::string(), seq);
   }
   return Status::Ok();
 }
@@ -607,24 +375,24 @@ Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::stri
     for (const auto& a : ancestors) ops.push_back(TransactionOp::Create(Relative(a), ""));
     ops.push_back(TransactionOp::Create(Relative(full), std::string(value), mode));
     auto m = PrepareMulti(std::move(ops));
-    int rc = WithRetry(RequestKind::kMulti, [&](zhandle_t* zh) {
+    ClientCode rc = WithRetry(RequestKind::kMulti, [&] {
       m->seq = NextSeq();
-      return SyncMulti(zh, static_cast<int>(m->zops.size()), m->zops.data(), m->results.data());
+      return client_->MultiSync(m->steps, &m->results);
     });
     size_t failed = m->results.size();
-    if (rc != ZOK) {
+    if (rc != ClientCode::kOk) {
       for (size_t k = 0; k < m->results.size(); ++k) {
-        if (m->results[k].err != ZOK && m->results[k].err != ZRUNTIMEINCONSISTENCY) {
+        if (StepFailed(m->results[k].code)) {
           failed = k;
           break;
         }
       }
     }
-    if (rc == ZNODEEXISTS && failed < ancestors.size()) {
+    if (rc == ClientCode::kNodeExists && failed < ancestors.size()) {
       ancestors.erase(ancestors.begin(), ancestors.begin() + static_cast<long>(failed) + 1);
       continue;
     }
-    if (rc == ZNONODE && trust_cache) {
+    if (rc == ClientCode::kNoNode && trust_cache) {
       // A cache said an ancestor was there, but the server had deleted it (its event not
       // yet applied): ask the server about every level this time.
       trust_cache = false;
@@ -633,32 +401,30 @@ Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::stri
     }
     if (Status st = FinishMulti(*m, rc); !st.ok()) {
       // The node's own step names the node, as a single create would.
-      if (failed == ancestors.size()) return ToStatus(m->results[failed].err, Relative(full));
+      if (failed == ancestors.size()) return ToStatus(m->results[failed].code, Relative(full));
       return st;
     }
-    return std::string(m->bufs.back().data());
+    return m->results.back().path;
   }
 }
 
 Status ZooKeeperRegistryCenter::CreateParents(const std::string& full) {
-  return CreateChain(ParentOf(full), ZOO_PERSISTENT);
+  return CreateChain(ParentOf(full), CreateMode::kPersistent);
 }
 
 Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std::string_view value,
-                                                    int flags, bool parents) {
+                                                    CreateMode mode, bool parents) {
   if (parents && CacheKnows(ParentOf(full)) == Known::kAbsent) {
-    return CreateWithAncestors(full, value, ModeOf(flags));  // no doomed attempt first
+    return CreateWithAncestors(full, value, mode);  // no doomed attempt first
   }
-  std::vector<char> path_buf(full.size() + 64);
+  std::string created;
   uint64_t seq = 0;
-  int rc = WithRetry(RequestKind::kCreate, [&](zhandle_t* zh) {
+  ClientCode rc = WithRetry(RequestKind::kCreate, [&] {
     seq = NextSeq();
-    return zoo_create(zh, full.c_str(), value.data(), static_cast<int>(value.size()), Acl(), flags,
-                      path_buf.data(), static_cast<int>(path_buf.size()));
+    return client_->CreateSync(full, value, mode, &created);
   });
-  if (rc == ZNONODE && parents) return CreateWithAncestors(full, value, ModeOf(flags));
-  if (rc != ZOK) return ToStatus(rc, Relative(full));
-  std::string created(path_buf.data());
+  if (rc == ClientCode::kNoNode && parents) return CreateWithAncestors(full, value, mode);
+  if (rc != ClientCode::kOk) return ToStatus(rc, Relative(full));
   ApplyLocalWrite(created, std::string(value), seq);
   return created;
 }
@@ -670,20 +436,20 @@ Status ZooKeeperRegistryCenter::Persist(std::string_view key, std::string_view v
   bool exists = CacheKnows(full) == Known::kPresent;
   for (int round = 0; round < 4; ++round) {
     if (!exists) {
-      auto created = Create(full, value, ZOO_PERSISTENT, true);
+      auto created = Create(full, value, CreateMode::kPersistent, true);
       if (created.ok()) return Status::Ok();
       if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
     }
     uint64_t seq = 0;
-    int rc = WithRetry(RequestKind::kSet, [&](zhandle_t* zh) {
+    ClientCode rc = WithRetry(RequestKind::kSet, [&] {
       seq = NextSeq();
-      return zoo_set(zh, full.c_str(), value.data(), static_cast<int>(value.size()), -1);
+      return client_->SetSync(full, value, -1, nullptr);
     });
-    if (rc == ZOK) {
+    if (rc == ClientCode::kOk) {
       ApplyLocalWrite(full, std::string(value), seq);
       return Status::Ok();
     }
-    if (rc != ZNONODE) return ToStatus(rc, key);  // deleted in between: create again
+    if (rc != ClientCode::kNoNode) return ToStatus(rc, key);  // deleted in between: create again
     exists = false;
   }
   return Status(StatusCode::kInternal, fmt::format("persist {}: node keeps changing", key));
@@ -698,7 +464,7 @@ Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::stri
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   if (CacheKnows(full) == Known::kAbsent) {
-    auto created = Create(full, value, ZOO_EPHEMERAL, true);
+    auto created = Create(full, value, CreateMode::kEphemeral, true);
     if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
   }
   // There (or not known). A node this session owns takes the value in place: deleted and
@@ -708,46 +474,47 @@ Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::stri
   // persistent one) is replaced. A few rounds, in case it changes hands meanwhile.
   constexpr int kRounds = 4;
   for (int round = 0; round < kRounds; ++round) {
-    struct Stat stat {};
-    int64_t session = 0;  // the session the exists was asked in
-    int rc = WithRetry(RequestKind::kExists, [&](zhandle_t* zh) {
-      const clientid_t* id = zoo_client_id(zh);
-      session = id == nullptr ? 0 : id->client_id;
-      return zoo_exists(zh, full.c_str(), 0, &stat);
+    NodeStat stat;
+    SessionInfo session;  // the session the exists was asked in
+    ClientCode rc = WithRetry(RequestKind::kExists, [&] {
+      session = client_->session();
+      return client_->ExistsSync(full, nullptr, &stat);
     });
-    if (rc == ZNONODE) {
-      auto created = Create(full, value, ZOO_EPHEMERAL, true);
+    if (rc == ClientCode::kNoNode) {
+      auto created = Create(full, value, CreateMode::kEphemeral, true);
       if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
       continue;
     }
-    if (rc != ZOK) return ToStatus(rc, key);
-    if (session != 0 && stat.ephemeralOwner == session) {
+    if (rc != ClientCode::kOk) return ToStatus(rc, key);
+    if (session.id != 0 && stat.ephemeral_owner == session.id) {
       uint64_t seq = 0;
-      rc = WithRetry(RequestKind::kSet, [&](zhandle_t* zh) {
-        const clientid_t* id = zoo_client_id(zh);
-        // A new session since the exists: that node is not ours any more (it goes with the
-        // old session); ask again.
-        if (id == nullptr || id->client_id != session) return static_cast<int>(ZBADVERSION);
+      rc = WithRetry(RequestKind::kSet, [&] {
         seq = NextSeq();
-        return zoo_set(zh, full.c_str(), value.data(), static_cast<int>(value.size()),
-                       stat.version);
+        // Sent only in that session: after a new one the node is not ours any more (it goes
+        // with the old session); ask again.
+        return client_->SetSync(full, value, stat.version, nullptr, session.epoch);
       });
-      if (rc == ZOK) {
+      if (rc == ClientCode::kOk) {
         ApplyLocalWrite(full, std::string(value), seq);
         return Status::Ok();
       }
-      if (rc != ZNONODE && rc != ZBADVERSION) return ToStatus(rc, key);
+      if (rc != ClientCode::kNoNode && rc != ClientCode::kBadVersion &&
+          rc != ClientCode::kSessionMoved) {
+        return ToStatus(rc, key);
+      }
       continue;
     }
     uint64_t seq = 0;
-    rc = WithRetry(RequestKind::kDelete, [&](zhandle_t* zh) {
+    rc = WithRetry(RequestKind::kDelete, [&] {
       seq = NextSeq();
-      return zoo_delete(zh, full.c_str(), stat.version);
+      return client_->DeleteSync(full, stat.version);
     });
-    if (rc != ZOK && rc != ZNONODE && rc != ZBADVERSION) return ToStatus(rc, key);
-    if (rc == ZBADVERSION) continue;
+    if (rc != ClientCode::kOk && rc != ClientCode::kNoNode && rc != ClientCode::kBadVersion) {
+      return ToStatus(rc, key);
+    }
+    if (rc == ClientCode::kBadVersion) continue;
     ApplyLocalWrite(full, std::nullopt, seq);
-    auto created = Create(full, value, ZOO_EPHEMERAL, true);
+    auto created = Create(full, value, CreateMode::kEphemeral, true);
     if (created.status().code() != StatusCode::kAlreadyExists) return created.status();
   }
   return Status(StatusCode::kBadVersion,
@@ -757,7 +524,7 @@ Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::stri
 Result<std::string> ZooKeeperRegistryCenter::PersistSequential(std::string_view key,
                                                                std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  auto created = Create(Full(key), value, ZOO_PERSISTENT_SEQUENTIAL, true);
+  auto created = Create(Full(key), value, CreateMode::kPersistentSequential, true);
   if (!created.ok()) return created.status();
   return Relative(*created);
 }
@@ -765,7 +532,7 @@ Result<std::string> ZooKeeperRegistryCenter::PersistSequential(std::string_view 
 Result<std::string> ZooKeeperRegistryCenter::PersistEphemeralSequential(std::string_view key,
                                                                         std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  auto created = Create(Full(key), value, ZOO_EPHEMERAL_SEQUENTIAL, true);
+  auto created = Create(Full(key), value, CreateMode::kEphemeralSequential, true);
   if (!created.ok()) return created.status();
   return Relative(*created);
 }
@@ -783,11 +550,11 @@ Result<std::string> ZooKeeperRegistryCenter::CreateLatchNode(const std::string& 
     if (make_parents) {
       // NOT_FOUND: an emptied container above went meanwhile (`election` once `latch` is
       // gone): make the chain again.
-      Status s = CreateChain(parent, ZOO_CONTAINER, /*trust_cache=*/round == 0);
+      Status s = CreateChain(parent, CreateMode::kContainer, /*trust_cache=*/round == 0);
       if (s.code() == StatusCode::kNotFound) continue;
       if (!s.ok()) return s;
     }
-    auto created = Create(node, "", ZOO_EPHEMERAL_SEQUENTIAL, /*parents=*/false);
+    auto created = Create(node, "", CreateMode::kEphemeralSequential, /*parents=*/false);
     if (created.ok()) return created->substr(created->rfind('/') + 1);
     if (created.status().code() != StatusCode::kNotFound) return created.status();
     make_parents = true;
@@ -798,7 +565,7 @@ Result<std::string> ZooKeeperRegistryCenter::CreateLatchNode(const std::string& 
 
 Status ZooKeeperRegistryCenter::CreateContainer(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  return CreateChain(Full(key), ZOO_CONTAINER);
+  return CreateChain(Full(key), CreateMode::kContainer);
 }
 
 Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
@@ -808,15 +575,15 @@ Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
       // A leaf (the common case) goes in one round trip; children are listed only when the
       // server says there are some.
       uint64_t seq = 0;
-      int rc = WithRetry(RequestKind::kDelete, [&](zhandle_t* zh) {
+      ClientCode rc = WithRetry(RequestKind::kDelete, [&] {
         seq = NextSeq();
-        return zoo_delete(zh, full.c_str(), -1);
+        return client_->DeleteSync(full, -1);
       });
-      if (rc == ZOK || rc == ZNONODE) {
+      if (rc == ClientCode::kOk || rc == ClientCode::kNoNode) {
         ApplyLocalWrite(full, std::nullopt, seq);
         return Status::Ok();
       }
-      if (rc != ZNOTEMPTY) return ToStatus(rc, Relative(full));
+      if (rc != ClientCode::kNotEmpty) return ToStatus(rc, Relative(full));
       auto children = GetChildrenDirectly(Relative(full));
       if (!children.ok()) {
         return children.status().code() == StatusCode::kNotFound ? Status::Ok() : children.status();
@@ -844,58 +611,38 @@ std::unique_ptr<ZooKeeperRegistryCenter::Multi> ZooKeeperRegistryCenter::Prepare
     m->ops.push_back(TransactionOp::SetData(created.key, created.value));
   }
   const size_t n = m->ops.size();
-  for (const auto& op : m->ops) m->paths.push_back(Full(op.key));
-  m->bufs.assign(n, std::vector<char>(512));
-  m->zops.resize(n);
-  m->results.resize(n);
+  m->steps.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const auto& op = m->ops[i];
+    ClientOp& step = m->steps[i];
+    step.path = Full(op.key);
     switch (op.type) {
       case TransactionOp::Type::kCheckExists:
-        zoo_check_op_init(&m->zops[i], m->paths[i].c_str(), -1);
+        step.type = ClientOp::Type::kCheck;
         break;
-      case TransactionOp::Type::kCreate: {
-        int flags = ZOO_PERSISTENT;
-        switch (op.mode) {
-          case CreateMode::kPersistent:
-            flags = ZOO_PERSISTENT;
-            break;
-          case CreateMode::kEphemeral:
-            flags = ZOO_EPHEMERAL;
-            break;
-          case CreateMode::kPersistentSequential:
-            flags = ZOO_PERSISTENT_SEQUENTIAL;
-            break;
-          case CreateMode::kEphemeralSequential:
-            flags = ZOO_EPHEMERAL_SEQUENTIAL;
-            break;
-          case CreateMode::kContainer:
-            flags = ZOO_CONTAINER;
-            break;
-        }
-        zoo_create_op_init(&m->zops[i], m->paths[i].c_str(), op.value.data(),
-                           static_cast<int>(op.value.size()), Acl(), flags, m->bufs[i].data(),
-                           static_cast<int>(m->bufs[i].size()));
+      case TransactionOp::Type::kCreate:
+        step.type = ClientOp::Type::kCreate;
+        step.value = op.value;
+        step.mode = op.mode;
         break;
-      }
       case TransactionOp::Type::kSetData:
-        zoo_set_op_init(&m->zops[i], m->paths[i].c_str(), op.value.data(),
-                        static_cast<int>(op.value.size()), -1,
-                        stamped && i + 1 == n ? &m->stamp : nullptr);
+        step.type = ClientOp::Type::kSet;
+        step.value = op.value;
+        step.want_stat = stamped && i + 1 == n;
         break;
       case TransactionOp::Type::kDelete:
-        zoo_delete_op_init(&m->zops[i], m->paths[i].c_str(), -1);
+        step.type = ClientOp::Type::kDelete;
         break;
     }
   }
   return m;
 }
 
-Status ZooKeeperRegistryCenter::FinishMulti(Multi& m, int rc) {
-  if (rc != ZOK) {
+Status ZooKeeperRegistryCenter::FinishMulti(Multi& m, ClientCode rc) {
+  if (rc != ClientCode::kOk) {
     for (size_t i = 0; i < m.results.size(); ++i) {
-      if (m.results[i].err != ZOK && m.results[i].err != ZRUNTIMEINCONSISTENCY) {
-        Status s = ToStatus(m.results[i].err, m.ops[i].key);
+      if (StepFailed(m.results[i].code)) {
+        Status s = ToStatus(m.results[i].code, m.ops[i].key);
         return Status(s.code(), fmt::format("transaction step {}: {}", i + 1, s.message()));
       }
     }
@@ -904,13 +651,13 @@ Status ZooKeeperRegistryCenter::FinishMulti(Multi& m, int rc) {
   for (size_t i = 0; i < m.ops.size(); ++i) {
     switch (m.ops[i].type) {
       case TransactionOp::Type::kCreate:
-        ApplyLocalWrite(m.bufs[i].data(), m.ops[i].value, m.seq);
+        ApplyLocalWrite(m.results[i].path, m.ops[i].value, m.seq);
         break;
       case TransactionOp::Type::kSetData:
-        ApplyLocalWrite(m.paths[i], m.ops[i].value, m.seq);
+        ApplyLocalWrite(m.steps[i].path, m.ops[i].value, m.seq);
         break;
       case TransactionOp::Type::kDelete:
-        ApplyLocalWrite(m.paths[i], std::nullopt, m.seq);
+        ApplyLocalWrite(m.steps[i].path, std::nullopt, m.seq);
         break;
       default:
         break;
@@ -933,27 +680,27 @@ Result<int64_t> ZooKeeperRegistryCenter::ExecuteMulti(const std::vector<Transact
   }
   if (ops.empty()) return int64_t{0};
   auto m = PrepareMulti(ops, stamped);
-  int rc = WithRetry(RequestKind::kMulti, [&](zhandle_t* zh) {
+  ClientCode rc = WithRetry(RequestKind::kMulti, [&] {
     m->seq = NextSeq();
-    return SyncMulti(zh, static_cast<int>(m->zops.size()), m->zops.data(), m->results.data());
+    return client_->MultiSync(m->steps, &m->results);
   });
   if (Status s = FinishMulti(*m, rc); !s.ok()) return s;
-  return stamped ? static_cast<int64_t>(m->stamp.mzxid) : int64_t{0};
+  return stamped ? m->stamp() : int64_t{0};
 }
 
 // An asynchronous transaction between its sending and its completion. The reply arrives on
-// the client's completion thread, which must not block (a cache refresh in progress waits
-// for that thread while it holds its locks): Complete runs the rest on `executor`.
+// the client's event thread, which must not block (a cache refresh in progress waits for
+// that thread while it holds its locks): Complete runs the rest on `executor`.
 struct ZooKeeperRegistryCenter::PendingMulti {
   ZooKeeperRegistryCenter* self;
   std::unique_ptr<Multi> multi;
   Executor* executor;
   std::function<void(Result<int64_t>)> done;  // the zxid when stamped, else 0
-  int rc = ZOK;
+  ClientCode rc = ClientCode::kOk;
   bool ends_batch = false;  // it is the batch in flight: its reply sends the next one
 
-  // Its reply (or ZCLOSING/ZCONNECTIONLOSS for one that will never come): on its way.
-  static void Replied(PendingMulti* p, int rc) {
+  // Its reply (or the client's kClosing / kSessionExpired for one that will never come).
+  static void Replied(PendingMulti* p, ClientCode rc) {
     ZooKeeperRegistryCenter* self = p->self;
     const bool next = p->ends_batch;
     p->rc = rc;
@@ -970,41 +717,35 @@ struct ZooKeeperRegistryCenter::PendingMulti {
       // who owns what are gone: sent again in the next one, a run's clearing of its running
       // marks deleted the marks of the instance that had taken its items over (issue 24).
       // Other connection trouble (the same session, reconnecting): again on the current
-      // session (ExecuteInTransaction waits for it, and answers ZCLOSING at once when the
+      // session (ExecuteInTransaction waits for it, and answers kClosing at once when the
       // registry itself is closing).
-      const bool session_over = p->rc == ZSESSIONEXPIRED || p->rc == ZINVALIDSTATE ||
-                                (p->rc == ZCLOSING && !p->self->Closing());
+      const bool session_over = p->rc == ClientCode::kSessionExpired ||
+                                p->rc == ClientCode::kInvalidState ||
+                                (p->rc == ClientCode::kClosing && !p->self->Closing());
       Multi& m = *p->multi;
       Result<int64_t> r = int64_t{0};
       if (session_over) {
-        r = p->self->FinishMulti(m, ZSESSIONEXPIRED);
+        r = p->self->FinishMulti(m, ClientCode::kSessionExpired);
       } else if (Retryable(p->rc)) {
         r = p->self->ExecuteMulti(m.ops, m.stamped);  // a stamped one ends with its set now
       } else if (Status s = p->self->FinishMulti(m, p->rc); !s.ok()) {
         r = std::move(s);
       } else if (m.stamped) {
-        r = static_cast<int64_t>(m.stamp.mzxid);
+        r = m.stamp();
       }
       p->done(std::move(r));
     });
   }
 };
 
-// Several transactions sent as one multi-op. Their zoo_op_t steps point into each member's
-// own buffers, so a created node's path lands where that member's FinishMulti reads it.
+// Several transactions sent as one multi-op: their steps one after another, each member's
+// results its slice of the reply's.
 struct ZooKeeperRegistryCenter::WriteBatch {
   ZooKeeperRegistryCenter* self;
   std::vector<PendingMulti*> members;
-  bool ends_batch;  // it is the batch in flight: its reply sends the next one
-  std::vector<zoo_op_t> zops;
-  std::vector<zoo_op_result_t> results;
+  bool ends_batch;      // it is the batch in flight: its reply sends the next one
   int64_t sent_ns = 0;  // as Multi's
   uint64_t generation = 0;
-
-  static void Replied(WriteBatch* b, int rc) {
-    std::unique_ptr<WriteBatch> owned(b);
-    owned->self->BatchReplied(*owned, rc);
-  }
 };
 
 void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionOp> ops,
@@ -1049,109 +790,55 @@ void ZooKeeperRegistryCenter::SendTransaction(std::vector<TransactionOp> ops, bo
   SendBatch({p}, /*ends_batch=*/true);
 }
 
-int ZooKeeperRegistryCenter::SendOwed(RequestKind kind, const void* key,
-                                      std::function<void(int rc)> abandon,
-                                      const std::function<int(zhandle_t*)>& send) {
-  if (before_send_for_testing_) before_send_for_testing_();
-  int rc;
-  {
-    // Owed and sent under one hold: the handle cannot be replaced in between, so only the
-    // close of the handle this request goes out on can abandon it (issue 18: owed before a
-    // replacement and sent after it, a request was answered by the replacement, freed, then
-    // sent from freed memory on the new session, and its reply written into it).
-    ReaderMutexLock lock(&handle_mu_);
-    if (zh_ == nullptr) return ZINVALIDSTATE;
-    Owe(key, std::move(abandon));
-    CountRequest(kind);
-    rc = send(zh_);
-  }
-  // Not sent: no completion will come. Settle in case a replacement abandoned it meanwhile.
-  if (rc == ZOK || !Settle(key)) return ZOK;
-  return rc;
-}
-
 void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
   p->ends_batch = ends_batch;
-  // Once sent, `p` belongs to its completion, which may run (and free it) before
-  // zoo_amulti returns: only the outcome of sending is looked at here. The completion may
-  // read `p` before settling: a record is freed only by its completion or, once the handle
-  // it went out on is closed (no completion runs any more), by AbandonOwed.
-  int sent = SendOwed(
-      RequestKind::kMulti, p, [p](int rc) { PendingMulti::Replied(p, rc); },
-      [this, p](zhandle_t* zh) {
-        p->multi->seq = NextSeq();
-        p->multi->sent_ns = SteadyNs();
-        p->multi->generation = generation_.load();
-        return AsyncMulti(
-            zh, static_cast<int>(p->multi->zops.size()), p->multi->zops.data(),
-            p->multi->results.data(),
-            [](int rc, const void* data) {
-              auto* pending = static_cast<PendingMulti*>(const_cast<void*>(data));
-              if (pending->self->Settle(pending)) {
-                PendingMulti::Replied(pending, rc);
-              }
-            },
-            p);
-      });
-  if (sent != ZOK) PendingMulti::Replied(p, sent);  // not sent: no completion
+  if (before_send_for_testing_) before_send_for_testing_();
+  // Once handed over, `p` belongs to its callback, which may run (and free it) before
+  // Multi returns; the client calls it exactly once, also when the handle it went out on is
+  // closed (kClosing, kSessionExpired) or when it cannot be sent (then before Multi returns).
+  Multi& m = *p->multi;
+  m.seq = NextSeq();
+  m.sent_ns = SteadyNs();
+  m.generation = client_->session_epoch();
+  client_->Multi(m.steps, [p](ClientCode rc, std::vector<ClientOpResult> results) {
+    p->multi->results = std::move(results);
+    PendingMulti::Replied(p, rc);
+  });
 }
 
 void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members, bool ends_batch) {
   if (members.size() == 1) return SendSingle(members.front(), ends_batch);
-  auto* batch = new WriteBatch{this, std::move(members), ends_batch, {}, {}};
+  auto* batch = new WriteBatch{this, std::move(members), ends_batch};
+  std::vector<ClientOp> steps;
   for (auto* m : batch->members) {
-    batch->zops.insert(batch->zops.end(), m->multi->zops.begin(), m->multi->zops.end());
+    steps.insert(steps.end(), m->multi->steps.begin(), m->multi->steps.end());
   }
-  batch->results.resize(batch->zops.size());
-  int sent = SendOwed(
-      RequestKind::kMulti, batch, [batch](int rc) { WriteBatch::Replied(batch, rc); },
-      [this, batch](zhandle_t* zh) {
-        const uint64_t seq = NextSeq();
-        for (auto* m : batch->members) m->multi->seq = seq;
-        batch->sent_ns = SteadyNs();
-        batch->generation = generation_.load();
-        return AsyncMulti(
-            zh, static_cast<int>(batch->zops.size()), batch->zops.data(), batch->results.data(),
-            [](int rc, const void* data) {
-              auto* b = static_cast<WriteBatch*>(const_cast<void*>(data));
-              if (b->self->Settle(b)) WriteBatch::Replied(b, rc);
-            },
-            batch);
-      });
-  if (sent != ZOK) WriteBatch::Replied(batch, sent);
+  if (before_send_for_testing_) before_send_for_testing_();
+  const uint64_t seq = NextSeq();
+  for (auto* m : batch->members) m->multi->seq = seq;
+  batch->sent_ns = SteadyNs();
+  batch->generation = client_->session_epoch();
+  client_->Multi(std::move(steps), [batch](ClientCode rc, std::vector<ClientOpResult> results) {
+    std::unique_ptr<WriteBatch> owned(batch);
+    owned->self->BatchReplied(*owned, rc, std::move(results));
+  });
 }
 
-void ZooKeeperRegistryCenter::Owe(const void* key, std::function<void(int rc)> abandon) {
-  MutexLock lock(&owed_mu_);
-  owed_.emplace(key, std::move(abandon));
-}
-
-bool ZooKeeperRegistryCenter::Settle(const void* key) {
-  {
-    MutexLock lock(&owed_mu_);
-    if (owed_.erase(key) != 0) return true;
-  }
-  MutexLock paid(&abandon_mu_);  // AbandonOwed has it: let it finish
-  return false;
-}
-
-void ZooKeeperRegistryCenter::AbandonOwed(int rc) {
-  MutexLock paying(&abandon_mu_);
-  decltype(owed_) owed;
-  {
-    MutexLock lock(&owed_mu_);
-    owed.swap(owed_);
-  }
-  // Outside owed_mu_: an abandoned write batch sends the next one, which owes again.
-  for (auto& [key, abandon] : owed) abandon(rc);
-}
-
-void ZooKeeperRegistryCenter::BatchReplied(WriteBatch& batch, int rc) {
-  // On the completion thread (or the sender's, if it was never sent): must not block.
+void ZooKeeperRegistryCenter::BatchReplied(WriteBatch& batch, ClientCode rc,
+                                           std::vector<ClientOpResult> results) {
+  // On the event thread (or the sender's, if it was never sent): must not block.
   if (ServerAnswered(rc)) Heard(batch.sent_ns, batch.generation);
-  if (rc == ZOK || Retryable(rc)) {
+  if (rc == ClientCode::kOk || Retryable(rc)) {
     // All applied, or the connection went (each then retries on its own executor).
+    size_t op = 0;
     for (auto* m : batch.members) {
+      const size_t n = m->multi->steps.size();
+      if (rc == ClientCode::kOk && op + n <= results.size()) {
+        m->multi->results.assign(
+            std::make_move_iterator(results.begin() + static_cast<long>(op)),
+            std::make_move_iterator(results.begin() + static_cast<long>(op + n)));
+      }
+      op += n;
       m->rc = rc;
       PendingMulti::Complete(m);
     }
@@ -1167,9 +854,8 @@ void ZooKeeperRegistryCenter::BatchReplied(WriteBatch& batch, int rc) {
   // drained it.)
   size_t failing = batch.members.size();
   for (size_t k = 0, op = 0; k < batch.members.size() && failing == batch.members.size(); ++k) {
-    for (size_t n = batch.members[k]->multi->zops.size(); n > 0; --n, ++op) {
-      int err = batch.results[op].err;
-      if (err != ZOK && err != ZRUNTIMEINCONSISTENCY) {
+    for (size_t n = batch.members[k]->multi->steps.size(); n > 0; --n, ++op) {
+      if (op < results.size() && StepFailed(results[op].code)) {
         failing = k;
         break;
       }
@@ -1195,8 +881,8 @@ void ZooKeeperRegistryCenter::NextBatch() {
     MutexLock lock(&batch_mu_);
     size_t ops = 0;
     while (!queued_writes_.empty() &&
-           (next.empty() || ops + queued_writes_.front()->multi->zops.size() <= kMaxBatchOps)) {
-      ops += queued_writes_.front()->multi->zops.size();
+           (next.empty() || ops + queued_writes_.front()->multi->steps.size() <= kMaxBatchOps)) {
+      ops += queued_writes_.front()->multi->steps.size();
       next.push_back(queued_writes_.front());
       queued_writes_.pop_front();
     }
@@ -1210,25 +896,11 @@ void ZooKeeperRegistryCenter::NextBatch() {
 
 // ---- the lease ----------------------------------------------------------------------
 
-struct ZooKeeperRegistryCenter::LeaseProbe {
-  ZooKeeperRegistryCenter* self;
-  int64_t sent_ns = 0;
-  uint64_t generation = 0;
-
-  // Its answer, or the client's word that none will come.
-  static void Done(LeaseProbe* p, int rc) {
-    std::unique_ptr<LeaseProbe> owned(p);
-    ZooKeeperRegistryCenter* self = p->self;
-    if (ServerAnswered(rc)) self->Heard(p->sent_ns, p->generation);
-    self->probe_in_flight_.store(false, std::memory_order_release);
-  }
-};
-
 void ZooKeeperRegistryCenter::Heard(int64_t sent_ns, uint64_t generation) {
   {
     MutexLock lock(&lease_mu_);
     // An answer in a session replaced since proves nothing of the current one.
-    if (generation != generation_.load()) return;
+    if (generation != client_->session_epoch()) return;
     if (sent_ns <= heard_ns_.load(std::memory_order_relaxed)) return;
     heard_ns_.store(sent_ns, std::memory_order_release);
   }
@@ -1242,21 +914,14 @@ void ZooKeeperRegistryCenter::WakeLeaseWaiters() {
 
 void ZooKeeperRegistryCenter::ProbeLease() {
   if (probe_in_flight_.exchange(true, std::memory_order_acq_rel)) return;
-  auto* probe = new LeaseProbe{this};
-  int sent = SendOwed(
-      RequestKind::kExists, probe, [probe](int rc) { LeaseProbe::Done(probe, rc); },
-      [this, probe](zhandle_t* zh) {
-        probe->sent_ns = SteadyNs();
-        probe->generation = generation_.load();
-        return zoo_aexists(
-            zh, prefix_.c_str(), 0,
-            [](int rc, const Stat*, const void* data) {
-              auto* p = static_cast<LeaseProbe*>(const_cast<void*>(data));
-              if (p->self->Settle(p)) LeaseProbe::Done(p, rc);
-            },
-            probe);
-      });
-  if (sent != ZOK) LeaseProbe::Done(probe, sent);  // not sent: no completion
+  if (before_send_for_testing_) before_send_for_testing_();
+  const int64_t sent = SteadyNs();
+  const uint64_t generation = client_->session_epoch();
+  // Answered exactly once: by the server, or by the client's word that no answer will come.
+  client_->Exists(prefix_, nullptr, [this, sent, generation](ClientCode rc, const NodeStat&) {
+    if (ServerAnswered(rc)) Heard(sent, generation);
+    probe_in_flight_.store(false, std::memory_order_release);
+  });
 }
 
 bool ZooKeeperRegistryCenter::LeaseHeld() {
@@ -1278,13 +943,13 @@ std::chrono::steady_clock::time_point ZooKeeperRegistryCenter::lease_expiry() {
 }
 
 bool ZooKeeperRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point deadline) {
-  const uint64_t generation = generation_.load();
+  const uint64_t generation = client_->session_epoch();
   // A probe lost with the connection (or refused while there was no handle) goes again this
   // often until the deadline: the connection's return wakes the waiters too.
   constexpr auto kProbeAgain = std::chrono::milliseconds(100);
   MutexLock lock(&lease_mu_);
   while (true) {
-    if (generation_.load() != generation || Closing()) return false;
+    if (client_->session_epoch() != generation || Closing()) return false;
     const int64_t heard = heard_ns_.load(std::memory_order_acquire);
     if (heard != 0 && SteadyNs() - heard < lease_bound_ns_.load(std::memory_order_relaxed)) {
       return true;
@@ -1295,8 +960,8 @@ bool ZooKeeperRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point d
     ProbeLease();
     lock.Lock();
     const auto wake = std::min(deadline, now + kProbeAgain);
-    while (heard_ns_.load(std::memory_order_acquire) == heard && generation_.load() == generation &&
-           lease_cv_.WaitUntil(wake)) {
+    while (heard_ns_.load(std::memory_order_acquire) == heard &&
+           client_->session_epoch() == generation && lease_cv_.WaitUntil(wake)) {
     }
   }
 }
@@ -1304,11 +969,11 @@ bool ZooKeeperRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point d
 Result<int64_t> ZooKeeperRegistryCenter::GetRegistryCenterTime(std::string_view key) {
   if (Status s = Persist(key, ""); !s.ok()) return s;
   std::string full = Full(key);
-  Stat stat;
-  int rc = WithRetry(RequestKind::kExists,
-                     [&](zhandle_t* zh) { return zoo_exists(zh, full.c_str(), 0, &stat); });
-  if (rc != ZOK) return ToStatus(rc, key);
-  return static_cast<int64_t>(stat.mtime);
+  NodeStat stat;
+  ClientCode rc =
+      WithRetry(RequestKind::kExists, [&] { return client_->ExistsSync(full, nullptr, &stat); });
+  if (rc != ClientCode::kOk) return ToStatus(rc, key);
+  return stat.mtime;
 }
 
 std::map<std::string, uint64_t> ZooKeeperRegistryCenter::request_counts() const {
@@ -1321,33 +986,30 @@ std::map<std::string, uint64_t> ZooKeeperRegistryCenter::request_counts() const 
 
 // ---- one-shot watches (the leader latch) ------------------------------------------------
 
-void ZooKeeperRegistryCenter::OnceWatcher(zhandle_t*, int type, int state, const char*, void* ctx) {
-  auto* w = static_cast<OnceWatch*>(ctx);
-  ZooKeeperRegistryCenter* self = w->self;
-  MutexLock lock(&self->once_mu_);
-  if (self->once_watches_.count(w) == 0) return;
-  w->fired();
+void OnceWatch::OnWatch(const WatchEvent& event) {
+  ZooKeeperRegistryCenter* registry = self;
+  MutexLock lock(&registry->once_mu_);
+  if (registry->once_watches_.count(this) == 0) return;
+  fired();
   // A connection-state notification leaves the watch set; keep the context for its event.
-  if (type == ZOO_SESSION_EVENT && state != ZOO_EXPIRED_SESSION_STATE) return;
-  self->once_watches_.erase(w);
-  delete w;
+  if (event.type == WatchEvent::Type::kSession && event.state != ClientState::kExpired) return;
+  registry->once_watches_.erase(this);
+  delete this;
 }
 
 Result<bool> ZooKeeperRegistryCenter::ExistsWatchOnce(std::string_view key,
                                                       std::function<void()> fired) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
-  auto* w = new OnceWatch{this, std::move(fired)};
+  auto* w = new OnceWatch(this, std::move(fired));
   {
     MutexLock lock(&once_mu_);
     once_watches_.insert(w);
   }
-  Stat stat;
-  int rc = WithRetry(RequestKind::kExists, [&](zhandle_t* zh) {
-    return zoo_wexists(zh, full.c_str(), &OnceWatcher, w, &stat);
-  });
-  if (rc == ZOK) return true;
-  if (rc == ZNONODE) return false;
+  ClientCode rc =
+      WithRetry(RequestKind::kExists, [&] { return client_->ExistsSync(full, w, nullptr); });
+  if (rc == ClientCode::kOk) return true;
+  if (rc == ClientCode::kNoNode) return false;
   {
     MutexLock lock(&once_mu_);
     if (once_watches_.erase(w) > 0) delete w;  // no watch was set
@@ -1398,14 +1060,13 @@ ZooKeeperRegistryCenter::TreeCache* ZooKeeperRegistryCenter::CacheFor(const std:
   }
 }
 
-void ZooKeeperRegistryCenter::CacheWatcher(zhandle_t*, int type, int, const char* path, void* ctx) {
-  if (type == ZOO_SESSION_EVENT || path == nullptr) return;  // the global watcher handles those
-  auto* self = static_cast<ZooKeeperRegistryCenter*>(ctx);
+void ZooKeeperRegistryCenter::CacheWatch::OnWatch(const WatchEvent& event) {
+  if (event.type == WatchEvent::Type::kSession || event.path.empty()) return;  // the hooks' part
   // A children event used up the children watch only, a data event the value watch only.
-  int what = type == ZOO_CHILD_EVENT     ? kChildrenEvent
-             : type == ZOO_CHANGED_EVENT ? kValueEvent
-                                         : kValueEvent | kChildrenEvent;
-  self->MarkDirty(path, what);
+  int what = event.type == WatchEvent::Type::kChildren  ? kChildrenEvent
+             : event.type == WatchEvent::Type::kChanged ? kValueEvent
+                                                        : kValueEvent | kChildrenEvent;
+  self->MarkDirty(std::string(event.path), what);
 }
 
 void ZooKeeperRegistryCenter::Deliver(TreeCache& cache, std::vector<TreeEvent> events) {
@@ -1437,8 +1098,8 @@ void ZooKeeperRegistryCenter::DropFrom(TreeCache& cache, const std::string& full
 
 namespace {
 
-// Counts the replies a batch of asynchronous requests still owes. Every request the client
-// accepted is answered (with an error when the connection or the handle goes), so Wait ends.
+// Counts the replies a batch of asynchronous requests still owes. The client answers every
+// request exactly once (with an error when the connection or the handle goes), so Wait ends.
 class ReplyLatch {
  public:
   void Add() {
@@ -1451,20 +1112,13 @@ class ReplyLatch {
   }
   void Wait() {
     MutexLock lock(&mu_);
-    while (pending_ != 0 && !abandoned_) cv_.Wait();
-  }
-  // The handle was closed: the replies still owed will never come.
-  void Abandon() {
-    MutexLock lock(&mu_);
-    abandoned_ = true;
-    cv_.SignalAll();
+    while (pending_ != 0) cv_.Wait();
   }
 
  private:
   Mutex mu_;
   CondVar cv_{&mu_};
   int pending_ ELASTICJOB_GUARDED_BY(mu_) = 0;
-  bool abandoned_ ELASTICJOB_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace
@@ -1480,8 +1134,8 @@ struct ZooKeeperRegistryCenter::NodeRead {
   bool empty_value = false;                 // its value is "" by contract: never read (NodeWatches)
   uint64_t seq = 0;                         // NextSeq() once its requests were handed to the client
   std::span<const std::string_view> named;  // the node's named children (NodeWatches)
-  int data_rc = ZCONNECTIONLOSS;            // until answered
-  int children_rc = ZCONNECTIONLOSS;
+  ClientCode data_rc = ClientCode::kConnectionLoss;  // until answered
+  ClientCode children_rc = ClientCode::kConnectionLoss;
   std::string value;
   std::vector<std::string> children;
 };
@@ -1489,38 +1143,12 @@ struct ZooKeeperRegistryCenter::NodeRead {
 void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
                                       EventsByCache* events) {
   // REQUIRES: refresh_mu_ held (not data_mu_).
-  auto on_data = [](int rc, const char* value, int len, const Stat*, const void* data) {
-    auto* r = static_cast<NodeRead*>(const_cast<void*>(data));
-    r->data_rc = rc;
-    if (rc == ZOK && value != nullptr && len > 0) r->value.assign(value, static_cast<size_t>(len));
-    r->latch->Done();
-  };
-  auto on_stat = [](int rc, const Stat*, const void* data) {
-    auto* r = static_cast<NodeRead*>(const_cast<void*>(data));
-    r->data_rc = rc;
-    r->latch->Done();
-  };
-  auto on_children = [](int rc, const String_vector* sv, const void* data) {
-    auto* r = static_cast<NodeRead*>(const_cast<void*>(data));
-    r->children_rc = rc;
-    if (rc == ZOK && sv != nullptr) {
-      for (int i = 0; i < sv->count; ++i) r->children.emplace_back(sv->data[i]);
-    }
-    r->latch->Done();
-  };
-  // Sends the reads of `items`, each answered to `latch`, into `reads`; returns whether the
-  // latch is owed (Settle it once it has been waited for).
+  // Sends the reads of `items`, each answered to `latch`, into `reads`. An unanswered read
+  // (the connection or the session went) keeps an error code: the reconnect resynchronises
+  // the caches.
   auto send = [&](std::vector<LoadItem>& items, ReplyLatch& latch,
                   std::vector<std::unique_ptr<NodeRead>>& reads) {
-    bool owed = false;
     if (before_send_for_testing_) before_send_for_testing_();
-    ReaderMutexLock lock(&handle_mu_);
-    // Owed under the same hold as the reads are sent (SendOwed says why). An unanswered
-    // read keeps its ZCONNECTIONLOSS: the reconnect resynchronises the caches.
-    if (zh_ != nullptr) {
-      Owe(&latch, [&latch](int) { latch.Abandon(); });
-      owed = true;
-    }
     for (auto& item : items) {
       auto r = std::make_unique<NodeRead>();
       r->cache = item.cache;
@@ -1535,18 +1163,16 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       // A probed named child the cache has keeps its own watch: nothing to read.
       if (item.what == kProbe && known && !deep) continue;
       if (NamesChildren(needs)) r->named = needs.named_children;
+      NodeRead* read = r.get();
       if ((item.what & kProbe) != 0 && (deep || !known)) {
         r->probe = true;
         r->read_value = r->read_children = false;
-        r->children_rc = ZOK;
-        if (zh_ == nullptr) {
-          reads.push_back(std::move(r));
-          continue;
-        }
+        r->children_rc = ClientCode::kOk;
         latch.Add();
-        CountRequest(RequestKind::kExists);
-        if (zoo_awexists(zh_, r->full.c_str(), &CacheWatcher, this, on_stat, r.get()) != ZOK)
-          latch.Done();
+        client_->Exists(r->full, &cache_watch_, [read](ClientCode rc, const NodeStat&) {
+          read->data_rc = rc;
+          read->latch->Done();
+        });
         r->seq = NextSeq();
         reads.push_back(std::move(r));
         continue;
@@ -1557,33 +1183,31 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       r->empty_value = needs.empty_value && needs.children && !NamesChildren(needs);
       r->read_value = !r->empty_value && (!known || deep || (item.what & kValueEvent) != 0);
       r->read_children = needs.children && (!known || deep || (item.what & kChildrenEvent) != 0);
-      if (zh_ == nullptr) {
-        reads.push_back(std::move(r));
-        continue;
-      }
       if (r->read_value) {
         latch.Add();
-        CountRequest(RequestKind::kRead);
-        int rc = needs.value
-                     ? zoo_awget(zh_, r->full.c_str(), &CacheWatcher, this, on_data, r.get())
-                     : zoo_aget(zh_, r->full.c_str(), 0, on_data, r.get());
-        if (rc != ZOK) latch.Done();
+        client_->Get(r->full, needs.value ? &cache_watch_ : nullptr,
+                     [read](ClientCode rc, std::string_view value, const NodeStat&) {
+                       read->data_rc = rc;
+                       if (rc == ClientCode::kOk) read->value.assign(value);
+                       read->latch->Done();
+                     });
       } else {
-        r->data_rc = ZOK;
+        r->data_rc = ClientCode::kOk;
       }
       if (r->read_children) {
         latch.Add();
-        CountRequest(RequestKind::kChildren);
-        if (zoo_awget_children(zh_, r->full.c_str(), &CacheWatcher, this, on_children, r.get()) !=
-            ZOK)
-          latch.Done();
+        client_->Children(r->full, &cache_watch_,
+                          [read](ClientCode rc, std::vector<std::string> children) {
+                            read->children_rc = rc;
+                            if (rc == ClientCode::kOk) read->children = std::move(children);
+                            read->latch->Done();
+                          });
       } else {
-        r->children_rc = ZOK;
+        r->children_rc = ClientCode::kOk;
       }
       r->seq = NextSeq();
       reads.push_back(std::move(r));
     }
-    return owed;
   };
   while (!level.empty()) {
     // One round trip per level of the tree, whatever its width: every read of the level is
@@ -1594,10 +1218,9 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       MutexLock data(&data_mu_);
       loading_ = true;  // from now on our writes are recorded until this level is applied
     }
-    const bool owed = send(level, latch, reads);
+    send(level, latch, reads);
     if (after_send_for_testing_) after_send_for_testing_();
     latch.Wait();
-    if (owed) Settle(&latch);  // before `latch` goes: AbandonOwed may be abandoning it now
     // The replies may show a change whose other parts (a transaction's other nodes) fired
     // watches that this pass has not read: ZooKeeper delivers those events before a reply
     // that shows the change, so they are queued by now. Read them in this pass too, until no
@@ -1608,9 +1231,8 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       std::vector<LoadItem> more = TakeDirty();
       if (more.empty()) break;
       ReplyLatch more_latch;
-      const bool more_owed = send(more, more_latch, reads);
+      send(more, more_latch, reads);
       more_latch.Wait();
-      if (more_owed) Settle(&more_latch);
     }
     level.clear();
     std::vector<std::string> watch_roots;  // roots gone: be told when they appear
@@ -1620,7 +1242,8 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       for (auto& r : reads) {
         TreeCache& cache = *r->cache;
         std::vector<TreeEvent>& out = (*events)[r->cache];
-        if (r->data_rc == ZOK || r->data_rc == ZNONODE || r->children_rc == ZNONODE) {
+        if (r->data_rc == ClientCode::kOk || r->data_rc == ClientCode::kNoNode ||
+            r->children_rc == ClientCode::kNoNode) {
           cache.read_seq = std::max(cache.read_seq, r->seq);
         }
         // A write of ours sent after this read was: the read shows the node as it was.
@@ -1630,28 +1253,29 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
           level.push_back({r->cache, r->full, kValueEvent | kChildrenEvent});  // we made it
           continue;
         }
-        if (since != nullptr && (r->data_rc == ZOK || r->data_rc == ZNONODE) &&
-            (r->children_rc == ZOK || r->children_rc == ZNONODE)) {
+        if (since != nullptr &&
+            (r->data_rc == ClientCode::kOk || r->data_rc == ClientCode::kNoNode) &&
+            (r->children_rc == ClientCode::kOk || r->children_rc == ClientCode::kNoNode)) {
           // We wrote it since: it is as we wrote it, with the children it had (none if we
           // created it).
-          r->data_rc = ZOK;
+          r->data_rc = ClientCode::kOk;
           r->read_value = true;
           r->value = since->value;
-          if (r->children_rc == ZNONODE) {
-            r->children_rc = ZOK;
+          if (r->children_rc == ClientCode::kNoNode) {
+            r->children_rc = ClientCode::kOk;
             r->children.clear();
           }
         }
         if (r->probe) {
-          if (r->data_rc == ZOK) {
+          if (r->data_rc == ClientCode::kOk) {
             level.push_back({r->cache, r->full, kValueEvent | kChildrenEvent});  // there: read it
-          } else if (r->data_rc == ZNONODE) {
+          } else if (r->data_rc == ClientCode::kNoNode) {
             RecordGone(cache, r->full, r->seq);
             DropFrom(cache, r->full, &out);  // its exists watch tells when it comes
           }
           continue;
         }
-        if (r->data_rc == ZNONODE || r->children_rc == ZNONODE) {
+        if (r->data_rc == ClientCode::kNoNode || r->children_rc == ClientCode::kNoNode) {
           if (IsNamedChild(cache, r->full)) {
             // Gone, and its data watch with it: watch for it to come back.
             level.push_back({r->cache, r->full, kProbe});
@@ -1662,7 +1286,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
           continue;
         }
         // Connection trouble: the reconnect resynchronises every cache.
-        if (r->data_rc != ZOK || r->children_rc != ZOK) continue;
+        if (r->data_rc != ClientCode::kOk || r->children_rc != ClientCode::kOk) continue;
         auto it = cache.nodes.find(r->full);
         if (it != cache.nodes.end()) {
           if (!r->read_value) r->value = it->second.value;
@@ -1724,10 +1348,8 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       loading_ = false;
     }
     for (const auto& root : watch_roots) {
-      Stat stat;
-      WithRetry(RequestKind::kExists, [&](zhandle_t* zh) {
-        return zoo_wexists(zh, root.c_str(), &CacheWatcher, this, &stat);
-      });
+      WithRetry(RequestKind::kExists,
+                [&] { return client_->ExistsSync(root, &cache_watch_, nullptr); });
     }
   }
 }

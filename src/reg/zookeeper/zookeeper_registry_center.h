@@ -1,10 +1,13 @@
-// The ZooKeeper registry center, through the official C client (libzookeeper-mt). The only
-// code that includes <zookeeper/zookeeper.h>.
+// The ZooKeeper registry center, over the client seam (reg/client/registry_client.h): by
+// default a ZooKeeperClient (the official C client, libzookeeper-mt) made from the URL, or
+// the client it is given. It holds the registry's side (reads, writes, batching, the lease,
+// the latch, the subtree caches); the client holds the session, connect and retry, and the
+// C client's ownership rules.
 //
-// Threads: the C client runs an I/O thread and an event thread; its watcher callbacks only
-// post work to this class's own worker thread, which re-arms watches, refreshes caches,
-// replaces expired sessions and fans out connection states. User callbacks run on the
-// executors users pass. Blocking calls run on the caller's thread (docs/registry.md).
+// Threads: the client's event thread runs watch and completion callbacks, which only post
+// work to this class's own worker thread, which re-arms watches, refreshes caches, replaces
+// expired sessions and fans out connection states. User callbacks run on the executors
+// users pass. Blocking calls run on the caller's thread (docs/registry.md).
 //
 // Caches: Watch(key) keeps the subtree at `key` in memory, refreshed by one-shot watches
 // that are re-armed on every event (the 3.8 C API has no persistent recursive watches), and
@@ -33,11 +36,9 @@
 #include <vector>
 
 #include "elasticjob/mutex.h"
+#include "reg/client/registry_client.h"
 #include "reg/registry_base.h"
 #include "reg/registry_url.h"
-
-struct _zhandle;
-struct ACL_vector;
 
 namespace elasticjob::reg {
 
@@ -45,7 +46,11 @@ struct OnceWatch;
 
 class ZooKeeperRegistryCenter final : public RegistryBase {
  public:
+  // Over a ZooKeeperClient made from `url`.
   explicit ZooKeeperRegistryCenter(RegistryUrl url);
+  // Over `client` (not yet connected; Init connects it). `url` gives the namespace and the
+  // cache batching window (cacheBatchMs); the client its own settings.
+  ZooKeeperRegistryCenter(RegistryUrl url, std::unique_ptr<RegistryClient> client);
   ~ZooKeeperRegistryCenter() override;
 
   Status Init() override;
@@ -74,7 +79,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
       std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
       WatchPolicy policy) override;
 
-  uint64_t session_epoch() override { return generation_.load(); }
+  uint64_t session_epoch() override { return client_->session_epoch(); }
   std::chrono::milliseconds session_timeout() override;
   bool LeaseHeld() override;
   std::chrono::steady_clock::time_point lease_expiry() override;
@@ -104,7 +109,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   }
   // Test seam: replaces the session on the calling thread, as an expiry does on the worker
   // (the old handle closed, what it owed answered, a new handle opened).
-  void ReplaceSessionForTesting() { ReplaceSession(); }
+  void ReplaceSessionForTesting() { client_->ReplaceSession(); }
   // Test seam: runs on the writing thread after the server answered a write of `full`, just
   // before the write is applied to the caches (a refresh may read newer state meanwhile).
   void set_before_local_apply_for_testing(std::function<void(const std::string& full)> hook) {
@@ -131,7 +136,6 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   struct PendingMulti;
   struct WriteBatch;
   using EventsByCache = std::map<std::shared_ptr<TreeCache>, std::vector<TreeEvent>>;
-  enum class RequestKind { kRead, kChildren, kExists, kCreate, kSet, kDelete, kMulti, kCount };
   struct TreeCache {
     std::string root;  // full path
     Executor* executor;
@@ -152,42 +156,39 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // Records that a read numbered `seq` found `full` gone. REQUIRES: data_mu_ held.
   static void RecordGone(TreeCache& cache, const std::string& full, uint64_t seq);
 
-  static void GlobalWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
-  static void CacheWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
-  static void OnceWatcher(_zhandle* zh, int type, int state, const char* path, void* ctx);
   friend struct OnceWatch;
-
-  // Each handle's global watcher context: its generation, so events of a replaced handle
-  // (which keep coming while it closes) are told apart from the current one's.
-  struct SessionContext {
+  // The caches' watcher: a fired watch queues its path for the next refresh (MarkDirty).
+  struct CacheWatch final : Watcher {
+    explicit CacheWatch(ZooKeeperRegistryCenter* registry) : self(registry) {}
+    void OnWatch(const WatchEvent& event) override;
     ZooKeeperRegistryCenter* self;
-    uint64_t generation;
   };
-  SessionContext* NewSessionContext();
-  void OnSessionEvent(int state);
+
+  // The client's session events (ClientHooks::session): on its event thread, so they only
+  // post to the worker; kNewSession (on the replacing thread) resets the lease.
+  void OnSessionEvent(const SessionEvent& event);
   // Whether Close has begun.
   bool Closing();
-  void ReplaceSession();
-  Status Connect();
-  // Runs `op` on the current handle, retrying connection loss with exponential backoff
-  // (baseSleepMs .. maxSleepMs, maxRetries) while waiting for the connection to return.
-  int WithRetry(RequestKind kind, const std::function<int(_zhandle*)>& op);
+  // Runs `attempt` (one request) through the client's retries (exponential backoff,
+  // baseSleepMs .. maxSleepMs, maxRetries, woken when the connection returns); an answer
+  // from the server renews the lease and is timed as `kind` in the stats.
+  ClientCode WithRetry(RequestKind kind, const std::function<ClientCode()>& attempt);
+  // Counts a request the client hands to the server (ClientHooks::request).
   void CountRequest(RequestKind kind) {
     requests_[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
     stats()->requests[static_cast<size_t>(kind)].Inc();
   }
-  Status ToStatus(int rc, std::string_view key) const;
+  Status ToStatus(ClientCode rc, std::string_view key) const;
   std::string Full(std::string_view key) const;
   std::string Relative(const std::string& full) const;
-  const ::ACL_vector* Acl() const;
   // What the caches say of `full`: there, not there, or no cache covers it.
   enum class Known { kPresent, kAbsent, kUnknown };
   Known CacheKnows(const std::string& full);
-  // Creates `full` and every missing ancestor below the namespace with `flags`, one level at
+  // Creates `full` and every missing ancestor below the namespace with `mode`, one level at
   // a time (containers cannot be made in a multi-op with the 3.8 client's API). With
   // `trust_cache`, it stops at the first ancestor a cache has; without, it asks the server
   // (a cache lags the server, and the server deletes empty containers on its own).
-  Status CreateChain(const std::string& full, int flags, bool trust_cache = true);
+  Status CreateChain(const std::string& full, CreateMode mode, bool trust_cache = true);
   // Creates `full` with its missing persistent ancestors in one multi-op.
   Result<std::string> CreateWithAncestors(const std::string& full, std::string_view value,
                                           CreateMode mode);
@@ -195,20 +196,14 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // A transaction in the client's form, and its outcome (applied to the caches when OK).
   // `stamped`: the last step is a set whose stat the client fills (a create gets one added).
   std::unique_ptr<Multi> PrepareMulti(std::vector<TransactionOp> ops, bool stamped = false) const;
-  Status FinishMulti(Multi& multi, int rc);
+  Status FinishMulti(Multi& multi, ClientCode rc);
   // The asynchronous write path: one transaction alone (`ends_batch`: it is the batch in
   // flight), several merged into one multi-op, the reply of a merged one, and the next batch
   // once the one in flight has its reply.
-  // Owes `key`'s reply (Owe) and sends with `send` on the current handle, counted as
-  // `kind`, under one hold of handle_mu_. ZOK: the completion (or AbandonOwed, once that
-  // handle is closed) answers it. Otherwise nothing is owed and the caller answers it with
-  // the code returned (ZINVALIDSTATE: no handle).
-  int SendOwed(RequestKind kind, const void* key, std::function<void(int rc)> abandon,
-               const std::function<int(_zhandle*)>& send);
   void SendSingle(PendingMulti* p, bool ends_batch);
   // `ends_batch`: it is the batch in flight, whose reply sends the next one.
   void SendBatch(std::vector<PendingMulti*> members, bool ends_batch);
-  void BatchReplied(WriteBatch& batch, int rc);
+  void BatchReplied(WriteBatch& batch, ClientCode rc, std::vector<ClientOpResult> results);
   void NextBatch();
   static constexpr size_t kMaxBatchOps = 1000;  // well under the server's 1 MB request limit
   // The transaction `ops` on the calling thread, retried as WithRetry retries; `stamped`: its
@@ -220,13 +215,12 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
 
   // The lease (RegistryCenter::LeaseHeld). Heard: the server answered a request sent at
   // `sent_ns` (steady clock) on the handle of session generation `generation`.
-  struct LeaseProbe;
   void Heard(int64_t sent_ns, uint64_t generation);
   // Asks the server (an exists of the namespace root), unless a probe is on its way already.
   void ProbeLease();
   // Wakes AwaitLease's waiters (an answer, a new session, a connection, the close).
   void WakeLeaseWaiters();
-  Result<std::string> Create(const std::string& full, std::string_view value, int flags,
+  Result<std::string> Create(const std::string& full, std::string_view value, CreateMode mode,
                              bool parents);
 
   // Cache maintenance (refresh_mu_ serialises refreshes; write-through takes data_mu_ only).
@@ -321,20 +315,12 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
 
   const RegistryUrl url_;
   const std::string prefix_;  // "/namespace"
-  ThreadPool worker_{1};      // serial: one thread
-
-  SharedMutex handle_mu_;  // shared: using zh_; exclusive: replacing it
-  _zhandle* zh_ ELASTICJOB_GUARDED_BY(handle_mu_) = nullptr;
-
-  std::atomic<uint64_t> generation_{0};  // atomic: read on the C client's event thread
-  Mutex contexts_mu_;
-  std::vector<std::unique_ptr<SessionContext>> contexts_ ELASTICJOB_GUARDED_BY(contexts_mu_);
+  const std::unique_ptr<RegistryClient> client_;
+  CacheWatch cache_watch_{this};
+  ThreadPool worker_{1};  // serial: one thread
 
   Mutex state_mu_;
-  CondVar state_cv_{&state_mu_};
-  bool connected_ ELASTICJOB_GUARDED_BY(state_mu_) = false;
-  bool ever_connected_ ELASTICJOB_GUARDED_BY(state_mu_) = false;
-  bool suspended_ ELASTICJOB_GUARDED_BY(state_mu_) = false;
+  CondVar state_cv_{&state_mu_};  // signalled when Close begins
   bool closing_ ELASTICJOB_GUARDED_BY(state_mu_) = false;
 
   Mutex refresh_mu_;
@@ -366,21 +352,6 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   Mutex batch_mu_;
   bool batch_in_flight_ ELASTICJOB_GUARDED_BY(batch_mu_) = false;
   std::deque<PendingMulti*> queued_writes_ ELASTICJOB_GUARDED_BY(batch_mu_);  // owned
-
-  // Replies the client library still owes. zookeeper_close drops the completions of requests
-  // still on their way (it queues them for its completion thread after telling that thread
-  // to stop), so once a handle is closed the registry answers them itself: a reply waited
-  // for that never came would hang its waiter (a cache load, a write batch) for good.
-  // Owe under the same hold of handle_mu_ as the send (SendOwed); Settle first thing in the
-  // completion (or when the send failed): false means AbandonOwed answered it. AbandonOwed(rc),
-  // after zookeeper_close returned (no completion can run any more), runs each owed entry with
-  // `rc`.
-  void Owe(const void* key, std::function<void(int rc)> abandon);
-  bool Settle(const void* key);
-  void AbandonOwed(int rc);
-  Mutex owed_mu_;
-  std::map<const void*, std::function<void(int)>> owed_ ELASTICJOB_GUARDED_BY(owed_mu_);
-  Mutex abandon_mu_;  // held while AbandonOwed runs the entries
 
   Mutex dirty_mu_;
   std::map<std::string, int> dirty_ ELASTICJOB_GUARDED_BY(dirty_mu_);  // path -> k*Event bits
