@@ -976,12 +976,13 @@ void ReplaceSessionNow(reg::ZooKeeperRegistryCenter& zk, int port) {
 // replacement (which retried it and freed it) and then sent from freed memory ("marshalling
 // error (transaction)", then heap corruption). It must be applied once and answered once.
 TEST_F(ZooKeeperRegistryTest, AWriteSentAcrossASessionReplacementIsAppliedAndAnsweredOnce) {
+  // Atomic: the seam runs on whichever thread sends (the worker's resynchronisation too).
+  // Before the registry: its testing hook may run (on the worker) until it is destroyed.
+  std::atomic<bool> replaced{false};
   auto client = Client("replacewrite");
   auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   ASSERT_TRUE(zk.Persist("/seq", "").ok());
-  // Atomic: the seam runs on whichever thread sends (the worker's resynchronisation too).
-  std::atomic<bool> replaced{false};
   zk.set_before_send_for_testing([&] {
     if (!replaced.exchange(true)) ReplaceSessionNow(zk, server_.port());
   });
@@ -1008,15 +1009,16 @@ TEST_F(ZooKeeperRegistryTest, AWriteSentAcrossASessionReplacementIsAppliedAndAns
 // the refresh lock that the worker's resynchronisation after a reconnect waits for, so the
 // session is replaced on this thread rather than by an expiry, which the worker handles.
 TEST_F(ZooKeeperRegistryTest, ACacheLoadAcrossASessionReplacementConverges) {
+  // Atomic: the seam runs again on the worker when it resynchronises after the replacement
+  // (TSan: a race with the check below). Before the registry: its testing hook may run (on
+  // the worker) until it is destroyed.
+  std::atomic<bool> replaced{false};
   auto client = Client("replaceload");
   auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(zk.Persist("/w/n" + std::to_string(i) + "/leaf", std::to_string(i)).ok());
   }
-  // Atomic: the seam runs again on the worker when it resynchronises after the replacement
-  // (TSan: a race with the check below).
-  std::atomic<bool> replaced{false};
   zk.set_before_send_for_testing([&] {
     if (!replaced.exchange(true)) zk.ReplaceSessionForTesting();
   });
@@ -1044,6 +1046,8 @@ TEST_F(ZooKeeperRegistryTest, ACacheLoadAcrossASessionReplacementConverges) {
 // is read in the same refresh. (The batch window is long here, so that the next refresh
 // comes well after the events of the first are delivered.)
 TEST_F(ZooKeeperRegistryTest, ARefreshNeverShowsPartOfATransaction) {
+  // Before the registry: its testing hook may run (on the worker) until it is destroyed.
+  std::atomic<bool> armed{true};
   auto client = Client("refreshtx", "cacheBatchMs=1500");
   auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
   ASSERT_TRUE(zk.Init().ok());
@@ -1067,7 +1071,6 @@ TEST_F(ZooKeeperRegistryTest, ARefreshNeverShowsPartOfATransaction) {
   ASSERT_TRUE(sub.ok()) << sub.status();
   ASSERT_EQ(*zk.Get("/j/sharding/0/instance"), "old");
   // The leader's sharding, just as the refresh for `processing` is about to read.
-  std::atomic<bool> armed{true};
   Status sharded = Status::Ok();
   zk.set_before_send_for_testing([&] {
     if (!armed.exchange(false)) return;
@@ -1170,6 +1173,8 @@ TEST_F(ZooKeeperRegistryTest, AnOwnCreateNeverBringsBackANodeDeletedAfterIt) {
 // read sent before our write shows the node as it was, and applying it must not undo the
 // write in the cache (read-your-writes), neither a new value nor a new node.
 TEST_F(ZooKeeperRegistryTest, AnOwnWriteSentWhileARefreshReadsIsNotUndoneByThatRead) {
+  // Before the registry: its testing hook may run (on the worker) until it is destroyed.
+  std::atomic<bool> armed{true};
   auto client = Client("midrefresh", "cacheBatchMs=0");
   auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
   ASSERT_TRUE(zk.Init().ok());
@@ -1179,7 +1184,6 @@ TEST_F(ZooKeeperRegistryTest, AnOwnWriteSentWhileARefreshReadsIsNotUndoneByThatR
   Recorder rec;
   auto sub = zk.Watch("/j", events_, [&](const TreeEvent& e) { rec.Add(e); });
   ASSERT_TRUE(sub.ok()) << sub.status();
-  std::atomic<bool> armed{true};
   Status mine = Status::Ok();
   zk.set_after_send_for_testing([&] {
     if (!armed.exchange(false)) return;
@@ -1207,11 +1211,12 @@ TEST_F(ZooKeeperRegistryTest, AnOwnWriteSentWhileARefreshReadsIsNotUndoneByThatR
 
 // Our writes made while a Watch's cache loads are in that cache when Watch returns.
 TEST_F(ZooKeeperRegistryTest, OwnWritesMadeWhileAWatchLoadsAreInItsCacheWhenItReturns) {
+  // Before the registry: its testing hook may run (on the worker) until it is destroyed.
+  std::atomic<bool> armed{true};
   auto client = Client("watchload", "cacheBatchMs=0");
   auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   ASSERT_TRUE(zk.Persist("/w/a", "1").ok());
-  std::atomic<bool> armed{true};
   Status mine = Status::Ok();
   zk.set_after_send_for_testing([&] {
     if (!armed.exchange(false)) return;
