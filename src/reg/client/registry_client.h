@@ -15,12 +15,12 @@
 //   The registry's read-your-writes relies on this (a write takes its sequence number before
 //   it is handed over, a read after: a read sent after a write has the larger number).
 // - Callbacks. An asynchronous call's callback is called exactly once: with the server's
-//   answer; or, if the request could not be handed over (no session: kInvalidState), on the
-//   calling thread before the call returns; or, for a request still unanswered when its
-//   session's handle is closed, on the thread that closed it: kClosing from Close,
-//   kSessionExpired from ReplaceSession. Answers run on the client's event thread (one
-//   thread: in the order the server answered). A callback must not block (it holds up every
-//   other answer and watch) and must not make blocking calls on this client (their answer may
+//   answer; or, if the request could not be handed over (no session: kInvalidState; or the
+//   code the client refused it with), on the calling thread before the call returns; or, for a
+//   request still unanswered when its session's handle is closed, on the thread that closed it:
+//   kClosing from Close, kSessionExpired from ReplaceSession. Answers run on the client's event
+//   thread (one thread: in the order the server answered). A callback must not block (it holds up
+//   every other answer and watch) and must not make blocking calls on this client (their answer may
 //   need the same thread); it may make asynchronous ones.
 // - Buffers. The client copies what it is given (paths, values, ops) before the call returns;
 //   what a callback is given (a value, children, results) is valid during the callback only.
@@ -30,8 +30,8 @@
 //   event thread, and is gone. Setting the same Watcher twice on one path and kind before it
 //   fires sets one watch (ZooKeeper's rule). Connection changes are delivered to every
 //   Watcher with a watch set (kSession): the watches stay set, except at kExpired, when
-//   every watch of the session is gone. Watches of a handle closed by Close or
-//   ReplaceSession are dropped without a call. The Watcher is the caller's and must outlive
+//   every watch of the session is gone. Once Close or ReplaceSession has closed a handle,
+//   no watch set on it is called again. The Watcher is the caller's and must outlive
 //   every watch set with it (until it fires for good, or the handle it was set on is closed).
 // - Sessions. A session's events reach the hooks (ClientHooks::session) in the order they
 //   happened; the epoch (session_epoch) counts the sessions the client has held and moves

@@ -8,7 +8,9 @@
 // zookeeper_close can drop the completions of requests on their way), the creator-all ACL
 // when a digest is set, and the C client's log (quiet unless ELASTICJOB_ZK_CLIENT_LOG says
 // otherwise). Blocking calls use the C client's synchronous API (answered on its I/O thread),
-// so they work from any thread but a callback's.
+// so, beyond the seam's contract, they also work on the event thread: the registry relies on
+// that where an asynchronous transaction's retry runs on an inline executor
+// (ZooKeeperRegistryCenter::PendingMulti::Complete).
 //
 // Threads: the C client's I/O thread and its event (completion) thread; callbacks, watches
 // and session hooks run on the event thread. Thread safety: safe for concurrent use.
