@@ -9,54 +9,13 @@
 #include <map>
 
 #include "elasticjob/config/job_configuration.h"
+#include "executor/job_run.h"
+#include "executor/run_path.h"
 #include "executor/typed_job.h"
 #include "infra/change_epoch.h"
 #include "infra/log.h"
 
 namespace elasticjob::executor {
-
-struct JobExecutor::Run {
-  std::shared_ptr<const JobConfiguration> config;
-  std::shared_ptr<const Plan> plan;  // the plan it was started from, if any
-  std::vector<int> items;
-  bool normal = true;           // the normal lane's run (else a failover run)
-  bool failover_items = false;  // the items are failover items
-  bool misfire = false;         // this pass is a misfire re-run
-  bool holding = false;         // `items` are in running_items_ (ours to release)
-  std::shared_ptr<const std::map<int, std::string>> params;
-  std::string task_id;
-  std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
-  // While it waits for the sharding: its fire time (ticks), which a later trigger moves.
-  std::atomic<Clock::WallTime::rep> sharding_fire{0};
-  uint64_t session = 0;       // the registry session its items were claimed in
-  int64_t fencing_token = 0;  // its claim's (ExecutionService::ClaimAsync)
-  // That session ended before the run did (Finish saw it, or Fence): others may own the
-  // items now. atomic: Fence sets it on the job's strand while the run goes on elsewhere.
-  std::atomic<bool> session_lost{false};
-  // Requested by Fence and by an operator's stop; the items' contexts carry it (a SCRIPT
-  // item's group is killed). A misfire re-run of a stopped run gets a new one (it stands for
-  // a later fire). Replaced only between passes, under item_cancels_mu; read there by
-  // CancelRun, and without the lock by the pass's own threads.
-  std::shared_ptr<Cancellation> cancel = std::make_shared<Cancellation>();
-  // A run of several items gives each its own cancellation (an operator's stop of one item
-  // ends that item only), requested with `cancel` by CancelRun; a one-item run's item
-  // carries `cancel` itself.
-  Mutex item_cancels_mu;
-  std::map<int, std::shared_ptr<Cancellation>> item_cancels ELASTICJOB_GUARDED_BY(item_cancels_mu);
-  // An operator's one-time job parameter (`trigger/{id}`'s value), in place of the config's.
-  std::optional<std::string> parameter;
-  Done done;
-  std::atomic<size_t> remaining{0};
-  // Every item of this pass has returned (its end is being written): nothing left to cancel.
-  std::atomic<bool> items_done{false};
-  // Tracing: what the pass's events share, and its failed items' errors (TASK_ERROR).
-  std::shared_ptr<const tracing::RunInfo> trace;
-  // The pass's last status event, allocated ahead (a prepared trigger's), taken by its last
-  // item.
-  std::unique_ptr<tracing::Event> last_status;
-  Mutex errors_mu;
-  std::vector<std::pair<int, std::string>> errors ELASTICJOB_GUARDED_BY(errors_mu);
-};
 
 namespace {
 
@@ -146,8 +105,8 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
         return superseded(Outcome::kQueued);
       }
       // A cron trigger while the previous run goes on: a misfire. The running call re-runs
-      // before it lets go of the lane (Finish); mark and note it in one step under the lock,
-      // so that call sees both or neither.
+      // before it lets go of the lane (RunPath::Complete); mark and note it in one step under the
+      // lock, so that call sees both or neither.
       if (!config->misfire) {
         std::vector<int> items = tracing_ != nullptr ? normal_items_ : std::vector<int>{};
         lock.Unlock();
@@ -157,7 +116,7 @@ void JobExecutor::Start(Done done, bool queue_if_busy, std::optional<Clock::Wall
       }
       // The marks are sent, not waited for: a process that falls behind must not fall
       // further behind waiting for the registry on its trigger threads. Once: they stay
-      // until the last re-run ends (Completed), so a job that keeps falling behind writes
+      // until the last re-run ends (RunPath::Completed), so a job that keeps falling behind writes
       // them once, not at every trigger (each write a create the server rejects, or a
       // change of the job's view that sends every later trigger back to the registry).
       if (!misfire_marked_ && !normal_items_.empty()) {
@@ -272,44 +231,6 @@ bool JobExecutor::StopWaiting(const std::shared_ptr<Run>& run, bool waited) {
   return true;
 }
 
-// A cache line of its own for what admission reads (the first of a job's item starts at the
-// fire time), then what the starts read.
-struct alignas(64) JobExecutor::Prepared {
-  enum State { kPending, kAdmitted, kLetGo };
-  JobExecutor* executor = nullptr;
-  std::atomic<int> state{kPending};
-  // infra::ChangeEpoch() before the preparation read the flag and the count (0: the flag
-  // was down then, or there is no flag: no shortcut).
-  uint64_t epoch = 0;
-  uint64_t changes = 0;  // the plan's change count, copied: one object to read at the fire
-  const std::atomic<bool>* admissible = nullptr;
-  const std::atomic<uint64_t>* change_counter = nullptr;  // null: registry_changes_
-  // Its running marks, claimed at the preparation: admission requires them confirmed.
-  enum Claim { kClaiming, kClaimedAll, kClaimedPart };
-  std::atomic<int> claim{kClaiming};
-  // The claim's end and a let-go (admission or Abandon) both count down; the second to
-  // come does what the let-go leaves to do (JobExecutor::LetGo).
-  std::atomic<int> meet{2};
-  // Why it was let go (JobExecutor::LetGoReason), written by whoever let it go, before it
-  // counts `meet` down.
-  int reason = 0;
-  std::weak_ptr<Prepared> self;
-  std::shared_ptr<Run> run;
-  Result<std::vector<int>> claimed{std::vector<int>{}};  // written before `claim` is
-  // Per item, worked out ahead: its context and its report (strings and all), so that the
-  // start at the fire time reads this object and the job's, and allocates nothing.
-  std::vector<ShardingContext> contexts;
-  std::vector<ItemRun> reports;
-  std::vector<std::chrono::nanoseconds> took;  // each item's user code, till its end's turn
-  std::function<void()> skipped;
-  // Tracing: the items' start and end events and the pass's first two status events, built
-  // ahead (the last one is the run's last_status).
-  std::vector<std::unique_ptr<tracing::Event>> starts;
-  std::vector<std::unique_ptr<tracing::Event>> ends;
-  std::unique_ptr<tracing::Event> staging;
-  std::unique_ptr<tracing::Event> running;
-};
-
 std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
     Clock::WallTime fire_time, Done done, const std::atomic<bool>* admissible,
     const std::atomic<uint64_t>* change_counter, std::function<void()> skipped) {
@@ -382,29 +303,6 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   prepared->epoch = admissible_now ? epoch : 0;
   prepared->skipped = std::move(skipped);
   prepared->self = prepared;
-  // The marks now, in the lead time, so the start at the fire time waits for nothing: no
-  // item starts unclaimed (issue 24: items that started before their marks ran beside
-  // another instance's run of the same items).
-  prepared->run->session = execution_.session_epoch();
-  // Renews the session lease ahead when it is past half its bound (the claim's answer
-  // renews it too, but a job without running marks sends no claim): the starts at the
-  // fire time then find it held and wait for nothing.
-  (void)execution_.LeaseHeld();
-  execution_.ClaimAsync(
-      *prepared->run->config, prepared->run->items, control_,
-      [this, prepared](Result<std::vector<int>> claimed, int64_t fencing_token) {
-        const bool all = claimed.ok() && claimed->size() == prepared->run->items.size();
-        // Before the claim's state is published below: an item start that sees it claimed
-        // sees its token too.
-        prepared->run->fencing_token = fencing_token;
-        for (ShardingContext& ctx : prepared->contexts) ctx.fencing = fencing_token;
-        prepared->claimed = std::move(claimed);
-        prepared->claim.store(all ? Prepared::kClaimedAll : Prepared::kClaimedPart,
-                              std::memory_order_release);
-        if (prepared->meet.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-          LetGo(prepared);
-        }
-      });
   return prepared;
 }
 
@@ -511,7 +409,7 @@ void JobExecutor::LetGo(const std::shared_ptr<Prepared>& prepared) {
     // Admissible and current, but the marks were not confirmed by the fire time (or not all
     // of them): the items claimed start now, late by the claim's round trip.
     if (prepared->staging != nullptr) tracing_->PushNow(std::move(prepared->staging));
-    return Launch(run, std::move(claimed));
+    return path_->Claimed(run, std::move(claimed));
   }
   if (reason == kOverdue) {
     if (metrics_ != nullptr) metrics_->skipped_overdue.Inc();
@@ -533,28 +431,18 @@ void JobExecutor::LetGo(const std::shared_ptr<Prepared>& prepared) {
                                        [after_marks](Status) { after_marks(); });
 }
 
-void JobExecutor::Launch(const std::shared_ptr<Run>& run, Result<std::vector<int>> claimed) {
-  if (!claimed.ok()) {
-    if (claimed.status().code() != StatusCode::kCancelled) {  // not the registry closing
-      log_("WARN", fmt::format("job={} instance={} items={}: running marks not "
-                               "written, the items do not run: {}",
-                               run->config->job_name, instance_id_, fmt::join(run->items, ","),
-                               claimed.status().ToString()));
-    }
-    return After(run, [this, run, s = claimed.status()] { End(run, s); });
+void JobExecutor::KeepClaimed(Run& run, const std::vector<int>& claimed) {
+  std::vector<int> unclaimed = Minus(run.items, claimed);
+  MutexLock lock(&mu_);
+  for (int i : unclaimed) {
+    running_items_.erase(i);
+    fenced_items_.erase(i);
   }
-  if (claimed->size() != run->items.size()) {
-    // Some run elsewhere (logged by the claim): this run leaves them.
-    std::vector<int> unclaimed = Minus(run->items, *claimed);
-    MutexLock lock(&mu_);
-    for (int i : unclaimed) {
-      running_items_.erase(i);
-      fenced_items_.erase(i);
-    }
-    run->items = *claimed;
-    if (run->normal) normal_items_ = run->items;
-  }
-  if (run->items.empty()) return After(run, [this, run] { End(run, Outcome::kMisfire); });
+  run.items = claimed;
+  if (run.normal) normal_items_ = run.items;
+}
+
+void JobExecutor::StartItems(const std::shared_ptr<Run>& run) {
   run->remaining = run->items.size();
   if (tracing_ != nullptr) TraceStatus(*run, TraceState::kTaskRunning, "");
   RunItems(run);
@@ -598,7 +486,7 @@ void JobExecutor::Drop(const std::shared_ptr<Run>& run) {
     MutexLock lock(&mu_);
     queued = ReleaseLocked(*run);
   }
-  run->done = nullptr;  // never called: what it holds goes now
+  run->done = {};  // never called: what it holds goes now
   if (queued.done) {
     control_.Post([this, queued = std::move(queued)]() mutable {
       TriggerNow(std::move(queued.done), std::move(queued.parameter), queued.keep);
@@ -662,7 +550,7 @@ void JobExecutor::KeepPlan(std::optional<uint64_t> changes, const Run& run) {
   plan->params = run.params;  // REQUIRES: Prepare(run) done
   plan->task_id = run.task_id;
   plan->trace = run.trace;
-  // What Completed reads after the run, read now: while the plan holds, it is the same.
+  // What RunPath::Completed reads after the run, read now: while the plan holds, it is the same.
   if (run.config->misfire) {
     auto misfired = execution_.GetMisfiredJobItems(run.items);
     auto need = sharding_.IsNeedSharding();
@@ -676,7 +564,7 @@ void JobExecutor::KeepPlan(std::optional<uint64_t> changes, const Run& run) {
 
 void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
   if (run->items.empty() && run->misfire) {
-    // A misfire re-run (Completed) left with nothing: the after-listeners of its run, then
+    // A misfire re-run (RunPath::Completed) left with nothing: the after-listeners of its run, then
     // the end.
     return After(run, [this, run] { End(run, Outcome::kRan); });
   }
@@ -706,8 +594,8 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
     if (!held) normal_items_ = run->items;
   }
   if (held) return skip_as_misfire();
-  // ElasticJob also reads each item's running mark here. Here the claim (Begin) finds a mark
-  // on one: a departed instance's or a cut-short run's is replaced, a live instance's leaves
+  // ElasticJob also reads each item's running mark here. Here the claim (RunPath::Claim) finds a
+  // mark on one: a departed instance's or a cut-short run's is replaced, a live instance's leaves
   // that item to it, at no request per item and run while there is none.
   {
     MutexLock lock(&mu_);
@@ -718,8 +606,8 @@ void JobExecutor::Proceed(const std::shared_ptr<Run>& run) {
   if (tracing_ != nullptr) {
     TraceStatus(*run, TraceState::kTaskStaging, tracing::StagingMessage(run->config->job_name));
   }
-  if (run->misfire) return Begin(run);  // its before-listeners ran before its first pass
-  Before(run, [this, run] { Begin(run); });
+  if (run->misfire) return path_->Claim(run);  // its before-listeners ran before its first pass
+  Before(run, [this, run] { path_->Claim(run); });
 }
 
 void JobExecutor::RunFailover(Done done) {
@@ -768,7 +656,7 @@ void JobExecutor::RunFailover(Done done) {
   if (tracing_ != nullptr) {
     TraceStatus(*run, TraceState::kTaskStaging, tracing::StagingMessage(run->config->job_name));
   }
-  Before(run, [this, run] { Begin(run); });
+  Before(run, [this, run] { path_->Claim(run); });
 }
 
 Status JobExecutor::Prepare(Run& run) {
@@ -807,22 +695,6 @@ void JobExecutor::Before(const std::shared_ptr<Run>& run, std::function<void()> 
 void JobExecutor::After(const std::shared_ptr<Run>& run, std::function<void()> next) {
   if (listeners_ == nullptr || listeners_->empty()) return next();
   listeners_->After(ContextsOf(*run), std::move(next));
-}
-
-void JobExecutor::Begin(const std::shared_ptr<Run>& run) {
-  // The items are claimed (their running marks created) before any starts, and only those
-  // claimed start: an item running on another instance is left to it (ElasticJob writes the
-  // marks first too, but overwrites a mark it finds).
-  run->session = execution_.session_epoch();
-  run->items_done = false;
-  if (run->normal && !run->misfire && run->fire_time.has_value()) {
-    sharding_.NoteRunAdmitted(*run->fire_time);  // its items were read for this fire
-  }
-  execution_.ClaimAsync(*run->config, run->items, control_,
-                        [this, run](Result<std::vector<int>> claimed, int64_t fencing_token) {
-                          run->fencing_token = fencing_token;
-                          Launch(run, std::move(claimed));
-                        });
 }
 
 ShardingContext JobExecutor::ContextOf(Run& run, int item) {
@@ -1010,115 +882,30 @@ void JobExecutor::EndPassIfLast(const std::shared_ptr<Run>& run) {
         TraceStatus(*run, TraceState::kTaskError, tracing::ItemErrorsMessage(errors));
       }
     }
-    trigger::LaunchBoard::PostAfterRun(control_, [this, run] { Finish(run); });
+    trigger::LaunchBoard::PostAfterRun(control_, [this, run] { path_->Complete(run); });
   }
 }
 
-void JobExecutor::Finish(const std::shared_ptr<Run>& run) {
-  if (run->session_lost.load() ||
-      (run->config->monitor_execution && execution_.session_epoch() != run->session)) {
-    // The session its items were claimed in ended during the run (or Fence cut it short):
-    // others may hold them now, under marks of their own, which a blind delete would remove
-    // (and a second run of the item would start beside theirs). Only marks still ours go; no
-    // misfire re-run follows.
-    run->session_lost = true;
-    if (run->config->monitor_execution) {
-      if (Status s = execution_.ClearOwnRunningInfo(run->items); !s.ok()) return End(run, s);
-    }
-    return Completed(run);
+JobExecutor::Rerun JobExecutor::DecideRerun(const Run& run, bool resharding,
+                                            const std::vector<int>& marked) {
+  MutexLock lock(&mu_);
+  Rerun rerun;
+  rerun.ours = misfire_marked_;
+  rerun.again = run.config->misfire && !resharding && !stopped_ && !run.session_lost &&
+                (misfire_pending_ || (!rerun.ours && !marked.empty()));
+  misfire_pending_ = false;
+  if (!rerun.again) {
+    // The lane stays taken while the after-listeners run; a trigger meanwhile is queued
+    // and runs after them.
+    normal_after_ = true;
+    misfire_marked_ = false;  // cleared by the caller
   }
-  execution_.RegisterJobCompletedAsync(*run->config, run->items, control_, [this, run](Status s) {
-    if (!s.ok()) return End(run, s);
-    Completed(run);
-  });
+  return rerun;
 }
 
-void JobExecutor::Completed(const std::shared_ptr<Run>& run) {
-  const JobConfiguration& config = *run->config;
-  // A failover run whose session ended leaves the failover nodes: the items were queued for
-  // failover again when that session expired, and the nodes may be their new claimer's.
-  if (run->failover_items && !run->session_lost.load()) {
-    if (Status s = failover_.UpdateFailoverComplete(run->items); !s.ok()) return End(run, s);
-  }
-  if (!run->normal) {
-    return After(run, [this, run] { End(run, Outcome::kRan); });
-  }
-  // Re-run once for every burst of triggers that found this run going: those noted here
-  // while it ran, and misfire marks in the registry. The decision and the release of the
-  // lane happen under one lock, so a trigger arriving now either is seen or runs itself.
-  std::vector<int> marked;
-  bool resharding = false;
-  if (config.misfire && run->plan != nullptr && !run->misfire &&
-      CurrentPlan(RegistryChanges()) == run->plan) {
-    // Nothing has changed since the plan read them.
-    marked = run->plan->misfired;
-    resharding = run->plan->need_sharding;
-  } else if (config.misfire) {
-    auto m = execution_.GetMisfiredJobItems(run->items);
-    if (!m.ok()) return End(run, m.status());
-    marked = *m;
-    auto need = sharding_.IsNeedSharding();
-    if (!need.ok()) return End(run, need.status());
-    resharding = *need;  // a resharding is pending: the next trigger handles it
-  }
-  bool again = false;
-  bool ours = false;  // the marks in the registry are this run's own (Start set them)
-  {
-    MutexLock lock(&mu_);
-    ours = misfire_marked_;
-    again = config.misfire && !resharding && !stopped_ && !run->session_lost &&
-            (misfire_pending_ || (!ours && !marked.empty()));
-    misfire_pending_ = false;
-    if (!again) {
-      // The lane stays taken while the after-listeners run; a trigger meanwhile is queued
-      // and runs after them.
-      normal_after_ = true;
-      misfire_marked_ = false;  // cleared below
-    }
-  }
-  if (!again) {
-    // Our marks go once no re-run follows (ElasticJob clears them as each re-run starts;
-    // kept, a job that keeps falling behind does not write them again at every trigger).
-    if (ours) execution_.ClearMisfireAsync(run->items, control_);
-    return After(run, [this, run] {
-      Queued queued;
-      {
-        MutexLock lock(&mu_);
-        queued = ReleaseLocked(*run);
-      }
-      Deliver(run, Outcome::kRan, std::move(queued));
-    });
-  }
-  // Marks someone else left (another instance, a run cut short) are cleared before the
-  // re-run, sent before its running marks, so applied before them and before its end reads
-  // the marks again. Our own stay until the last re-run ends.
-  if (!ours && !marked.empty()) execution_.ClearMisfireAsync(marked, control_);
-  run->misfire = true;
-  run->fire_time.reset();
-  if (run->cancel->requested()) {
-    // Stopped by an operator (a fenced run re-runs nothing): the re-run is a later fire's,
-    // which the stop does not cancel.
-    MutexLock lock(&run->item_cancels_mu);
-    run->cancel = std::make_shared<Cancellation>();
-    run->item_cancels.clear();
-  }
-  // The re-run stands for the triggers this run made skip: it runs what they would have run,
-  // this instance's items now, not only this run's (chaos proxy_partition: an item whose
-  // failover run elsewhere ended during this run missed its fire). Mostly they are the same.
-  if (run->plan != nullptr && CurrentPlan(RegistryChanges()) == run->plan) return Begin(run);
-  auto now = ItemsNow(config);
-  if (!now.ok()) return End(run, now.status());
-  std::vector<int> had = run->items;
-  std::sort(had.begin(), had.end());
-  if (*now == had) return Begin(run);
-  // Our misfire marks go first: they name this run's items, and a trigger during the re-run
-  // marks its own.
-  if (ours) {
-    execution_.ClearMisfireAsync(run->items, control_);
-    MutexLock lock(&mu_);
-    misfire_marked_ = false;
-  }
-  Reread(run);
+void JobExecutor::ForgetMisfireMarks() {
+  MutexLock lock(&mu_);
+  misfire_marked_ = false;
 }
 
 Result<std::vector<int>> JobExecutor::ItemsNow(const JobConfiguration& config) {

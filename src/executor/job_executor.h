@@ -9,11 +9,12 @@
 //   3. if the previous run is still going here, its items are marked misfire (the marks
 //      sent, not waited for) and this trigger is skipped (ElasticJob also reads the items'
 //      running marks here: docs/runtime.md);
-//   4. claim them (mark them running, one multi-op) and run those claimed in parallel on
-//      the item pool once the marks are confirmed; clear the marks (one more multi-op, sent
-//      once the items are done) and, for failover items, the failover nodes;
+//   4. claim them (mark them running, one multi-op: RunPath's Claim) and run those claimed
+//      in parallel on the item pool once the marks are confirmed; clear the marks (one more
+//      multi-op, sent once the items are done) and, for failover items, the failover nodes
+//      (RunPath's Complete);
 //   5. while misfire marks remain (and misfire is on), run again; the marks this instance set
-//      are cleared after the last re-run (someone else's before the re-run).
+//      are cleared after the last re-run (someone else's before the re-run) (Complete too).
 // The job's listeners (JobListeners) run before step 4 and after step 5, also when this
 // instance has no items; a distribute-once listener's wait holds no thread.
 //
@@ -69,8 +70,10 @@
 // Admission also requires the claim confirmed and the fire time not overdue; a run let go
 // after its claim removes its marks first (LetGo).
 //
-// The runtime starts every run through RunPath (run_path.h), which names the steps from a
-// fire to its report; this executor does its Claim and Complete, and the reads before them.
+// Every run goes through the RunPath built over this executor (run_path.h), which names the
+// steps from a fire to its report and owns Claim (the running marks, fenced by the session)
+// and Complete (the marks cleared, misfire re-runs, the run's end). This executor reads what
+// a run is (the plan, the items), keeps the lane, and runs the items on the pool.
 //
 // Thread safety: safe for concurrent use. `done` must keep this executor (and the services
 // it uses) alive until it has been called.
@@ -98,6 +101,7 @@
 #include "elasticjob/thread_annotations.h"
 #include "execution/execution_service.h"
 #include "executor/job_listeners.h"
+#include "executor/run_ticket.h"
 #include "failover/failover_service.h"
 #include "infra/job_metrics.h"
 #include "infra/log.h"
@@ -106,6 +110,8 @@
 #include "trigger/launch_board.h"
 
 namespace elasticjob::executor {
+
+class RunPath;
 
 // The report of one item run (the public ItemRunReport, built once and handed on).
 using ItemRun = ItemRunReport;
@@ -118,7 +124,14 @@ class JobExecutor {
     kMisfire,  // items still running: marked misfire, skipped
     kQueued,   // superseded by a later trigger while waiting to run
   };
-  using Done = std::function<void(Result<Outcome>)>;
+  // A run's done: its ticket (the steps the run has taken: RunPath advances it) and its
+  // report, called once with the ticket and the run's outcome. Empty: nothing to report.
+  struct Done {
+    RunTicket ticket;
+    std::function<void(RunTicket&, Result<Outcome>)> report;
+    explicit operator bool() const { return static_cast<bool>(report); }
+    void operator()(Result<Outcome> outcome) { report(ticket, std::move(outcome)); }
+  };
 
   // The registry's change count for the job's subtree, or nullopt (no plan is kept).
   using ChangeCount = std::function<std::optional<uint64_t>()>;
@@ -246,6 +259,8 @@ class JobExecutor {
   void set_timer(Timer timer) { timer_ = std::move(timer); }
 
  private:
+  // The run path's steps (Claim, Complete) act on the runs and the lane here.
+  friend class RunPath;
   struct Run;
   struct Plan {
     uint64_t changes = 0;  // the registry's change count it was read at
@@ -283,7 +298,8 @@ class JobExecutor {
   bool Admit(Prepared& prepared, std::function<void()>& after);
   // Releases a prepared run that will not run (its lane and items), dropping its `done`.
   void Drop(const std::shared_ptr<Run>& run);
-  // A normal run whose items are known: misfire checks, marks, listeners, then Begin.
+  // A normal run whose items are known: misfire checks, marks, listeners, then the run
+  // path's Claim.
   void Proceed(const std::shared_ptr<Run>& run);
   // Computes the run's item parameters and task id.
   Status Prepare(Run& run);
@@ -291,11 +307,11 @@ class JobExecutor {
   // The listeners before and after `run`, then `next`.
   void Before(const std::shared_ptr<Run>& run, std::function<void()> next);
   void After(const std::shared_ptr<Run>& run, std::function<void()> next);
-  // Claims the run's items (their running marks) and starts those claimed (Launch).
-  void Begin(const std::shared_ptr<Run>& run);
-  // Starts the items of `run` that `claimed` holds (the rest run elsewhere); nothing claimed
-  // or an error ends the run (after its listeners).
-  void Launch(const std::shared_ptr<Run>& run, Result<std::vector<int>> claimed);
+  // The run's items become those of `claimed` (a subset: the rest run elsewhere), the
+  // others released.
+  void KeepClaimed(Run& run, const std::vector<int>& claimed);
+  // Starts the run's items (claimed) on the item pool.
+  void StartItems(const std::shared_ptr<Run>& run);
   // Why a prepared run was let go.
   enum LetGoReason {
     kAdmittedReason,  // not let go
@@ -306,7 +322,8 @@ class JobExecutor {
     kAbandoned,       // the runtime let go of it (Abandon)
   };
   // A prepared run let go, once its claim has ended too: removes what the claim wrote
-  // unless the run goes on, then rereads, releases (and skips) or launches it.
+  // unless the run goes on, then rereads, releases (and skips) or hands it to the run
+  // path's Claimed (its claim late: the items claimed start now).
   void LetGo(const std::shared_ptr<Prepared>& prepared);
   // Whether `fire_time` is more than overdue_bound_ ago.
   bool Overdue(Clock::WallTime fire_time);
@@ -352,8 +369,8 @@ class JobExecutor {
   // An item's end after its last attempt: metrics, report, and the pass's end after the last.
   // An item's end in the metrics (none without them).
   void CountItemEnd(const ItemRun& report, std::chrono::nanoseconds took);
-  // The last item of `run` to end ends the pass: its tracing status, then Finish on the
-  // control executor (LaunchBoard::PostAfterRun).
+  // The last item of `run` to end ends the pass: its tracing status, then the run path's
+  // Complete on the control executor (LaunchBoard::PostAfterRun).
   void EndPassIfLast(const std::shared_ptr<Run>& run);
   void ControlledItemEnded(const std::shared_ptr<Run>& run, ItemRun& report, bool traced);
   // Tracing: the execution source of `run`'s items, the status events of a cron trigger
@@ -369,10 +386,18 @@ class JobExecutor {
   static const Cancellation* CancelledOf(const Run& run, const ShardingContext& ctx);
   // The report of `item`'s run, but for its start, end and outcome.
   ItemRun ReportOf(const Run& run, int item);
-  // After the last item: clears the marks, then Completed
-  // (misfire re-runs, listeners).
-  void Finish(const std::shared_ptr<Run>& run);
-  void Completed(const std::shared_ptr<Run>& run);
+  // Complete, for a normal run whose pass ended: whether it runs again (a trigger found it
+  // going, or misfire marks someone else left: `marked`, unless `resharding`), decided
+  // under the lane's lock with a late trigger's mark, so that trigger is either re-run or
+  // runs itself. Without a re-run the lane stays taken for the after-listeners. `ours`:
+  // the misfire marks in the registry are this run's own (Start set them).
+  struct Rerun {
+    bool again = false;
+    bool ours = false;
+  };
+  Rerun DecideRerun(const Run& run, bool resharding, const std::vector<int>& marked);
+  // This run's misfire marks are cleared (sent): a later trigger marks its own.
+  void ForgetMisfireMarks();
   // What a trigger would run here now, sorted: the claimed failover items, else this
   // instance's items minus those taken over and the disabled ones (from the cache; no
   // sharding wait: a re-run does not follow while one is pending).
@@ -418,6 +443,9 @@ class JobExecutor {
   const std::function<void()> start_failover_run_;
   const std::function<std::optional<Clock::WallTime>()> due_fire_;
   Timer timer_;  // set_timer's; before the first run
+  // The run path built over this executor (its constructor sets it, before any run): its
+  // Claim and Complete are every run's.
+  RunPath* path_ = nullptr;
 
   Mutex mu_;
   bool stopped_ ELASTICJOB_GUARDED_BY(mu_) = false;

@@ -1,21 +1,196 @@
 #include "executor/run_path.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <utility>
 #include <vector>
 
+#include "executor/job_run.h"
+
 namespace elasticjob::executor {
 
-// Prepare: the run and its claim, worked out ahead; a prepared run let go at its fire time
+// Prepare: the run worked out ahead, then its claim; a prepared run let go at its fire time
 // (not admissible) releases its count without a report.
 std::shared_ptr<JobExecutor::Prepared> RunPath::Prepare(
     Clock::WallTime fire_time, const std::atomic<bool>* admissible,
     const std::atomic<uint64_t>* change_counter) {
   Ticket ticket{Source::kCron, fire_time, std::max(fire_time, clock_.WallNow()), Step::kPrepared};
-  return executor_.PrepareTrigger(fire_time, DoneOf(ticket), admissible, change_counter,
-                                  [owner = owner_.Hold()] { owner->Released(); });
+  std::shared_ptr<Prepared> prepared =
+      executor_.PrepareTrigger(fire_time, DoneOf(ticket), admissible, change_counter,
+                               [owner = owner_.Hold()] { owner->Released(); });
+  if (prepared != nullptr) Claim(prepared);
+  return prepared;
+}
+
+// Claim, in the lead time: the marks now, so the start at the fire time waits for nothing
+// (no item starts unclaimed: issue 24, items that started before their marks ran beside
+// another instance's run of the same items).
+void RunPath::Claim(const std::shared_ptr<Prepared>& prepared) {
+  const std::shared_ptr<Run>& run = prepared->run;
+  execution::ExecutionService& execution = executor_.execution_;
+  run->session = execution.session_epoch();
+  // Renews the session lease ahead when it is past half its bound (the claim's answer
+  // renews it too, but a job without running marks sends no claim): the starts at the
+  // fire time then find it held and wait for nothing.
+  (void)execution.LeaseHeld();
+  execution.ClaimAsync(*run->config, run->items, executor_.control_,
+                       [this, prepared](Result<std::vector<int>> claimed, int64_t fencing_token) {
+                         Run& r = *prepared->run;
+                         const bool all = claimed.ok() && claimed->size() == r.items.size();
+                         if (claimed.ok()) Reach(r.done.ticket, Step::kClaimed);
+                         // Before the claim's state is published below: an item start that sees it
+                         // claimed sees its token too.
+                         r.fencing_token = fencing_token;
+                         for (ShardingContext& ctx : prepared->contexts)
+                           ctx.fencing = fencing_token;
+                         prepared->claimed = std::move(claimed);
+                         prepared->claim.store(all ? Prepared::kClaimedAll : Prepared::kClaimedPart,
+                                               std::memory_order_release);
+                         if (prepared->meet.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                           executor_.LetGo(prepared);
+                         }
+                       });
+}
+
+// Claim: the items are claimed (their running marks created) before any starts, and only
+// those claimed start: an item running on another instance is left to it (ElasticJob writes
+// the marks first too, but overwrites a mark it finds).
+void RunPath::Claim(const std::shared_ptr<Run>& run) {
+  run->session = executor_.execution_.session_epoch();
+  run->items_done = false;
+  if (run->normal && !run->misfire && run->fire_time.has_value()) {
+    executor_.sharding_.NoteRunAdmitted(*run->fire_time);  // its items were read for this fire
+  }
+  executor_.execution_.ClaimAsync(
+      *run->config, run->items, executor_.control_,
+      [this, run](Result<std::vector<int>> claimed, int64_t fencing_token) {
+        run->fencing_token = fencing_token;
+        if (claimed.ok()) Reach(run->done.ticket, Step::kClaimed);
+        Claimed(run, std::move(claimed));
+      });
+}
+
+void RunPath::Claimed(const std::shared_ptr<Run>& run, Result<std::vector<int>> claimed) {
+  if (!claimed.ok()) {
+    if (claimed.status().code() != StatusCode::kCancelled) {  // not the registry closing
+      executor_.log_("WARN", fmt::format("job={} instance={} items={}: running marks not "
+                                         "written, the items do not run: {}",
+                                         run->config->job_name, instance_id_,
+                                         fmt::join(run->items, ","), claimed.status().ToString()));
+    }
+    return executor_.After(run, [this, run, s = claimed.status()] { executor_.End(run, s); });
+  }
+  // Some run elsewhere (logged by the claim): this run leaves them.
+  if (claimed->size() != run->items.size()) executor_.KeepClaimed(*run, *claimed);
+  if (run->items.empty()) {
+    return executor_.After(run, [this, run] { executor_.End(run, Outcome::kMisfire); });
+  }
+  executor_.StartItems(run);
+}
+
+// Complete: the pass's marks cleared, then the run's completion.
+void RunPath::Complete(const std::shared_ptr<Run>& run) {
+  execution::ExecutionService& execution = executor_.execution_;
+  if (run->session_lost.load() ||
+      (run->config->monitor_execution && execution.session_epoch() != run->session)) {
+    // The session its items were claimed in ended during the run (or Fence cut it short):
+    // others may hold them now, under marks of their own, which a blind delete would remove
+    // (and a second run of the item would start beside theirs). Only marks still ours go; no
+    // misfire re-run follows.
+    run->session_lost = true;
+    if (run->config->monitor_execution) {
+      if (Status s = execution.ClearOwnRunningInfo(run->items); !s.ok()) {
+        return executor_.End(run, s);
+      }
+    }
+    return Completed(run);
+  }
+  execution.RegisterJobCompletedAsync(*run->config, run->items, executor_.control_,
+                                      [this, run](Status s) {
+                                        if (!s.ok()) return executor_.End(run, s);
+                                        Completed(run);
+                                      });
+}
+
+void RunPath::Completed(const std::shared_ptr<Run>& run) {
+  JobExecutor& ex = executor_;
+  const JobConfiguration& config = *run->config;
+  // A failover run whose session ended leaves the failover nodes: the items were queued for
+  // failover again when that session expired, and the nodes may be their new claimer's.
+  if (run->failover_items && !run->session_lost.load()) {
+    if (Status s = ex.failover_.UpdateFailoverComplete(run->items); !s.ok()) {
+      return ex.End(run, s);
+    }
+  }
+  if (!run->normal) {
+    Reach(run->done.ticket, Step::kCompleted);
+    return ex.After(run, [&ex, run] { ex.End(run, Outcome::kRan); });
+  }
+  // Re-run once for every burst of triggers that found this run going: those noted here
+  // while it ran, and misfire marks in the registry. The decision and the release of the
+  // lane happen under one lock, so a trigger arriving now either is seen or runs itself.
+  std::vector<int> marked;
+  bool resharding = false;
+  if (config.misfire && run->plan != nullptr && !run->misfire &&
+      ex.CurrentPlan(ex.RegistryChanges()) == run->plan) {
+    // Nothing has changed since the plan read them.
+    marked = run->plan->misfired;
+    resharding = run->plan->need_sharding;
+  } else if (config.misfire) {
+    auto m = ex.execution_.GetMisfiredJobItems(run->items);
+    if (!m.ok()) return ex.End(run, m.status());
+    marked = *m;
+    auto need = ex.sharding_.IsNeedSharding();
+    if (!need.ok()) return ex.End(run, need.status());
+    resharding = *need;  // a resharding is pending: the next trigger handles it
+  }
+  const JobExecutor::Rerun rerun = ex.DecideRerun(*run, resharding, marked);
+  if (!rerun.again) {
+    // Our marks go once no re-run follows (ElasticJob clears them as each re-run starts;
+    // kept, a job that keeps falling behind does not write them again at every trigger).
+    if (rerun.ours) ex.execution_.ClearMisfireAsync(run->items, ex.control_);
+    Reach(run->done.ticket, Step::kCompleted);
+    return ex.After(run, [&ex, run] { ex.End(run, Outcome::kRan); });
+  }
+  // Marks someone else left (another instance, a run cut short) are cleared before the
+  // re-run, sent before its running marks, so applied before them and before its end reads
+  // the marks again. Our own stay until the last re-run ends.
+  if (!rerun.ours && !marked.empty()) ex.execution_.ClearMisfireAsync(marked, ex.control_);
+  run->misfire = true;
+  run->fire_time.reset();
+  if (run->cancel->requested()) {
+    // Stopped by an operator (a fenced run re-runs nothing): the re-run is a later fire's,
+    // which the stop does not cancel.
+    MutexLock lock(&run->item_cancels_mu);
+    run->cancel = std::make_shared<Cancellation>();
+    run->item_cancels.clear();
+  }
+  // The re-run stands for the triggers this run made skip: it runs what they would have run,
+  // this instance's items now, not only this run's (chaos proxy_partition: an item whose
+  // failover run elsewhere ended during this run missed its fire). Mostly they are the same.
+  if (run->plan != nullptr && ex.CurrentPlan(ex.RegistryChanges()) == run->plan) {
+    return Claim(run);
+  }
+  auto now = ex.ItemsNow(config);
+  if (!now.ok()) return ex.End(run, now.status());
+  std::vector<int> had = run->items;
+  std::sort(had.begin(), had.end());
+  if (*now == had) return Claim(run);
+  // Our misfire marks go first: they name this run's items, and a trigger during the re-run
+  // marks its own.
+  if (rerun.ours) {
+    ex.execution_.ClearMisfireAsync(run->items, ex.control_);
+    ex.ForgetMisfireMarks();
+  }
+  ex.Reread(run);
+}
+
+void RunPath::Reach(Ticket& ticket, Step to) {
+  if (Advance(ticket, to)) return;
+  owner_.Log("ERROR", fmt::format("job={}: a run's step {} after step {} (ignored)", job_name_,
+                                  static_cast<int>(to), static_cast<int>(ticket.step)));
 }
 
 // Launch: the prepared starts on the board, under the item limit. The wrapping is made now,
@@ -35,8 +210,8 @@ void RunPath::Launch(const std::shared_ptr<JobExecutor::Prepared>& prepared,
   board.Add(fire_time, std::move(units));
 }
 
-// Fire: the owner's admission, then the executor's trigger (it reads, claims, launches and
-// completes the run, then calls its done: Report).
+// Fire: the owner's admission, then the executor's trigger (it reads the run's items and
+// hands them to Claim; Complete and Report follow).
 void RunPath::Fire(Clock::WallTime fire_time) {
   switch (owner_.AdmitFire()) {
     case Owner::Admission::kStopped:
@@ -67,12 +242,13 @@ void RunPath::Failover() {
 void RunPath::WorkflowNode(std::string parameter, std::function<void(bool, std::string)> report) {
   const auto now = clock_.WallNow();
   JobExecutor::Done done = DoneOf({Source::kOperator, now, now, Step::kStarted});
-  done = [done = std::move(done), report = std::move(report)](Result<Outcome> r) {
+  done.report = [inner = std::move(done.report), report = std::move(report)](Ticket& ticket,
+                                                                             Result<Outcome> r) {
     const bool ran = r.ok() && (*r == Outcome::kRan || *r == Outcome::kNoItems);
     report(ran, !r.ok() ? r.status().ToString()
                 : ran   ? std::string()
                         : "the run did not start here");
-    done(std::move(r));
+    inner(ticket, std::move(r));
   };
   // A workflow node's run waits behind a run going here, in order, and neither replaces nor
   // is replaced by an operator trigger.
@@ -96,9 +272,9 @@ TriggerReport RunPath::ReportOf(const std::string& job_name, const Ticket& ticke
 
 JobExecutor::Done RunPath::DoneOf(Ticket ticket) {
   // The owner's hold keeps this path alive until the report.
-  return [owner = owner_.Hold(), path = this, ticket](Result<Outcome> outcome) mutable {
-    path->Report(ticket, outcome);
-  };
+  return {ticket, [owner = owner_.Hold(), path = this](Ticket& t, Result<Outcome> outcome) {
+            path->Report(t, outcome);
+          }};
 }
 
 void RunPath::Report(Ticket& ticket, const Result<Outcome>& outcome) {

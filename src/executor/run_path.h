@@ -3,38 +3,50 @@
 // object (docs/runtime.md "A trigger"):
 //   Prepare   kPrepareLead before a cron fire: the run worked out ahead (the run plan, this
 //             instance's items, their contexts and reports; JobExecutor::PrepareTrigger),
-//             which takes the job's normal lane. Null when it cannot be (Fire at the fire
-//             time instead).
-//   Claim     the prepared run's items claimed (their running marks, one multi-op, fenced by
-//             the instance's session): sent by Prepare itself, confirmed before the fire
-//             time; a run started by Fire (or any other start) claims its items in
-//             JobExecutor::Begin once they are known. No item starts before its claim is
-//             confirmed.
+//             which takes the job's normal lane, then its Claim sent. Null when it cannot
+//             be (Fire at the fire time instead).
+//   Fire      a fire time nothing was prepared for, or another start (Operator, Failover,
+//             WorkflowNode): the owner's admission (AdmitFire: stopped, paused), then the
+//             executor's trigger, which reads the run's items (the plan, or the registry)
+//             and hands them to Claim.
+//   Claim     the run's items claimed: their running marks, one multi-op, fenced by the
+//             instance's session (a claim answered in a later session than it was sent in
+//             is void: what it wrote is removed, nothing of it runs). Only the items
+//             claimed run (a mark of a live instance leaves that item to it); a claim that
+//             failed or claimed nothing starts nothing and ends the run (after its
+//             listeners). A prepared run's claim is sent in the lead time and its
+//             admission requires it confirmed (Launch); any other run's items start on
+//             the item pool once it is answered (Claimed). No item starts before its
+//             claim is confirmed.
 //   Launch    the prepared run's item starts put on the launch board for the fire time,
 //             each under the job's item limit (Owner::LimitedStart). At the fire time the
 //             first start admits the run (paused? stopped? a registry change? the claim
 //             confirmed? the fire overdue?): one not admitted starts nothing and is skipped
-//             (Owner::Released), or read again from the registry (JobExecutor::LetGo).
-//   Fire      a fire time nothing was prepared for, or another start (Operator, Failover,
-//             WorkflowNode): the owner's admission (AdmitFire: stopped, paused), then the
-//             executor's trigger, which reads, claims and launches the items itself.
-//   Complete  each item's end and the run's completion (its marks cleared, misfire re-runs,
-//             listeners): JobExecutor's Finish and Completed, which call the run's done.
+//             (Owner::Released) once its marks are removed, or read again from the
+//             registry (JobExecutor::LetGo); one whose claim came late starts what it
+//             claimed then (Claimed).
+//   Complete  after the pass's last item: its marks cleared (one multi-op; only those still
+//             ours when the session ended meanwhile), failover items' nodes, then the run's
+//             completion: a misfire re-run (a trigger found it going, or marks someone else
+//             left), which claims again, or the after-listeners and the run's done.
 //   Report    the run's done: the TriggerReport worked out from the outcome (ReportOf), a
 //             failed run logged, a run that ran looks for failover items, the owner's
 //             bookkeeping of the run's end (RunEnded), the report (Reported) and the
 //             release of the run's count (Released), in that order.
 // The owner (the job's runtime) is given at construction and is called only through the
-// Owner interface: the path from a fire to its report reads here, and in JobExecutor for
-// Claim and Complete.
+// Owner interface; the executor (JobExecutor) reads what a run is, keeps the job's lane and
+// runs the items on the pool, and hands each run to Claim and Complete here at their turn.
 //
 // What the path carries per run is explicit: a Ticket (the run's source, its fire time, when
-// it began, and the step it has reached); the steps advance it through Advance, which checks
-// the transition. The ticket lives in the run's done (one allocation per run, made when the
-// run is prepared or started: the fire allocates nothing).
+// it began, and the step it has reached: run_ticket.h); the steps advance it through
+// Advance, which checks the transition (kPrepared or kStarted, then kClaimed, kCompleted,
+// kReported; an illegal one is logged as an ERROR and ignored). The ticket lives in the
+// run's done (one allocation per run, made when the run is prepared or started: the fire
+// allocates nothing).
 //
 // Thread safety: safe for concurrent use; the owner and the executor must outlive this
-// object, and the owner's Hold keeps both alive until each run's report.
+// object, and the owner's Hold keeps both alive until each run's report. One RunPath per
+// executor: every run of the executor goes through it.
 #ifndef ELASTICJOB_EXECUTOR_RUN_PATH_H_
 #define ELASTICJOB_EXECUTOR_RUN_PATH_H_
 
@@ -46,10 +58,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "elasticjob/clock.h"
 #include "elasticjob/run_reports.h"
 #include "executor/job_executor.h"
+#include "executor/run_ticket.h"
 #include "trigger/launch_board.h"
 
 namespace elasticjob::executor {
@@ -59,28 +73,12 @@ class RunPath {
   using Source = TriggerReport::Source;
   using Outcome = JobExecutor::Outcome;
 
-  // The step a run has reached, in order: kPrepared (a cron run worked out ahead, its claim
-  // sent; launched or let go by the executor from there) or kStarted (handed to the
-  // executor's trigger, which reads, claims and launches), then kReported.
-  enum class Step : uint8_t { kPrepared, kStarted, kReported };
-  // Whether a run at `from` may go on to `to` (a run begins at kPrepared or kStarted).
-  static constexpr bool CanAdvance(Step from, Step to) {
-    return to == Step::kReported && from != Step::kReported;
-  }
-
-  // What the path carries for one run.
-  struct Ticket {
-    Source source = Source::kCron;
-    Clock::WallTime scheduled{};  // the fire time (or when an operator asked)
-    Clock::WallTime started{};    // when its handling began
-    Step step = Step::kStarted;
-  };
+  using Step = RunStep;
+  using Ticket = RunTicket;
+  // Whether a run at `from` may go on to `to` (run_ticket.h).
+  static constexpr bool CanAdvance(Step from, Step to) { return executor::CanAdvance(from, to); }
   // Moves `ticket` to `to`; false (the ticket unchanged) when that transition is not allowed.
-  static bool Advance(Ticket& ticket, Step to) {
-    if (!CanAdvance(ticket.step, to)) return false;
-    ticket.step = to;
-    return true;
-  }
+  static bool Advance(Ticket& ticket, Step to) { return executor::Advance(ticket, to); }
 
   // What the path asks of its owner, at the step named.
   class Owner {
@@ -117,16 +115,22 @@ class RunPath {
     virtual void Log(std::string_view level, std::string_view message) const = 0;
   };
 
-  // REQUIRES: `executor` and `owner` outlive this object (the owner's Hold keeps them).
+  // REQUIRES: `executor` and `owner` outlive this object (the owner's Hold keeps them);
+  // before the executor's first run, and the only RunPath over it (its runs' Claim and
+  // Complete are this one's).
   RunPath(JobExecutor& executor, Owner& owner, Clock& clock, std::string job_name,
           std::string instance_id)
       : executor_(executor),
         owner_(owner),
         clock_(clock),
         job_name_(std::move(job_name)),
-        instance_id_(std::move(instance_id)) {}
+        instance_id_(std::move(instance_id)) {
+    executor_.path_ = this;
+  }
+  RunPath(const RunPath&) = delete;
+  RunPath& operator=(const RunPath&) = delete;
 
-  // Prepare (and its Claim): the cron fire at `fire_time` worked out ahead; null when it
+  // Prepare, then its Claim: the cron fire at `fire_time` worked out ahead; null when it
   // cannot be (Fire then, at the fire time). See JobExecutor::PrepareTrigger for
   // `admissible` and `change_counter`.
   std::shared_ptr<JobExecutor::Prepared> Prepare(Clock::WallTime fire_time,
@@ -150,6 +154,26 @@ class RunPath {
                                 const Result<Outcome>& outcome);
 
  private:
+  // The executor hands its runs to Claim and Complete.
+  friend class JobExecutor;
+  using Run = JobExecutor::Run;
+  using Prepared = JobExecutor::Prepared;
+
+  // Claim: the run's items (known, held in the lane) claimed; once answered, Claimed.
+  void Claim(const std::shared_ptr<Run>& run);
+  // Claim, for a prepared run: sent in the lead time; its answer is published to the
+  // prepared run's admission (and to JobExecutor::LetGo, if it was let go meanwhile).
+  void Claim(const std::shared_ptr<Prepared>& prepared);
+  // Claim's answer: the run goes on with the items `claimed` holds (the rest run elsewhere)
+  // and starts them; an error or nothing claimed ends the run after its listeners.
+  void Claimed(const std::shared_ptr<Run>& run, Result<std::vector<int>> claimed);
+  // Complete: after the pass's last item, its marks cleared, then Completed.
+  void Complete(const std::shared_ptr<Run>& run);
+  // Complete: the run's failover nodes, then a misfire re-run (Claim again) or the end.
+  void Completed(const std::shared_ptr<Run>& run);
+  // Moves `ticket` to `to`, or logs the illegal transition (the run goes on as it would).
+  void Reach(Ticket& ticket, Step to);
+
   // The run's done: Report, once its executor is through with it.
   JobExecutor::Done DoneOf(Ticket ticket);
   void Report(Ticket& ticket, const Result<Outcome>& outcome);

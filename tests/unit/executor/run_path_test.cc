@@ -16,6 +16,7 @@
 #include "instance/instance_service.h"
 #include "instance/server_service.h"
 #include "reg/memory/memory_registry_center.h"
+#include "sharding/sharding_node.h"
 #include "sharding/sharding_service.h"
 #include "storage/change_notifier.h"
 #include "storage/job_node_storage.h"
@@ -55,7 +56,11 @@ class FakeOwner final : public RunPath::Owner, public std::enable_shared_from_th
     ++released_;
     cv_.notify_all();
   }
-  void Log(std::string_view, std::string_view) const override {}
+  void Log(std::string_view level, std::string_view message) const override {
+    if (level != "ERROR") return;
+    std::lock_guard<std::mutex> l(mu_);
+    errors_.emplace_back(message);
+  }
 
   // Waits until `n` runs released their count (false after 20 s).
   bool WaitReleased(int n) {
@@ -70,23 +75,101 @@ class FakeOwner final : public RunPath::Owner, public std::enable_shared_from_th
     std::lock_guard<std::mutex> l(mu_);
     return reports_;
   }
+  // The ERROR lines logged (a step out of order, a run reported twice).
+  std::vector<std::string> errors() {
+    std::lock_guard<std::mutex> l(mu_);
+    return errors_;
+  }
 
  private:
   void Note(std::string call) {
     std::lock_guard<std::mutex> l(mu_);
     calls_.push_back(std::move(call));
   }
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> calls_;
   std::vector<TriggerReport> reports_;
+  mutable std::vector<std::string> errors_;
   int released_ = 0;
 };
 
+// Counts its runs; while held, each run waits until let go.
 class CountingJob final : public SimpleJob {
  public:
-  void Execute(const ShardingContext&) override { ++runs; }
+  void Execute(const ShardingContext&) override {
+    std::unique_lock<std::mutex> l(mu_);
+    ++runs;
+    cv_.notify_all();
+    cv_.wait(l, [&] { return !held_; });
+  }
+  void Hold() {
+    std::lock_guard<std::mutex> l(mu_);
+    held_ = true;
+  }
+  void LetGo() {
+    std::lock_guard<std::mutex> l(mu_);
+    held_ = false;
+    cv_.notify_all();
+  }
+  // Waits until `n` runs have started (false after 20 s).
+  bool WaitRuns(int n) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, 20s, [&] { return runs >= n; });
+  }
   std::atomic<int> runs{0};
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool held_ = false;
+};
+
+// The executor's control executor: hands every task to `to`, but keeps them while held (a
+// registry answer held back, to change the registry before it is delivered).
+class HoldingExecutor final : public Executor {
+ public:
+  explicit HoldingExecutor(Executor& to) : to_(to) {}
+  void Post(std::function<void()> task) override { Hand(std::move(task), false); }
+  void PostUrgent(std::function<void()> task) override { Hand(std::move(task), true); }
+  void Hold() {
+    std::lock_guard<std::mutex> l(mu_);
+    held_ = true;
+  }
+  // Hands on what was kept, in order, and no longer holds; returns how many tasks that was.
+  size_t Release() {
+    std::vector<std::pair<std::function<void()>, bool>> kept;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      held_ = false;
+      kept.swap(kept_);
+    }
+    for (auto& [task, urgent] : kept) Forward(std::move(task), urgent);
+    return kept.size();
+  }
+
+ private:
+  void Hand(std::function<void()> task, bool urgent) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (held_) {
+        kept_.emplace_back(std::move(task), urgent);
+        return;
+      }
+    }
+    Forward(std::move(task), urgent);
+  }
+  void Forward(std::function<void()> task, bool urgent) {
+    if (urgent) {
+      to_.PostUrgent(std::move(task));
+    } else {
+      to_.Post(std::move(task));
+    }
+  }
+  Executor& to_;
+  std::mutex mu_;
+  bool held_ = false;
+  std::vector<std::pair<std::function<void()>, bool>> kept_;
 };
 
 // One instance of a two-item job on the memory registry, wired as the runtime wires it, and a
@@ -106,7 +189,7 @@ class RunPathTest : public ::testing::Test {
         failover_(storage_, instances_.self().instance_id),
         executor_(
             config_, sharding_, execution_, failover_, instances_.self().instance_id, job_, pool_,
-            pool_, clock_, [](const ItemRun&) {}, nullptr,
+            control_, clock_, [](const ItemRun&) {}, nullptr,
             // The registry never changes here: a run's plan holds for the next one.
             [] { return std::optional<uint64_t>(1); }),
         path_(executor_, *owner_, clock_, "job", instances_.self().instance_id) {
@@ -128,8 +211,24 @@ class RunPathTest : public ::testing::Test {
     }
   }
 
+  // With failover on, the items' running marks are persistent: they outlive a session.
+  void FailoverOn() {
+    auto c = *JobConfiguration::Builder("job", 2)
+                  .Cron("0/5 * * * * ?")
+                  .Failover(true)
+                  .Overwrite(true)
+                  .Build();
+    ASSERT_TRUE(config_.SetUp("SIMPLE", c).ok());
+  }
+  bool Exists(const std::string& node) {
+    auto exists = storage_.IsJobNodeExisted(node);
+    EXPECT_TRUE(exists.ok());
+    return exists.ok() && *exists;
+  }
+
   SimulatedClock clock_;
   ThreadPool pool_{2};
+  HoldingExecutor control_{pool_};
   ThreadPool timer_pool_{1};
   trigger::TimerScheduler timer_{clock_, timer_pool_};
   reg::MemoryRegistryCenter memory_;
@@ -157,6 +256,37 @@ TEST(RunPathStepTest, AReportFollowsOnlyAStartedOrPreparedRunAndComesOnce) {
   EXPECT_FALSE(RunPath::CanAdvance(RunPath::Step::kStarted, RunPath::Step::kPrepared));
   EXPECT_FALSE(RunPath::CanAdvance(RunPath::Step::kPrepared, RunPath::Step::kStarted));
   EXPECT_TRUE(RunPath::CanAdvance(RunPath::Step::kStarted, RunPath::Step::kReported));
+}
+
+TEST(RunPathStepTest, ARunIsClaimedThenCompletedThenReportedAndAClaimMayComeAgainBeforeItsEnd) {
+  RunPath::Ticket ticket{Source::kCron, {}, {}, RunPath::Step::kStarted};
+  EXPECT_TRUE(RunPath::Advance(ticket, RunPath::Step::kClaimed));
+  EXPECT_TRUE(RunPath::Advance(ticket, RunPath::Step::kClaimed));  // a misfire re-run's claim
+  EXPECT_TRUE(RunPath::Advance(ticket, RunPath::Step::kCompleted));
+  EXPECT_TRUE(RunPath::Advance(ticket, RunPath::Step::kReported));
+  EXPECT_TRUE(RunPath::CanAdvance(RunPath::Step::kPrepared, RunPath::Step::kClaimed));
+  // A claim that failed or claimed nothing is reported from where it was.
+  EXPECT_TRUE(RunPath::CanAdvance(RunPath::Step::kClaimed, RunPath::Step::kReported));
+}
+
+TEST(RunPathStepTest, AStepOutOfOrderIsCaughtAndLeavesTheTicketWhereItWas) {
+  // A completion without a claim.
+  RunPath::Ticket started{Source::kCron, {}, {}, RunPath::Step::kStarted};
+  EXPECT_FALSE(RunPath::Advance(started, RunPath::Step::kCompleted));
+  EXPECT_EQ(started.step, RunPath::Step::kStarted);
+  EXPECT_FALSE(RunPath::CanAdvance(RunPath::Step::kPrepared, RunPath::Step::kCompleted));
+  // A claim after the run's completion, a second completion.
+  RunPath::Ticket completed{Source::kCron, {}, {}, RunPath::Step::kCompleted};
+  EXPECT_FALSE(RunPath::Advance(completed, RunPath::Step::kClaimed));
+  EXPECT_FALSE(RunPath::Advance(completed, RunPath::Step::kCompleted));
+  EXPECT_EQ(completed.step, RunPath::Step::kCompleted);
+  // Nothing after the report; no step goes back to where a run begins.
+  for (auto to : {RunPath::Step::kPrepared, RunPath::Step::kStarted, RunPath::Step::kClaimed,
+                  RunPath::Step::kCompleted, RunPath::Step::kReported}) {
+    EXPECT_FALSE(RunPath::CanAdvance(RunPath::Step::kReported, to));
+    EXPECT_FALSE(RunPath::CanAdvance(RunPath::Step::kClaimed, RunPath::Step::kPrepared));
+    EXPECT_FALSE(RunPath::CanAdvance(RunPath::Step::kClaimed, RunPath::Step::kStarted));
+  }
 }
 
 TEST(RunPathStepTest, EachOutcomeReportsAsTheTriggerReportNamesIt) {
@@ -187,6 +317,83 @@ TEST_F(RunPathTest, AFireThatRunsItsItemsReportsAfterLookingForFailoverThenRelea
   ASSERT_EQ(owner_->reports().size(), 1u);
   EXPECT_EQ(owner_->reports()[0].outcome, TriggerReport::Outcome::kRan);
   EXPECT_EQ(owner_->reports()[0].source, Source::kCron);
+  // Claimed, completed, reported: each step in its order.
+  EXPECT_TRUE(owner_->errors().empty());
+  EXPECT_FALSE(Exists(sharding::RunningNode(0)));
+}
+
+TEST_F(RunPathTest, AClaimAnsweredInALaterSessionStartsNoItemReportsTheRunFailedAndLeavesNoMarks) {
+  FailoverOn();
+  path_.Fire(clock_.WallNow());  // the run plan the next run takes
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  ASSERT_EQ(job_->runs.load(), 2);
+  control_.Hold();
+  path_.Fire(clock_.WallNow());
+  // The claim is written (failover on: persistent marks), its answer held back.
+  EXPECT_TRUE(Exists(sharding::RunningNode(0)));
+  EXPECT_TRUE(Exists(sharding::RunningNode(1)));
+  memory_.ExpireSession();  // the answer now comes in a later session than the claim's
+  ASSERT_GE(control_.Release(), 1u);
+  ASSERT_TRUE(owner_->WaitReleased(2));
+  EXPECT_EQ(job_->runs.load(), 2);  // the first run's only
+  ASSERT_EQ(owner_->reports().size(), 2u);
+  EXPECT_EQ(owner_->reports()[1].outcome, TriggerReport::Outcome::kFailed);
+  EXPECT_NE(owner_->reports()[1].error.find("session was lost"), std::string::npos)
+      << owner_->reports()[1].error;
+  EXPECT_FALSE(Exists(sharding::RunningNode(0)));
+  EXPECT_FALSE(Exists(sharding::RunningNode(1)));
+  EXPECT_FALSE(executor_.running());
+  EXPECT_TRUE(owner_->errors().empty());
+}
+
+TEST_F(RunPathTest, APreparedRunWhoseClaimIsVoidStartsNothingAtItsFireTimeAndLeavesNoMarks) {
+  FailoverOn();
+  path_.Fire(clock_.WallNow());
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  std::atomic<bool> admissible{true};
+  const auto fire = clock_.WallNow() + 200ms;
+  control_.Hold();
+  auto prepared = path_.Prepare(fire, &admissible, nullptr);
+  ASSERT_NE(prepared, nullptr);
+  EXPECT_TRUE(Exists(sharding::RunningNode(0)));
+  memory_.ExpireSession();
+  ASSERT_GE(control_.Release(), 1u);  // the claim's answer: void
+  trigger::LaunchBoard board(timer_, pool_, /*drains=*/1, /*most=*/2, pool_);
+  path_.Launch(prepared, fire, board);
+  clock_.Advance(200ms);
+  ASSERT_TRUE(owner_->WaitReleased(2));
+  EXPECT_EQ(job_->runs.load(), 2);  // the first run's only
+  ASSERT_EQ(owner_->reports().size(), 2u);
+  EXPECT_EQ(owner_->reports()[1].outcome, TriggerReport::Outcome::kFailed);
+  EXPECT_EQ(owner_->reports()[1].scheduled, fire);
+  EXPECT_FALSE(Exists(sharding::RunningNode(0)));
+  EXPECT_FALSE(Exists(sharding::RunningNode(1)));
+  EXPECT_FALSE(executor_.running());
+  EXPECT_TRUE(owner_->errors().empty());
+}
+
+TEST_F(RunPathTest, ARunCompletingAfterStopReRunsNothingForItsMisfireAndIsReportedOnce) {
+  path_.Fire(clock_.WallNow());
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  job_->Hold();
+  path_.Fire(clock_.WallNow());
+  ASSERT_TRUE(job_->WaitRuns(4));  // both items of the second run are going
+  // A fire while they run: a misfire, marked in the registry and reported at once.
+  path_.Fire(clock_.WallNow());
+  ASSERT_TRUE(owner_->WaitReleased(2));
+  ASSERT_EQ(owner_->reports().size(), 2u);
+  EXPECT_EQ(owner_->reports()[1].outcome, TriggerReport::Outcome::kMisfire);
+  executor_.Stop();  // the owner stops the job: no more runs
+  job_->LetGo();
+  ASSERT_TRUE(owner_->WaitReleased(3));
+  // Completed, but not run again for the misfire: stopped.
+  EXPECT_EQ(job_->runs.load(), 4);
+  ASSERT_EQ(owner_->reports().size(), 3u);
+  EXPECT_EQ(owner_->reports()[2].outcome, TriggerReport::Outcome::kRan);
+  EXPECT_FALSE(executor_.running());
+  EXPECT_FALSE(Exists(sharding::MisfireNode(0)));  // its marks cleared
+  EXPECT_FALSE(Exists(sharding::RunningNode(0)));
+  EXPECT_TRUE(owner_->errors().empty());
 }
 
 TEST_F(RunPathTest, AFireWhilePausedIsSkippedAndReleasedWithoutAReport) {
@@ -242,6 +449,7 @@ TEST_F(RunPathTest, APreparedRunLaunchedStartsAtItsFireTimeAndReportsItAsStarted
   EXPECT_EQ(owner_->reports()[1].outcome, TriggerReport::Outcome::kRan);
   EXPECT_EQ(owner_->reports()[1].scheduled, fire);
   EXPECT_EQ(owner_->reports()[1].started, fire);
+  EXPECT_TRUE(owner_->errors().empty());
 }
 
 TEST_F(RunPathTest, APreparedRunOverdueAtItsFireStartsNothingAndIsReleasedWithoutAReport) {
