@@ -65,6 +65,9 @@ Result<std::string> GatedRegistry::PersistEphemeralSequential(std::string_view k
 Status GatedRegistry::CreateContainer(std::string_view key) {
   return Call([&] { return inner_.CreateContainer(key); });
 }
+Status GatedRegistry::CreateContainerBelow(std::string_view key, std::string_view present) {
+  return Call([&] { return inner_.CreateContainerBelow(key, present); });
+}
 Status GatedRegistry::Remove(std::string_view key) {
   return Call([&] { return inner_.Remove(key); });
 }

@@ -38,6 +38,7 @@ class GatedRegistry final : public reg::CoordinatorRegistry {
   Result<std::string> PersistEphemeralSequential(std::string_view key,
                                                  std::string_view value) override;
   Status CreateContainer(std::string_view key) override;
+  Status CreateContainerBelow(std::string_view key, std::string_view present) override;
   Status Remove(std::string_view key) override;
   Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override;
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,

@@ -41,7 +41,9 @@ std::vector<std::string_view> LeaderService::LeaderNodeParents() {
   return {kLeaderElection.substr(0, kLeaderElection.find('/')), kLeaderElection};
 }
 
-Status LeaderService::PrepareLeaderNode() { return storage_.CreateJobContainer(kLeaderElection); }
+Status LeaderService::PrepareLeaderNode() {
+  return storage_.CreateJobContainerBelowRoot(kLeaderElection);
+}
 
 Result<bool> LeaderService::HasLeader() { return storage_.IsJobNodeExisted(kLeaderInstance); }
 

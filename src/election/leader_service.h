@@ -40,7 +40,8 @@ class LeaderService {
   // The leader node naming this instance, for a transaction that creates it (see above).
   storage::NodeFill LeaderNode() const;
   // The leader node's parents (`leader`, `leader/election`: containers, as the latch makes
-  // them), created unless they exist: LeaderNode's transaction needs them.
+  // them), created unless they exist: LeaderNode's transaction needs them. REQUIRES: the
+  // job's root exists (the caller has just created it: nothing is asked about it).
   Status PrepareLeaderNode();
   // The parents PrepareLeaderNode makes, relative to the job.
   static std::vector<std::string_view> LeaderNodeParents();

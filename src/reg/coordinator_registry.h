@@ -94,6 +94,16 @@ class CoordinatorRegistry : public RegistryCenter {
       std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
       WatchPolicy policy) = 0;
 
+  // As CreateContainer, for a caller that knows `present` exists (an ancestor of `key`, as
+  // a job's root right after the transaction that created it): only the containers below
+  // it are created, without a request about it or its ancestors, which CreateContainer sends
+  // when no cache covers them (a new job's leader node parents: one request less a job).
+  // Default: CreateContainer.
+  virtual Status CreateContainerBelow(std::string_view key, std::string_view present) {
+    (void)present;
+    return CreateContainer(key);
+  }
+
   // What the local caches hold at `key`, never asking the server: for diagnostics (the dump
   // port, docs/dump.md, compares it with the server's value). Default: not covered (a
   // registry without caches, as memory:// whose reads are its store).

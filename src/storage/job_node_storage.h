@@ -83,6 +83,11 @@ class JobNodeStorage {
   Status CreateJobContainer(std::string_view node) {
     return registry_.CreateContainer(path_.FullPath(node));
   }
+  // As CreateJobContainer, for a caller that knows the job's root exists (it has just
+  // created it): no request about the root (CoordinatorRegistry::CreateContainerBelow).
+  Status CreateJobContainerBelowRoot(std::string_view node) {
+    return registry_.CreateContainerBelow(path_.FullPath(node), path_.FullPath());
+  }
   // Runs `ops` (keys relative to the job) as one transaction.
   Status ExecuteInTransaction(std::vector<TransactionOp> ops);
   // As ExecuteInTransaction, sent through the registry's asynchronous path, which merges the

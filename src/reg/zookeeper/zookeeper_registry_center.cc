@@ -334,9 +334,9 @@ ZooKeeperRegistryCenter::Known ZooKeeperRegistryCenter::CacheKnows(const std::st
 }
 
 Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, CreateMode mode,
-                                            bool trust_cache) {
+                                            bool trust_cache, std::string_view present) {
   std::vector<std::string> chain;
-  for (std::string p = full; p != prefix_ && p != "/"; p = ParentOf(p)) {
+  for (std::string p = full; p != prefix_ && p != "/" && p != present; p = ParentOf(p)) {
     if (trust_cache && CacheKnows(p) == Known::kPresent) break;  // and so are its ancestors
     chain.push_back(p);
   }
@@ -566,6 +566,13 @@ Result<std::string> ZooKeeperRegistryCenter::CreateLatchNode(const std::string& 
 Status ZooKeeperRegistryCenter::CreateContainer(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   return CreateChain(Full(key), CreateMode::kContainer);
+}
+
+Status ZooKeeperRegistryCenter::CreateContainerBelow(std::string_view key,
+                                                     std::string_view present) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  if (Status s = ValidateKey(present); !s.ok()) return s;
+  return CreateChain(Full(key), CreateMode::kContainer, /*trust_cache=*/true, Full(present));
 }
 
 Status ZooKeeperRegistryCenter::Remove(std::string_view key) {

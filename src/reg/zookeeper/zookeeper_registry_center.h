@@ -68,6 +68,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   Result<std::string> PersistEphemeralSequential(std::string_view key,
                                                  std::string_view value) override;
   Status CreateContainer(std::string_view key) override;
+  Status CreateContainerBelow(std::string_view key, std::string_view present) override;
   Status Remove(std::string_view key) override;
   Status ExecuteInTransaction(const std::vector<TransactionOp>& ops) override;
   void ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
@@ -187,8 +188,10 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // Creates `full` and every missing ancestor below the namespace with `mode`, one level at
   // a time (containers cannot be made in a multi-op with the 3.8 client's API). With
   // `trust_cache`, it stops at the first ancestor a cache has; without, it asks the server
-  // (a cache lags the server, and the server deletes empty containers on its own).
-  Status CreateChain(const std::string& full, CreateMode mode, bool trust_cache = true);
+  // (a cache lags the server, and the server deletes empty containers on its own). It also
+  // stops at `present`, a full path the caller knows exists (empty: none).
+  Status CreateChain(const std::string& full, CreateMode mode, bool trust_cache = true,
+                     std::string_view present = {});
   // Creates `full` with its missing persistent ancestors in one multi-op.
   Result<std::string> CreateWithAncestors(const std::string& full, std::string_view value,
                                           CreateMode mode);

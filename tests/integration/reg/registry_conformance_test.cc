@@ -866,6 +866,29 @@ TEST_F(ZooKeeperRegistryTest, InitFailsClearlyWhenNoServerAnswers) {
   EXPECT_NE(s.message().find("127.0.0.1:1"), std::string::npos) << s;
 }
 
+TEST_F(ZooKeeperRegistryTest, ContainersBelowAKnownAncestorCostOneCreateEachAndNothingAboveIt) {
+  auto reg = Client("belowns");
+  ASSERT_TRUE(reg->Init().ok());
+  ASSERT_TRUE(reg->Persist("/job", "").ok());
+  auto* zk = dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg.get());
+  ASSERT_NE(zk, nullptr);
+  auto requests = [&] {
+    uint64_t n = 0;
+    for (const auto& [kind, count] : zk->request_counts()) n += count;
+    return n;
+  };
+  // No cache covers /job: CreateContainer would create it again (one request more).
+  const uint64_t before = requests();
+  ASSERT_TRUE(reg->CreateContainerBelow("/job/leader/election", "/job").ok());
+  EXPECT_EQ(requests() - before, 2u);
+  Result<std::string> parent = reg->GetDirectly("/job/leader");
+  EXPECT_TRUE(parent.ok()) << parent.status();
+  // An ancestor that is not there after all: NOT_FOUND, nothing created.
+  EXPECT_EQ(reg->CreateContainerBelow("/gone/leader/election", "/gone").code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(reg->GetDirectly("/gone").status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(ZooKeeperRegistryTest, EphemeralNodesGoWhenTheOwningProcessIsKilled) {
   auto reg = Client("killns");
   ASSERT_TRUE(reg->Init().ok());
