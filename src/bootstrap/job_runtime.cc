@@ -443,29 +443,29 @@ Status JobRuntime::StartSteps(bool scheduled, StartHints hints) {
   // fails the multi-op, which then changes nothing: the nodes then go after the load,
   // elected through the latch, flag included, as for a job that was there. Started among
   // many (ScheduleAll), the multi-op goes grouped with theirs: one for many.
-  std::vector<storage::NodeFill> online_nodes = {servers_->OnlineNode(!config_.disabled),
-                                                 instances_->OnlineNode(),
-                                                 instances_->RuntimeNode(),
-                                                 {std::string(sharding::kNecessary), ""}};
+  const storage::NodeFill flag = {std::string(sharding::kNecessary), ""};
+  std::vector<storage::NodeFill> online_nodes = {
+      servers_->OnlineNode(!config_.disabled), instances_->OnlineNode(), instances_->RuntimeNode()};
   bool online = false;
   if (created && leader_->PrepareLeaderNode().ok()) {
     std::vector<std::string_view> present = election::LeaderService::LeaderNodeParents();
     present.push_back("config");
-    std::vector<storage::NodeFill> created_nodes(online_nodes.begin(), online_nodes.end() - 1);
+    std::vector<storage::NodeFill> created_nodes = online_nodes;
     created_nodes.push_back(leader_->LeaderNode());
     // A disabled server takes no items: its job keeps the flag, as ElasticJob's sharding
     // with no instance available leaves it. So does a strategy that fails (its error is
     // then the first fire's, as for any job).
-    auto sharding = config_.disabled
-                        ? Result<std::vector<storage::NodeFill>>(FailedPrecondition("disabled"))
-                        : sharding_->FirstShardingNodes(config_);
-    if (sharding.ok()) {
-      created_nodes.insert(created_nodes.end(), sharding->begin(), sharding->end());
-    } else {
-      created_nodes.push_back(online_nodes.back());  // the flag
+    bool sharded = false;
+    if (!config_.disabled) {
+      if (auto nodes = sharding_->FirstShardingNodes(config_); nodes.ok()) {
+        created_nodes.insert(created_nodes.end(), nodes->begin(), nodes->end());
+        sharded = true;
+      }
     }
+    if (!sharded) created_nodes.push_back(flag);
     online = storage_.CreateJobNodes(created_nodes, present, hints.grouped).ok();
   }
+  online_nodes.push_back(flag);  // the usual path writes the flag
   // Listeners first (ListenerManager.startAllListeners): one strand per job carries both
   // the subtree's events and the session's states, in the order the registry reports them.
   strand_ = std::make_unique<SerialExecutor>(shared_->triggers);

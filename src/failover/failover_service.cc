@@ -8,26 +8,32 @@
 #include "instance/job_instance.h"
 
 namespace elasticjob::failover {
-Status FailoverService::SetCrashedFailoverFlag(int item, const std::string& crashed) {
+Status FailoverService::SetCrashedFailoverFlag(const std::vector<int>& items,
+                                               const std::string& crashed) {
+  if (items.empty()) return Status::Ok();
   Status inner;
+  // One latch round for all the items. Claims are made under this latch
+  // (FailoverIfNecessary, ExecutionService::RecoverClaim), so what the server says here
+  // cannot be overtaken by another taker's claim.
   Status s = storage_.ExecuteInLeader(kLatch, [&] {
-    // Claims are made under this latch (FailoverIfNecessary, ExecutionService::RecoverClaim),
-    // so what the server says here cannot be overtaken by another taker's claim.
-    auto mark = storage_.GetJobNodeDataDirectly(sharding::RunningNode(item));
-    if (!mark.ok() && mark.status().code() != StatusCode::kNotFound) {
-      inner = mark.status();
-      return;
+    for (int item : items) {
+      auto mark = storage_.GetJobNodeDataDirectly(sharding::RunningNode(item));
+      if (!mark.ok() && mark.status().code() != StatusCode::kNotFound) {
+        inner = mark.status();
+        return;
+      }
+      if (mark.ok() && *mark != crashed) continue;  // a live claim's mark: taken over already
+      auto assigned = storage_.GetJobNodeDataDirectly(ExecutionFailoverNode(item));
+      if (assigned.ok()) continue;  // a taker holds it (ephemeral: a live one)
+      if (assigned.status().code() != StatusCode::kNotFound) {
+        inner = assigned.status();
+        return;
+      }
+      if (inner = storage_.CreateJobNodeIfNeeded(ItemsNode(item)); !inner.ok()) return;
+      if (metrics_ != nullptr) metrics_->failovers_given.Inc();
+      if (!mark.ok()) continue;
+      if (inner = storage_.RemoveJobNodeIfExisted(sharding::RunningNode(item)); !inner.ok()) return;
     }
-    if (mark.ok() && *mark != crashed) return;  // a live claim's mark: taken over already
-    auto assigned = storage_.GetJobNodeDataDirectly(ExecutionFailoverNode(item));
-    if (assigned.ok()) return;  // a taker holds it (ephemeral: a live one)
-    if (assigned.status().code() != StatusCode::kNotFound) {
-      inner = assigned.status();
-      return;
-    }
-    if (inner = storage_.CreateJobNodeIfNeeded(ItemsNode(item)); !inner.ok()) return;
-    if (metrics_ != nullptr) metrics_->failovers_given.Inc();
-    if (mark.ok()) inner = storage_.RemoveJobNodeIfExisted(sharding::RunningNode(item));
   });
   return s.ok() ? inner : s;
 }

@@ -39,7 +39,8 @@ class FailoverService {
   FailoverService(storage::JobNodeStorage& storage, std::string instance_id)
       : storage_(storage), instance_id_(std::move(instance_id)) {}
 
-  // Step 1 for an item that was running on the crashed instance `crashed`: unless a taker
+  // Step 1 for `items`, which were running on the crashed instance `crashed` (one latch
+  // round for them all); for each item: unless a taker
   // already holds it, queue it for failover and delete its stale running node. Under the
   // failover latch, and looked up on the server, not the cache: another instance may have
   // taken the item over a moment ago (its claim under the latch, then its running mark),
@@ -47,7 +48,7 @@ class FailoverService {
   // taker's fresh mark, which lets a second taker run the item beside the first (chaos
   // netns_partition; ElasticJob's setCrashedFailoverFlag has this race). A running mark that
   // is not `crashed`'s is a live claim's: the item is not queued and the mark stays.
-  Status SetCrashedFailoverFlag(int item, const std::string& crashed);
+  Status SetCrashedFailoverFlag(const std::vector<int>& items, const std::string& crashed);
   // Step 1 for an item a crashed instance was itself running for failover.
   Status SetCrashedFailoverFlagDirectly(int item);
   // The items the crashed `instance_id` was running (its running node is there and it owns

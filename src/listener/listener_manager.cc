@@ -228,9 +228,7 @@ void ListenerManager::OnInstanceCrashed(const std::string& id) {
   } else {
     auto crashed = s_.failover.GetCrashedShardingItems(id);
     if (!crashed.ok()) return Report(crashed.status(), "reading crashed items");
-    for (int item : *crashed) {
-      Report(s_.failover.SetCrashedFailoverFlag(item, id), "queueing a failover item");
-    }
+    Report(s_.failover.SetCrashedFailoverFlag(*crashed, id), "queueing failover items");
   }
   controller_.FailoverIfNecessary();
 }
@@ -276,7 +274,7 @@ void ListenerManager::OnOnlyInstanceOnline() {
   for (const auto& [item, owner] : *running) {
     if (!stale(item, owner)) continue;
     // Deletes the mark too, while it is still `owner`'s (never a fresh claim's).
-    Report(s_.failover.SetCrashedFailoverFlag(item, owner), "queueing a failover item");
+    Report(s_.failover.SetCrashedFailoverFlag({item}, owner), "queueing a failover item");
     queued = true;
   }
   if (queued) controller_.FailoverIfNecessary();

@@ -38,8 +38,8 @@ TEST_F(FailoverServiceTest, CrashedItemsAreTheDeadInstancesItemsThatWereRunning)
 TEST_F(FailoverServiceTest, QueuedItemsAreClaimedOnePerRoundWithTheLayoutsNodes) {
   ASSERT_TRUE(reg_.Persist("/job/sharding/0/running", kDead).ok());
   ASSERT_TRUE(reg_.Persist("/job/sharding/1/running", kDead).ok());
-  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag(0, kDead).ok());
-  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag(1, kDead).ok());
+  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag({0}, kDead).ok());
+  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag({1}, kDead).ok());
   EXPECT_FALSE(*reg_.IsExisted("/job/sharding/0/running"));  // the stale mark goes
   EXPECT_EQ(*reg_.GetChildrenKeys("/job/leader/failover/items"),
             (std::vector<std::string>{"1", "0"}));
@@ -56,7 +56,7 @@ TEST_F(FailoverServiceTest, QueuedItemsAreClaimedOnePerRoundWithTheLayoutsNodes)
   EXPECT_EQ(*FailoverService(storage_, kDead).GetLocalTakeOffItems({0, 1}),
             (std::vector<int>{0, 1}));
   // An item already taken is not queued again.
-  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag(0, kDead).ok());
+  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag({0}, kDead).ok());
   EXPECT_FALSE(*reg_.IsExisted("/job/leader/failover/items/0"));
   ASSERT_TRUE(survivor_.UpdateFailoverComplete({0, 1}).ok());
   EXPECT_FALSE(*reg_.IsExisted("/job/sharding/0/failover"));
@@ -70,17 +70,17 @@ TEST_F(FailoverServiceTest, ACrashedItemAnotherTakerAlreadyRunsIsNotQueuedAndIts
   // taker then ran the item beside the first).
   constexpr const char* kTaker = "10.0.0.3@-@3";
   ASSERT_TRUE(reg_.Persist("/job/sharding/0/running", kTaker).ok());
-  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag(0, kDead).ok());
+  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag({0}, kDead).ok());
   EXPECT_EQ(reg_.GetDirectly("/job/sharding/0/running").value_or(""), kTaker);
   EXPECT_FALSE(*reg_.IsExisted("/job/leader/failover/items/0"));
   // So is one whose taker holds its failover node, before its mark is written.
   ASSERT_TRUE(reg_.Remove("/job/sharding/0/running").ok());
   ASSERT_TRUE(reg_.PersistEphemeral("/job/sharding/0/failover", kTaker).ok());
   ASSERT_TRUE(reg_.Persist("/job/sharding/1/running", kDead).ok());
-  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag(0, kDead).ok());
+  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag({0}, kDead).ok());
   EXPECT_FALSE(*reg_.IsExisted("/job/leader/failover/items/0"));
   // The dead instance's own mark is still taken off, and its item queued.
-  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag(1, kDead).ok());
+  ASSERT_TRUE(survivor_.SetCrashedFailoverFlag({1}, kDead).ok());
   EXPECT_FALSE(*reg_.IsExisted("/job/sharding/1/running"));
   EXPECT_TRUE(*reg_.IsExisted("/job/leader/failover/items/1"));
 }
