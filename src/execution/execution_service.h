@@ -68,6 +68,8 @@ class ExecutionService {
   // the marks (or, for a claim whose conflicts were resolved one by one, of a transaction
   // setting every claimed mark after that), which exceeds every earlier claim of these items
   // by any instance; 0 without monitorExecution (no marks, no token) or nothing claimed.
+  // The claim's answer renews the session lease; a call that sends none (no marks) renews it
+  // ahead when it is past half its bound (RegistryCenter::LeaseHeld).
   void ClaimAsync(const JobConfiguration& config, std::vector<int> items, Executor& executor,
                   std::function<void(Result<std::vector<int>>, int64_t fencing_token)> done);
   // Whether any of `items` is marked running (asks the server: marks are outside the cache).

@@ -31,10 +31,6 @@ void RunPath::Claim(const std::shared_ptr<Prepared>& prepared) {
   const std::shared_ptr<Run>& run = prepared->run;
   execution::ExecutionService& execution = executor_.execution_;
   run->session = execution.session_epoch();
-  // Renews the session lease ahead when it is past half its bound (the claim's answer
-  // renews it too, but a job without running marks sends no claim): the starts at the
-  // fire time then find it held and wait for nothing.
-  (void)execution.LeaseHeld();
   execution.ClaimAsync(*run->config, run->items, executor_.control_,
                        [this, prepared](Result<std::vector<int>> claimed, int64_t fencing_token) {
                          Run& r = *prepared->run;
