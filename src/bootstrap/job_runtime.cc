@@ -307,7 +307,9 @@ Status JobRuntime::StartSteps(bool scheduled, StartHints hints) {
   // strategy, item limit, error handler or listener type) is refused as a whole: the job
   // keeps its last good one, and goes on sharding with its strategy.
   config_service_->SetRunnableCheck([this](const JobConfiguration& c) { return CheckRunnable(c); });
-  (void)config_service_->LoadLastGood();  // remember the registered config as good
+  // Remember the registered config as good: the one this call wrote, if it created the job
+  // (no request to read it back), else the registry's.
+  (void)(created ? config_service_->AdoptWritten() : config_service_->LoadLastGood());
 
   shared_ = SharedRuntime::For(clock_);
   notifier_ = std::make_unique<storage::ChangeNotifier>(shared_->triggers, shared_->timer, clock_);

@@ -24,11 +24,14 @@ Result<JobConfiguration> ConfigService::SetUp(std::string_view job_type_name,
   if (seen_absent) {
     // What the path below writes for a job without a root node (config, then the root's
     // type name), as one transaction that fails if either node is there by now.
-    Status created_now = storage_.ExecuteInTransactionGrouped(
-        {TransactionOp::Create("", std::string(job_type_name)),
-         TransactionOp::Create("config", ConfigToYaml(config, version_))});
+    std::string yaml = ConfigToYaml(config, version_);
+    Status created_now =
+        storage_.ExecuteInTransactionGrouped({TransactionOp::Create("", std::string(job_type_name)),
+                                              TransactionOp::Create("config", yaml)});
     if (created_now.ok()) {
       if (created != nullptr) *created = true;
+      MutexLock lock(&mu_);
+      written_yaml_ = std::move(yaml);
       return config;
     }
   }
@@ -137,15 +140,20 @@ Result<JobConfiguration> ConfigService::Load(bool from_cache) {
     yaml = storage_.GetJobNodeDataDirectly("config");  // the cache may not have seen it yet
   }
   if (!yaml.ok()) return yaml.status().WithContext(fmt::format("job '{}': config", job));
+  return Parse(*std::move(yaml));
+}
+
+Result<JobConfiguration> ConfigService::Parse(std::string yaml) {
+  const std::string& job = storage_.path().job_name();
   {
     MutexLock lock(&mu_);
-    if (parsed_.has_value() && parsed_yaml_ == *yaml) return *parsed_;
+    if (parsed_.has_value() && parsed_yaml_ == yaml) return *parsed_;
     // A text refused once is refused again without parsing it (a hostile value of a megabyte
     // took a Debug build over a second to parse, on the trigger's path).
-    if (!refused_.ok() && refused_yaml_ == *yaml) return refused_;
+    if (!refused_.ok() && refused_yaml_ == yaml) return refused_;
     ++parses_;
   }
-  auto config = ConfigFromYaml(*yaml);
+  auto config = ConfigFromYaml(yaml);
   Status refused = Status::Ok();
   if (!config.ok()) {
     refused = config.status().WithContext(fmt::format("job '{}'", job));
@@ -156,12 +164,12 @@ Result<JobConfiguration> ConfigService::Load(bool from_cache) {
   if (!refused.ok()) {
     // Only what the text itself decides is kept: an INVALID_ARGUMENT.
     if (refused.code() == StatusCode::kInvalidArgument) {
-      refused_yaml_ = *std::move(yaml);
+      refused_yaml_ = std::move(yaml);
       refused_ = refused;
     }
     return refused;
   }
-  parsed_yaml_ = *std::move(yaml);
+  parsed_yaml_ = std::move(yaml);
   parsed_ = *config;
   return config;
 }
@@ -172,7 +180,21 @@ uint64_t ConfigService::parses() {
 }
 
 Result<JobConfiguration> ConfigService::LoadLastGood(bool from_cache) {
-  auto config = Load(from_cache);
+  return LastGood(Load(from_cache));
+}
+
+Result<JobConfiguration> ConfigService::AdoptWritten() {
+  std::string written;
+  {
+    MutexLock lock(&mu_);
+    if (!written_yaml_.has_value()) return FailedPrecondition("no configuration written by SetUp");
+    written = *std::move(written_yaml_);
+    written_yaml_.reset();
+  }
+  return LastGood(Parse(std::move(written)));
+}
+
+Result<JobConfiguration> ConfigService::LastGood(Result<JobConfiguration> config) {
   MutexLock lock(&mu_);
   if (config.ok()) {
     last_good_ = *config;

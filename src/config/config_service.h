@@ -71,6 +71,11 @@ class ConfigService {
   // value), so a running job keeps its last good configuration. Fails only when none was
   // ever good.
   Result<JobConfiguration> LoadLastGood(bool from_cache = true);
+  // LoadLastGood of the text SetUp has just written (it reported `created`: the job was not
+  // registered, and this call created its root and config in one transaction), without
+  // reading it back: parsed and checked as Load does, and remembered as the last good one.
+  // FAILED_PRECONDITION when SetUp wrote nothing (or it was adopted already).
+  Result<JobConfiguration> AdoptWritten();
 
   // ElasticJob's time-skew check: FAILED_PRECONDITION when maxTimeDiffSeconds >= 0 and this
   // machine's clock differs from the registry's by more than that. The first form loads the
@@ -85,11 +90,17 @@ class ConfigService {
   const infra::JobLogger log_;
   // The fields of `given` that the registry's `registered` sets otherwise, for SetUp's line.
   std::string DifferingFields(const JobConfiguration& given, const JobConfiguration& registered);
+  // Load's second half: `yaml` parsed and checked, or its refusal (each text once).
+  Result<JobConfiguration> Parse(std::string yaml);
+  // LoadLastGood's second half: `config` remembered as the last good one, or the last good
+  // one instead of its refusal.
+  Result<JobConfiguration> LastGood(Result<JobConfiguration> config);
 
   Mutex mu_;
   RunnableCheck check_ ELASTICJOB_GUARDED_BY(mu_);
   std::optional<JobConfiguration> last_good_ ELASTICJOB_GUARDED_BY(mu_);
-  std::string last_bad_ ELASTICJOB_GUARDED_BY(mu_);  // the error last logged
+  std::optional<std::string> written_yaml_ ELASTICJOB_GUARDED_BY(mu_);  // SetUp's, to adopt
+  std::string last_bad_ ELASTICJOB_GUARDED_BY(mu_);                     // the error last logged
   // The last YAML text parsed and validated, and its result: every trigger loads the
   // configuration, and the text rarely changes (parsing it was most of a trigger's CPU).
   std::string parsed_yaml_ ELASTICJOB_GUARDED_BY(mu_);

@@ -38,17 +38,22 @@ struct RegistryStats;
 // running mark) can name the children the cache keeps instead: with `children` false and
 // `named_children` set, each named child is watched on its own (an exists watch while it is
 // absent) and the others are outside the cache: no watch fires for them, and reads of them
-// go to the server. The names must outlive the cache (static storage).
+// go to the server. The names must outlive the cache (static storage). The first
+// `named_present` of them are usually there (an item's owner): a cache loading the node reads
+// each of those at once (one read, which sets its value watch) instead of probing it first
+// (an exists, then the read); one found missing is probed then.
 //
 // A node whose value is empty by contract and never set (the layout's parents, such as
-// `servers` or `leader/election`: zk-layout.md) can say so with `empty_value`, when it also
-// has its children watched: a cache then never reads its value (its children read tells
-// whether it is there) and holds it as "". One read less for each such node a cache loads.
+// `servers` or `leader/election`, and an item: zk-layout.md) can say so with `empty_value`,
+// when it also has its children watched or names them: a cache then never reads its value
+// (its own children read, or its parent's, tells whether it is there) and holds it as "".
+// One read less for each such node a cache loads.
 struct NodeWatches {
   bool value = true;
   bool children = true;
   std::span<const std::string_view> named_children = {};
   bool empty_value = false;
+  size_t named_present = 0;
 };
 // Maps a key of the watched subtree to the watches its node needs. The watches are a hint
 // (memory:// has none to spare, and reports updates in place whatever they say), but the

@@ -64,7 +64,8 @@ reg::NodeWatches JobNodeWatches(std::string_view node) {
   if (top == "systemTime" && n == 2) return kNone;
   if (top == "guarantee" && n == 3) return kNone;
   if (top == "sharding") {
-    if (n == 2) return reg::NodeWatches{false, false, kItemChildren};
+    // "" by contract (zk-layout.md); its owner is usually there, the others usually not.
+    if (n == 2) return reg::NodeWatches{false, false, kItemChildren, /*empty_value=*/true, 1};
     if (n == 3) return parts[2] == "running" ? kNone : kValue;
   }
   if (top == "leader" && n == 3) {

@@ -57,7 +57,8 @@ class JobNodePath {
 //   - every other node (the job root, a node not of the layout): both.
 reg::NodeWatches JobNodeWatches(std::string_view node);
 
-// The children of `sharding/{i}` the cache keeps: all but `running`.
+// The children of `sharding/{i}` the cache keeps: all but `running`. The first (the item's
+// owner) is usually there (NodeWatches::named_present).
 inline constexpr std::string_view kItemChildren[] = {"instance", "failover", "failovering",
                                                      "disabled", "misfire"};
 

@@ -1141,6 +1141,7 @@ struct ZooKeeperRegistryCenter::NodeRead {
   bool empty_value = false;                 // its value is "" by contract: never read (NodeWatches)
   uint64_t seq = 0;                         // NextSeq() once its requests were handed to the client
   std::span<const std::string_view> named;  // the node's named children (NodeWatches)
+  size_t named_present = 0;                 // NodeWatches::named_present
   ClientCode data_rc = ClientCode::kConnectionLoss;  // until answered
   ClientCode children_rc = ClientCode::kConnectionLoss;
   std::string value;
@@ -1169,7 +1170,10 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       }
       // A probed named child the cache has keeps its own watch: nothing to read.
       if (item.what == kProbe && known && !deep) continue;
-      if (NamesChildren(needs)) r->named = needs.named_children;
+      if (NamesChildren(needs)) {
+        r->named = needs.named_children;
+        r->named_present = needs.named_present;
+      }
       NodeRead* read = r.get();
       if ((item.what & kProbe) != 0 && (deep || !known)) {
         r->probe = true;
@@ -1187,7 +1191,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       // A known node reads again only what a fired watch covered (a ZooKeeper watch is
       // used up by firing; the other one is still set); a new node is read whole, but for a
       // value that is "" by contract (its children read tells whether it is there).
-      r->empty_value = needs.empty_value && needs.children && !NamesChildren(needs);
+      r->empty_value = needs.empty_value && (needs.children || NamesChildren(needs));
       r->read_value = !r->empty_value && (!known || deep || (item.what & kValueEvent) != 0);
       r->read_children = needs.children && (!known || deep || (item.what & kChildrenEvent) != 0);
       if (r->read_value) {
@@ -1325,8 +1329,10 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
         if (!r->named.empty()) {
           // Its children are the named ones, each watched on its own.
           if (fresh || deep) {
-            for (std::string_view name : r->named) {
-              level.push_back({r->cache, JoinPath(r->full, std::string(name)), kProbe});
+            for (size_t i = 0; i < r->named.size(); ++i) {
+              // One usually there is read at once (missing: probed then, as a node gone).
+              const int what = i < r->named_present ? kValueEvent | kChildrenEvent : kProbe;
+              level.push_back({r->cache, JoinPath(r->full, std::string(r->named[i])), what});
             }
           }
           continue;

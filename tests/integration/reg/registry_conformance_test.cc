@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <functional>
 #include <future>
+#include <map>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -665,6 +666,52 @@ TEST_P(RegistryConformanceTest, NamedChildrenKeepOthersOutOfTheCache) {
   ASSERT_TRUE(other->Persist("/n/item/owner", "c").ok());
   EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kUpdated, "/n/item/owner", "c"));
   EXPECT_EQ(*reg_->Get("/n/item/owner"), "c");
+  other->Close();
+}
+
+// A node whose value is "" by contract and that names its children, the first usually
+// there (an item and its owner): a cache loads it without reading its value, reads the
+// owner at once, and probes only the others, and an owner missing at the load (probed then)
+// is seen when it comes.
+TEST_P(RegistryConformanceTest, AnEmptyItemIsNotReadAndItsUsuallyPresentChildIsReadAtOnce) {
+  static constexpr std::string_view kKept[] = {"owner", "disabled"};
+  ASSERT_TRUE(reg_->Persist("/m/item/a/owner", "x").ok());
+  ASSERT_TRUE(reg_->Persist("/m/item/b", "").ok());
+  WatchPolicy policy = [](std::string_view key) {
+    if (key == "/m/item/a" || key == "/m/item/b") {
+      return NodeWatches{false, false, kKept, /*empty_value=*/true, /*named_present=*/1};
+    }
+    if (key.starts_with("/m/item/")) return NodeWatches{true, false};
+    return NodeWatches{};
+  };
+  auto* zk = dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg_.get());
+  const auto before = zk != nullptr ? zk->request_counts() : std::map<std::string, uint64_t>{};
+  Recorder rec;
+  auto sub = reg_->WatchTree(
+      "/m", events_, [&](const TreeEvent& e) { rec.Add(e); }, policy);
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/m/item/a", ""));
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/m/item/a/owner", "x"));
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/m/item/b", ""));
+  if (zk != nullptr) {
+    const auto after = zk->request_counts();
+    // Probed: a's and b's "disabled", and b's owner once its read found it missing.
+    EXPECT_EQ(after.at("exists") - before.at("exists"), 3u);
+    // Read: the values of /m and /m/item, and the owners (a's, b's missing one); never an
+    // item's value.
+    EXPECT_EQ(after.at("get") - before.at("get"), 4u);
+  }
+  EXPECT_EQ(*reg_->Get("/m/item/a"), "");
+  auto other = Client();
+  ASSERT_TRUE(other->Persist("/m/item/b/owner", "y").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/m/item/b/owner", "y"));
+  ASSERT_TRUE(other->Persist("/m/item/a/owner", "z").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kUpdated, "/m/item/a/owner", "z"));
+  ASSERT_TRUE(other->Persist("/m/item/a/disabled", "").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/m/item/a/disabled", ""));
+  ASSERT_TRUE(other->Remove("/m/item/b").ok());
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kDeleted, "/m/item/b"));
+  EXPECT_FALSE(*reg_->IsExisted("/m/item/b/owner"));
   other->Close();
 }
 

@@ -86,6 +86,34 @@ TEST_F(ConfigServiceTest, ARegistryConfigTheRunnableCheckRefusesKeepsTheLastGood
   EXPECT_FALSE(kept->job_sharding_strategy_type.has_value());
 }
 
+TEST_F(ConfigServiceTest, TheConfigASetUpCreatedIsAdoptedAsTheLastGoodWithoutAReadOrAParseAgain) {
+  bool created = false;
+  ASSERT_TRUE(service_.SetUp("SCRIPT", Config(3), /*seen_absent=*/true, &created).ok());
+  ASSERT_TRUE(created);
+  auto adopted = service_.AdoptWritten();
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  EXPECT_EQ(adopted->sharding_total_count, 3);
+  EXPECT_EQ(service_.parses(), 1u);
+  // The text adopted is the registry's: loading it parses nothing again.
+  ASSERT_TRUE(service_.Load(false).ok());
+  EXPECT_EQ(service_.parses(), 1u);
+  // Adopted once: a second call, or a SetUp that created nothing, has nothing to adopt.
+  EXPECT_EQ(service_.AdoptWritten().status().code(), StatusCode::kFailedPrecondition);
+  // It is the last good one: a bad text later keeps it.
+  ASSERT_TRUE(reg_.Update("/orderJob/config", "jobName: orderJob\nshardingTotalCount: 0\n").ok());
+  auto kept = service_.LoadLastGood(false);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->sharding_total_count, 3);
+}
+
+TEST_F(ConfigServiceTest, ASetUpThatFoundTheJobRegisteredHasNothingToAdopt) {
+  ASSERT_TRUE(service_.SetUp("SCRIPT", Config(3)).ok());
+  bool created = true;
+  ASSERT_TRUE(service_.SetUp("SCRIPT", Config(5), /*seen_absent=*/true, &created).ok());
+  EXPECT_FALSE(created);
+  EXPECT_EQ(service_.AdoptWritten().status().code(), StatusCode::kFailedPrecondition);
+}
+
 TEST_F(ConfigServiceTest, ADifferentTypeNameIsAJobConflict) {
   ASSERT_TRUE(service_.SetUp("com.acme.OrderJob", Config(3)).ok());
   auto c = service_.SetUp("SCRIPT", Config(3));

@@ -30,6 +30,7 @@ TEST(JobNodePathTest, PathsMatchTheRegistryLayout) {
 TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
   auto same = [](NodeWatches a, NodeWatches b) {
     return a.value == b.value && a.children == b.children && a.empty_value == b.empty_value &&
+           a.named_present == b.named_present &&
            std::equal(a.named_children.begin(), a.named_children.end(), b.named_children.begin(),
                       b.named_children.end());
   };
@@ -50,9 +51,11 @@ TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
     EXPECT_TRUE(same(JobNodeWatches(node), value)) << node;
   }
   // An item names the children the cache keeps: every one but the running mark, which each
-  // run creates and deletes (no watch fires for it, and it is read from the server).
+  // run creates and deletes (no watch fires for it, and it is read from the server). Its
+  // value is "" (never read), and its owner, the first, is usually there (read at once).
   const std::string_view kept[] = {"instance", "failover", "failovering", "disabled", "misfire"};
-  EXPECT_TRUE(same(JobNodeWatches("sharding/7"), NodeWatches{false, false, kept}));
+  EXPECT_TRUE(same(JobNodeWatches("sharding/7"),
+                   NodeWatches{false, false, kept, /*empty_value=*/true, /*named_present=*/1}));
   // Parents: only their children change, and their value is "" (never read).
   const NodeWatches children{false, true, {}, /*empty_value=*/true};
   for (const char* node :
