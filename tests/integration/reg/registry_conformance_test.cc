@@ -1,8 +1,10 @@
-// One conformance suite, two backends: every test runs against the in-memory registry and
-// against a real ZooKeeper server (Debian's package, started per test by
-// scripts/zk-server.sh). Fault injection: session close, kill -9 of another process holding a
-// session, session expiry (the server stopped with SIGSTOP beyond the session timeout, or
-// MemoryRegistryCenter::ExpireSession), and a server restart.
+// One conformance suite, three backends: every test runs against the in-memory registry
+// (memory), against a real ZooKeeper server (Debian's package, started per test by
+// scripts/zk-server.sh), and against the ZooKeeper registry class over the in-process memory
+// client (memclient: ZooKeeperRegistryCenter over a MemoryClient, the one registry class over
+// either client). Fault injection: session close, kill -9 of another process holding a
+// session, session expiry (the session killed from a second handle, or
+// MemoryRegistryCenter::ExpireSession, or MemoryClient::Expire), and a server restart.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -20,6 +22,7 @@
 
 #include "elasticjob/reg/registry_center.h"
 #include "reg/coordinator_registry.h"
+#include "reg/memory/memory_client.h"
 #include "reg/memory/memory_registry_center.h"
 #include "reg/zk_test_server.h"
 #include "reg/zookeeper/zookeeper_registry_center.h"
@@ -121,6 +124,36 @@ class MemoryBackend final : public Backend {
   std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>();
 };
 
+// The ZooKeeper registry class over MemoryClients of one in-process server: the same
+// settings as the ZooKeeper backend's, no server process.
+class MemoryClientBackend final : public Backend {
+ public:
+  Status SetUp() override { return Status::Ok(); }
+  std::unique_ptr<reg::CoordinatorRegistry> NewClient(const std::string&) override {
+    reg::RegistryUrl url;
+    url.scheme = reg::RegistryUrl::Scheme::kZooKeeper;
+    url.servers = "memory";
+    url.name_space = ns_;
+    url.session_timeout_ms = 2000;
+    url.connection_timeout_ms = 5000;
+    url.base_sleep_ms = 100;
+    url.max_sleep_ms = 500;
+    auto client = std::make_unique<reg::MemoryClient>(server_, url);
+    reg::MemoryClient* raw = client.get();
+    auto registry = std::make_unique<reg::ZooKeeperRegistryCenter>(url, std::move(client));
+    clients_[static_cast<RegistryCenter*>(registry.get())] = raw;
+    return registry;
+  }
+  void ExpireSessions(RegistryCenter& client) override { clients_.at(&client)->Expire(); }
+
+ private:
+  std::string ns_ = UniqueNamespace();
+  // Empty containers reaped every 200 ms, as by the test server (scripts/zk-server.sh).
+  std::shared_ptr<reg::MemoryServer> server_ =
+      std::make_shared<reg::MemoryServer>(Clock::System(), 200ms);
+  std::map<RegistryCenter*, reg::MemoryClient*> clients_;  // owned by the registries
+};
+
 class ZooKeeperBackend final : public Backend {
  public:
   Status SetUp() override { return server_.Start(); }
@@ -161,6 +194,8 @@ class RegistryConformanceTest : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     if (GetParam() == "memory") {
       backend_ = std::make_unique<MemoryBackend>();
+    } else if (GetParam() == "memclient") {
+      backend_ = std::make_unique<MemoryClientBackend>();
     } else {
       backend_ = std::make_unique<ZooKeeperBackend>();
     }
@@ -881,7 +916,7 @@ TEST_P(RegistryConformanceTest, ContainerNodesGoWithTheirLastChild) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, RegistryConformanceTest,
-                         ::testing::Values("memory", "zookeeper"),
+                         ::testing::Values("memory", "memclient", "zookeeper"),
                          [](const auto& p) { return p.param; });
 
 // ZooKeeper-only behaviour.
