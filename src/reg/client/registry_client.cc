@@ -23,6 +23,8 @@ bool Retryable(ClientCode code) {
          code == ClientCode::kClosing;
 }
 
+bool StepFailed(ClientCode code) { return code != ClientCode::kOk && code != ClientCode::kNotRun; }
+
 std::string_view ClientCodeText(ClientCode code) {
   switch (code) {
     case ClientCode::kOk:

@@ -84,6 +84,9 @@ enum class ClientCode {
 bool ServerAnswered(ClientCode code);
 // Whether a request that met `code` may succeed if sent again (WithRetry retries these).
 bool Retryable(ClientCode code);
+// Whether a multi-op's step result `code` names the step that failed it (the others are kOk
+// or kNotRun).
+bool StepFailed(ClientCode code);
 // A short name of `code` for messages ("no node", "connection loss", ...).
 std::string_view ClientCodeText(ClientCode code);
 

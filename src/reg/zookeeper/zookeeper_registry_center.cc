@@ -28,9 +28,6 @@ int64_t SteadyNs() {
       .count();
 }
 
-// Whether a multi's step result names the step that failed it (the others are kOk or kNotRun).
-bool StepFailed(ClientCode code) { return code != ClientCode::kOk && code != ClientCode::kNotRun; }
-
 }  // namespace
 
 // A transaction in the client's form, and its step results once answered.
@@ -42,10 +39,6 @@ struct ZooKeeperRegistryCenter::Multi {
   // A stamped transaction's last step is a set whose stat gives the transaction's zxid.
   bool stamped = false;
   int64_t stamp() const { return results.empty() ? 0 : results.back().stat.mzxid; }
-  // When it was last handed to the client (steady ns) and on which session: an answer
-  // renews the lease from then (Heard).
-  int64_t sent_ns = 0;
-  uint64_t generation = 0;
 };
 
 // A one-shot watch's context. Contexts are owned by once_watches_ until their watch fires
@@ -63,7 +56,14 @@ ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url)
 
 ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url,
                                                  std::unique_ptr<RegistryClient> client)
-    : url_(std::move(url)), prefix_("/" + url_.name_space), client_(std::move(client)) {
+    : url_(std::move(url)),
+      prefix_("/" + url_.name_space),
+      client_(std::move(client)),
+      pipeline_(*client_, {[this] { return NextSeq(); },
+                           [this](int64_t sent_ns, uint64_t epoch) { Heard(sent_ns, epoch); },
+                           [this] {
+                             if (before_send_for_testing_) before_send_for_testing_();
+                           }}) {
   client_->SetHooks({[this](const SessionEvent& e) { OnSessionEvent(e); },
                      [this](RequestKind kind) { CountRequest(kind); }});
   lease_bound_ns_ = int64_t{url_.session_timeout_ms} * 1'000'000 / 3;
@@ -695,7 +695,7 @@ Result<int64_t> ZooKeeperRegistryCenter::ExecuteMulti(const std::vector<Transact
   return stamped ? m->stamp() : int64_t{0};
 }
 
-// An asynchronous transaction between its sending and its completion. The reply arrives on
+// An asynchronous transaction between its sending and its completion. The answer arrives on
 // the client's event thread, which must not block (a cache refresh in progress waits for
 // that thread while it holds its locks): Complete runs the rest on `executor`.
 struct ZooKeeperRegistryCenter::PendingMulti {
@@ -704,17 +704,6 @@ struct ZooKeeperRegistryCenter::PendingMulti {
   Executor* executor;
   std::function<void(Result<int64_t>)> done;  // the zxid when stamped, else 0
   ClientCode rc = ClientCode::kOk;
-  bool ends_batch = false;  // it is the batch in flight: its reply sends the next one
-
-  // Its reply (or the client's kClosing / kSessionExpired for one that will never come).
-  static void Replied(PendingMulti* p, ClientCode rc) {
-    ZooKeeperRegistryCenter* self = p->self;
-    const bool next = p->ends_batch;
-    p->rc = rc;
-    if (ServerAnswered(rc)) self->Heard(p->multi->sent_ns, p->multi->generation);
-    Complete(p);  // may free `p`
-    if (next) self->NextBatch();
-  }
 
   static void Complete(PendingMulti* p) {
     p->executor->Post([p] {
@@ -745,16 +734,6 @@ struct ZooKeeperRegistryCenter::PendingMulti {
   }
 };
 
-// Several transactions sent as one multi-op: their steps one after another, each member's
-// results its slice of the reply's.
-struct ZooKeeperRegistryCenter::WriteBatch {
-  ZooKeeperRegistryCenter* self;
-  std::vector<PendingMulti*> members;
-  bool ends_batch;      // it is the batch in flight: its reply sends the next one
-  int64_t sent_ns = 0;  // as Multi's
-  uint64_t generation = 0;
-};
-
 void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionOp> ops,
                                                         Executor& executor,
                                                         std::function<void(Status)> done) {
@@ -783,122 +762,15 @@ void ZooKeeperRegistryCenter::SendTransaction(std::vector<TransactionOp> ops, bo
   auto* p =
       new PendingMulti{this, PrepareMulti(std::move(ops), stamped), &executor, std::move(done)};
   if (p->multi->ops.empty()) return PendingMulti::Complete(p);
-  // While a batch is on its way, transactions gather and then leave together in one
-  // multi-op (up to kMaxBatchOps steps): a thousand jobs firing in the same millisecond cost
-  // the server a few writes, not two thousand. An idle registry sends at once.
-  {
-    MutexLock lock(&batch_mu_);
-    if (batch_in_flight_) {
-      queued_writes_.push_back(p);
-      return;
-    }
-    batch_in_flight_ = true;
-  }
-  SendBatch({p}, /*ends_batch=*/true);
-}
-
-void ZooKeeperRegistryCenter::SendSingle(PendingMulti* p, bool ends_batch) {
-  p->ends_batch = ends_batch;
-  if (before_send_for_testing_) before_send_for_testing_();
-  // Once handed over, `p` belongs to its callback, which may run (and free it) before
-  // Multi returns; the client calls it exactly once, also when the handle it went out on is
-  // closed (kClosing, kSessionExpired) or when it cannot be sent (then before Multi returns).
-  Multi& m = *p->multi;
-  m.seq = NextSeq();
-  m.sent_ns = SteadyNs();
-  m.generation = client_->session_epoch();
-  client_->Multi(m.steps, [p](ClientCode rc, std::vector<ClientOpResult> results) {
-    p->multi->results = std::move(results);
-    PendingMulti::Replied(p, rc);
-  });
-}
-
-void ZooKeeperRegistryCenter::SendBatch(std::vector<PendingMulti*> members, bool ends_batch) {
-  if (members.size() == 1) return SendSingle(members.front(), ends_batch);
-  auto* batch = new WriteBatch{this, std::move(members), ends_batch};
-  std::vector<ClientOp> steps;
-  for (auto* m : batch->members) {
-    steps.insert(steps.end(), m->multi->steps.begin(), m->multi->steps.end());
-  }
-  if (before_send_for_testing_) before_send_for_testing_();
-  const uint64_t seq = NextSeq();
-  for (auto* m : batch->members) m->multi->seq = seq;
-  batch->sent_ns = SteadyNs();
-  batch->generation = client_->session_epoch();
-  client_->Multi(std::move(steps), [batch](ClientCode rc, std::vector<ClientOpResult> results) {
-    std::unique_ptr<WriteBatch> owned(batch);
-    owned->self->BatchReplied(*owned, rc, std::move(results));
-  });
-}
-
-void ZooKeeperRegistryCenter::BatchReplied(WriteBatch& batch, ClientCode rc,
-                                           std::vector<ClientOpResult> results) {
-  // On the event thread (or the sender's, if it was never sent): must not block.
-  if (ServerAnswered(rc)) Heard(batch.sent_ns, batch.generation);
-  if (rc == ClientCode::kOk || Retryable(rc)) {
-    // All applied, or the connection went (each then retries on its own executor).
-    size_t op = 0;
-    for (auto* m : batch.members) {
-      const size_t n = m->multi->steps.size();
-      if (rc == ClientCode::kOk && op + n <= results.size()) {
-        m->multi->results.assign(
-            std::make_move_iterator(results.begin() + static_cast<long>(op)),
-            std::make_move_iterator(results.begin() + static_cast<long>(op + n)));
-      }
-      op += n;
-      m->rc = rc;
-      PendingMulti::Complete(m);
-    }
-    if (batch.ends_batch) NextBatch();
-    return;
-  }
-  // One member failed and took the others down with it. Those before it go again together,
-  // then it alone (for its own outcome), then each of those after it alone (any of them may
-  // fail too: alone, it takes no other down), then the next batch, all at once: the order
-  // on the wire is still the order sent, and a batch with many failing members costs one
-  // round trip, not one per failure. (A misfire mark already set, written again by every
-  // trigger of a job that fell behind, once made the queue grow faster than failures
-  // drained it.)
-  size_t failing = batch.members.size();
-  for (size_t k = 0, op = 0; k < batch.members.size() && failing == batch.members.size(); ++k) {
-    for (size_t n = batch.members[k]->multi->steps.size(); n > 0; --n, ++op) {
-      if (op < results.size() && StepFailed(results[op].code)) {
-        failing = k;
-        break;
-      }
-    }
-  }
-  size_t alone_from = 0;  // no step to blame: each alone
-  if (failing < batch.members.size()) {
-    if (failing > 0) {
-      SendBatch({batch.members.begin(), batch.members.begin() + static_cast<long>(failing)},
-                /*ends_batch=*/false);
-    }
-    alone_from = failing;
-  }
-  for (size_t k = alone_from; k < batch.members.size(); ++k) {
-    SendSingle(batch.members[k], /*ends_batch=*/false);
-  }
-  if (batch.ends_batch) NextBatch();
-}
-
-void ZooKeeperRegistryCenter::NextBatch() {
-  std::vector<PendingMulti*> next;
-  {
-    MutexLock lock(&batch_mu_);
-    size_t ops = 0;
-    while (!queued_writes_.empty() &&
-           (next.empty() || ops + queued_writes_.front()->multi->steps.size() <= kMaxBatchOps)) {
-      ops += queued_writes_.front()->multi->steps.size();
-      next.push_back(queued_writes_.front());
-      queued_writes_.pop_front();
-    }
-    if (next.empty()) {
-      batch_in_flight_ = false;
-      return;
-    }
-  }
-  SendBatch(std::move(next), /*ends_batch=*/true);
+  // Batched with the transactions sent while a multi-op is on its way (WritePipeline). `p`
+  // and its steps live until the answer, which the pipeline gives exactly once.
+  pipeline_.Send(p->multi->steps,
+                 [p](ClientCode rc, std::vector<ClientOpResult> results, uint64_t seq) {
+                   p->multi->results = std::move(results);
+                   p->multi->seq = seq;
+                   p->rc = rc;
+                   PendingMulti::Complete(p);
+                 });
 }
 
 // ---- the lease ----------------------------------------------------------------------

@@ -39,6 +39,7 @@
 #include "reg/client/registry_client.h"
 #include "reg/registry_base.h"
 #include "reg/registry_url.h"
+#include "reg/write_pipeline.h"
 
 namespace elasticjob::reg {
 
@@ -135,7 +136,6 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   struct NodeRead;
   struct Multi;
   struct PendingMulti;
-  struct WriteBatch;
   using EventsByCache = std::map<std::shared_ptr<TreeCache>, std::vector<TreeEvent>>;
   struct TreeCache {
     std::string root;  // full path
@@ -200,15 +200,6 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // `stamped`: the last step is a set whose stat the client fills (a create gets one added).
   std::unique_ptr<Multi> PrepareMulti(std::vector<TransactionOp> ops, bool stamped = false) const;
   Status FinishMulti(Multi& multi, ClientCode rc);
-  // The asynchronous write path: one transaction alone (`ends_batch`: it is the batch in
-  // flight), several merged into one multi-op, the reply of a merged one, and the next batch
-  // once the one in flight has its reply.
-  void SendSingle(PendingMulti* p, bool ends_batch);
-  // `ends_batch`: it is the batch in flight, whose reply sends the next one.
-  void SendBatch(std::vector<PendingMulti*> members, bool ends_batch);
-  void BatchReplied(WriteBatch& batch, ClientCode rc, std::vector<ClientOpResult> results);
-  void NextBatch();
-  static constexpr size_t kMaxBatchOps = 1000;  // well under the server's 1 MB request limit
   // The transaction `ops` on the calling thread, retried as WithRetry retries; `stamped`: its
   // zxid is returned (ExecuteInTransactionStampedAsync), else 0.
   Result<int64_t> ExecuteMulti(const std::vector<TransactionOp>& ops, bool stamped);
@@ -319,6 +310,9 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   const RegistryUrl url_;
   const std::string prefix_;  // "/namespace"
   const std::unique_ptr<RegistryClient> client_;
+  // The asynchronous transactions, batched (after client_: it refers to the client; Close
+  // has the client answer what it owed before either goes).
+  WritePipeline pipeline_;
   CacheWatch cache_watch_{this};
   ThreadPool worker_{1};  // serial: one thread
 
@@ -351,10 +345,6 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   CondVar watch_cv_{&watch_mu_};
   std::vector<std::shared_ptr<WatchLoad>> pending_watches_ ELASTICJOB_GUARDED_BY(watch_mu_);
   bool watch_loader_ ELASTICJOB_GUARDED_BY(watch_mu_) = false;
-
-  Mutex batch_mu_;
-  bool batch_in_flight_ ELASTICJOB_GUARDED_BY(batch_mu_) = false;
-  std::deque<PendingMulti*> queued_writes_ ELASTICJOB_GUARDED_BY(batch_mu_);  // owned
 
   Mutex dirty_mu_;
   std::map<std::string, int> dirty_ ELASTICJOB_GUARDED_BY(dirty_mu_);  // path -> k*Event bits
