@@ -59,14 +59,21 @@ ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url,
     : url_(std::move(url)),
       prefix_("/" + url_.name_space),
       client_(std::move(client)),
-      pipeline_(*client_, {[this] { return NextSeq(); },
-                           [this](int64_t sent_ns, uint64_t epoch) { Heard(sent_ns, epoch); },
-                           [this] {
-                             if (before_send_for_testing_) before_send_for_testing_();
-                           }}) {
+      pipeline_(*client_,
+                {[this] { return NextSeq(); },
+                 [this](int64_t sent_ns, uint64_t epoch) { lease_.Heard(sent_ns, epoch); },
+                 [this] {
+                   if (before_send_for_testing_) before_send_for_testing_();
+                 }}),
+      lease_(*client_,
+             {prefix_, std::chrono::nanoseconds(int64_t{url_.session_timeout_ms} * 1'000'000 / 3),
+              [this] { return Closing(); },
+              [this] {
+                if (before_send_for_testing_) before_send_for_testing_();
+              },
+              nullptr}) {
   client_->SetHooks({[this](const SessionEvent& e) { OnSessionEvent(e); },
                      [this](RequestKind kind) { CountRequest(kind); }});
-  lease_bound_ns_ = int64_t{url_.session_timeout_ms} * 1'000'000 / 3;
   // Counted at a scrape only (docs/metrics.md, elasticjob_registry_cache_nodes).
   stats()->SetCacheCounter([this] {
     MutexLock lock(&data_mu_);
@@ -156,7 +163,7 @@ void ZooKeeperRegistryCenter::Close() {
   state_cv_.SignalAll();
   MarkClosed();
   client_->Close();  // ends the session (ephemeral nodes go now), answers what it owed
-  WakeLeaseWaiters();
+  lease_.WakeWaiters();
   // Cancelled outside data_mu_: Cancel waits for a delivery in progress, which may be
   // reading the cache.
   decltype(caches_) ended;
@@ -187,9 +194,9 @@ void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
     case SessionEvent::Type::kConnected:
       worker_.Post([this, first = event.first] {
         // The granted timeout may differ from the one asked for.
-        lease_bound_ns_ =
-            std::chrono::duration_cast<std::chrono::nanoseconds>(session_timeout()).count() / 3;
-        WakeLeaseWaiters();  // a waiter's probe lost with the connection goes again
+        lease_.SetBound(std::chrono::duration_cast<std::chrono::nanoseconds>(session_timeout()) /
+                        3);
+        lease_.WakeWaiters();  // a waiter's probe lost with the connection goes again
         if (!first) ResyncAll();
         NotifyConnectionState(first ? ConnectionState::kConnected : ConnectionState::kReconnected);
       });
@@ -207,13 +214,10 @@ void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
         client_->ReplaceSession();  // its CONNECTED event resynchronises the caches
       });
       break;
-    case SessionEvent::Type::kNewSession: {
+    case SessionEvent::Type::kNewSession:
       // The new session has not heard from the server yet; the old one's answers are
-      // ignored from here on (Heard compares the epoch).
-      MutexLock lock(&lease_mu_);
-      heard_ns_ = 0;
-    }
-      WakeLeaseWaiters();  // their session is over: AwaitLease answers false
+      // ignored from here on (SessionLease::Heard compares the epoch). Waiters answer false.
+      lease_.NewSession();
       break;
   }
 }
@@ -225,7 +229,7 @@ ClientCode ZooKeeperRegistryCenter::WithRetry(RequestKind kind,
     const uint64_t generation = client_->session_epoch();
     const ClientCode rc = attempt();
     if (ServerAnswered(rc)) {
-      Heard(sent, generation);
+      lease_.Heard(sent, generation);
       stats()->request_duration[static_cast<size_t>(kind)].Observe(
           std::chrono::nanoseconds(SteadyNs() - sent));
     }
@@ -775,74 +779,14 @@ void ZooKeeperRegistryCenter::SendTransaction(std::vector<TransactionOp> ops, bo
 
 // ---- the lease ----------------------------------------------------------------------
 
-void ZooKeeperRegistryCenter::Heard(int64_t sent_ns, uint64_t generation) {
-  {
-    MutexLock lock(&lease_mu_);
-    // An answer in a session replaced since proves nothing of the current one.
-    if (generation != client_->session_epoch()) return;
-    if (sent_ns <= heard_ns_.load(std::memory_order_relaxed)) return;
-    heard_ns_.store(sent_ns, std::memory_order_release);
-  }
-  lease_cv_.SignalAll();
-}
-
-void ZooKeeperRegistryCenter::WakeLeaseWaiters() {
-  { MutexLock lock(&lease_mu_); }  // a waiter between its check and its wait
-  lease_cv_.SignalAll();
-}
-
-void ZooKeeperRegistryCenter::ProbeLease() {
-  if (probe_in_flight_.exchange(true, std::memory_order_acq_rel)) return;
-  if (before_send_for_testing_) before_send_for_testing_();
-  const int64_t sent = SteadyNs();
-  const uint64_t generation = client_->session_epoch();
-  // Answered exactly once: by the server, or by the client's word that no answer will come.
-  client_->Exists(prefix_, nullptr, [this, sent, generation](ClientCode rc, const NodeStat&) {
-    if (ServerAnswered(rc)) Heard(sent, generation);
-    probe_in_flight_.store(false, std::memory_order_release);
-  });
-}
-
-bool ZooKeeperRegistryCenter::LeaseHeld() {
-  const int64_t heard = heard_ns_.load(std::memory_order_acquire);
-  const int64_t bound = lease_bound_ns_.load(std::memory_order_relaxed);
-  const int64_t age = heard == 0 ? std::numeric_limits<int64_t>::max() : SteadyNs() - heard;
-  // Renewed ahead, so that a process whose items start now and then finds it held.
-  if (age > bound / 2) ProbeLease();
-  return age < bound;
-}
+bool ZooKeeperRegistryCenter::LeaseHeld() { return lease_.Held(); }
 
 std::chrono::steady_clock::time_point ZooKeeperRegistryCenter::lease_expiry() {
-  const int64_t heard = heard_ns_.load(std::memory_order_acquire);
-  if (heard == 0) return std::chrono::steady_clock::time_point::min();
-  // Two leases: a start decided while the lease held may still begin until then, well
-  // inside the session timeout the server counts from the same answer.
-  return std::chrono::steady_clock::time_point(
-      std::chrono::nanoseconds(heard + 2 * lease_bound_ns_.load(std::memory_order_relaxed)));
+  return lease_.expiry();
 }
 
 bool ZooKeeperRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point deadline) {
-  const uint64_t generation = client_->session_epoch();
-  // A probe lost with the connection (or refused while there was no handle) goes again this
-  // often until the deadline: the connection's return wakes the waiters too.
-  constexpr auto kProbeAgain = std::chrono::milliseconds(100);
-  MutexLock lock(&lease_mu_);
-  while (true) {
-    if (client_->session_epoch() != generation || Closing()) return false;
-    const int64_t heard = heard_ns_.load(std::memory_order_acquire);
-    if (heard != 0 && SteadyNs() - heard < lease_bound_ns_.load(std::memory_order_relaxed)) {
-      return true;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return false;
-    lock.Unlock();
-    ProbeLease();
-    lock.Lock();
-    const auto wake = std::min(deadline, now + kProbeAgain);
-    while (heard_ns_.load(std::memory_order_acquire) == heard &&
-           client_->session_epoch() == generation && lease_cv_.WaitUntil(wake)) {
-    }
-  }
+  return lease_.Await(deadline);
 }
 
 Result<int64_t> ZooKeeperRegistryCenter::GetRegistryCenterTime(std::string_view key) {

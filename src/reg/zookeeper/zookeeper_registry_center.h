@@ -39,6 +39,7 @@
 #include "reg/client/registry_client.h"
 #include "reg/registry_base.h"
 #include "reg/registry_url.h"
+#include "reg/session_lease.h"
 #include "reg/write_pipeline.h"
 
 namespace elasticjob::reg {
@@ -207,13 +208,6 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   void SendTransaction(std::vector<TransactionOp> ops, bool stamped, Executor& executor,
                        std::function<void(Result<int64_t>)> done);
 
-  // The lease (RegistryCenter::LeaseHeld). Heard: the server answered a request sent at
-  // `sent_ns` (steady clock) on the handle of session generation `generation`.
-  void Heard(int64_t sent_ns, uint64_t generation);
-  // Asks the server (an exists of the namespace root), unless a probe is on its way already.
-  void ProbeLease();
-  // Wakes AwaitLease's waiters (an answer, a new session, a connection, the close).
-  void WakeLeaseWaiters();
   Result<std::string> Create(const std::string& full, std::string_view value, CreateMode mode,
                              bool parents);
 
@@ -313,6 +307,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // The asynchronous transactions, batched (after client_: it refers to the client; Close
   // has the client answer what it owed before either goes).
   WritePipeline pipeline_;
+  // The session lease (RegistryCenter::LeaseHeld), fed with every answer's send time.
+  SessionLease lease_;
   CacheWatch cache_watch_{this};
   ThreadPool worker_{1};  // serial: one thread
 
@@ -353,16 +349,6 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   std::array<std::atomic<uint64_t>, static_cast<size_t>(RequestKind::kCount)> requests_{};
 
   std::atomic<uint64_t> send_seq_{0};
-
-  // The lease: the send time (steady clock, ns) of the newest request the server answered
-  // in the current session, 0 before the first (reset when a session replaces another).
-  // Atomic: read by every item start without a lock (LeaseHeld); written under lease_mu_.
-  Mutex lease_mu_;
-  CondVar lease_cv_{&lease_mu_};
-  std::atomic<int64_t> heard_ns_{0};
-  // A third of the granted session timeout, in ns (set at each connection).
-  std::atomic<int64_t> lease_bound_ns_{0};
-  std::atomic<bool> probe_in_flight_{false};  // at most one probe on its way
 
   std::function<void()> before_send_for_testing_;  // set before use (tests only)
   std::function<void()> after_send_for_testing_;   // the same
