@@ -41,7 +41,9 @@ struct RegistryStats;
 // go to the server. The names must outlive the cache (static storage). The first
 // `named_present` of them are usually there (an item's owner): a cache loading the node reads
 // each of those at once (one read, which sets its value watch) instead of probing it first
-// (an exists, then the read); one found missing is probed then.
+// (an exists, then the read); one found missing is probed then. With `children` false,
+// `children_outside` names none: every child is outside the cache (a node whose children no
+// reader of the cache needs, as an instance's `runtime/{id}`), and they cost no request.
 //
 // A node whose value is empty by contract and never set (the layout's parents, such as
 // `servers` or `leader/election`, and an item: zk-layout.md) can say so with `empty_value`,
@@ -54,6 +56,7 @@ struct NodeWatches {
   std::span<const std::string_view> named_children = {};
   bool empty_value = false;
   size_t named_present = 0;
+  bool children_outside = false;
 };
 // Maps a key of the watched subtree to the watches its node needs. The watches are a hint
 // (memory:// has none to spare, and reports updates in place whatever they say), but the

@@ -59,7 +59,9 @@ std::string ParentKey(std::string_view key) {
   return std::string(key.substr(0, slash));
 }
 
-bool NamesChildren(const NodeWatches& w) { return !w.children && !w.named_children.empty(); }
+bool NamesChildren(const NodeWatches& w) {
+  return !w.children && (!w.named_children.empty() || w.children_outside);
+}
 
 bool IsNamed(const NodeWatches& w, std::string_view leaf) {
   return std::find(w.named_children.begin(), w.named_children.end(), leaf) !=

@@ -29,7 +29,7 @@ Status ValidateStampable(const std::vector<TransactionOp>& ops);
 std::string ParentKey(std::string_view key);
 
 // Whether `w` names the children a cache keeps (NodeWatches::named_children, with the
-// children watch off), and whether `leaf` is one of them.
+// children watch off; none with `children_outside`), and whether `leaf` is one of them.
 bool NamesChildren(const NodeWatches& w);
 bool IsNamed(const NodeWatches& w, std::string_view leaf);
 

@@ -76,10 +76,16 @@ reg::NodeWatches JobNodeWatches(std::string_view node) {
   // The layout's parents hold "" and are never set: their children watch is all there is
   // to see (it fires when the parent itself goes, too), and their value is not read.
   constexpr reg::NodeWatches kChildren{false, true, {}, /*empty_value=*/true};
-  if (n == 1 && (top == "servers" || top == "instances" || top == "sharding" || top == "leader" ||
-                 top == "trigger" || top == "guarantee" || top == "runtime" ||
-                 top == "systemTime" || top == "workflowRuns")) {
+  if (n == 1 &&
+      (top == "servers" || top == "instances" || top == "sharding" || top == "leader" ||
+       top == "trigger" || top == "guarantee" || top == "systemTime" || top == "workflowRuns")) {
     return kChildren;
+  }
+  // What each instance shows the console of itself (`runtime/{id}`, a create and a delete):
+  // no reader of the job's cache needs it, so its children are outside the cache (no
+  // request to load them, none when instances come and go; a read asks the server).
+  if (n == 1 && top == "runtime") {
+    return reg::NodeWatches{false, false, {}, /*empty_value=*/true, 0, /*children_outside=*/true};
   }
   if (top == "guarantee" && n == 2) return kChildren;
   if (top == "leader" && n == 2 &&

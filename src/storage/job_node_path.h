@@ -43,7 +43,7 @@ class JobNodePath {
 // zk-layout.md:
 //   - marks that are only created and deleted, whose value nobody reads from the cache
 //     (processing, failover queue items, guarantee items, trigger nodes, latch nodes,
-//     systemTime, `runtime/{id}`): none; the parent's children watch sees them;
+//     systemTime): none; the parent's children watch sees them;
 //   - other leaves (config, servers/{ip}, instances/{id}, necessary, the leader's id, and
 //     each item's instance, failover, failovering, disabled and misfire): a value watch only;
 //   - sharding/{i}: no children watch; its named children (kItemChildren) are watched one by
@@ -52,8 +52,10 @@ class JobNodePath {
 //     another instance's marks (resharding, failover, the start-up sweep) ask the server;
 //   - the layout's parents (servers, instances, sharding, leader, leader/election,
 //     leader/election/latch, leader/sharding, leader/failover and its items and latch,
-//     trigger, guarantee and its two lists, runtime, systemTime, workflowRuns): a children
-//     watch only (they hold "" and are never set);
+//     trigger, guarantee and its two lists, systemTime, workflowRuns): a children watch only
+//     (they hold "" and are never set);
+//   - runtime: its children (`runtime/{id}`, what an instance shows the console of itself)
+//     are outside the cache (NodeWatches::children_outside): no reader of it needs them;
 //   - every other node (the job root, a node not of the layout): both.
 reg::NodeWatches JobNodeWatches(std::string_view node);
 

@@ -306,7 +306,9 @@ Result<std::vector<std::string>> ZooKeeperRegistryCenter::GetChildrenKeys(std::s
   bool cached = false;
   {
     MutexLock lock(&data_mu_);
-    if (TreeCache* c = CacheFor(full)) {
+    TreeCache* c = CacheFor(full);
+    // A node that keeps only named children (or none) in the cache: its list is the server's.
+    if (c != nullptr && !NamesChildren(WatchesOf(*c, full))) {
       auto it = c->nodes.find(full);
       if (it == c->nodes.end()) return NotFound(fmt::format("no node {}", key));
       out.assign(it->second.children.begin(), it->second.children.end());
@@ -958,6 +960,7 @@ struct ZooKeeperRegistryCenter::NodeRead {
   uint64_t seq = 0;                         // NextSeq() once its requests were handed to the client
   std::span<const std::string_view> named;  // the node's named children (NodeWatches)
   size_t named_present = 0;                 // NodeWatches::named_present
+  bool names_children = false;              // the others are outside the cache (NamesChildren)
   ClientCode data_rc = ClientCode::kConnectionLoss;  // until answered
   ClientCode children_rc = ClientCode::kConnectionLoss;
   std::string value;
@@ -987,6 +990,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       // A probed named child the cache has keeps its own watch: nothing to read.
       if (item.what == kProbe && known && !deep) continue;
       if (NamesChildren(needs)) {
+        r->names_children = true;
         r->named = needs.named_children;
         r->named_present = needs.named_present;
       }
@@ -1142,8 +1146,8 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
         }
         if (r->read_value) it->second.value_seq = std::max(it->second.value_seq, r->seq);
         if (r->read_children) it->second.children_seq = std::max(it->second.children_seq, r->seq);
-        if (!r->named.empty()) {
-          // Its children are the named ones, each watched on its own.
+        if (r->names_children) {
+          // Its children are the named ones (if any), each watched on its own.
           if (fresh || deep) {
             for (size_t i = 0; i < r->named.size(); ++i) {
               // One usually there is read at once (missing: probed then, as a node gone).

@@ -750,6 +750,60 @@ TEST_P(RegistryConformanceTest, AnEmptyItemIsNotReadAndItsUsuallyPresentChildIsR
   other->Close();
 }
 
+// A node whose children are all outside the cache (NodeWatches::children_outside, as a
+// job's `runtime`): they are neither loaded nor reported, cost this client no request however
+// often they change, and reads of them ask the server.
+TEST_P(RegistryConformanceTest,
+       ChildrenOutsideTheCacheAreNeitherLoadedNorReportedAndReadFromTheServer) {
+  ASSERT_TRUE(reg_->Persist("/r/box/a", "1").ok());
+  WatchPolicy policy = [](std::string_view key) {
+    if (key == "/r/box") {
+      return NodeWatches{false, false, {}, /*empty_value=*/true, 0, /*children_outside=*/true};
+    }
+    return NodeWatches{};
+  };
+  auto* zk = dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg_.get());
+  auto requests = [&] {
+    uint64_t n = 0;
+    for (const auto& [kind, count] : zk->request_counts()) n += count;
+    return n;
+  };
+  const uint64_t before_load = zk != nullptr ? requests() : 0;
+  Recorder rec;
+  auto sub = reg_->WatchTree(
+      "/r", events_, [&](const TreeEvent& e) { rec.Add(e); }, policy);
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/r/box", ""));
+  if (zk != nullptr) {
+    EXPECT_EQ(requests() - before_load, 2u);  // /r's value and children; nothing of the box
+  }
+  auto other = Client();
+  const uint64_t before = zk != nullptr ? requests() : 0;
+  for (int round = 0; round < 10; ++round) {
+    ASSERT_TRUE(other->Persist("/r/box/b", std::to_string(round)).ok());
+    ASSERT_TRUE(other->Remove("/r/box/b").ok());
+  }
+  ASSERT_TRUE(other->Persist("/r/box/c", "3").ok());
+  ASSERT_TRUE(other->Persist("/r/after", "").ok());  // reported after everything above
+  EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/r/after", ""));
+  if (zk != nullptr) {
+    // /r's children, /r/after's value and children; none for the box's twenty changes.
+    EXPECT_LE(requests() - before, 3u);
+  }
+  EXPECT_FALSE(rec.WaitEvent(TreeEvent::Type::kAdded, "/r/box/a", "\x01", 0s));
+  EXPECT_FALSE(rec.WaitEvent(TreeEvent::Type::kAdded, "/r/box/b", "\x01", 0s));
+  EXPECT_FALSE(rec.WaitEvent(TreeEvent::Type::kAdded, "/r/box/c", "\x01", 0s));
+  EXPECT_EQ(*reg_->Get("/r/box/c"), "3");  // from the server
+  EXPECT_TRUE(*reg_->IsExisted("/r/box/a"));
+  EXPECT_FALSE(*reg_->IsExisted("/r/box/b"));
+  auto children = reg_->GetChildrenKeys("/r/box");
+  ASSERT_TRUE(children.ok());
+  EXPECT_EQ(children->size(), 2u);
+  ASSERT_TRUE(reg_->Remove("/r/box/a").ok());
+  EXPECT_FALSE(*reg_->IsExisted("/r/box/a"));
+  other->Close();
+}
+
 // Holds every task posted to it until released, so a test can look between a change and
 // its event's delivery.
 class HeldExecutor final : public Executor {

@@ -30,7 +30,7 @@ TEST(JobNodePathTest, PathsMatchTheRegistryLayout) {
 TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
   auto same = [](NodeWatches a, NodeWatches b) {
     return a.value == b.value && a.children == b.children && a.empty_value == b.empty_value &&
-           a.named_present == b.named_present &&
+           a.named_present == b.named_present && a.children_outside == b.children_outside &&
            std::equal(a.named_children.begin(), a.named_children.end(), b.named_children.begin(),
                       b.named_children.end());
   };
@@ -61,10 +61,14 @@ TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
   for (const char* node :
        {"servers", "instances", "sharding", "leader", "leader/election", "leader/election/latch",
         "leader/sharding", "leader/failover", "leader/failover/items", "leader/failover/latch",
-        "trigger", "guarantee", "guarantee/started", "guarantee/completed", "runtime", "systemTime",
+        "trigger", "guarantee", "guarantee/started", "guarantee/completed", "systemTime",
         "workflowRuns"}) {
     EXPECT_TRUE(same(JobNodeWatches(node), children)) << node;
   }
+  // What each instance shows the console of itself: outside the job's cache.
+  EXPECT_TRUE(
+      same(JobNodeWatches("runtime"),
+           NodeWatches{false, false, {}, /*empty_value=*/true, 0, /*children_outside=*/true}));
   for (const char* node : {"an/unknown/node", "unknown", "leader/unknown"}) {
     EXPECT_TRUE(same(JobNodeWatches(node), both)) << node;
   }
