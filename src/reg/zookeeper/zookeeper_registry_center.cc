@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "infra/log.h"
+#include "infra/thread_name.h"
 #include "reg/zookeeper/zookeeper_client.h"
 
 namespace elasticjob::reg {
@@ -64,6 +65,7 @@ ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url)
 ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url,
                                                  std::unique_ptr<RegistryClient> client)
     : url_(std::move(url)), prefix_("/" + url_.name_space), client_(std::move(client)) {
+  worker_.set_thread_name("ej-registry");
   client_->SetHooks({[this](const SessionEvent& e) { OnSessionEvent(e); },
                      [this](RequestKind kind) { CountRequest(kind); }});
   lease_bound_ns_ = int64_t{url_.session_timeout_ms} * 1'000'000 / 3;
