@@ -54,7 +54,10 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/apache/shardingsphere-elas
 
 set(CPACK_DEBIAN_ELASTICJOB_PACKAGE_NAME elasticjob)
 set(CPACK_DEBIAN_ELASTICJOB_PACKAGE_SECTION admin)
-set(CPACK_DEBIAN_ELASTICJOB_PACKAGE_DEPENDS "passwd")
+# libcurl and OpenSSL's libcrypto are loaded at their first use (dlopen: src/http/curl_api.h),
+# so dpkg-shlibdeps no longer sees them: both packages name them.
+set(ELASTICJOB_DLOPEN_DEPENDS "libcurl4 (>= 7.85), libssl3")
+set(CPACK_DEBIAN_ELASTICJOB_PACKAGE_DEPENDS "passwd, ${ELASTICJOB_DLOPEN_DEPENDS}")
 set(CPACK_DEBIAN_ELASTICJOB_PACKAGE_SUGGESTS "zookeeperd, prometheus")
 set(CPACK_COMPONENT_ELASTICJOB_DESCRIPTION
   "distributed job scheduler (ElasticJob-Lite compatible): the command, agent and console\n The elasticjob command runs SCRIPT and HTTP jobs from YAML, operates a namespace, and\n serves the web console; systemd units run the agent and the console as their own user.")
@@ -66,6 +69,7 @@ set(CPACK_DEBIAN_ELASTICJOB_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME libelasticjob${PROJECT_VERSION_MAJOR})
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_LIB_PACKAGE_PROVIDES libelasticjob)
+set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS "${ELASTICJOB_DLOPEN_DEPENDS}")
 set(CPACK_COMPONENT_LIB_DESCRIPTION
   "distributed job scheduler library (ElasticJob-Lite compatible)\n libelasticjob.so: link it into a C++ service to run its jobs across a cluster.")
 

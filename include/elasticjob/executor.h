@@ -23,6 +23,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -71,6 +72,9 @@ class ThreadPool final : public Executor {
   void PostUrgent(std::function<void()> task) override;
   void PostUrgentAll(std::vector<std::function<void()>> tasks) override;
   void KeepAwake(int threads, std::chrono::steady_clock::time_point until) override;
+  // Names the workers started after it (`name`, as /proc/PID/task/*/comm shows it: Linux
+  // keeps 15 characters). REQUIRES: called before the first task is posted.
+  void set_thread_name(std::string name) { thread_name_ = std::move(name); }
   void Stop();            // no new tasks; queued tasks still run
   void Join();            // waits for the workers to finish
   size_t threads();       // workers now (started and not retired)
@@ -108,7 +112,8 @@ class ThreadPool final : public Executor {
   std::atomic<size_t> queued_{0};  // tasks in both queues (read without mu_ while lingering)
   const size_t max_threads_;
   const std::chrono::milliseconds keep_alive_;
-  Clock& clock_;  // the keep-alive's time
+  std::string thread_name_;  // set before any worker starts (set_thread_name), then read only
+  Clock& clock_;             // the keep-alive's time
   // A SimulatedClock's listener (it retires idle workers), else 0; set before any worker starts.
   uint64_t clock_listener_ = 0;
   std::vector<Idle*> idle_ ELASTICJOB_GUARDED_BY(mu_);  // waiting workers, the last idle last

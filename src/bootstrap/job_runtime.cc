@@ -44,7 +44,10 @@ struct SharedRuntime {
       : triggers(2),
         items(ItemThreads()),
         timer(clock, triggers, /*standby=*/2),
-        board(timer, items, kLaunchDrains, ItemThreads(), triggers) {}
+        board(timer, items, kLaunchDrains, ItemThreads(), triggers) {
+    triggers.set_thread_name("ej-trigger");
+    items.set_thread_name("ej-item");
+  }
   // Workers that start a fire time's prepared items together (LaunchBoard): one per core;
   // as many as the item pool has when user code is slow.
   static constexpr int kLaunchDrains = 2;
@@ -421,9 +424,13 @@ Status JobRuntime::StartSteps(bool scheduled, StartHints hints) {
   // is still there; once it is gone the task does nothing (docs/scheduling.md).
   executor_->set_timer({[shared = shared_.get(), weak = weak_from_this()](
                             Clock::WallTime at, std::function<void()> task) {
-                          return shared->timer.ScheduleAt(at, [weak, task = std::move(task)] {
-                            if (auto alive = weak.lock()) task();
-                          });
+                          // Relaxed: a timeout or a retry's wait, not a fire time.
+                          return shared->timer.ScheduleAt(
+                              at,
+                              [weak, task = std::move(task)] {
+                                if (auto alive = weak.lock()) task();
+                              },
+                              nullptr, trigger::TimerScheduler::kRelaxed);
                         },
                         [shared = shared_.get()](uint64_t id) { shared->timer.Cancel(id); }});
   listeners_ = std::make_unique<listener::ListenerManager>(
@@ -594,10 +601,12 @@ void JobRuntime::ArmNextLocked(Clock::WallTime after) {
   Clock::WallTime fire = *next;
   ++outstanding_;
   const uint64_t arming = ++arming_;
-  // Worked out kPrepareLead ahead (OnPrepare), started at the fire time.
+  // Worked out kPrepareLead ahead (OnPrepare), started at the fire time. Relaxed: the
+  // preparation has 200 ms to spare, so no thread waits on the CPU for it.
   next_task_ = shared_->timer.ScheduleAt(
       fire - kPrepareLead,
-      [self = shared_from_this(), fire, arming] { self->OnPrepare(fire, arming); });
+      [self = shared_from_this(), fire, arming] { self->OnPrepare(fire, arming); }, nullptr,
+      trigger::TimerScheduler::kRelaxed);
 }
 
 std::optional<Clock::WallTime> JobRuntime::DueFire() const {
@@ -611,7 +620,8 @@ void JobRuntime::ArmReconcile() {
   if (stopped_) return;
   // ElasticJob's ReconcileService runs once a minute.
   reconcile_task_ = shared_->timer.ScheduleAt(
-      clock_.WallNow() + std::chrono::minutes(1), [self = shared_from_this()] {
+      clock_.WallNow() + std::chrono::minutes(1),
+      [self = shared_from_this()] {
         if (self->IsShutdown()) return;
         auto flagged = self->reconcile_->RunOneIteration();
         if (!flagged.ok() && flagged.status().code() == StatusCode::kCancelled) {
@@ -625,7 +635,8 @@ void JobRuntime::ArmReconcile() {
                                         self->config_.job_name));
         }
         self->ArmReconcile();
-      });
+      },
+      nullptr, trigger::TimerScheduler::kRelaxed);
 }
 
 void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
@@ -636,8 +647,6 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
       idle_cv_.SignalAll();
       return;
     }
-    // The next fire time, prepared in its turn (unless rescheduled meanwhile: armed anew).
-    if (arming == arming_) ArmNextLocked(fire_time);
   }
   due_fire_.store(fire_time.time_since_epoch().count(), std::memory_order_release);
   // Prepare (and Claim). The flag and the counter are this runtime's, which the prepared
@@ -656,12 +665,18 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
     // listener): Fire does it all at the fire time.
     fire_task_ = shared_->timer.ScheduleAt(
         fire_time, [self = shared_from_this(), fire_time] { self->run_path_->Fire(fire_time); });
-    return;
+  } else {
+    prepared_ = prepared;
+    // Launch. Under mu_ and not stopped, as every use of the shared runtime: Shutdown
+    // releases it (and may destroy the board) only once stopped. (The board calls nothing of
+    // ours back.)
+    run_path_->Launch(prepared, fire_time, shared_->board);
   }
-  prepared_ = prepared;
-  // Launch. Under mu_ and not stopped, as every use of the shared runtime: Shutdown releases
-  // it (and may destroy the board) only once stopped. (The board calls nothing of ours back.)
-  run_path_->Launch(prepared, fire_time, shared_->board);
+  // The next fire time, prepared in its turn (unless rescheduled meanwhile: armed anew).
+  // After this one's start is on the timer: the next preparation, later, then wakes nobody
+  // (the timer sleeps until this fire), where armed first it woke the idle timer for itself
+  // and this fire's start woke it again.
+  if (arming == arming_) ArmNextLocked(fire_time);
 }
 
 std::function<void()> JobRuntime::LimitedStart(std::function<void()> run,

@@ -1,9 +1,9 @@
 #include "error_handler/job_error_handler.h"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/opensslv.h>
 
 #include <algorithm>
 #include <cstring>
@@ -12,10 +12,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "http/curl_api.h"
 #include "http/http_client.h"
 #include "infra/log.h"
 #include "infra/printable.h"
 #include "infra/props.h"
+#include "infra/shared_library.h"
 
 namespace elasticjob::error_handler {
 namespace {
@@ -80,9 +82,12 @@ class RobotHandler final : public JobErrorHandler {
          body]() -> Status {
           infra::HttpRequest request;
           request.method = "POST";
-          request.url = type == "DINGTALK" && !secret.empty()
-                            ? DingTalkUrl(webhook, secret, NowMillis())
-                            : webhook;
+          request.url = webhook;
+          if (type == "DINGTALK") {
+            auto signed_url = DingTalkUrl(webhook, secret, NowMillis());
+            if (!signed_url.ok()) return signed_url.status();
+            request.url = std::move(*signed_url);
+          }
           request.headers.emplace_back("Content-Type", "application/json; charset=UTF-8");
           request.body = body;
           request.connect_timeout = connect;
@@ -165,7 +170,10 @@ size_t ReadUpload(char* buffer, size_t size, size_t n, void* user) {
 size_t Discard(char*, size_t size, size_t n, void*) { return size * n; }
 
 Status SendMail(const EmailSettings& e, const std::string& body) {
-  std::unique_ptr<CURL, void (*)(CURL*)> curl(curl_easy_init(), curl_easy_cleanup);
+  auto api = infra::Curl();
+  if (!api.ok()) return api.status();
+  const infra::CurlApi& c = **api;
+  std::unique_ptr<CURL, void (*)(CURL*)> curl(c.easy_init(), c.easy_cleanup);
   if (curl == nullptr) return Internal("curl_easy_init failed");
   CURL* h = curl.get();
   const std::string url = fmt::format("{}://{}:{}", e.use_ssl ? "smtps" : "smtp", e.host, e.port);
@@ -181,36 +189,36 @@ Status SendMail(const EmailSettings& e, const std::string& body) {
       date, e.from, Join(e.to), e.cc.empty() ? "" : "Cc: " + Join(e.cc) + "\r\n", e.subject, body);
   curl_slist* rcpt = nullptr;
   for (const auto* list : {&e.to, &e.cc, &e.bcc}) {
-    for (const auto& a : *list) rcpt = curl_slist_append(rcpt, a.c_str());
+    for (const auto& a : *list) rcpt = c.slist_append(rcpt, a.c_str());
   }
-  std::unique_ptr<curl_slist, void (*)(curl_slist*)> rcpt_list(rcpt, curl_slist_free_all);
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> rcpt_list(rcpt, c.slist_free_all);
   char error[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 15000L);
-  if (!e.use_ssl) curl_easy_setopt(h, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_TRY));
+  c.easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+  c.easy_setopt(h, CURLOPT_URL, url.c_str());
+  c.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  c.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+  c.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+  c.easy_setopt(h, CURLOPT_TIMEOUT_MS, 15000L);
+  if (!e.use_ssl) c.easy_setopt(h, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_TRY));
   if (Trusted(e.ssl_trust, e.host)) {
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    c.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    c.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
   }
   if (!e.username.empty()) {
-    curl_easy_setopt(h, CURLOPT_USERNAME, e.username.c_str());
-    curl_easy_setopt(h, CURLOPT_PASSWORD, e.password.c_str());
+    c.easy_setopt(h, CURLOPT_USERNAME, e.username.c_str());
+    c.easy_setopt(h, CURLOPT_PASSWORD, e.password.c_str());
   }
-  curl_easy_setopt(h, CURLOPT_MAIL_FROM, e.from.c_str());
-  curl_easy_setopt(h, CURLOPT_MAIL_RCPT, rcpt_list.get());
-  curl_easy_setopt(h, CURLOPT_READFUNCTION, ReadUpload);
-  curl_easy_setopt(h, CURLOPT_READDATA, &up);
-  curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, Discard);
-  if (e.debug) curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
-  const CURLcode rc = curl_easy_perform(h);
+  c.easy_setopt(h, CURLOPT_MAIL_FROM, e.from.c_str());
+  c.easy_setopt(h, CURLOPT_MAIL_RCPT, rcpt_list.get());
+  c.easy_setopt(h, CURLOPT_READFUNCTION, ReadUpload);
+  c.easy_setopt(h, CURLOPT_READDATA, &up);
+  c.easy_setopt(h, CURLOPT_UPLOAD, 1L);
+  c.easy_setopt(h, CURLOPT_WRITEFUNCTION, Discard);
+  if (e.debug) c.easy_setopt(h, CURLOPT_VERBOSE, 1L);
+  const CURLcode rc = c.easy_perform(h);
   if (rc != CURLE_OK) {
     return Status(rc == CURLE_OPERATION_TIMEDOUT ? StatusCode::kTimeout : StatusCode::kUnavailable,
-                  fmt::format("{}: {}", url, error[0] != '\0' ? error : curl_easy_strerror(rc)));
+                  fmt::format("{}: {}", url, error[0] != '\0' ? error : c.easy_strerror(rc)));
   }
   return Status::Ok();
 }
@@ -342,24 +350,64 @@ std::string RobotMessageJson(const std::string& content) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string DingTalkSignature(int64_t timestamp_ms, const std::string& secret) {
+namespace {
+
+// libcrypto's HMAC and base64, resolved from the library at the first signature
+// (infra/shared_library.h): a process that signs no DingTalk message does not load OpenSSL.
+static_assert(OPENSSL_VERSION_MAJOR == 3, "kCryptoSoname names OpenSSL 3's libcrypto");
+constexpr const char* kCryptoSoname = "libcrypto.so.3";
+
+struct CryptoApi {
+  decltype(&HMAC) hmac = nullptr;
+  decltype(&EVP_sha256) sha256 = nullptr;
+  decltype(&EVP_EncodeBlock) encode_block = nullptr;
+};
+
+Result<const CryptoApi*> LoadCrypto() {
+  auto library = infra::LoadSharedLibrary(kCryptoSoname, "the DINGTALK error handler's signature");
+  if (!library.ok()) return library.status();
+  static CryptoApi api;  // written here only, once (Crypto's static)
+  for (Status s :
+       {infra::ResolveFunction(*library, kCryptoSoname, "HMAC", api.hmac),
+        infra::ResolveFunction(*library, kCryptoSoname, "EVP_sha256", api.sha256),
+        infra::ResolveFunction(*library, kCryptoSoname, "EVP_EncodeBlock", api.encode_block)}) {
+    if (!s.ok()) return s;
+  }
+  return &api;
+}
+
+// Loaded by the first call (a function-local static: once, thread-safe), the same after.
+Result<const CryptoApi*> Crypto() {
+  static const Result<const CryptoApi*> loaded = LoadCrypto();
+  return loaded;
+}
+
+}  // namespace
+
+Result<std::string> DingTalkSignature(int64_t timestamp_ms, const std::string& secret) {
+  auto api = Crypto();
+  if (!api.ok()) return api.status();
   const std::string data = std::to_string(timestamp_ms) + "\n" + secret;
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int mac_len = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &mac_len);
+  if ((*api)->hmac((*api)->sha256(), secret.data(), static_cast<int>(secret.size()),
+                   reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac,
+                   &mac_len) == nullptr) {
+    return Internal("DingTalk signature: HMAC-SHA256 failed");
+  }
   std::string base64(4 * ((mac_len + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(base64.data()), mac,
-                                static_cast<int>(mac_len));
+  const int n = (*api)->encode_block(reinterpret_cast<unsigned char*>(base64.data()), mac,
+                                     static_cast<int>(mac_len));
   base64.resize(static_cast<size_t>(n));
   return infra::UrlEncode(base64);
 }
 
-std::string DingTalkUrl(const std::string& webhook, const std::string& secret,
-                        int64_t timestamp_ms) {
+Result<std::string> DingTalkUrl(const std::string& webhook, const std::string& secret,
+                                int64_t timestamp_ms) {
   if (secret.empty()) return webhook;
-  return fmt::format("{}&timestamp={}&sign={}", webhook, timestamp_ms,
-                     DingTalkSignature(timestamp_ms, secret));
+  auto signature = DingTalkSignature(timestamp_ms, secret);
+  if (!signature.ok()) return signature.status();
+  return fmt::format("{}&timestamp={}&sign={}", webhook, timestamp_ms, *signature);
 }
 
 Status CheckRobotReply(long status, const std::string& body) {

@@ -56,12 +56,14 @@ std::string ErrorMessageText(const std::string& keyword, const JobFailure& failu
 std::string RobotMessageJson(const std::string& content);
 
 // DingTalk's signature: URL-encoded base64 of HmacSHA256(key = secret, data = timestamp +
-// "\n" + secret), `timestamp_ms` in epoch milliseconds.
-std::string DingTalkSignature(int64_t timestamp_ms, const std::string& secret);
+// "\n" + secret), `timestamp_ms` in epoch milliseconds. OpenSSL's libcrypto is loaded at the
+// first call: FAILED_PRECONDITION naming libcrypto.so.3 when it cannot be.
+Result<std::string> DingTalkSignature(int64_t timestamp_ms, const std::string& secret);
 
-// The URL a DingTalk message goes to: the webhook, plus `&timestamp=..&sign=..` with a secret.
-std::string DingTalkUrl(const std::string& webhook, const std::string& secret,
-                        int64_t timestamp_ms);
+// The URL a DingTalk message goes to: the webhook, plus `&timestamp=..&sign=..` with a secret;
+// DingTalkSignature's error when the signature cannot be made.
+Result<std::string> DingTalkUrl(const std::string& webhook, const std::string& secret,
+                                int64_t timestamp_ms);
 
 // A robot's JSON reply: OK when `errcode` is 0; else why not (its errmsg, or that the reply
 // is not such JSON).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "infra/log.h"
+#include "infra/thread_name.h"
 
 namespace elasticjob::error_handler {
 
@@ -29,7 +30,12 @@ bool NotificationSender::Post(std::string what, Send send, std::shared_ptr<Logge
     MutexLock lock(&mu_);
     if (!stopped_ && queue_.size() < capacity_) {
       queue_.push_back(Message{std::move(what), std::move(send), std::move(logger)});
-      if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+      if (!thread_.joinable()) {
+        thread_ = std::thread([this] {
+          infra::NameThisThread("ej-notify");
+          Loop();
+        });
+      }
       cv_.SignalAll();
       return true;
     }

@@ -3,8 +3,10 @@
 // may wait (the item pool, the notification sender), never from a trigger or registry thread.
 // A request given a Cancellation ends as soon as it is requested.
 //
+// libcurl is loaded at the first request (http/curl_api.h), not when the process starts.
+//
 // Thread safety: SendHttp is safe to call from many threads at once (each call has its own
-// curl handle; curl_global_init runs once).
+// curl handle; loading libcurl and curl_global_init run once).
 #ifndef ELASTICJOB_HTTP_HTTP_CLIENT_H_
 #define ELASTICJOB_HTTP_HTTP_CLIENT_H_
 
@@ -43,7 +45,8 @@ struct HttpResponse {
   bool truncated = false;
 };
 
-// Sends `request`. UNAVAILABLE naming the URL and curl's reason when no response came
+// Sends `request`. FAILED_PRECONDITION naming libcurl.so.4 when it cannot be loaded (the
+// request is not sent); UNAVAILABLE naming the URL and curl's reason when no response came
 // (connection refused, a timeout, a TLS failure); TIMEOUT when a timeout ran out;
 // INVALID_ARGUMENT for a URL curl rejects; CANCELLED (`aborted: {reason}`) when
 // `request.cancellation` was requested first. A response with any status is a value.

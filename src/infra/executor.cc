@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "elasticjob/simulated_clock.h"
+#include "infra/thread_name.h"
 
 namespace elasticjob {
 
@@ -175,6 +176,7 @@ bool ThreadPool::RetireIfExpiredLocked(Idle& worker, Clock::MonotonicTime now) {
 }
 
 void ThreadPool::Run() {
+  if (!thread_name_.empty()) infra::NameThisThread(thread_name_);
   MutexLock lock(&mu_);
   while (true) {
     if (!urgent_.empty() || !tasks_.empty()) {

@@ -12,6 +12,7 @@
 
 #include "elasticjob/metrics/metrics.h"
 #include "infra/listen_address.h"
+#include "infra/thread_name.h"
 
 namespace elasticjob {
 namespace {
@@ -65,6 +66,7 @@ class MetricsServerImpl final : public MetricsServer {
     }
     host_ = address->host;
     thread_ = std::thread([this] {
+      infra::NameThisThread("ej-metrics");
       server_.listen_after_bind();
       listen_returned_.store(true);
     });

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "elasticjob/mutex.h"
+#include "infra/thread_name.h"
 
 namespace elasticjob::reg {
 
@@ -15,7 +16,11 @@ namespace {
 // after its caller gave up, at its Close for instance). A thread, not the answering one:
 // ZooKeeper retries a transaction whose connection was lost on this executor, synchronously.
 Executor& Answers() {
-  static auto* pool = new ThreadPool(1);
+  static auto* pool = [] {
+    auto* p = new ThreadPool(1);
+    p->set_thread_name("ej-removal");
+    return p;
+  }();
   return *pool;
 }
 

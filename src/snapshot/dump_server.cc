@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "infra/log.h"
+#include "infra/thread_name.h"
 #include "snapshot/snapshot_service.h"
 
 namespace elasticjob::snapshot {
@@ -118,7 +119,10 @@ Status DumpServer::Listen(int port) {
     return fail("getsockname", errno);
   }
   port_ = ntohs(addr.sin_port);
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    infra::NameThisThread("ej-dump");
+    Loop();
+  });
   return Status::Ok();
 }
 

@@ -161,9 +161,11 @@ void ChangeNotifier::WhenTrue(std::function<Result<bool>()> attempt,
   auto it = async_->waits.find(id);
   if (it == async_->waits.end()) return;
   it->second.timer = async_->timer.ScheduleAt(
-      async_->clock.WallNow() + timeout, [a = async_, id, what = it->second.what] {
+      async_->clock.WallNow() + timeout,
+      [a = async_, id, what = it->second.what] {
         a->End(id, Status(StatusCode::kTimeout, what + ": timed out"));
-      });
+      },
+      nullptr, trigger::TimerScheduler::kRelaxed);  // a timeout: nothing waits on the CPU
 }
 
 }  // namespace elasticjob::storage

@@ -98,7 +98,7 @@ void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
       [weak] {
         if (auto self = weak.lock()) self->Watch();
       },
-      &control_, /*standby=*/0);  // nobody waits on the CPU for it
+      &control_, TimerScheduler::kRelaxed);  // nobody waits on the CPU for it
   for (auto it = open_.begin(); it != open_.end() && it->first < due;) {
     bool sealed;
     {
@@ -214,18 +214,24 @@ void LaunchBoard::Batch::Drain() {
     MutexLock lock(&slot->mu);
     after_starts.swap(slot->calls);
   }
+  // What those ends post (PostAfterRun: the pass's registry work) is collected, and posted
+  // with the release below: one post, one worker woken, per executor.
+  t_deferring = &deferred;
   RunAfterStarts(after_starts);
-  Flush();  // every unit has been taken
+  t_deferring = nullptr;
   // Every unit has been taken: what this drainer's units held (captures, a job's run) goes
   // now, on the control executor, off the way of the units other drainers still start, and
   // not with the batch (a unit of another drainer may be slow, and the owner of one of these
   // may wait to see its own released).
-  if (taken.empty()) return;
-  control_.Post([self = shared_from_this(), taken = std::move(taken)] {
-    for (const auto& [first, last] : taken) {
-      for (size_t i = first; i < last; ++i) self->units_[i] = Unit{};
-    }
-  });
+  if (!taken.empty()) {
+    deferred.emplace_back(&control_, [self = shared_from_this(), taken = std::move(taken)] {
+      for (const auto& [first, last] : taken) {
+        for (size_t i = first; i < last; ++i) self->units_[i] = Unit{};
+      }
+    });
+  }
+  // Every unit has been taken: the ends kept, then these (as Flush, with these added).
+  Defer(deferred);
 }
 
 void LaunchBoard::Batch::Grow() {
@@ -294,7 +300,7 @@ void LaunchBoard::Batch::Watch() {
       [weak] {
         if (auto self = weak.lock()) self->Watch();
       },
-      &control_, /*standby=*/0);
+      &control_, TimerScheduler::kRelaxed);
 }
 
 void LaunchBoard::Batch::Flush() {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "infra/thread_name.h"
+
 namespace elasticjob::trigger {
 
 TimerScheduler::TimerScheduler(Clock& clock, Executor& executor, int standby,
@@ -13,7 +15,10 @@ TimerScheduler::TimerScheduler(Clock& clock, Executor& executor, int standby,
       cv_.SignalAll();
     });
   }
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    infra::NameThisThread("ej-timer");
+    Run();
+  });
 }
 
 TimerScheduler::~TimerScheduler() {
@@ -108,6 +113,12 @@ void TimerScheduler::Run() {
     }
     // Simulated clock: sleep until due, woken by every Advance() too.
     if (listener_ != 0) {
+      cv_.WaitFor(next.due - now);
+      continue;
+    }
+    // A relaxed task: sleep until due (an earlier task arriving wakes the thread).
+    if (auto task = tasks_.find(next.id);
+        task != tasks_.end() && task->second.standby == kRelaxed) {
       cv_.WaitFor(next.due - now);
       continue;
     }

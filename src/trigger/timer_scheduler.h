@@ -9,7 +9,9 @@
 // Advance(), so tests move time instead of sleeping. With the real clock the thread wakes
 // 200 µs before a due time it slept for and waits the rest on the CPU, and has `standby`
 // threads of the executor of the task due then do the same, so the first trigger starts within
-// microseconds of its time instead of after two wake-ups (about 0.2 ms).
+// microseconds of its time instead of after two wake-ups (about 0.2 ms). A task without a
+// deadline of its own (kRelaxed: work done ahead of a fire time, a periodic look) gets none
+// of that: the thread sleeps until its time and nobody waits on the CPU for it.
 //
 // Thread safety: safe for concurrent use. Stop() then destroy.
 #ifndef ELASTICJOB_TRIGGER_TIMER_SCHEDULER_H_
@@ -51,7 +53,12 @@ class TimerScheduler {
   // once the wall clock reaches `due`. `standby`: the threads to have awake for it, when
   // not the scheduler's (a task that starts all its work itself needs one). Returns an id
   // for Cancel.
+  // kRelaxed: no thread is kept awake for the task, and the timer itself sleeps until its
+  // time rather than waiting the last kEarly on the CPU; it may start a wake-up's latency
+  // (tens of microseconds) late. For tasks that nothing waits on: each of them would
+  // otherwise cost the timer's kEarly of CPU, and the standby threads' as much.
   static constexpr int kDefaultStandby = -1;
+  static constexpr int kRelaxed = -2;
   TaskId ScheduleAt(Clock::WallTime due, std::function<void()> task, Executor* on = nullptr,
                     int standby = kDefaultStandby);
   // Changes the standby of a task not handed over yet (a batch that has grown since it was

@@ -17,6 +17,8 @@
 #include <ctime>
 #include <limits>
 
+#include "infra/thread_name.h"
+
 extern char** environ;
 
 namespace elasticjob::executor {
@@ -437,7 +439,12 @@ void ScriptProcesses::KillAfterGrace(pid_t group, std::chrono::steady_clock::tim
   MutexLock lock(&mu_);
   if (groups_.count(group) == 0 || grace_stop_) return;  // reaped already
   kill_at_[group] = deadline;
-  if (!grace_thread_.joinable()) grace_thread_ = std::thread([this] { GraceLoop(); });
+  if (!grace_thread_.joinable()) {
+    grace_thread_ = std::thread([this] {
+      infra::NameThisThread("ej-script-grace");
+      GraceLoop();
+    });
+  }
   grace_cv_.SignalAll();
 }
 

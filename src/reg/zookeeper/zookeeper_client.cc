@@ -12,6 +12,8 @@
 #include <mutex>
 #include <random>
 
+#include "infra/thread_name.h"
+
 namespace elasticjob::reg {
 namespace {
 
@@ -282,8 +284,16 @@ const ACL_vector* AclFor(const RegistryUrl& url) {
 }  // namespace
 
 zhandle_t* ZooKeeperClient::Open(SessionContext* ctx) {
+  // The C client starts its two threads (its I/O and its event thread) without naming them:
+  // they inherit the caller's name, so the caller takes the I/O thread's for the call (the
+  // event thread names itself at its first event, GlobalWatcher).
+  const std::string caller = infra::ThisThreadName();
+  infra::NameThisThread("ej-zk-io");
   zhandle_t* zh = zookeeper_init(url_.servers.c_str(), &GlobalWatcher, url_.session_timeout_ms,
                                  nullptr, ctx, 0);
+  const int init_errno = errno;  // Connect reports it
+  infra::NameThisThread(caller);
+  errno = init_errno;
   ResolveOnlyOnReconnect(zh);
   return zh;
 }
@@ -403,6 +413,11 @@ ZooKeeperClient::SessionContext* ZooKeeperClient::NewSessionContext() {
 }
 
 void ZooKeeperClient::GlobalWatcher(zhandle_t*, int type, int state, const char*, void* ctx) {
+  thread_local bool named = false;  // the C client's event thread (see Open)
+  if (!named) {
+    infra::NameThisThread("ej-zk-events");
+    named = true;
+  }
   if (type != ZOO_SESSION_EVENT) return;
   auto* session = static_cast<SessionContext*>(ctx);
   if (session->generation != session->self->generation_.load()) return;  // a replaced handle

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "infra/log.h"
+#include "infra/thread_name.h"
 #include "reg/zookeeper/zookeeper_client.h"
 
 namespace elasticjob::reg {
@@ -72,6 +73,7 @@ ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url,
                 if (before_send_for_testing_) before_send_for_testing_();
               },
               nullptr}) {
+  worker_.set_thread_name("ej-registry");
   client_->SetHooks({[this](const SessionEvent& e) { OnSessionEvent(e); },
                      [this](RequestKind kind) { CountRequest(kind); }});
   // Counted at a scrape only (docs/metrics.md, elasticjob_registry_cache_nodes).

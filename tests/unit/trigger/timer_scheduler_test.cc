@@ -141,5 +141,23 @@ TEST(TimerSchedulerTest, AStandbyChangedBeforeTheDueTimeIsTheOneAskedFor) {
   EXPECT_FALSE(timer.SetStandby(id, 1));  // handed over: nothing to change
 }
 
+// A relaxed task (work ahead of a fire time, a timeout) has nobody waiting on the CPU for
+// it, not even with a scheduler whose tasks have standby threads; it still runs, never early.
+TEST(TimerSchedulerTest, ARelaxedTaskHasNoStandbyThreadsAndRunsNoEarlierThanItsTime) {
+  ThreadPool pool(3);
+  SpyExecutor spy(pool);
+  TimerScheduler timer(Clock::System(), spy, /*standby=*/2, std::chrono::milliseconds(150));
+  const Clock::WallTime due = Clock::System().WallNow() + std::chrono::milliseconds(300);
+  std::promise<Clock::WallTime> ran;
+  timer.ScheduleAt(
+      due, [&] { ran.set_value(Clock::System().WallNow()); }, nullptr, TimerScheduler::kRelaxed);
+  auto at = ran.get_future();
+  ASSERT_EQ(at.wait_for(seconds(10)), std::future_status::ready);
+  EXPECT_GE(at.get(), due);
+  std::lock_guard<std::mutex> l(spy.mu);
+  ASSERT_EQ(spy.handed_over.size(), 1u);
+  EXPECT_EQ(spy.handed_over.back().first, 0);  // no thread was kept awake for it
+}
+
 }  // namespace
 }  // namespace elasticjob::trigger
