@@ -48,9 +48,11 @@ void SessionLease::Probe() {
   const int64_t sent = Now();
   const uint64_t epoch = client_.session_epoch();
   // Answered exactly once: by the server, or by the client's word that no answer will come.
+  // The next probe may go from here on: cleared before the answer wakes the waiters, so
+  // that a check made after one has seen the lease renewed may probe again.
   client_.Exists(options_.probe_path, nullptr, [this, sent, epoch](ClientCode rc, const NodeStat&) {
-    if (ServerAnswered(rc)) Heard(sent, epoch);
     probe_in_flight_.store(false, std::memory_order_release);
+    if (ServerAnswered(rc)) Heard(sent, epoch);
   });
 }
 
