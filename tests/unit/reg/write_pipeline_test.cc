@@ -53,6 +53,8 @@ class WritePipelineTest : public ::testing::Test {
                     }});
     ASSERT_TRUE(fake_.Connect().ok());
   }
+  // The client answers what it owed before the pipeline goes, as its contract asks.
+  void TearDown() override { fake_.Close(); }
 
   // Sends a transaction of `steps` through the pipeline.
   Sent* Send(std::vector<ClientOp> steps) {
