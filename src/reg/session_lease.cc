@@ -11,7 +11,7 @@ SessionLease::SessionLease(RegistryClient& client, Options options)
 
 int64_t SessionLease::Now() const {
   if (options_.now_ns) return options_.now_ns();
-  return std::chrono::nanoseconds(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return SteadyNs();
 }
 
 void SessionLease::Heard(int64_t sent_ns, uint64_t epoch) {

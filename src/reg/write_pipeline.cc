@@ -1,19 +1,10 @@
 #include "reg/write_pipeline.h"
 
-#include <chrono>
 #include <iterator>
 #include <memory>
 #include <utility>
 
 namespace elasticjob::reg {
-namespace {
-
-// Now on the steady clock, in ns: a multi-op's send time (Hooks::answered).
-int64_t SentNs() {
-  return std::chrono::nanoseconds(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
 
 WritePipeline::WritePipeline(RegistryClient& client, Hooks hooks)
     : client_(client), hooks_(std::move(hooks)) {}
@@ -49,7 +40,7 @@ void WritePipeline::Answered(int64_t sent_ns, uint64_t epoch, ClientCode rc) {
 void WritePipeline::SendSingle(Pending* p, bool ends_batch) {
   if (hooks_.before_send) hooks_.before_send();
   const uint64_t seq = hooks_.next_seq();
-  const int64_t sent_ns = SentNs();
+  const int64_t sent_ns = SteadyNs();
   const uint64_t epoch = client_.session_epoch();
   // Once handed over, `p` belongs to the callback, which the client calls exactly once (also
   // when the handle closes, or before Multi returns when it refuses the request).
@@ -72,7 +63,7 @@ void WritePipeline::SendBatch(std::vector<Pending*> members, bool ends_batch) {
   for (const Pending* m : members) steps.insert(steps.end(), m->steps.begin(), m->steps.end());
   if (hooks_.before_send) hooks_.before_send();
   const uint64_t seq = hooks_.next_seq();
-  const int64_t sent_ns = SentNs();
+  const int64_t sent_ns = SteadyNs();
   const uint64_t epoch = client_.session_epoch();
   client_.Multi(std::move(steps),
                 [this, members = std::move(members), seq, sent_ns, epoch, ends_batch](

@@ -23,6 +23,12 @@ bool Retryable(ClientCode code) {
          code == ClientCode::kClosing;
 }
 
+int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 bool StepFailed(ClientCode code) { return code != ClientCode::kOk && code != ClientCode::kNotRun; }
 
 std::string_view ClientCodeText(ClientCode code) {

@@ -87,6 +87,9 @@ bool Retryable(ClientCode code);
 // Whether a multi-op's step result `code` names the step that failed it (the others are kOk
 // or kNotRun).
 bool StepFailed(ClientCode code);
+// Now on the steady clock, in ns: the send times the registry's lease compares (a request's,
+// a probe's, a write batch's), all from this one clock read.
+int64_t SteadyNs();
 // A short name of `code` for messages ("no node", "connection loss", ...).
 std::string_view ClientCodeText(ClientCode code);
 

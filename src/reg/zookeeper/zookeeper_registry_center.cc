@@ -22,13 +22,6 @@ std::string ParentOf(const std::string& full) {
   return slash == 0 ? "/" : full.substr(0, slash);
 }
 
-// Steady-clock time in ns: the lease's clock.
-int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 // A transaction in the client's form, and its step results once answered.
