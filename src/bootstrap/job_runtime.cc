@@ -1101,14 +1101,28 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
   // From now on an abandoned run calls nothing of the user's and no registry: it ends on its
   // own (its registry work CANCELLED), its reports dropped. Waits for calls already inside.
   gate_->Close();
+  int left = abandoned;
+  if (started && abandoned > 0) {
+    // A run waiting for a retry has it now, calling nothing behind the closed gate, and
+    // ends: its wait would otherwise hold this runtime, and the shared timer with the
+    // application's clock, until its time (a simulated clock may never get there). What is
+    // still going after this short wind-down is what runs in the job's code.
+    executor_->EndRetryWaits();
+    const auto wind_down = reg::LeaveDeadline(deadline);
+    MutexLock lock(&mu_);
+    while (outstanding_ != 0 && idle_cv_.WaitUntil(wind_down)) {
+    }
+    left = outstanding_;
+  }
   // Drop this job's hold on the shared timer and pools here, on the caller's thread: a task
   // still finishing may release the runtime last, and must never be the one that destroys
-  // the pools it runs on. (Once stopped, tasks no longer touch them.) With runs abandoned,
-  // the hold stays until the runtime goes, then ends on a thread of its own (LastHold).
+  // the pools it runs on. (Once stopped, tasks no longer touch them.) With runs still in
+  // the job's code, the hold stays until the runtime goes, then ends on a thread of its own
+  // (LastHold).
   std::shared_ptr<SharedRuntime> release;
   {
     MutexLock lock(&mu_);
-    if (abandoned > 0) {
+    if (left > 0) {
       last_hold_.shared = shared_;
     } else {
       release = std::move(shared_);

@@ -1079,6 +1079,28 @@ void JobExecutor::Stop() {
 // ---- Execution timeouts and retries (docs/scheduling.md) ----
 // Kept apart from RunUserCode: a job without timeoutMs and maxRetries pays one branch.
 
+void JobExecutor::EndRetryWaits() {
+  std::map<uint64_t, RetryWait> waits;
+  {
+    MutexLock lock(&mu_);
+    retry_waits_ended_ = true;
+    waits.swap(retry_waits_);
+  }
+  for (auto& [key, wait] : waits) {
+    if (wait.timer != 0 && timer_.cancel) timer_.cancel(wait.timer);
+    wait.start();
+  }
+}
+
+std::function<void()> JobExecutor::TakeRetryWait(uint64_t key) {
+  MutexLock lock(&mu_);
+  auto wait = retry_waits_.find(key);
+  if (wait == retry_waits_.end()) return nullptr;
+  std::function<void()> start = std::move(wait->second.start);
+  retry_waits_.erase(wait);
+  return start;
+}
+
 // How long a SCRIPT item's process group has between SIGTERM and SIGKILL at its timeout.
 constexpr std::chrono::milliseconds kTimeoutGrace{3000};
 
@@ -1241,11 +1263,22 @@ void JobExecutor::AttemptEnded(const std::shared_ptr<Attempts>& a, bool success,
     }
     auto again = [this, a] { item_pool_.Post([this, a] { StartAttempt(a); }); };
     const int64_t interval = run->config->retry_interval_ms;
-    if (interval > 0 && timer_.at) {
-      timer_.at(retry_at, std::move(again));
-    } else {
-      again();
+    if (interval <= 0 || !timer_.at) return again();
+    uint64_t key;
+    {
+      MutexLock lock(&mu_);
+      if (retry_waits_ended_) {
+        lock.Unlock();
+        return again();
+      }
+      key = next_retry_wait_++;
+      retry_waits_[key].start = std::move(again);
     }
+    const uint64_t timer = timer_.at(retry_at, [this, key] {
+      if (auto start = TakeRetryWait(key)) start();
+    });
+    MutexLock lock(&mu_);
+    if (auto wait = retry_waits_.find(key); wait != retry_waits_.end()) wait->second.timer = timer;
     return;
   }
   if (a->count_kept) (void)failover_.ClearFailedAttempts(a->ctx.sharding_item);

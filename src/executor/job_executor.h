@@ -207,6 +207,11 @@ class JobExecutor {
   void RunFailover(Done done);
   // No more queued runs: a queued operator trigger gets CANCELLED.
   void Stop();
+  // Join's, once it has given up on the runs still going and closed the job's gate: a run
+  // waiting for a retry (retryIntervalMs) has it now, and any later one at once, instead of
+  // at its time. The attempt calls nothing then, so the run ends rather than holding the
+  // job's runtime, and with it the shared timer and its clock, until that time.
+  void EndRetryWaits();
 
   // Fencing (docs/runtime.md): this instance's registry session expired, so the items of
   // every run holding items here may be run by others already. Each such run is cancelled
@@ -366,6 +371,9 @@ class JobExecutor {
   // The attempt of `a` ended (its code returned, or its timeout came first).
   void AttemptEnded(const std::shared_ptr<Attempts>& a, bool success, std::string error,
                     bool timed_out);
+  // Takes the retry waiting under `key` (AttemptEnded) out, unless EndRetryWaits took it:
+  // what starts it.
+  std::function<void()> TakeRetryWait(uint64_t key);
   // An item's end after its last attempt: metrics, report, and the pass's end after the last.
   // An item's end in the metrics (none without them).
   void CountItemEnd(const ItemRun& report, std::chrono::nanoseconds took);
@@ -467,6 +475,15 @@ class JobExecutor {
   // The runs holding items (`holding`), by address.
   std::map<const Run*, std::shared_ptr<Run>> holding_runs_ ELASTICJOB_GUARDED_BY(mu_);
   std::shared_ptr<const Plan> plan_ ELASTICJOB_GUARDED_BY(mu_);
+  // The retries waiting for their time, by key: what starts each, and its timer task. Held
+  // here, not by the timer's task, so that EndRetryWaits can end the wait.
+  struct RetryWait {
+    uint64_t timer = 0;
+    std::function<void()> start;
+  };
+  std::map<uint64_t, RetryWait> retry_waits_ ELASTICJOB_GUARDED_BY(mu_);
+  uint64_t next_retry_wait_ ELASTICJOB_GUARDED_BY(mu_) = 0;
+  bool retry_waits_ended_ ELASTICJOB_GUARDED_BY(mu_) = false;  // EndRetryWaits was called
 };
 
 }  // namespace elasticjob::executor

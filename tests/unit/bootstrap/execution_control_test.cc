@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include "elasticjob/lifecycle/job_operate_api.h"
@@ -302,6 +306,61 @@ TEST_F(ExecutionControlTest, AFailoverRunContinuesFromTheCrashedInstancesAttempt
   EXPECT_FALSE(rb->IsExisted("/job/attempts/0").value_or(true));  // the count ends with it
   b.Shutdown();
   a.reset();
+}
+
+// Fails every call. Tells its calls, and its destruction (when its last holder, the job's
+// runtime, lets go of it), through a state the test keeps.
+class FailingJob final : public SimpleJob {
+ public:
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    int calls = 0;           // guarded by mu
+    bool destroyed = false;  // guarded by mu
+    // Waits (bounded) until `ready` holds, under mu.
+    bool Wait(const std::function<bool()>& ready) {
+      std::unique_lock<std::mutex> l(mu);
+      return cv.wait_for(l, 20s, ready);
+    }
+  };
+  explicit FailingJob(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  ~FailingJob() override {
+    std::lock_guard<std::mutex> l(state_->mu);
+    state_->destroyed = true;
+    state_->cv.notify_all();
+  }
+  void Execute(const ShardingContext&) override {
+    {
+      std::lock_guard<std::mutex> l(state_->mu);
+      ++state_->calls;
+      state_->cv.notify_all();
+    }
+    throw std::runtime_error("boom");
+  }
+
+ private:
+  const std::shared_ptr<State> state_;
+};
+
+// A shutdown that gives up on a run waiting for its retry (the simulated clock never gets
+// there) ends the wait: the run, the job's runtime and the shared timer on the test's clock
+// go with the bootstrap. The wait used to hold them for good, and the timer went on reading
+// the clock after its test had destroyed it (TSan: heap-use-after-free in the next test).
+TEST_F(ExecutionControlTest, AShutdownThatGivesUpOnARunWaitingForItsRetryLetsGoOfIt) {
+  auto reg = Session();
+  auto state = std::make_shared<FailingJob::State>();
+  auto config = *Base(1).Cron("0 0 0 1 1 ? 2099").MaxRetries(3).RetryIntervalMs(10'000).Build();
+  BootstrapOptions options = Options("10.0.0.1");
+  options.shutdown_timeout = 100ms;
+  {
+    ScheduleJobBootstrap boot(*reg, std::make_shared<FailingJob>(state), config, options);
+    ASSERT_TRUE(boot.Schedule().ok());
+    ASSERT_TRUE(reg->Persist("/job/trigger/" + Id("10.0.0.1"), "").ok());
+    ASSERT_TRUE(state->Wait([&] { return state->calls == 1; }));  // its retry waits 10 s
+  }
+  EXPECT_TRUE(state->Wait([&] { return state->destroyed; })) << "the job's runtime was kept";
+  EXPECT_TRUE(state->Wait([&] { return state->calls == 1; })) << "the retry called the job";
+  EXPECT_TRUE(rec_.runs().empty()) << rec_.Dump();  // nor was the item reported
 }
 
 TEST_F(ExecutionControlTest, StopCancelsTheRunningItemOnAnotherInstanceAndTheNextFireRuns) {
