@@ -2,10 +2,21 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
+#include <thread>
 #include <unordered_map>
 
 namespace elasticjob::trigger {
 namespace {
+
+// A spin-wait's pause: it tells the CPU that this is a wait loop.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 // The tasks PostAfterRun keeps for the drainer on this thread while it runs user code.
 thread_local std::vector<LaunchBoard::Deferred>* t_deferring = nullptr;
@@ -64,9 +75,29 @@ void LaunchBoard::Batch::RunAfterStarts(std::vector<AfterStart>& calls) {
 }
 
 LaunchBoard::LaunchBoard(TimerScheduler& timer, Executor& workers, int drains, int most,
-                         Executor& control)
-    : timer_(timer), workers_(workers), drains_(drains), most_(most), control_(control) {
+                         Executor& control, std::chrono::microseconds warm)
+    : timer_(timer),
+      workers_(workers),
+      drains_(drains),
+      most_(most),
+      control_(control),
+      warm_(warm) {
   assert(drains >= 1 && most >= drains);
+}
+
+TimerScheduler::TaskId LaunchBoard::ScheduleLaunch(const std::shared_ptr<Batch>& batch,
+                                                   Clock::WallTime due, bool large) {
+  if (large && warm_.count() > 0) {
+    // Its drainers wait for the due time on the CPU themselves (Drain): the timer need not,
+    // and a wake-up's latency before due - warm_ only shortens their fetching.
+    return timer_.ScheduleAt(
+        due - warm_, [batch] { batch->Launch(); }, &workers_, TimerScheduler::kRelaxed);
+  }
+  // One worker standing by for a small batch: it takes the launch, and the helpers it posts
+  // join as they wake; more standing by would spin for a one-unit batch (one job). A large
+  // one has every drainer awake at its time (kStandbyAll).
+  return timer_.ScheduleAt(
+      due, [batch] { batch->Launch(); }, &workers_, /*standby=*/large ? drains_ : 1);
 }
 
 void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
@@ -75,20 +106,21 @@ void LaunchBoard::Add(Clock::WallTime due, std::vector<Unit> units) {
   Open& open = open_[due];
   bool grown = false;
   if (open.batch != nullptr && open.batch->Add(units, &grown)) {
-    // Grown past a one-drainer batch: every drainer stands by at its time.
-    if (grown) timer_.SetStandby(open.launch, drains_);
+    // Grown past a one-drainer batch: handed over warm_ ahead (a launch not handed over yet
+    // is moved), or every drainer stands by at its time.
+    if (grown && warm_.count() > 0) {
+      if (timer_.Cancel(open.launch)) open.launch = ScheduleLaunch(open.batch, due, true);
+    } else if (grown) {
+      timer_.SetStandby(open.launch, drains_);
+    }
     return;
   }
   // No batch for that time yet, or it has been handed over: a new one (sealed batches are
   // forgotten as they are met; the map holds at most a few).
-  auto batch = std::make_shared<Batch>(timer_, workers_, drains_, most_, control_);
+  auto batch = std::make_shared<Batch>(timer_, workers_, drains_, most_, control_, due, warm_);
   batch->Add(units, &grown);
   open.batch = batch;
-  // One worker standing by for a small batch: it takes the launch, and the helpers it posts
-  // join as they wake; more standing by would spin for a one-unit batch (one job). A large
-  // one has every drainer awake at its time (kStandbyAll).
-  open.launch = timer_.ScheduleAt(
-      due, [batch] { batch->Launch(); }, &workers_, /*standby=*/grown ? drains_ : 1);
+  open.launch = ScheduleLaunch(batch, due, grown);
   // The batch's watch, armed now (in the lead time) so that nothing on the fire path has to
   // arm a timer (and wake the timer's thread). It holds the batch weakly: a batch whose
   // units have all been taken is gone by then, and the watch does nothing.
@@ -125,29 +157,104 @@ void LaunchBoard::Batch::Launch() {
     MutexLock lock(&mu_);
     sealed_ = true;  // units_ is read-only from here on
   }
-  afters_.resize(units_.size());
-  const size_t helpers = std::min(units_.size(), static_cast<size_t>(drains_)) - 1;
+  const size_t n = units_.size();
+  afters_.resize(n);
+  const size_t helpers = std::min(n, static_cast<size_t>(drains_)) - 1;
+  // One slice per drainer, before any drainer starts (the posts below publish them).
+  slice_count_ = static_cast<int>(helpers) + 1;
+  slices_ = std::make_unique<Slice[]>(static_cast<size_t>(slice_count_));
+  for (int k = 0; k < slice_count_; ++k) {
+    const size_t count = static_cast<size_t>(slice_count_);
+    slices_[k].next.store(n * static_cast<size_t>(k) / count, std::memory_order_relaxed);
+    slices_[k].end = n * (static_cast<size_t>(k) + 1) / count;
+  }
   drainers_.store(static_cast<int>(helpers) + 1, std::memory_order_relaxed);
   taking_.store(static_cast<int>(helpers) + 1, std::memory_order_relaxed);
   if (helpers > 0) {
     std::vector<std::function<void()>> drains;
     for (size_t i = 0; i < helpers; ++i) {
-      drains.push_back([self = shared_from_this()] { self->Drain(); });
+      drains.push_back(
+          [self = shared_from_this(), slice = static_cast<int>(i) + 1] { self->Drain(slice); });
     }
+    // This worker's CPU is the batch's first: a helper the kernel puts on it moves (Drain).
+    spread_.Take();
     workers_.PostUrgentAll(std::move(drains));
   }
-  Drain();
+  Drain(0);
 }
 
-void LaunchBoard::Batch::Drain() {
+void LaunchBoard::Batch::WarmUntilDue(int slice) {
+  // What this slice's units read and write, into this CPU's caches, for writing: the
+  // preparation wrote most of it on another core, and a write to a line only read here
+  // would fetch it again.
+  const size_t begin = slices_[slice].next.load(std::memory_order_relaxed);
+  const size_t end = std::min(slices_[slice].end, begin + kWarmUnits);
+  for (size_t i = begin; i < end && timer_.Now() < due_; ++i) {
+    if (const void* held = units_[i].keep.get()) __builtin_prefetch(held, 1);
+    for (const void* address : units_[i].touch) {
+      if (address != nullptr) __builtin_prefetch(address, 1);
+    }
+  }
+  arrived_.fetch_add(1, std::memory_order_acq_rel);
+  // The due time, waited for on the CPU: yielding while a drainer of the batch has yet to
+  // arrive (it may be queued on this CPU, and moves off once it runs), then not (a yield
+  // hands the CPU to any runnable thread, background work included, for up to the
+  // scheduler's slice: milliseconds). A due time further away than warm_ (the wall clock
+  // was set back meanwhile) is slept for first.
+  while (true) {
+    const auto left = due_ - timer_.Now();
+    if (left <= Clock::WallTime::duration::zero()) return;
+    if (left > 2 * warm_) {
+      std::this_thread::sleep_for(left - warm_);
+    } else if (arrived_.load(std::memory_order_acquire) < slice_count_) {
+      std::this_thread::yield();
+    } else {
+      for (int spin = 0; spin < 16; ++spin) CpuRelax();
+    }
+  }
+}
+
+std::pair<size_t, size_t> LaunchBoard::Batch::Take(int slice, size_t size) {
+  auto take_from = [&](int k) -> std::pair<size_t, size_t> {
+    Slice& s = slices_[k];
+    if (s.next.load(std::memory_order_relaxed) >= s.end) return {0, 0};
+    const size_t first = s.next.fetch_add(size, std::memory_order_relaxed);
+    if (first >= s.end) return {0, 0};
+    return {first, std::min(s.end, first + size)};
+  };
+  if (slice >= 0) {
+    if (auto run = take_from(slice); run.first < run.second) return run;
+  }
+  while (true) {
+    int best = -1;
+    size_t most_left = 0;
+    for (int k = 0; k < slice_count_; ++k) {
+      const size_t next = slices_[k].next.load(std::memory_order_relaxed);
+      const size_t left = next < slices_[k].end ? slices_[k].end - next : 0;
+      if (left > most_left) {
+        most_left = left;
+        best = k;
+      }
+    }
+    if (best < 0) return {0, 0};
+    if (auto run = take_from(best); run.first < run.second) return run;
+  }
+}
+
+void LaunchBoard::Batch::Drain(int slice) {
   const size_t n = units_.size();
+  // A helper on a CPU another drainer has moves to one none has, while it takes units.
+  std::optional<infra::CpuSpread::Stay> stay;
+  if (slice != 0) stay.emplace(spread_.Join());
+  if (slice >= 0 && timer_.Now() < due_) WarmUntilDue(slice);
   // The units this drainer took, released once it has no more to take (see the header).
   std::vector<std::pair<size_t, size_t>> taken;
   // The ends of this drainer's run (PostAfterRun), reused from run to run.
   std::vector<Deferred> deferred;
   // Its AfterStarts calls: those of the run going on, then published in its slot.
   std::vector<AfterStart> after_starts;
-  size_t fetched = 0;  // units before this are fetched already (Unit::touch)
+  size_t fetched = 0;  // units from the last run's end to this are fetched (Unit::touch)
+  size_t last_end = 0;
   auto slot = std::make_shared<Slot>();
   {
     MutexLock lock(&mu_);
@@ -157,21 +264,22 @@ void LaunchBoard::Batch::Drain() {
     // A run of units at a time while many are left (one shared count per run, not per
     // unit: the count's cache line moves between cores at each update), single units near
     // the end, so that the drainers finish together.
-    const size_t claimed = next_.load(std::memory_order_relaxed);
-    if (claimed >= n) break;
-    const size_t size =
-        std::clamp<size_t>((n - claimed) / (static_cast<size_t>(most_) * 8), 1, kMaxRun);
-    const size_t first = next_.fetch_add(size, std::memory_order_relaxed);
-    if (first >= n) break;
-    const size_t last = std::min(n, first + size);
+    const size_t left = Left();
+    if (left == 0) break;
+    const size_t size = std::clamp<size_t>(left / (static_cast<size_t>(most_) * 8), 1, kMaxRun);
+    const auto [first, last] = Take(slice, size);
+    if (first == last) break;
+    taken_.fetch_add(last - first, std::memory_order_acq_rel);
     taken.emplace_back(first, last);
     // What the run's units read, fetched together (Unit::touch), and what the next run's
     // will read (most likely this drainer's next units): fetched one run ahead, it has
     // arrived when that run begins. Units another drainer takes meanwhile cost nothing.
+    if (first != last_end) fetched = first;  // another slice's units: none fetched yet
+    last_end = last;
     for (size_t i = std::max(first, fetched); i < std::min(n, last + size); ++i) {
-      if (const void* held = units_[i].keep.get()) __builtin_prefetch(held);
+      if (const void* held = units_[i].keep.get()) __builtin_prefetch(held, 1);
       for (const void* address : units_[i].touch) {
-        if (address != nullptr) __builtin_prefetch(address);
+        if (address != nullptr) __builtin_prefetch(address, 1);
       }
     }
     fetched = std::min(n, last + size);
@@ -209,6 +317,7 @@ void LaunchBoard::Batch::Drain() {
     }
   }
   taking_.fetch_sub(1, std::memory_order_acq_rel);
+  stay.reset();  // back to every CPU the worker may use
   // No unit left to take: the ends of this drainer's items now.
   {
     MutexLock lock(&slot->mu);
@@ -240,7 +349,7 @@ void LaunchBoard::Batch::Grow() {
     if (started >= most_) return;  // as many as the workers' bound: the rest wait their turn
   } while (!drainers_.compare_exchange_weak(started, started + 1, std::memory_order_relaxed));
   taking_.fetch_add(1, std::memory_order_acq_rel);
-  workers_.PostUrgent([self = shared_from_this()] { self->Drain(); });
+  workers_.PostUrgent([self = shared_from_this()] { self->Drain(/*slice=*/-1); });
 }
 
 void LaunchBoard::Batch::Defer(std::vector<Deferred>& tasks) {
@@ -249,7 +358,7 @@ void LaunchBoard::Batch::Defer(std::vector<Deferred>& tasks) {
     MutexLock lock(&defer_mu_);
     // Units left (and not flushed): kept. The count is read under the lock Flush sets
     // flushed_ under: a run's ends are either in the list a Flush takes or posted here.
-    if (!flushed_ && next_.load(std::memory_order_acquire) < units_.size()) {
+    if (!flushed_ && Left() > 0) {
       // The batch's watch posts them kEndHold after the due time at the latest.
       for (auto& t : tasks) deferred_.push_back(std::move(t));
       tasks.clear();
@@ -288,9 +397,8 @@ void LaunchBoard::Batch::Watch() {
     RunAfterStarts(calls);
   }
   Flush();
-  if (next_.load(std::memory_order_acquire) >= units_.size() && !kept) return;
-  if (taking_.load(std::memory_order_acquire) == 0 &&
-      next_.load(std::memory_order_acquire) < units_.size()) {
+  if (Left() == 0 && !kept) return;
+  if (taking_.load(std::memory_order_acquire) == 0 && Left() > 0) {
     const int in_user_code = drainers_.load(std::memory_order_relaxed);
     for (int i = 0; i < in_user_code; ++i) Grow();
   }

@@ -441,5 +441,99 @@ TEST_F(LaunchBoardTest, ABatchThatGrowsLargeHasEveryDrainerStandingByAtItsTime) 
   EXPECT_GE(spy.handed_over[1].second, due);
 }
 
+TEST_F(LaunchBoardTest, AUnitLeftInASlowDrainersSliceIsTakenByAnother) {
+  // Two drainers, a slice each: the first unit of the launcher's slice blocks in user code,
+  // and the rest of that slice is started by the other drainer meanwhile.
+  LaunchBoard board(timer, workers, /*drains=*/2, /*most=*/2, control);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::vector<LaunchBoard::Unit> units;
+  for (int i = 0; i < 10; ++i) {
+    const std::string name = std::to_string(i);
+    units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+                                      [&, name] {
+                                        log.Add("run " + name);
+                                        if (name != "0") return;
+                                        {
+                                          std::unique_lock<std::mutex> l(mu);
+                                          cv.wait(l, [&] { return release; });
+                                        }
+                                        log.Add("end 0");
+                                      },
+                                      nullptr});
+  }
+  board.Add(At(101), std::move(units));
+  clock.Advance(seconds(1));
+  ASSERT_TRUE(log.WaitFor(10));  // every unit ran while "0" still blocks
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(log.Has("run " + std::to_string(i))) << i;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    release = true;
+  }
+  cv.notify_all();
+  ASSERT_TRUE(log.WaitFor(11));  // its wait is over before the test's state goes
+}
+
+TEST_F(LaunchBoardTest, AWarmBoardHandsALargeBatchOverAheadAndBeginsNoUnitBeforeItsTime) {
+  // Destroyed in reverse: the timer first (nothing is handed over after), then the drainers'
+  // pool (its Join waits for their last posts to control_pool), then control_pool.
+  ThreadPool control_pool(1);
+  ThreadPool drainers(4);
+  SpyExecutor spy(drainers);
+  ThreadPool real_timer_pool(1);
+  TimerScheduler real_timer(Clock::System(), real_timer_pool);
+  const auto warm = std::chrono::milliseconds(100);
+  LaunchBoard board(real_timer, spy, /*drains=*/2, /*most=*/2, control_pool, warm);
+  std::mutex mu;
+  std::vector<Clock::WallTime> begun;
+  const size_t n = LaunchBoard::kStandbyAll * 4;
+  const Clock::WallTime due = Clock::System().WallNow() + seconds(1);
+  for (size_t i = 0; i < n; ++i) {  // one job at a time, as the runtime adds them
+    std::vector<LaunchBoard::Unit> job;
+    job.push_back(LaunchBoard::Unit{[&](std::function<void()>&) {
+                                      std::lock_guard<std::mutex> l(mu);
+                                      begun.push_back(Clock::System().WallNow());
+                                      return true;
+                                    },
+                                    [this, i] { log.Add("run " + std::to_string(i)); }, nullptr});
+    board.Add(due, std::move(job));
+  }
+  ASSERT_TRUE(log.WaitFor(n));
+  {
+    std::lock_guard<std::mutex> l(mu);
+    ASSERT_EQ(begun.size(), n);
+    for (const Clock::WallTime at : begun) EXPECT_GE(at, due);
+  }
+  std::lock_guard<std::mutex> l(spy.mu);
+  // Handed over ahead (the timer's hand-off, then the launcher's helper), without the
+  // timer's standby threads.
+  ASSERT_GE(spy.handed_over.size(), 2u);
+  EXPECT_LT(spy.handed_over[0].second, due);
+  EXPECT_GE(spy.handed_over[0].second, due - warm);
+  EXPECT_EQ(spy.handed_over[0].first, 0);
+}
+
+TEST_F(LaunchBoardTest, ASmallBatchOnAWarmBoardIsHandedOverAtItsTime) {
+  // Destroyed in reverse: the timer first (nothing is handed over after), then the drainers'
+  // pool (its Join waits for their last posts to control_pool), then control_pool.
+  ThreadPool control_pool(1);
+  ThreadPool drainers(4);
+  SpyExecutor spy(drainers);
+  ThreadPool real_timer_pool(1);
+  TimerScheduler real_timer(Clock::System(), real_timer_pool);
+  LaunchBoard board(real_timer, spy, /*drains=*/2, /*most=*/2, control_pool,
+                    std::chrono::milliseconds(100));
+  const Clock::WallTime due = Clock::System().WallNow() + std::chrono::milliseconds(300);
+  std::vector<LaunchBoard::Unit> one;
+  one.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+                                  [this] { log.Add("alone"); }, nullptr});
+  board.Add(due, std::move(one));
+  ASSERT_TRUE(log.WaitFor(1));
+  std::lock_guard<std::mutex> l(spy.mu);
+  ASSERT_GE(spy.handed_over.size(), 1u);
+  EXPECT_GE(spy.handed_over[0].second, due);
+}
+
 }  // namespace
 }  // namespace elasticjob::trigger
