@@ -200,8 +200,10 @@ class LaunchBoard {
   static constexpr std::chrono::milliseconds kEndHold{5};
   // `after` work is posted to `control` this many to a task.
   static constexpr size_t kAftersPerTask = 64;
-  // A warm drainer fetches at most this many units of its slice ahead.
-  static constexpr size_t kWarmUnits = 4096;
+  // A warm drainer fetches at most this many units of its slice ahead: what a thousand
+  // units' starts touch (about 13 lines each) fills a core's 1 MB L2; more would push out
+  // the first of them before they start (the rest are fetched a run ahead, as they go).
+  static constexpr size_t kWarmUnits = 1024;
 
   // REQUIRES: `timer`, `workers` and `control` outlive this object and the batches it hands
   // over. `drains`: how many of the workers start a batch's units (at least 1); `most`: how
