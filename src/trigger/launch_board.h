@@ -110,6 +110,7 @@ class LaunchBoard {
     Batch(TimerScheduler& timer, Executor& workers, int drains, int most, Executor& control,
           Clock::WallTime due, std::chrono::microseconds warm)
         : timer_(timer),
+          clock_(timer.clock()),
           workers_(workers),
           drains_(drains),
           most_(most),
@@ -158,6 +159,9 @@ class LaunchBoard {
     static void RunAfterStarts(std::vector<AfterStart>& calls);
 
     TimerScheduler& timer_;
+    // What the drainers read the time from: the clock outlives the timer, which an owner may
+    // stop while a drainer still takes the batch's units (SharedRuntime's pools go last).
+    Clock& clock_;
     Executor& workers_;
     const int drains_;
     const int most_;
