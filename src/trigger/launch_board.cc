@@ -189,7 +189,7 @@ void LaunchBoard::Batch::WarmUntilDue(int slice) {
   // would fetch it again.
   const size_t begin = slices_[slice].next.load(std::memory_order_relaxed);
   const size_t end = std::min(slices_[slice].end, begin + kWarmUnits);
-  for (size_t i = begin; i < end && timer_.Now() < due_; ++i) {
+  for (size_t i = begin; i < end && clock_.WallNow() < due_; ++i) {
     if (const void* held = units_[i].keep.get()) __builtin_prefetch(held, 1);
     for (const void* address : units_[i].touch) {
       if (address != nullptr) __builtin_prefetch(address, 1);
@@ -202,7 +202,7 @@ void LaunchBoard::Batch::WarmUntilDue(int slice) {
   // scheduler's slice: milliseconds). A due time further away than warm_ (the wall clock
   // was set back meanwhile) is slept for first.
   while (true) {
-    const auto left = due_ - timer_.Now();
+    const auto left = due_ - clock_.WallNow();
     if (left <= Clock::WallTime::duration::zero()) return;
     if (left > 2 * warm_) {
       std::this_thread::sleep_for(left - warm_);
@@ -246,7 +246,7 @@ void LaunchBoard::Batch::Drain(int slice) {
   // A helper on a CPU another drainer has moves to one none has, while it takes units.
   std::optional<infra::CpuSpread::Stay> stay;
   if (slice != 0) stay.emplace(spread_.Join());
-  if (slice >= 0 && timer_.Now() < due_) WarmUntilDue(slice);
+  if (slice >= 0 && clock_.WallNow() < due_) WarmUntilDue(slice);
   // The units this drainer took, released once it has no more to take (see the header).
   std::vector<std::pair<size_t, size_t>> taken;
   // The ends of this drainer's run (PostAfterRun), reused from run to run.

@@ -110,6 +110,7 @@ class LaunchBoard {
     Batch(TimerScheduler& timer, Executor& workers, int drains, int most, Executor& control,
           Clock::WallTime due, std::chrono::microseconds warm)
         : timer_(timer),
+          clock_(timer.clock()),
           workers_(workers),
           drains_(drains),
           most_(most),
@@ -158,6 +159,9 @@ class LaunchBoard {
     static void RunAfterStarts(std::vector<AfterStart>& calls);
 
     TimerScheduler& timer_;
+    // What the drainers read the time from: the clock outlives the timer, which an owner may
+    // stop while a drainer still takes the batch's units (SharedRuntime's pools go last).
+    Clock& clock_;
     Executor& workers_;
     const int drains_;
     const int most_;
@@ -200,8 +204,10 @@ class LaunchBoard {
   static constexpr std::chrono::milliseconds kEndHold{5};
   // `after` work is posted to `control` this many to a task.
   static constexpr size_t kAftersPerTask = 64;
-  // A warm drainer fetches at most this many units of its slice ahead.
-  static constexpr size_t kWarmUnits = 4096;
+  // A warm drainer fetches at most this many units of its slice ahead: what a thousand
+  // units' starts touch (about 13 lines each) fills a core's 1 MB L2; more would push out
+  // the first of them before they start (the rest are fetched a run ahead, as they go).
+  static constexpr size_t kWarmUnits = 1024;
 
   // REQUIRES: `timer`, `workers` and `control` outlive this object and the batches it hands
   // over. `drains`: how many of the workers start a batch's units (at least 1); `most`: how

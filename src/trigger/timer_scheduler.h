@@ -67,6 +67,8 @@ class TimerScheduler {
   bool SetStandby(TaskId id, int standby);
   // The scheduler's clock's wall time.
   Clock::WallTime Now() { return clock_.WallNow(); }
+  // The scheduler's clock (it outlives the scheduler).
+  Clock& clock() { return clock_; }
   // Forgets a task that has not been handed to the executor yet. Returns whether it was.
   bool Cancel(TaskId id);
   // Stops the thread; pending tasks are dropped.
