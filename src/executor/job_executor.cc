@@ -422,8 +422,8 @@ void JobExecutor::LetGo(const std::shared_ptr<Prepared>& prepared) {
   }
   auto after_marks = [this, prepared, run, reason] {
     if (reason == kChanged) return Reread(run);  // it reads everything again
-    Drop(run);
-    if (prepared->skipped) prepared->skipped();
+    // Released and skipped, or re-run for a trigger that found it holding the lane.
+    path_->LetGoEnded(prepared);
   };
   if (!claimed.ok() || claimed->empty() || !run->config->monitor_execution) return after_marks();
   // Its marks go before its items are released: a later run of ours may claim them then.

@@ -68,7 +68,8 @@
 // (infra/change_epoch.h); a change since the preparation sends the run back to the registry
 // (it reads everything again, as a trigger after a change does, still holding the lane).
 // Admission also requires the claim confirmed and the fire time not overdue; a run let go
-// after its claim removes its marks first (LetGo).
+// after its claim removes its marks first (LetGo), then re-runs for a trigger that found it
+// holding the lane meanwhile, as a run's end does (RunPath::LetGoEnded).
 //
 // Every run goes through the RunPath built over this executor (run_path.h), which names the
 // steps from a fire to its report and owns Claim (the running marks, fenced by the session)
@@ -301,7 +302,8 @@ class JobExecutor {
   // The first item start of a prepared run decides for all of them: true to run (`after`
   // is left empty: the marks were claimed at the preparation).
   bool Admit(Prepared& prepared, std::function<void()>& after);
-  // Releases a prepared run that will not run (its lane and items), dropping its `done`.
+  // Releases a prepared run that runs nothing (its lane and items), dropping its `done`
+  // (RunPath::LetGoEnded, once no misfire re-run follows; Abandon).
   void Drop(const std::shared_ptr<Run>& run);
   // A normal run whose items are known: misfire checks, marks, listeners, then the run
   // path's Claim.
@@ -327,8 +329,9 @@ class JobExecutor {
     kAbandoned,       // the runtime let go of it (Abandon)
   };
   // A prepared run let go, once its claim has ended too: removes what the claim wrote
-  // unless the run goes on, then rereads, releases (and skips) or hands it to the run
-  // path's Claimed (its claim late: the items claimed start now).
+  // unless the run goes on, then rereads, hands it to the run path's LetGoEnded (released
+  // and skipped, or re-run for a trigger that found it holding the lane) or to its Claimed
+  // (its claim late: the items claimed start now).
   void LetGo(const std::shared_ptr<Prepared>& prepared);
   // Whether `fire_time` is more than overdue_bound_ ago.
   bool Overdue(Clock::WallTime fire_time);

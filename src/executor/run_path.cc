@@ -150,6 +150,36 @@ void RunPath::Completed(const std::shared_ptr<Run>& run) {
     Reach(run->done.ticket, Step::kCompleted);
     return ex.After(run, [&ex, run] { ex.End(run, Outcome::kRan); });
   }
+  RunAgain(run, rerun, marked);
+}
+
+// Launch, for a prepared run let go at its fire time (not admitted, or abandoned), its marks
+// removed: it ran nothing, but a trigger that found it holding the lane meanwhile is a
+// misfire all the same, which it re-runs as a run's completion does (Completed decides
+// under the lane's lock with that trigger's mark: re-run here, or the trigger runs itself).
+// Only those triggers count: misfire marks someone else left wait for a run that ran.
+void RunPath::LetGoEnded(const std::shared_ptr<Prepared>& prepared) {
+  JobExecutor& ex = executor_;
+  const std::shared_ptr<Run>& run = prepared->run;
+  bool resharding = false;
+  if (run->config->misfire) {
+    // Read before the decision, as Completed reads it (a trigger may note a misfire until
+    // then). A resharding pending, or a flag not read (the registry closing at a stop):
+    // no re-run, the next trigger handles it.
+    auto need = ex.sharding_.IsNeedSharding();
+    resharding = !need.ok() || *need;
+  }
+  const JobExecutor::Rerun rerun = ex.DecideRerun(*run, resharding, /*marked=*/{});
+  if (rerun.again) return RunAgain(run, rerun, /*marked=*/{});
+  if (rerun.ours) ex.execution_.ClearMisfireAsync(run->items, ex.control_);
+  ex.Drop(run);
+  if (prepared->skipped) prepared->skipped();
+}
+
+void RunPath::RunAgain(const std::shared_ptr<Run>& run, JobExecutor::Rerun rerun,
+                       const std::vector<int>& marked) {
+  JobExecutor& ex = executor_;
+  const JobConfiguration& config = *run->config;
   // Marks someone else left (another instance, a run cut short) are cleared before the
   // re-run, sent before its running marks, so applied before them and before its end reads
   // the marks again. Our own stay until the last re-run ends.

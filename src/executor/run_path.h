@@ -24,7 +24,8 @@
 //             confirmed? the fire overdue?): one not admitted starts nothing and is skipped
 //             (Owner::Released) once its marks are removed, or read again from the
 //             registry (JobExecutor::LetGo); one whose claim came late starts what it
-//             claimed then (Claimed).
+//             claimed then (Claimed). A skipped run that a trigger found holding the lane
+//             re-runs for it, as a completed run does (LetGoEnded).
 //   Complete  after the pass's last item: its marks cleared (one multi-op; only those still
 //             ours when the session ended meanwhile), failover items' nodes, then the run's
 //             completion: a misfire re-run (a trigger found it going, or marks someone else
@@ -171,6 +172,15 @@ class RunPath {
   void Complete(const std::shared_ptr<Run>& run);
   // Complete: the run's failover nodes, then a misfire re-run (Claim again) or the end.
   void Completed(const std::shared_ptr<Run>& run);
+  // Launch, for a prepared run let go at its fire time once its marks are removed
+  // (JobExecutor::LetGo): a misfire re-run when a trigger found it holding the lane (as
+  // Completed decides), else the lane released and the run skipped (`skipped`, no report).
+  void LetGoEnded(const std::shared_ptr<Prepared>& prepared);
+  // Completed's and LetGoEnded's re-run, decided (`rerun.again`): the run claims again,
+  // this instance's items now (read again when they changed). `marked`: the misfire marks
+  // found, cleared first when someone else's.
+  void RunAgain(const std::shared_ptr<Run>& run, JobExecutor::Rerun rerun,
+                const std::vector<int>& marked);
   // Moves `ticket` to `to`, or logs the illegal transition (the run goes on as it would).
   void Reach(Ticket& ticket, Step to);
 

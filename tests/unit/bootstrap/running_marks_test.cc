@@ -40,7 +40,8 @@ class RunningMarksTest : public test_support::RuntimeTest {
   }
   Clock::WallTime Next() { return clock_.WallNow() + 1s; }
   // Defined below, after the registry gate it uses.
-  void PickUpAPreparedRunLongAfterItsFireTime(bool claim_answered_before_the_pause);
+  void PickUpAPreparedRunLongAfterItsFireTime(bool claim_answered_before_the_pause,
+                                              bool misfire = true);
   // (item, instance) of the runs for the cron fire time `fire`.
   std::set<std::pair<int, std::string>> RunsAt(Clock::WallTime fire) {
     std::set<std::pair<int, std::string>> out;
@@ -128,8 +129,9 @@ TEST_F(RunningMarksTest, AMarkOfAnInstanceNoLongerRegisteredIsReplaced) {
 // A session that, once armed, holds back the next claim of running marks (a transaction
 // creating `.../running` nodes: a prepared run's claim) or sends it on at once, and holds
 // back the next removal of such marks, until the test releases it. It tells when each was
-// sent and when its answer had been delivered (the caller's `done` returned). The rest
-// forwards.
+// sent and when its answer had been delivered (the caller's `done` returned), and calls the
+// test's OnRemovalAnswer as the removal is answered, before the caller's `done` (which may
+// claim the marks again). The rest forwards.
 class MarkGate final : public test_support::ForwardingRegistry {
  public:
   enum Step { kClaim, kRemoval };
@@ -148,6 +150,8 @@ class MarkGate final : public test_support::ForwardingRegistry {
   bool WaitAnswered(Step step) {
     return WaitFor([&] { return gates_[step].answered; });
   }
+  // Called with the removal's answer, before it is delivered. REQUIRES: before Arm.
+  void OnRemovalAnswer(std::function<void()> f) { on_removal_answer_ = std::move(f); }
   // Sends the step's transaction held back on. REQUIRES: WaitSent(step).
   void Release(Step step) {
     std::function<void()> send;
@@ -177,6 +181,7 @@ class MarkGate final : public test_support::ForwardingRegistry {
     }
     Send(kRemoval, [this, ops, &executor, done] {
       inner().ExecuteInTransactionAsync(ops, executor, [this, done](Status s) {
+        if (on_removal_answer_) on_removal_answer_();
         done(std::move(s));
         Answered(kRemoval);
       });
@@ -224,6 +229,7 @@ class MarkGate final : public test_support::ForwardingRegistry {
     return cv_.wait_for(l, 20s, ready);
   }
 
+  std::function<void()> on_removal_answer_;  // set before Arm
   std::mutex mu_;
   std::condition_variable cv_;
   Gate gates_[2];  // guarded by mu_
@@ -234,13 +240,25 @@ class MarkGate final : public test_support::ForwardingRegistry {
 // fire time, overdue (docs/runtime.md, RunPath step 1), and removes the marks it claimed.
 // Its claim, sent in the preparation's lead time, may be answered before the pause or only
 // after it: `claim_answered_before_the_pause` picks the order, the gate forces it. The
-// removal of its marks is held back until the fire times due at the resumption have come,
-// so that they find the job's lane still held by the skipped run in either order.
-void RunningMarksTest::PickUpAPreparedRunLongAfterItsFireTime(
-    bool claim_answered_before_the_pause) {
+// removal of its marks is held back until the fire time of the resumption, which is not
+// overdue, has found the job's lane still held by the skipped run (a misfire) in either
+// order. With `misfire` on, that fire runs once the skipped run lets go of the lane, as a
+// misfire re-run (step 8: no misfire is lost), without waiting for the clock to move; with
+// it off, it does not run (a later fire time does).
+void RunningMarksTest::PickUpAPreparedRunLongAfterItsFireTime(bool claim_answered_before_the_pause,
+                                                              bool misfire) {
   auto session = Session();
   MarkGate reg(*session);
-  ScheduleJobBootstrap boot(reg, std::make_shared<GateJob>(), Config(2), Options("10.0.0.1"));
+  // The marks left when the skipped run's removal is answered (before a re-run claims them).
+  std::vector<std::string> left;
+  reg.OnRemovalAnswer([&] {
+    for (const char* mark : {"/job/sharding/0/running", "/job/sharding/1/running"}) {
+      if (session->GetDirectly(mark).ok()) left.push_back(mark);
+    }
+  });
+  JobConfiguration config = Config(2);
+  config.misfire = misfire;
+  ScheduleJobBootstrap boot(reg, std::make_shared<GateJob>(), config, Options("10.0.0.1"));
   ASSERT_TRUE(boot.Schedule().ok());
   ASSERT_TRUE(WaitSettled(*session, 2, 1));
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(FireAt(Next())) << rec_.Dump();  // later ones prepared
@@ -262,35 +280,68 @@ void RunningMarksTest::PickUpAPreparedRunLongAfterItsFireTime(
     }
     return n;
   };
-  // The fire time of the resumption, not overdue, comes at once (while the lane is held: a
-  // misfire).
+  // The fire time of the resumption, not overdue, comes at once, while the lane is held: a
+  // misfire (noted, with misfire on, for the run that holds the lane to re-run).
+  TriggerReport resumption;
   ASSERT_TRUE(rec_.Wait([&](const auto&, const auto& triggers) {
-    return std::any_of(triggers.begin(), triggers.end(), [&](const TriggerReport& t) {
-      return t.source == TriggerReport::Source::kCron && t.scheduled >= resumed;
-    });
+    for (const TriggerReport& t : triggers) {
+      if (t.source == TriggerReport::Source::kCron && t.scheduled >= resumed) {
+        resumption = t;
+        return true;
+      }
+    }
+    return false;
   })) << rec_.Dump();
+  EXPECT_EQ(resumption.outcome, TriggerReport::Outcome::kMisfire) << rec_.Dump();
   if (!claim_answered_before_the_pause) {
     reg.Release(MarkGate::kClaim);
     ASSERT_TRUE(reg.WaitAnswered(MarkGate::kClaim)) << rec_.Dump();
   }
-  // The run ends with the removal of its marks: had it started, its items' reports would
-  // have come before.
+  // The skipped run ends with the removal of its marks: had it started, its items' reports
+  // would have come before.
   ASSERT_TRUE(reg.WaitSent(MarkGate::kRemoval)) << rec_.Dump() << DumpTree(*session, "/job");
   reg.Release(MarkGate::kRemoval);
   ASSERT_TRUE(reg.WaitAnswered(MarkGate::kRemoval)) << rec_.Dump();
   EXPECT_EQ(overdue_runs(), 0u) << "an overdue fire time's items ran\n" << rec_.Dump();
-  EXPECT_FALSE(session->GetDirectly("/job/sharding/0/running").ok()) << DumpTree(*session, "/job");
-  EXPECT_FALSE(session->GetDirectly("/job/sharding/1/running").ok()) << DumpTree(*session, "/job");
-  // The lane is free again: the next fire time runs as usual (the resumption's, were it
-  // re-run as a misfire once the skipped run let go, would run first and that one after it).
-  ASSERT_TRUE(FireAt(Next())) << rec_.Dump();
+  EXPECT_TRUE(left.empty()) << "marks left: " << left.size() << "\n" << DumpTree(*session, "/job");
+  auto reruns = [&] {
+    std::set<int> items;
+    for (const auto& r : rec_.runs()) {
+      if (r.misfire_rerun) items.insert(r.item);
+    }
+    return items;
+  };
+  if (misfire) {
+    // The resumption's fire is re-run by the skipped run once it has let go (the clock has
+    // not moved): both items, as a misfire re-run (no fire time of their own), reported
+    // with the skipped run, whose report stands for its re-run (a normal run's does too).
+    ASSERT_TRUE(rec_.Wait([&](const auto&, const auto& triggers) {
+      return std::any_of(triggers.begin(), triggers.end(), [&](const TriggerReport& t) {
+        return t.source == TriggerReport::Source::kCron && t.scheduled == fire;
+      });
+    })) << "the fire time of the resumption was lost\n"
+        << rec_.Dump();
+    EXPECT_EQ(reruns(), (std::set<int>{0, 1})) << rec_.Dump();
+    // Its misfire marks go with the re-run's end.
+    EXPECT_TRUE(WaitRegistry(*session, [&] {
+      return !session->IsExisted("/job/sharding/0/misfire").value_or(true) &&
+             !session->IsExisted("/job/sharding/1/misfire").value_or(true);
+    })) << DumpTree(*session, "/job");
+  }
+  // The lane is free again: the next fire time runs as usual (a re-run that still held it
+  // would make it a misfire).
+  const auto next = Next();
+  ASSERT_TRUE(FireAt(next)) << rec_.Dump();
   ASSERT_TRUE(rec_.Wait([&](const auto&, const auto& triggers) {
     return std::any_of(triggers.begin(), triggers.end(), [&](const TriggerReport& t) {
-      return t.source == TriggerReport::Source::kCron && t.scheduled >= resumed &&
+      return t.source == TriggerReport::Source::kCron && t.scheduled == next &&
              t.outcome == TriggerReport::Outcome::kRan;
     });
   })) << rec_.Dump();
   EXPECT_EQ(overdue_runs(), 0u) << "an overdue fire time's items ran\n" << rec_.Dump();
+  if (!misfire) {
+    EXPECT_TRUE(reruns().empty()) << "re-run with misfire off\n" << rec_.Dump();
+  }
 }
 
 TEST_F(RunningMarksTest, ARunPickedUpLongAfterItsFireTimeDoesNotStartThoughItsClaimCameBefore) {
@@ -299,6 +350,14 @@ TEST_F(RunningMarksTest, ARunPickedUpLongAfterItsFireTimeDoesNotStartThoughItsCl
 
 TEST_F(RunningMarksTest, ARunPickedUpLongAfterItsFireTimeDoesNotStartWhenItsClaimComesAfter) {
   PickUpAPreparedRunLongAfterItsFireTime(/*claim_answered_before_the_pause=*/false);
+}
+
+// Those two also check that the fire time of the resumption, which came while the skipped
+// run held the lane to remove its marks, is re-run once that run lets go. With misfire off
+// it is skipped, as any fire that finds the lane held is.
+TEST_F(RunningMarksTest, WithMisfireOffAFireDueWhileAnOverdueRunRemovesItsMarksIsSkipped) {
+  PickUpAPreparedRunLongAfterItsFireTime(/*claim_answered_before_the_pause=*/true,
+                                         /*misfire=*/false);
 }
 
 // Issue 24: after a partition, a mark of the leader's own that no run of it holds (its

@@ -220,6 +220,16 @@ class RunPathTest : public ::testing::Test {
                   .Build();
     ASSERT_TRUE(config_.SetUp("SIMPLE", c).ok());
   }
+  // A first run (the registry read: the plan the next run takes), then the next fire time,
+  // 200 ms on (set in `*fire`), prepared and launched on `board`.
+  void PrepareAndLaunchAfterAFirstRun(trigger::LaunchBoard& board, Clock::WallTime* fire) {
+    path_.Fire(clock_.WallNow());
+    ASSERT_TRUE(owner_->WaitReleased(1));
+    *fire = clock_.WallNow() + 200ms;
+    auto prepared = path_.Prepare(*fire, &admissible_, nullptr);
+    ASSERT_NE(prepared, nullptr);
+    path_.Launch(prepared, *fire, board);
+  }
   bool Exists(const std::string& node) {
     auto exists = storage_.IsJobNodeExisted(node);
     EXPECT_TRUE(exists.ok());
@@ -244,6 +254,7 @@ class RunPathTest : public ::testing::Test {
   failover::FailoverService failover_;
   std::shared_ptr<CountingJob> job_ = std::make_shared<CountingJob>();
   std::shared_ptr<FakeOwner> owner_ = std::make_shared<FakeOwner>();
+  std::atomic<bool> admissible_{true};  // a prepared run's admission flag
   JobExecutor executor_;
   RunPath path_;
 };
@@ -453,20 +464,46 @@ TEST_F(RunPathTest, APreparedRunLaunchedStartsAtItsFireTimeAndReportsItAsStarted
 }
 
 TEST_F(RunPathTest, APreparedRunOverdueAtItsFireStartsNothingAndIsReleasedWithoutAReport) {
-  path_.Fire(clock_.WallNow());
-  ASSERT_TRUE(owner_->WaitReleased(1));
-  std::atomic<bool> admissible{true};
-  const auto fire = clock_.WallNow() + 200ms;
-  auto prepared = path_.Prepare(fire, &admissible, nullptr);
-  ASSERT_NE(prepared, nullptr);
   trigger::LaunchBoard board(timer_, pool_, /*drains=*/1, /*most=*/2, pool_);
-  path_.Launch(prepared, fire, board);
+  Clock::WallTime fire;
+  ASSERT_NO_FATAL_FAILURE(PrepareAndLaunchAfterAFirstRun(board, &fire));
   clock_.Advance(200ms + 2s);  // picked up two seconds after its fire time: overdue
   ASSERT_TRUE(owner_->WaitReleased(2));
   EXPECT_EQ(job_->runs.load(), 2);  // the first run's only
   EXPECT_EQ(owner_->reports().size(), 1u);
   EXPECT_EQ(owner_->calls().back(), "released");
   EXPECT_FALSE(executor_.running());
+}
+
+TEST_F(RunPathTest, AFireWhileAnOverduePreparedRunLetsGoIsReRunByItAsAMisfire) {
+  trigger::LaunchBoard board(timer_, pool_, /*drains=*/1, /*most=*/2, pool_);
+  Clock::WallTime fire;
+  ASSERT_NO_FATAL_FAILURE(PrepareAndLaunchAfterAFirstRun(board, &fire));
+  // Its let-go (the removal of its marks, then the release) waits on the control executor,
+  // in whichever order its claim's answer and its admission come: the lane stays held.
+  control_.Hold();
+  clock_.Advance(200ms + 2s);  // picked up two seconds after its fire time: overdue
+  // A fire now, not overdue, finds the lane held: a misfire, reported at once.
+  const auto later = clock_.WallNow();
+  path_.Fire(later);
+  ASSERT_TRUE(owner_->WaitReleased(2));
+  ASSERT_EQ(owner_->reports().size(), 2u);
+  EXPECT_EQ(owner_->reports()[1].scheduled, later);
+  EXPECT_EQ(owner_->reports()[1].outcome, TriggerReport::Outcome::kMisfire);
+  control_.Release();
+  // The overdue run starts nothing of its own, but re-runs for that fire once its marks are
+  // gone, and its report stands for the re-run (as a run's report stands for its re-runs).
+  ASSERT_TRUE(owner_->WaitReleased(3));
+  EXPECT_EQ(job_->runs.load(), 4) << "the misfire of the fire while it let go was lost";
+  ASSERT_EQ(owner_->reports().size(), 3u);
+  EXPECT_EQ(owner_->reports()[2].scheduled, fire);
+  EXPECT_EQ(owner_->reports()[2].outcome, TriggerReport::Outcome::kRan);
+  EXPECT_FALSE(executor_.running());
+  EXPECT_FALSE(Exists(sharding::MisfireNode(0)));  // its misfire marks cleared after the re-run
+  EXPECT_FALSE(Exists(sharding::MisfireNode(1)));
+  EXPECT_FALSE(Exists(sharding::RunningNode(0)));
+  EXPECT_FALSE(Exists(sharding::RunningNode(1)));
+  EXPECT_TRUE(owner_->errors().empty());
 }
 
 TEST_F(RunPathTest, AFirstPrepareReadsNothingAheadAndTakesNothing) {
