@@ -147,6 +147,9 @@ Status ZooKeeperRegistryCenter::Init() {
     Close();
     return s;
   }
+  // The client ran its first kConnected hook before Connect returned, which posted the
+  // CONNECTED fan-out to the worker: Init returns once listeners and the stats have it.
+  AwaitWorker();
   return Status::Ok();
 }
 
@@ -203,8 +206,10 @@ void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
       worker_.Post([this] {
         // Worth a line: the session's ephemeral nodes (instances, running marks, leadership)
         // are gone, and other instances may take this one's items over.
-        infra::LogLine(
-            "WARN", fmt::format("zookeeper {}: session expired; opening a new one", url_.servers));
+        infra::LogLine("WARN", fmt::format("{}: session expired; opening a new one",
+                                           url_.scheme == RegistryUrl::Scheme::kMemory
+                                               ? "memory://" + url_.name_space
+                                               : "zookeeper " + url_.servers));
         NotifyConnectionState(ConnectionState::kLost);
         client_->ReplaceSession();  // its CONNECTED event resynchronises the caches
       });
@@ -214,6 +219,36 @@ void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
       // ignored from here on (SessionLease::Heard compares the epoch). Waiters answer false.
       lease_.NewSession();
       break;
+  }
+}
+
+void ZooKeeperRegistryCenter::AwaitWorker() {
+  Mutex mu;
+  CondVar cv(&mu);
+  bool ran = false;
+  worker_.Post([&] {
+    MutexLock lock(&mu);
+    ran = true;
+    cv.SignalAll();
+  });
+  MutexLock lock(&mu);
+  while (!ran) cv.Wait();
+}
+
+uint64_t ZooKeeperRegistryCenter::WaitIdleForTesting() {
+  uint64_t events = client_->WaitIdleForTesting();
+  while (true) {
+    // One round of the worker: the barrier runs after what the delivered events posted
+    // (drains, session events), each of which waits for its own reads' answers.
+    AwaitWorker();
+    const uint64_t now = client_->WaitIdleForTesting();
+    bool dirty;
+    {
+      MutexLock lock(&dirty_mu_);
+      dirty = drain_posted_ || !dirty_.empty();
+    }
+    if (now == events && !dirty) return events;
+    events = now;
   }
 }
 

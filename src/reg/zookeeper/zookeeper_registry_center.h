@@ -113,6 +113,34 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // Test seam: replaces the session on the calling thread, as an expiry does on the worker
   // (the old handle closed, what it owed answered, a new handle opened).
   void ReplaceSessionForTesting() { client_->ReplaceSession(); }
+  // Test seam: the server ends the session as on a timeout (RegistryClient::ExpireForTesting;
+  // a MemoryClient's Expire): its ephemeral nodes go at once; the worker then reports LOST,
+  // opens a new session, resynchronises the caches and reports RECONNECTED. Returns once
+  // it has (WaitIdleForTesting; the listeners' calls are posted, maybe not yet run), or
+  // false at once when the client has no such seam.
+  bool ExpireSession() {
+    if (!client_->ExpireForTesting()) return false;
+    WaitIdleForTesting();
+    return true;
+  }
+  // Test seam: waits until the client has delivered every event it queued (watch events,
+  // answers) and the worker has done what they asked (refreshes applied to the caches,
+  // their events posted to the subscriptions' executors, connection states fanned out),
+  // over and over until a round finds nothing new. Another session's write made before the
+  // call is then in this registry's caches. Returns at once (after one worker round) when
+  // the client cannot tell (RegistryClient::WaitIdleForTesting). Not on the worker or the
+  // client's event thread. Returns a count of what has happened so far, which a caller
+  // waiting for several registries compares to tell whether anything moved meanwhile.
+  uint64_t WaitIdleForTesting();
+  // Test seam: the session lease (SessionLease::SetLapsedForTesting): not held while
+  // `held` is false, as for a process that has not heard from the server lately, until
+  // set again or the session is replaced (its waiters then answer false).
+  void SetLeaseHeldForTesting(bool held) { lease_.SetLapsedForTesting(!held); }
+  // Test seam: waits (bounded) until at least `n` AwaitLease calls wait: an item start has
+  // reached the lapsed lease. Returns whether they did.
+  bool WaitLeaseWaitersForTesting(int n, std::chrono::milliseconds timeout) {
+    return lease_.WaitWaitersForTesting(n, timeout);
+  }
   // Test seam: runs on the writing thread after the server answered a write of `full`, just
   // before the write is applied to the caches (a refresh may read newer state meanwhile).
   void set_before_local_apply_for_testing(std::function<void(const std::string& full)> hook) {
@@ -171,6 +199,9 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   void OnSessionEvent(const SessionEvent& event);
   // Whether Close has begun.
   bool Closing();
+  // Waits until the worker has run every task posted to it before the call.
+  // REQUIRES: not on the worker.
+  void AwaitWorker();
   // Runs `attempt` (one request) through the client's retries (exponential backoff,
   // baseSleepMs .. maxSleepMs, maxRetries, woken when the connection returns); an answer
   // from the server renews the lease and is timed as `kind` in the stats.

@@ -692,6 +692,7 @@ TEST_F(RegistryReactionsTest, ATriggerBetweenAFailoverClaimAndItsRunStillRunsThe
   const std::string item = "/job/sharding/" + std::to_string(claimed);
   ASSERT_TRUE(ra->PersistEphemeral(item + "/failover", Id("10.0.0.1")).ok());
   ASSERT_TRUE(ra->Persist(item + "/failovering", Id("10.0.0.1")).ok());
+  test_support::WaitIdle({ra.get(), rb.get()});  // B's fire must see A's claim
   clock_.Advance(1s);
   ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {
     std::set<int> ran_own;

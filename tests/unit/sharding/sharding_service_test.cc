@@ -7,8 +7,9 @@
 
 #include "elasticjob/executor.h"
 #include "execution/execution_service.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 #include "unit/bootstrap/forwarding_registry.h"
+#include "unit/reg/memory_registry_support.h"
 
 namespace elasticjob::sharding {
 namespace {
@@ -29,9 +30,9 @@ class RacingRegistry final : public test_support::ForwardingRegistry {
 // One instance of the job: its own session and services, wired as the runtime wires them.
 // Its registry is a RacingRegistry (by default one that only forwards).
 struct Node {
-  Node(std::shared_ptr<reg::MemoryStore> store, const std::string& ip, Executor& events)
-      : memory(std::move(store), "ns"),
-        reg(memory),
+  Node(std::shared_ptr<reg::MemoryServer> server, const std::string& ip, Executor& events)
+      : memory(reg::NewMemoryRegistry(std::move(server), "ns")),
+        reg(*memory),
         storage(reg, "job"),
         config(storage, Clock::System()),
         servers(storage, ip),
@@ -51,14 +52,16 @@ struct Node {
     return sharding.SetReshardingFlag();
   }
 
-  // This instance's items under the registered configuration.
+  // This instance's items under the registered configuration, once its caches have caught
+  // up with the other sessions' writes (they reach it a moment after they are made).
   Result<std::vector<int>> LocalItems() {
+    test_support::WaitIdle({memory.get()});
     auto c = config.Load(false);
     if (!c.ok()) return c.status();
     return sharding.GetLocalShardingItems(c->sharding_total_count);
   }
 
-  reg::MemoryRegistryCenter memory;
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> memory;
   RacingRegistry reg;
   storage::JobNodeStorage storage;
   config::ConfigService config;
@@ -79,10 +82,10 @@ class ShardingServiceTest : public ::testing::Test {
     return *JobConfiguration::Builder("job", total).Cron("0/5 * * * * ?").Overwrite(true).Build();
   }
   std::unique_ptr<Node> Add(const std::string& ip) {
-    return std::make_unique<Node>(store_, ip, events_);
+    return std::make_unique<Node>(server_, ip, events_);
   }
 
-  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>();
+  std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>();
   ThreadPool pool_{2};
   SerialExecutor events_{pool_};
 };
@@ -166,11 +169,11 @@ TEST_F(ShardingServiceTest, RunningMarksAreOneMultiOpAndModeFollowsFailover) {
   EXPECT_TRUE(a->execution.GetMisfiredJobItems({0, 1, 2})->empty());
   // Ephemeral without failover: a lost session clears them; persistent with failover.
   ASSERT_TRUE(a->execution.RegisterJobBegin(c, {1}).ok());
-  a->memory.ExpireSession();
+  a->memory->ExpireSession();
   EXPECT_FALSE(*a->reg.IsExisted("/job/sharding/1/running"));
   c.failover = true;
   ASSERT_TRUE(a->execution.RegisterJobBegin(c, {1}).ok());
-  a->memory.ExpireSession();
+  a->memory->ExpireSession();
   EXPECT_TRUE(*a->reg.IsExisted("/job/sharding/1/running"));
   // A leftover mark (a crashed instance's, failover on) fails the multi-op and is replaced.
   ASSERT_TRUE(a->reg.Persist("/job/sharding/0/running", "10.0.0.9@-@7").ok());
