@@ -1411,14 +1411,23 @@ void ZooKeeperRegistryCenter::LoadWatches(const std::vector<std::shared_ptr<Watc
   LoadAll(std::move(level), /*deep=*/true, &events);
   {
     MutexLock lock(&data_mu_);
+    std::multimap<std::string, std::shared_ptr<TreeCache>> loaded;  // by root
     for (const auto& w : batch) {
       caches_.emplace(w->cache->root, w->cache);
-      // Our writes that went on while it loaded, as they would have been applied had it
-      // been registered (a read sent after one keeps what it read: ReadSince).
-      for (const auto& write : watch_load_writes_) {
-        if (Covers(*w->cache, write.full)) {
-          ApplyLocalWriteTo(*w->cache, write.full, write.value, write.seq, &events[w->cache]);
+      loaded.emplace(w->cache->root, w->cache);
+    }
+    // Our writes that went on while they loaded, as they would have been applied had the
+    // caches been registered (a read sent after one keeps what it read: ReadSince), each to
+    // the caches at or above it only: a lookup per ancestor, as CachesCovering's (a thousand
+    // jobs starting together write thousands of nodes, each under one job's cache).
+    for (const auto& write : watch_load_writes_) {
+      for (std::string p = write.full;; p = ParentOf(p)) {
+        auto [from, to] = loaded.equal_range(p);
+        for (auto it = from; it != to; ++it) {
+          if (!Covers(*it->second, write.full)) continue;
+          ApplyLocalWriteTo(*it->second, write.full, write.value, write.seq, &events[it->second]);
         }
+        if (p == "/" || p.size() <= prefix_.size()) break;
       }
     }
     watch_load_writes_.clear();
