@@ -139,7 +139,8 @@ void MemoryServer::CloseSession(int64_t id, std::vector<Watcher*>* watchers) {
   sessions_.erase(it);
   auto index = ephemerals_.find(id);
   if (index == ephemerals_.end()) return;
-  const std::vector<std::string> owned(index->second.begin(), index->second.end());
+  std::vector<std::string> owned(index->second.begin(), index->second.end());
+  std::sort(owned.begin(), owned.end());  // the deletes' events in path order
   // One transaction, as ZooKeeper's closeSession: its deletes share a zxid.
   Txn txn;
   txn.zxid = ++zxid_;

@@ -52,6 +52,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -166,7 +167,8 @@ class MemoryServer {
   std::map<std::string, Node> nodes_ ELASTICJOB_GUARDED_BY(mu_);  // full paths; "/" always
   // Indexes of nodes_, so that a session's close and a reaper pass cost what they find, not
   // a scan of every node: each session's ephemeral nodes, and the container nodes.
-  std::map<int64_t, std::set<std::string>> ephemerals_ ELASTICJOB_GUARDED_BY(mu_);
+  // (Hashed: a run's ephemeral running marks come and go on every fire.)
+  std::map<int64_t, std::unordered_set<std::string>> ephemerals_ ELASTICJOB_GUARDED_BY(mu_);
   std::set<std::string> containers_ ELASTICJOB_GUARDED_BY(mu_);
   std::map<int64_t, Session> sessions_ ELASTICJOB_GUARDED_BY(mu_);
   int64_t zxid_ ELASTICJOB_GUARDED_BY(mu_) = 0;
