@@ -22,7 +22,27 @@ std::string ParentOf(const std::string& full) {
   return slash == 0 ? "/" : full.substr(0, slash);
 }
 
+// The number CountRequest gave the last request this thread handed to the client (0: none
+// since the last reset). The client calls its request hook as it hands a request over, in
+// the order requests leave (a MemoryClient under its session lock), so these numbers follow
+// the order the server sees.
+thread_local uint64_t handed_seq = 0;
+
 }  // namespace
+
+void ZooKeeperRegistryCenter::CountRequest(RequestKind kind) {
+  handed_seq = NextSeq();
+  requests_[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+  stats()->requests[static_cast<size_t>(kind)].Inc();
+}
+
+ClientCode ZooKeeperRegistryCenter::Numbered(uint64_t* seq,
+                                             const std::function<ClientCode()>& call) {
+  handed_seq = 0;
+  const ClientCode rc = call();
+  *seq = handed_seq != 0 ? handed_seq : NextSeq();  // not handed over: failed anyway
+  return rc;
+}
 
 // A transaction in the client's form, and its step results once answered.
 struct ZooKeeperRegistryCenter::Multi {
@@ -379,8 +399,7 @@ Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, CreateMode 
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     uint64_t seq = 0;
     ClientCode rc = WithRetry(RequestKind::kCreate, [&] {
-      seq = NextSeq();
-      return client_->CreateSync(*it, "", mode, nullptr);
+      return Numbered(&seq, [&] { return client_->CreateSync(*it, "", mode, nullptr); });
     });
     if (rc != ClientCode::kOk && rc != ClientCode::kNodeExists) {
       return ToStatus(rc, Relative(*it));
@@ -412,8 +431,7 @@ Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::stri
     ops.push_back(TransactionOp::Create(Relative(full), std::string(value), mode));
     auto m = PrepareMulti(std::move(ops));
     ClientCode rc = WithRetry(RequestKind::kMulti, [&] {
-      m->seq = NextSeq();
-      return client_->MultiSync(m->steps, &m->results);
+      return Numbered(&m->seq, [&] { return client_->MultiSync(m->steps, &m->results); });
     });
     size_t failed = m->results.size();
     if (rc != ClientCode::kOk) {
@@ -456,8 +474,7 @@ Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std
   std::string created;
   uint64_t seq = 0;
   ClientCode rc = WithRetry(RequestKind::kCreate, [&] {
-    seq = NextSeq();
-    return client_->CreateSync(full, value, mode, &created);
+    return Numbered(&seq, [&] { return client_->CreateSync(full, value, mode, &created); });
   });
   if (rc == ClientCode::kNoNode && parents) return CreateWithAncestors(full, value, mode);
   if (rc != ClientCode::kOk) return ToStatus(rc, Relative(full));
@@ -478,8 +495,7 @@ Status ZooKeeperRegistryCenter::Persist(std::string_view key, std::string_view v
     }
     uint64_t seq = 0;
     ClientCode rc = WithRetry(RequestKind::kSet, [&] {
-      seq = NextSeq();
-      return client_->SetSync(full, value, -1, nullptr);
+      return Numbered(&seq, [&] { return client_->SetSync(full, value, -1, nullptr); });
     });
     if (rc == ClientCode::kOk) {
       ApplyLocalWrite(full, std::string(value), seq);
@@ -525,10 +541,11 @@ Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::stri
     if (session.id != 0 && stat.ephemeral_owner == session.id) {
       uint64_t seq = 0;
       rc = WithRetry(RequestKind::kSet, [&] {
-        seq = NextSeq();
         // Sent only in that session: after a new one the node is not ours any more (it goes
         // with the old session); ask again.
-        return client_->SetSync(full, value, stat.version, nullptr, session.epoch);
+        return Numbered(&seq, [&] {
+          return client_->SetSync(full, value, stat.version, nullptr, session.epoch);
+        });
       });
       if (rc == ClientCode::kOk) {
         ApplyLocalWrite(full, std::string(value), seq);
@@ -542,8 +559,7 @@ Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::stri
     }
     uint64_t seq = 0;
     rc = WithRetry(RequestKind::kDelete, [&] {
-      seq = NextSeq();
-      return client_->DeleteSync(full, stat.version);
+      return Numbered(&seq, [&] { return client_->DeleteSync(full, stat.version); });
     });
     if (rc != ClientCode::kOk && rc != ClientCode::kNoNode && rc != ClientCode::kBadVersion) {
       return ToStatus(rc, key);
@@ -619,8 +635,7 @@ Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
       // server says there are some.
       uint64_t seq = 0;
       ClientCode rc = WithRetry(RequestKind::kDelete, [&] {
-        seq = NextSeq();
-        return client_->DeleteSync(full, -1);
+        return Numbered(&seq, [&] { return client_->DeleteSync(full, -1); });
       });
       if (rc == ClientCode::kOk || rc == ClientCode::kNoNode) {
         ApplyLocalWrite(full, std::nullopt, seq);
@@ -724,8 +739,7 @@ Result<int64_t> ZooKeeperRegistryCenter::ExecuteMulti(const std::vector<Transact
   if (ops.empty()) return int64_t{0};
   auto m = PrepareMulti(ops, stamped);
   ClientCode rc = WithRetry(RequestKind::kMulti, [&] {
-    m->seq = NextSeq();
-    return client_->MultiSync(m->steps, &m->results);
+    return Numbered(&m->seq, [&] { return client_->MultiSync(m->steps, &m->results); });
   });
   if (Status s = FinishMulti(*m, rc); !s.ok()) return s;
   return stamped ? m->stamp() : int64_t{0};
@@ -1025,6 +1039,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
         r->named_present = needs.named_present;
       }
       NodeRead* read = r.get();
+      handed_seq = 0;  // the read's number: its last request's (see Numbered)
       if ((item.what & kProbe) != 0 && (deep || !known)) {
         r->probe = true;
         r->read_value = r->read_children = false;
@@ -1034,7 +1049,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
           read->data_rc = rc;
           read->latch->Done();
         });
-        r->seq = NextSeq();
+        r->seq = handed_seq != 0 ? handed_seq : NextSeq();
         reads.push_back(std::move(r));
         continue;
       }
@@ -1066,7 +1081,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       } else {
         r->children_rc = ClientCode::kOk;
       }
-      r->seq = NextSeq();
+      r->seq = handed_seq != 0 ? handed_seq : NextSeq();
       reads.push_back(std::move(r));
     }
   };

@@ -206,11 +206,14 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // baseSleepMs .. maxSleepMs, maxRetries, woken when the connection returns); an answer
   // from the server renews the lease and is timed as `kind` in the stats.
   ClientCode WithRetry(RequestKind kind, const std::function<ClientCode()>& attempt);
-  // Counts a request the client hands to the server (ClientHooks::request).
-  void CountRequest(RequestKind kind) {
-    requests_[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
-    stats()->requests[static_cast<size_t>(kind)].Inc();
-  }
+  // Counts a request the client hands to the server (ClientHooks::request), and numbers it
+  // (NextSeq) as it leaves, on the handing thread (Numbered).
+  void CountRequest(RequestKind kind);
+  // Runs `call` (one blocking request) and sets `seq` to the number its request got as the
+  // client handed it over: a read numbered higher left after it and shows it. (Numbered
+  // before the hand-over, a write could be overtaken by a read numbered after it, whose
+  // older view then hid the write from the caches until the watch it fired was read.)
+  ClientCode Numbered(uint64_t* seq, const std::function<ClientCode()>& call);
   Status ToStatus(ClientCode rc, std::string_view key) const;
   std::string Full(std::string_view key) const;
   std::string Relative(const std::string& full) const;
@@ -315,9 +318,11 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // REQUIRES: data_mu_ held.
   bool ReadSince(TreeCache& cache, const std::string& full, bool written, uint64_t seq)
       ELASTICJOB_REQUIRES(data_mu_);
-  // Request order, for ApplyLocalWrite: a write takes its number before it is handed to the
-  // client, a read after; the client sends in the order it is handed requests, so a read
-  // sent after a write always has the larger number.
+  // Request order, for ApplyLocalWrite: a blocking write and a cache's read take the number
+  // their request got as the client handed it over (CountRequest, Numbered), so a read
+  // numbered after a write left after it; an asynchronous transaction takes its number just
+  // before it is handed over (a read numbered after it may have left first: it then shows
+  // the node as it was, and the watch it set brings the write).
   uint64_t NextSeq() { return send_seq_.fetch_add(1, std::memory_order_relaxed) + 1; }
   void Deliver(TreeCache& cache, std::vector<TreeEvent> events);
   NodeWatches WatchesOf(const TreeCache& cache, const std::string& full) const;
