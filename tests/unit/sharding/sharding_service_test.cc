@@ -30,8 +30,11 @@ class RacingRegistry final : public test_support::ForwardingRegistry {
 // One instance of the job: its own session and services, wired as the runtime wires them.
 // Its registry is a RacingRegistry (by default one that only forwards).
 struct Node {
-  Node(std::shared_ptr<reg::MemoryServer> server, const std::string& ip, Executor& events)
-      : memory(reg::NewMemoryRegistry(std::move(server), "ns")),
+  // `cluster`: every node of the test, this one included once made (Settle waits for them).
+  Node(std::shared_ptr<reg::MemoryServer> server, const std::string& ip, Executor& events,
+       std::vector<Node*>* cluster)
+      : cluster(cluster),
+        memory(reg::NewMemoryRegistry(std::move(server), "ns")),
         reg(*memory),
         storage(reg, "job"),
         config(storage, Clock::System()),
@@ -43,24 +46,37 @@ struct Node {
     EXPECT_TRUE(reg.Init().ok());
     watch = std::move(
         reg.Watch("/job", events, [this](const TreeEvent&) { notifier.Notify(); }).value());
+    cluster->push_back(this);
   }
-  ~Node() { notifier.Cancel(); }
+  ~Node() {
+    notifier.Cancel();
+    std::erase(*cluster, this);
+  }
+  // Started as an instance of the job, once every node's cache has its registration (the
+  // tests' premise: the instances know each other before they shard).
   Status Start(const JobConfiguration& c) {
     if (auto r = config.SetUp("SCRIPT", c); !r.ok()) return r.status();
     if (Status s = servers.PersistOnline(true); !s.ok()) return s;
     if (Status s = instances.PersistOnline(); !s.ok()) return s;
-    return sharding.SetReshardingFlag();
+    Status s = sharding.SetReshardingFlag();
+    Settle();
+    return s;
+  }
+  // Waits until every node's cache has caught up with the writes made so far.
+  void Settle() {
+    for (Node* n : *cluster) test_support::WaitIdle({n->memory.get()});
   }
 
   // This instance's items under the registered configuration, once its caches have caught
   // up with the other sessions' writes (they reach it a moment after they are made).
   Result<std::vector<int>> LocalItems() {
-    test_support::WaitIdle({memory.get()});
+    Settle();
     auto c = config.Load(false);
     if (!c.ok()) return c.status();
     return sharding.GetLocalShardingItems(c->sharding_total_count);
   }
 
+  std::vector<Node*>* const cluster;
   std::unique_ptr<reg::ZooKeeperRegistryCenter> memory;
   RacingRegistry reg;
   storage::JobNodeStorage storage;
@@ -82,10 +98,11 @@ class ShardingServiceTest : public ::testing::Test {
     return *JobConfiguration::Builder("job", total).Cron("0/5 * * * * ?").Overwrite(true).Build();
   }
   std::unique_ptr<Node> Add(const std::string& ip) {
-    return std::make_unique<Node>(server_, ip, events_);
+    return std::make_unique<Node>(server_, ip, events_, &nodes_);
   }
 
   std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>();
+  std::vector<Node*> nodes_;  // the live ones (Node::Settle)
   ThreadPool pool_{2};
   SerialExecutor events_{pool_};
 };
@@ -111,6 +128,9 @@ TEST_F(ShardingServiceTest, FollowersWaitForTheLeaderOnEventsNotSleeps) {
   ASSERT_TRUE(a->leader.ElectLeader().ok());
   // Hold the leader's sharding back with a running item until the follower is waiting.
   ASSERT_TRUE(a->reg.PersistEphemeral("/job/sharding/0/running", "x").ok());
+  // The follower knows the leader and the flag: a cache that has not seen them yet takes
+  // the items for unowned with no sharding coming, and raises the flag again.
+  a->Settle();
   std::atomic<bool> follower_done{false};
   std::thread follower([&] {
     EXPECT_TRUE(b->sharding.ShardingIfNecessary().ok());
@@ -227,6 +247,7 @@ TEST_F(ShardingServiceTest, ALeaderPathThatFindsItsShardingUnderWayHasItShardAga
   a->reg.before_transaction = [&] {
     if (std::exchange(raced, true)) return Status::Ok();
     EXPECT_TRUE(b->Start(Config(4)).ok());
+    a->Settle();  // the reaction follows the flag's event
     std::thread t([&] { second = a->sharding.ShardNowIfIdleLeader(); });
     t.join();
     return Status::Ok();
