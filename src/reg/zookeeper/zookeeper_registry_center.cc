@@ -1333,7 +1333,13 @@ bool ZooKeeperRegistryCenter::ReadSince(TreeCache& cache, const std::string& ful
   // node's watch); a delete too, unless its parent's children were read since (the node
   // came back meanwhile).
   if (node != cache.nodes.end()) return !written && members_read;
-  if (!written || members_read) return true;  // gone already, or known to be gone again
+  if (!written) return true;  // gone already
+  if (members_read) {
+    // Known to be gone again, unless that read lists it: then it is there, and the read of
+    // the node itself is the next level of the load that listed it (a level is applied as
+    // it comes in). Ours until then; that read, numbered after ours, replaces the value.
+    return parent->second.children.count(full.substr(full.rfind('/') + 1)) == 0;
+  }
   // A create of a node the cache does not hold: applied unless a read of the node itself
   // found it gone since.
   auto gone = cache.gone.find(full);
