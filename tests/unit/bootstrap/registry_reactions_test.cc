@@ -639,6 +639,7 @@ TEST_F(RegistryReactionsTest, ACrashedInstancesRunningItemsAreTakenOverAtOnce) {
   ASSERT_TRUE(a->Schedule().ok());
   // A resharding flagged after A read its item would wait for A's stuck run.
   ASSERT_TRUE(WaitSettled(*r2, 2, 2)) << DumpTree(*r2, "/job");
+  test_support::WaitIdle({r1.get(), r2.get()});  // A's fire sees the same assignment
   clock_.Advance(1s);
   ASSERT_TRUE(stuck->WaitStarted(1))
       << rec_.Dump()
