@@ -48,6 +48,9 @@ Result<RegistryUrl> ParseRegistryUrl(std::string_view url) {
   } else if (url.substr(0, 9) == "memory://") {
     r.scheme = RegistryUrl::Scheme::kMemory;
     rest = url.substr(9);
+    // Watch events are not batched: nothing to save on an in-process server, and a cache
+    // follows another session's write as soon as the worker has read it.
+    r.cache_batch_ms = 0;
   } else {
     return bad("expected zookeeper://host:port/namespace or memory://namespace");
   }

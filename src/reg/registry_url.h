@@ -15,7 +15,8 @@ struct RegistryUrl {
   std::string servers;     // "host:port,host:port" (ZooKeeper)
   std::string name_space;  // without slashes
   std::string digest;      // "user:password" or empty
-  // ElasticJob's ZookeeperConfiguration defaults.
+  // ElasticJob's ZookeeperConfiguration defaults (memory:// keeps them too: its sessions time
+  // out as ZooKeeper's would, which sizes the session lease).
   int session_timeout_ms = 60000;
   int connection_timeout_ms = 15000;
   int base_sleep_ms = 1000;
@@ -23,6 +24,7 @@ struct RegistryUrl {
   int max_retries = 3;
   // How long watch events gather before the cache reads them again in one batch (ours, not
   // ElasticJob's): a run's running marks come and go within it at the cost of one read.
+  // memory:// defaults to 0 (ParseRegistryUrl): no batching.
   int cache_batch_ms = 10;
 };
 

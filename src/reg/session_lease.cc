@@ -29,6 +29,8 @@ void SessionLease::NewSession() {
   {
     MutexLock lock(&mu_);
     heard_ns_.store(0, std::memory_order_release);
+    // A new session is the server's word: a lapse held by hand ends with the old one.
+    lapsed_for_testing_.store(false, std::memory_order_release);
   }
   cv_.SignalAll();  // their session is over: Await answers false
 }
@@ -57,6 +59,7 @@ void SessionLease::Probe() {
 }
 
 bool SessionLease::Held() {
+  if (lapsed_for_testing_.load(std::memory_order_acquire)) return false;
   const int64_t heard = heard_ns_.load(std::memory_order_acquire);
   const int64_t bound = bound_ns_.load(std::memory_order_relaxed);
   const int64_t age = heard == 0 ? std::numeric_limits<int64_t>::max() : Now() - heard;
@@ -78,22 +81,50 @@ bool SessionLease::Await(std::chrono::steady_clock::time_point deadline) {
   // often until the deadline: the connection's return wakes the waiters too.
   constexpr auto kProbeAgain = std::chrono::milliseconds(100);
   MutexLock lock(&mu_);
+  ++waiters_;
+  cv_.SignalAll();  // WaitWaitersForTesting
+  // Counted out on every return, with mu_ held: the guard is declared after `lock`, so it
+  // goes first. Not analysed: the analysis cannot see which lock a destructor runs under.
+  struct Leave {
+    SessionLease* self;
+    ~Leave() ELASTICJOB_NO_THREAD_SAFETY_ANALYSIS { --self->waiters_; }
+  } leave{this};
   while (true) {
     if (client_.session_epoch() != epoch || (options_.closing && options_.closing())) {
       return false;
     }
     const int64_t heard = heard_ns_.load(std::memory_order_acquire);
-    if (heard != 0 && Now() - heard < bound_ns_.load(std::memory_order_relaxed)) return true;
+    if (heard != 0 && Now() - heard < bound_ns_.load(std::memory_order_relaxed) &&
+        !lapsed_for_testing_.load(std::memory_order_acquire)) {
+      return true;
+    }
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return false;
     lock.Unlock();
     Probe();
     lock.Lock();
     const auto wake = std::min(deadline, now + kProbeAgain);
+    const bool lapsed = lapsed_for_testing_.load(std::memory_order_acquire);
     while (heard_ns_.load(std::memory_order_acquire) == heard && client_.session_epoch() == epoch &&
-           cv_.WaitUntil(wake)) {
+           lapsed_for_testing_.load(std::memory_order_acquire) == lapsed && cv_.WaitUntil(wake)) {
     }
   }
+}
+
+void SessionLease::SetLapsedForTesting(bool lapsed) {
+  {
+    MutexLock lock(&mu_);
+    lapsed_for_testing_.store(lapsed, std::memory_order_release);
+  }
+  cv_.SignalAll();
+}
+
+bool SessionLease::WaitWaitersForTesting(int n, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(&mu_);
+  while (waiters_ < n && cv_.WaitUntil(deadline)) {
+  }
+  return waiters_ >= n;
 }
 
 }  // namespace elasticjob::reg

@@ -65,6 +65,15 @@ class SessionLease {
   // answer comes: a probe lost with the connection).
   bool Await(std::chrono::steady_clock::time_point deadline);
 
+  // Test seam: with `lapsed`, Held answers false and Await waits, as when the process has
+  // not heard from the server lately, until the seam is lifted (then as usual), the session
+  // is replaced (which lifts it: a new session is the server's word; the waiters answer
+  // false), the registry closes or the deadline passes.
+  void SetLapsedForTesting(bool lapsed);
+  // Test seam: waits until at least `n` Await calls wait, or `timeout` passes; returns
+  // whether they did.
+  bool WaitWaitersForTesting(int n, std::chrono::milliseconds timeout);
+
  private:
   void Probe();
   int64_t Now() const;
@@ -77,7 +86,9 @@ class SessionLease {
   // session; 0 before the first. Written under mu_, read anywhere.
   std::atomic<int64_t> heard_ns_{0};
   std::atomic<int64_t> bound_ns_;
-  std::atomic<bool> probe_in_flight_{false};  // at most one probe on its way
+  std::atomic<bool> probe_in_flight_{false};     // at most one probe on its way
+  int waiters_ ELASTICJOB_GUARDED_BY(mu_) = 0;   // in Await (WaitWaitersForTesting)
+  std::atomic<bool> lapsed_for_testing_{false};  // atomic: Held reads it without the lock
 };
 
 }  // namespace elasticjob::reg

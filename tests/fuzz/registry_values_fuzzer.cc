@@ -15,7 +15,7 @@
 #include "instance/instance_service.h"
 #include "instance/job_instance.h"
 #include "instance/server_service.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 #include "sharding/sharding_service.h"
 
 using namespace elasticjob;
@@ -56,8 +56,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
-  auto store = std::make_shared<reg::MemoryStore>();
-  reg::MemoryRegistryCenter reg(store, "ns");
+  auto registry = reg::NewMemoryRegistry(
+      std::make_shared<reg::MemoryServer>(Clock::System(), std::chrono::milliseconds(0)), "ns");
+  reg::ZooKeeperRegistryCenter& reg = *registry;
   if (!reg.Init().ok()) return 0;
   // Writes that the registry refuses (a malformed node name) are simply not there.
   auto put = [&](const std::string& node, const std::string& value) {

@@ -253,6 +253,17 @@ class RegistryClient {
   virtual void Delete(const std::string& path, int32_t version, Done done) = 0;
   // All or nothing. `done` gets one result per op.
   virtual void Multi(std::vector<ClientOp> ops, MultiDone done) = 0;
+
+  // ---- test seams (an in-process client has them; a networked one answers "cannot") ----
+  // Ends the current session as the server does when it times out (MemoryClient::Expire).
+  // Returns false when this client cannot (no such seam; the ZooKeeper client's sessions
+  // are ended from a second handle instead).
+  virtual bool ExpireForTesting() { return false; }
+  // Waits until nothing is queued for or running on the event thread; returns how many
+  // events (answers, watch events, session hooks) the client has queued so far, which a
+  // caller compares to tell whether anything happened meanwhile. 0 at once when the client
+  // cannot tell.
+  virtual uint64_t WaitIdleForTesting() { return 0; }
 };
 
 }  // namespace elasticjob::reg

@@ -62,6 +62,18 @@ MemoryServer::MemoryServer(Clock& clock, std::chrono::milliseconds container_che
   });
 }
 
+std::shared_ptr<MemoryServer> MemoryServer::Shared(const std::string& name) {
+  static Mutex* mu = new Mutex;
+  static auto* servers = new std::map<std::string, std::weak_ptr<MemoryServer>>;
+  MutexLock lock(&*mu);
+  auto server = (*servers)[name].lock();
+  if (!server) {
+    server = std::make_shared<MemoryServer>();
+    (*servers)[name] = server;
+  }
+  return server;
+}
+
 MemoryServer::~MemoryServer() {
   {
     MutexLock lock(&reaper_mu_);
@@ -74,10 +86,9 @@ MemoryServer::~MemoryServer() {
 int MemoryServer::ReapContainers() {
   MutexLock lock(&mu_);
   std::vector<std::string> candidates;  // collected first, as ZooKeeper's pass does
-  for (const auto& [path, node] : nodes_) {
-    if (node.container && node.children.empty() && node.stat.cversion > 0) {
-      candidates.push_back(path);
-    }
+  for (const std::string& path : containers_) {
+    const Node& node = nodes_.at(path);
+    if (node.children.empty() && node.stat.cversion > 0) candidates.push_back(path);
   }
   std::vector<Trigger> triggers;
   for (const std::string& path : candidates) {
@@ -126,11 +137,10 @@ void MemoryServer::CloseSession(int64_t id, std::vector<Watcher*>* watchers) {
     }
   }
   sessions_.erase(it);
-  std::vector<std::string> owned;
-  for (const auto& [path, node] : nodes_) {
-    if (node.stat.ephemeral_owner == id) owned.push_back(path);
-  }
-  if (owned.empty()) return;
+  auto index = ephemerals_.find(id);
+  if (index == ephemerals_.end()) return;
+  std::vector<std::string> owned(index->second.begin(), index->second.end());
+  std::sort(owned.begin(), owned.end());  // the deletes' events in path order
   // One transaction, as ZooKeeper's closeSession: its deletes share a zxid.
   Txn txn;
   txn.zxid = ++zxid_;
@@ -249,6 +259,7 @@ ClientCode MemoryServer::CreateLocked(int64_t owner, const std::string& path,
   node.stat.ctime = node.stat.mtime = txn->now_ms;
   node.stat.data_length = static_cast<int32_t>(value.size());
   node.stat.ephemeral_owner = Ephemeral(mode) ? owner : 0;
+  Index(name, node);
   nodes_.emplace(name, std::move(node));
   Node& up = p->second;  // map iterators stay valid across insertions
   up.children.insert(Name(name));
@@ -288,6 +299,7 @@ ClientCode MemoryServer::DeleteLocked(const std::string& path, int32_t version, 
   const std::string parent = Parent(path);
   Save(path, txn);
   Save(parent, txn);
+  Unindex(path, it->second);
   nodes_.erase(it);
   Node& up = nodes_.at(parent);
   up.children.erase(Name(path));
@@ -304,12 +316,30 @@ void MemoryServer::Save(const std::string& path, Txn* txn) {
   txn->undo.emplace_back(path, it == nodes_.end() ? std::nullopt : std::optional<Node>(it->second));
 }
 
+void MemoryServer::Index(const std::string& path, const Node& node) {
+  if (node.stat.ephemeral_owner != 0) ephemerals_[node.stat.ephemeral_owner].insert(path);
+  if (node.container) containers_.insert(path);
+}
+
+void MemoryServer::Unindex(const std::string& path, const Node& node) {
+  if (node.stat.ephemeral_owner != 0) {
+    auto owned = ephemerals_.find(node.stat.ephemeral_owner);
+    if (owned != ephemerals_.end() && owned->second.erase(path) != 0 && owned->second.empty()) {
+      ephemerals_.erase(owned);
+    }
+  }
+  if (node.container) containers_.erase(path);
+}
+
 void MemoryServer::Undo(Txn* txn) {
   for (auto it = txn->undo.rbegin(); it != txn->undo.rend(); ++it) {
+    if (auto now = nodes_.find(it->first); now != nodes_.end()) {
+      Unindex(it->first, now->second);
+      nodes_.erase(now);
+    }
     if (it->second.has_value()) {
-      nodes_[it->first] = std::move(*it->second);
-    } else {
-      nodes_.erase(it->first);
+      Index(it->first, *it->second);
+      nodes_.emplace(it->first, std::move(*it->second));
     }
   }
   txn->undo.clear();
@@ -767,6 +797,12 @@ void MemoryClient::Abandon(ClientCode rc) {
   for (Event& e : taken) {
     if (e.fail) e.fail(rc);
   }
+}
+
+uint64_t MemoryClient::WaitIdleForTesting() {
+  MutexLock lock(&events_mu_);
+  while (delivering_ != 0 || !events_.empty()) events_cv_.Wait();
+  return posted_;
 }
 
 void MemoryClient::AwaitDelivered(uint64_t seq) {

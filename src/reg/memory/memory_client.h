@@ -52,6 +52,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -72,13 +73,17 @@ class MemoryServer {
   // default, 60 s; its test script's, 200 ms); zero: only when called.
   explicit MemoryServer(Clock& clock = Clock::System(),
                         std::chrono::milliseconds container_check = std::chrono::seconds(60));
+  // The server named `name` (memory://name), shared by every memory:// registry of this
+  // process that names it, made on first use (system clock, ZooKeeper's 60 s container
+  // check) and gone with its last user.
+  static std::shared_ptr<MemoryServer> Shared(const std::string& name);
   ~MemoryServer();
   MemoryServer(const MemoryServer&) = delete;
   MemoryServer& operator=(const MemoryServer&) = delete;
 
   // One pass of the container reaper: deletes every container node that has had children
   // (cversion > 0) and has none now, each as a write of its own whose watch events reach
-  // the sessions. Returns how many went.
+  // the sessions. Returns how many went. Costs O(containers), not O(nodes).
   int ReapContainers();
 
   // The zxid of the last applied write (0 before the first).
@@ -146,6 +151,10 @@ class MemoryServer {
                        NodeStat* stat) ELASTICJOB_REQUIRES(mu_);
   ClientCode DeleteLocked(const std::string& path, int32_t version, Txn* txn)
       ELASTICJOB_REQUIRES(mu_);
+  // Keeps the indexes (ephemerals_, containers_) in step with nodes_: called for every node
+  // put in (Index) or taken out (Unindex).
+  void Index(const std::string& path, const Node& node) ELASTICJOB_REQUIRES(mu_);
+  void Unindex(const std::string& path, const Node& node) ELASTICJOB_REQUIRES(mu_);
   // Remembers `path` as it is now, for Undo.
   void Save(const std::string& path, Txn* txn) ELASTICJOB_REQUIRES(mu_);
   void Undo(Txn* txn) ELASTICJOB_REQUIRES(mu_);
@@ -156,6 +165,11 @@ class MemoryServer {
   Clock& clock_;
   Mutex mu_;
   std::map<std::string, Node> nodes_ ELASTICJOB_GUARDED_BY(mu_);  // full paths; "/" always
+  // Indexes of nodes_, so that a session's close and a reaper pass cost what they find, not
+  // a scan of every node: each session's ephemeral nodes, and the container nodes.
+  // (Hashed: a run's ephemeral running marks come and go on every fire.)
+  std::map<int64_t, std::unordered_set<std::string>> ephemerals_ ELASTICJOB_GUARDED_BY(mu_);
+  std::set<std::string> containers_ ELASTICJOB_GUARDED_BY(mu_);
   std::map<int64_t, Session> sessions_ ELASTICJOB_GUARDED_BY(mu_);
   int64_t zxid_ ELASTICJOB_GUARDED_BY(mu_) = 0;
   int64_t next_session_ ELASTICJOB_GUARDED_BY(mu_) = 1;
@@ -181,6 +195,13 @@ class MemoryClient final : public RegistryClient {
   // a session.
   void Expire();
   const std::shared_ptr<MemoryServer>& server() const { return server_; }
+  bool ExpireForTesting() override {
+    Expire();
+    return true;
+  }
+  // Waits until the event queue is empty and no event is being delivered (REQUIRES: not
+  // on the event thread); returns the number of events queued so far.
+  uint64_t WaitIdleForTesting() override;
 
   void SetHooks(ClientHooks hooks) override { hooks_ = std::move(hooks); }
   // Opens a session at once (there is no network): OK, and the kConnected hook has run

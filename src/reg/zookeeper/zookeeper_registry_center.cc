@@ -22,7 +22,27 @@ std::string ParentOf(const std::string& full) {
   return slash == 0 ? "/" : full.substr(0, slash);
 }
 
+// The number CountRequest gave the last request this thread handed to the client (0: none
+// since the last reset). The client calls its request hook as it hands a request over, in
+// the order requests leave (a MemoryClient under its session lock), so these numbers follow
+// the order the server sees.
+thread_local uint64_t handed_seq = 0;
+
 }  // namespace
+
+void ZooKeeperRegistryCenter::CountRequest(RequestKind kind) {
+  handed_seq = NextSeq();
+  requests_[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+  stats()->requests[static_cast<size_t>(kind)].Inc();
+}
+
+ClientCode ZooKeeperRegistryCenter::Numbered(uint64_t* seq,
+                                             const std::function<ClientCode()>& call) {
+  handed_seq = 0;
+  const ClientCode rc = call();
+  *seq = handed_seq != 0 ? handed_seq : NextSeq();  // not handed over: failed anyway
+  return rc;
+}
 
 // A transaction in the client's form, and its step results once answered.
 struct ZooKeeperRegistryCenter::Multi {
@@ -147,6 +167,9 @@ Status ZooKeeperRegistryCenter::Init() {
     Close();
     return s;
   }
+  // The client ran its first kConnected hook before Connect returned, which posted the
+  // CONNECTED fan-out to the worker: Init returns once listeners and the stats have it.
+  AwaitWorker();
   return Status::Ok();
 }
 
@@ -203,8 +226,10 @@ void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
       worker_.Post([this] {
         // Worth a line: the session's ephemeral nodes (instances, running marks, leadership)
         // are gone, and other instances may take this one's items over.
-        infra::LogLine(
-            "WARN", fmt::format("zookeeper {}: session expired; opening a new one", url_.servers));
+        infra::LogLine("WARN", fmt::format("{}: session expired; opening a new one",
+                                           url_.scheme == RegistryUrl::Scheme::kMemory
+                                               ? "memory://" + url_.name_space
+                                               : "zookeeper " + url_.servers));
         NotifyConnectionState(ConnectionState::kLost);
         client_->ReplaceSession();  // its CONNECTED event resynchronises the caches
       });
@@ -214,6 +239,36 @@ void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
       // ignored from here on (SessionLease::Heard compares the epoch). Waiters answer false.
       lease_.NewSession();
       break;
+  }
+}
+
+void ZooKeeperRegistryCenter::AwaitWorker() {
+  Mutex mu;
+  CondVar cv(&mu);
+  bool ran = false;
+  worker_.Post([&] {
+    MutexLock lock(&mu);
+    ran = true;
+    cv.SignalAll();
+  });
+  MutexLock lock(&mu);
+  while (!ran) cv.Wait();
+}
+
+uint64_t ZooKeeperRegistryCenter::WaitIdleForTesting() {
+  uint64_t events = client_->WaitIdleForTesting();
+  while (true) {
+    // One round of the worker: the barrier runs after what the delivered events posted
+    // (drains, session events), each of which waits for its own reads' answers.
+    AwaitWorker();
+    const uint64_t now = client_->WaitIdleForTesting();
+    bool dirty;
+    {
+      MutexLock lock(&dirty_mu_);
+      dirty = drain_posted_ || !dirty_.empty();
+    }
+    if (now == events && !dirty) return events;
+    events = now;
   }
 }
 
@@ -344,8 +399,7 @@ Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, CreateMode 
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     uint64_t seq = 0;
     ClientCode rc = WithRetry(RequestKind::kCreate, [&] {
-      seq = NextSeq();
-      return client_->CreateSync(*it, "", mode, nullptr);
+      return Numbered(&seq, [&] { return client_->CreateSync(*it, "", mode, nullptr); });
     });
     if (rc != ClientCode::kOk && rc != ClientCode::kNodeExists) {
       return ToStatus(rc, Relative(*it));
@@ -377,8 +431,7 @@ Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::stri
     ops.push_back(TransactionOp::Create(Relative(full), std::string(value), mode));
     auto m = PrepareMulti(std::move(ops));
     ClientCode rc = WithRetry(RequestKind::kMulti, [&] {
-      m->seq = NextSeq();
-      return client_->MultiSync(m->steps, &m->results);
+      return Numbered(&m->seq, [&] { return client_->MultiSync(m->steps, &m->results); });
     });
     size_t failed = m->results.size();
     if (rc != ClientCode::kOk) {
@@ -421,8 +474,7 @@ Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std
   std::string created;
   uint64_t seq = 0;
   ClientCode rc = WithRetry(RequestKind::kCreate, [&] {
-    seq = NextSeq();
-    return client_->CreateSync(full, value, mode, &created);
+    return Numbered(&seq, [&] { return client_->CreateSync(full, value, mode, &created); });
   });
   if (rc == ClientCode::kNoNode && parents) return CreateWithAncestors(full, value, mode);
   if (rc != ClientCode::kOk) return ToStatus(rc, Relative(full));
@@ -443,8 +495,7 @@ Status ZooKeeperRegistryCenter::Persist(std::string_view key, std::string_view v
     }
     uint64_t seq = 0;
     ClientCode rc = WithRetry(RequestKind::kSet, [&] {
-      seq = NextSeq();
-      return client_->SetSync(full, value, -1, nullptr);
+      return Numbered(&seq, [&] { return client_->SetSync(full, value, -1, nullptr); });
     });
     if (rc == ClientCode::kOk) {
       ApplyLocalWrite(full, std::string(value), seq);
@@ -490,10 +541,11 @@ Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::stri
     if (session.id != 0 && stat.ephemeral_owner == session.id) {
       uint64_t seq = 0;
       rc = WithRetry(RequestKind::kSet, [&] {
-        seq = NextSeq();
         // Sent only in that session: after a new one the node is not ours any more (it goes
         // with the old session); ask again.
-        return client_->SetSync(full, value, stat.version, nullptr, session.epoch);
+        return Numbered(&seq, [&] {
+          return client_->SetSync(full, value, stat.version, nullptr, session.epoch);
+        });
       });
       if (rc == ClientCode::kOk) {
         ApplyLocalWrite(full, std::string(value), seq);
@@ -507,8 +559,7 @@ Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::stri
     }
     uint64_t seq = 0;
     rc = WithRetry(RequestKind::kDelete, [&] {
-      seq = NextSeq();
-      return client_->DeleteSync(full, stat.version);
+      return Numbered(&seq, [&] { return client_->DeleteSync(full, stat.version); });
     });
     if (rc != ClientCode::kOk && rc != ClientCode::kNoNode && rc != ClientCode::kBadVersion) {
       return ToStatus(rc, key);
@@ -584,8 +635,7 @@ Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
       // server says there are some.
       uint64_t seq = 0;
       ClientCode rc = WithRetry(RequestKind::kDelete, [&] {
-        seq = NextSeq();
-        return client_->DeleteSync(full, -1);
+        return Numbered(&seq, [&] { return client_->DeleteSync(full, -1); });
       });
       if (rc == ClientCode::kOk || rc == ClientCode::kNoNode) {
         ApplyLocalWrite(full, std::nullopt, seq);
@@ -689,8 +739,7 @@ Result<int64_t> ZooKeeperRegistryCenter::ExecuteMulti(const std::vector<Transact
   if (ops.empty()) return int64_t{0};
   auto m = PrepareMulti(ops, stamped);
   ClientCode rc = WithRetry(RequestKind::kMulti, [&] {
-    m->seq = NextSeq();
-    return client_->MultiSync(m->steps, &m->results);
+    return Numbered(&m->seq, [&] { return client_->MultiSync(m->steps, &m->results); });
   });
   if (Status s = FinishMulti(*m, rc); !s.ok()) return s;
   return stamped ? m->stamp() : int64_t{0};
@@ -990,6 +1039,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
         r->named_present = needs.named_present;
       }
       NodeRead* read = r.get();
+      handed_seq = 0;  // the read's number: its last request's (see Numbered)
       if ((item.what & kProbe) != 0 && (deep || !known)) {
         r->probe = true;
         r->read_value = r->read_children = false;
@@ -999,7 +1049,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
           read->data_rc = rc;
           read->latch->Done();
         });
-        r->seq = NextSeq();
+        r->seq = handed_seq != 0 ? handed_seq : NextSeq();
         reads.push_back(std::move(r));
         continue;
       }
@@ -1031,7 +1081,7 @@ void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
       } else {
         r->children_rc = ClientCode::kOk;
       }
-      r->seq = NextSeq();
+      r->seq = handed_seq != 0 ? handed_seq : NextSeq();
       reads.push_back(std::move(r));
     }
   };
@@ -1283,7 +1333,13 @@ bool ZooKeeperRegistryCenter::ReadSince(TreeCache& cache, const std::string& ful
   // node's watch); a delete too, unless its parent's children were read since (the node
   // came back meanwhile).
   if (node != cache.nodes.end()) return !written && members_read;
-  if (!written || members_read) return true;  // gone already, or known to be gone again
+  if (!written) return true;  // gone already
+  if (members_read) {
+    // Known to be gone again, unless that read lists it: then it is there, and the read of
+    // the node itself is the next level of the load that listed it (a level is applied as
+    // it comes in). Ours until then; that read, numbered after ours, replaces the value.
+    return parent->second.children.count(full.substr(full.rfind('/') + 1)) == 0;
+  }
   // A create of a node the cache does not hold: applied unless a read of the node itself
   // found it gone since.
   auto gone = cache.gone.find(full);
@@ -1376,14 +1432,23 @@ void ZooKeeperRegistryCenter::LoadWatches(const std::vector<std::shared_ptr<Watc
   LoadAll(std::move(level), /*deep=*/true, &events);
   {
     MutexLock lock(&data_mu_);
+    std::multimap<std::string, std::shared_ptr<TreeCache>> loaded;  // by root
     for (const auto& w : batch) {
       caches_.emplace(w->cache->root, w->cache);
-      // Our writes that went on while it loaded, as they would have been applied had it
-      // been registered (a read sent after one keeps what it read: ReadSince).
-      for (const auto& write : watch_load_writes_) {
-        if (Covers(*w->cache, write.full)) {
-          ApplyLocalWriteTo(*w->cache, write.full, write.value, write.seq, &events[w->cache]);
+      loaded.emplace(w->cache->root, w->cache);
+    }
+    // Our writes that went on while they loaded, as they would have been applied had the
+    // caches been registered (a read sent after one keeps what it read: ReadSince), each to
+    // the caches at or above it only: a lookup per ancestor, as CachesCovering's (a thousand
+    // jobs starting together write thousands of nodes, each under one job's cache).
+    for (const auto& write : watch_load_writes_) {
+      for (std::string p = write.full;; p = ParentOf(p)) {
+        auto [from, to] = loaded.equal_range(p);
+        for (auto it = from; it != to; ++it) {
+          if (!Covers(*it->second, write.full)) continue;
+          ApplyLocalWriteTo(*it->second, write.full, write.value, write.seq, &events[it->second]);
         }
+        if (p == "/" || p.size() <= prefix_.size()) break;
       }
     }
     watch_load_writes_.clear();

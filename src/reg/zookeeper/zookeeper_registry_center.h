@@ -113,6 +113,34 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // Test seam: replaces the session on the calling thread, as an expiry does on the worker
   // (the old handle closed, what it owed answered, a new handle opened).
   void ReplaceSessionForTesting() { client_->ReplaceSession(); }
+  // Test seam: the server ends the session as on a timeout (RegistryClient::ExpireForTesting;
+  // a MemoryClient's Expire): its ephemeral nodes go at once; the worker then reports LOST,
+  // opens a new session, resynchronises the caches and reports RECONNECTED. Returns once
+  // it has (WaitIdleForTesting; the listeners' calls are posted, maybe not yet run), or
+  // false at once when the client has no such seam.
+  bool ExpireSession() {
+    if (!client_->ExpireForTesting()) return false;
+    WaitIdleForTesting();
+    return true;
+  }
+  // Test seam: waits until the client has delivered every event it queued (watch events,
+  // answers) and the worker has done what they asked (refreshes applied to the caches,
+  // their events posted to the subscriptions' executors, connection states fanned out),
+  // over and over until a round finds nothing new. Another session's write made before the
+  // call is then in this registry's caches. Returns at once (after one worker round) when
+  // the client cannot tell (RegistryClient::WaitIdleForTesting). Not on the worker or the
+  // client's event thread. Returns a count of what has happened so far, which a caller
+  // waiting for several registries compares to tell whether anything moved meanwhile.
+  uint64_t WaitIdleForTesting();
+  // Test seam: the session lease (SessionLease::SetLapsedForTesting): not held while
+  // `held` is false, as for a process that has not heard from the server lately, until
+  // set again or the session is replaced (its waiters then answer false).
+  void SetLeaseHeldForTesting(bool held) { lease_.SetLapsedForTesting(!held); }
+  // Test seam: waits (bounded) until at least `n` AwaitLease calls wait: an item start has
+  // reached the lapsed lease. Returns whether they did.
+  bool WaitLeaseWaitersForTesting(int n, std::chrono::milliseconds timeout) {
+    return lease_.WaitWaitersForTesting(n, timeout);
+  }
   // Test seam: runs on the writing thread after the server answered a write of `full`, just
   // before the write is applied to the caches (a refresh may read newer state meanwhile).
   void set_before_local_apply_for_testing(std::function<void(const std::string& full)> hook) {
@@ -171,15 +199,21 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   void OnSessionEvent(const SessionEvent& event);
   // Whether Close has begun.
   bool Closing();
+  // Waits until the worker has run every task posted to it before the call.
+  // REQUIRES: not on the worker.
+  void AwaitWorker();
   // Runs `attempt` (one request) through the client's retries (exponential backoff,
   // baseSleepMs .. maxSleepMs, maxRetries, woken when the connection returns); an answer
   // from the server renews the lease and is timed as `kind` in the stats.
   ClientCode WithRetry(RequestKind kind, const std::function<ClientCode()>& attempt);
-  // Counts a request the client hands to the server (ClientHooks::request).
-  void CountRequest(RequestKind kind) {
-    requests_[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
-    stats()->requests[static_cast<size_t>(kind)].Inc();
-  }
+  // Counts a request the client hands to the server (ClientHooks::request), and numbers it
+  // (NextSeq) as it leaves, on the handing thread (Numbered).
+  void CountRequest(RequestKind kind);
+  // Runs `call` (one blocking request) and sets `seq` to the number its request got as the
+  // client handed it over: a read numbered higher left after it and shows it. (Numbered
+  // before the hand-over, a write could be overtaken by a read numbered after it, whose
+  // older view then hid the write from the caches until the watch it fired was read.)
+  ClientCode Numbered(uint64_t* seq, const std::function<ClientCode()>& call);
   Status ToStatus(ClientCode rc, std::string_view key) const;
   std::string Full(std::string_view key) const;
   std::string Relative(const std::string& full) const;
@@ -284,9 +318,11 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // REQUIRES: data_mu_ held.
   bool ReadSince(TreeCache& cache, const std::string& full, bool written, uint64_t seq)
       ELASTICJOB_REQUIRES(data_mu_);
-  // Request order, for ApplyLocalWrite: a write takes its number before it is handed to the
-  // client, a read after; the client sends in the order it is handed requests, so a read
-  // sent after a write always has the larger number.
+  // Request order, for ApplyLocalWrite: a blocking write and a cache's read take the number
+  // their request got as the client handed it over (CountRequest, Numbered), so a read
+  // numbered after a write left after it; an asynchronous transaction takes its number just
+  // before it is handed over (a read numbered after it may have left first: it then shows
+  // the node as it was, and the watch it set brings the write).
   uint64_t NextSeq() { return send_seq_.fetch_add(1, std::memory_order_relaxed) + 1; }
   void Deliver(TreeCache& cache, std::vector<TreeEvent> events);
   NodeWatches WatchesOf(const TreeCache& cache, const std::string& full) const;

@@ -20,7 +20,7 @@
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/reg/registry_center.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 #include "reg/zk_test_server.h"
 #include "reg/zookeeper/zookeeper_registry_center.h"
 #include "unit/bootstrap/forwarding_registry.h"
@@ -108,7 +108,7 @@ class ScheduleAllTest : public ::testing::TestWithParam<std::string> {
       if (!r.ok()) return nullptr;
       c = std::move(r).value();
     } else {
-      c = std::make_unique<reg::MemoryRegistryCenter>(store_, ns_);
+      c = reg::NewMemoryRegistry(server_memory_, ns_);
     }
     Status s = c->Init();
     EXPECT_TRUE(s.ok()) << s;
@@ -153,7 +153,7 @@ class ScheduleAllTest : public ::testing::TestWithParam<std::string> {
 
   testing::ZkTestServer server_;
   std::string ns_ = UniqueNamespace();
-  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>();
+  std::shared_ptr<reg::MemoryServer> server_memory_ = std::make_shared<reg::MemoryServer>();
   std::unique_ptr<RegistryCenter> reg_;
   std::unique_ptr<RegistryCenter> other_;
   std::unique_ptr<InterferingRegistry> interfering_;  // outlives the jobs on it

@@ -1,10 +1,11 @@
 // One conformance suite, three backends: every test runs against the in-memory registry
-// (memory), against a real ZooKeeper server (Debian's package, started per test by
-// scripts/zk-server.sh), and against the ZooKeeper registry class over the in-process memory
-// client (memclient: ZooKeeperRegistryCenter over a MemoryClient, the one registry class over
-// either client). Fault injection: session close, kill -9 of another process holding a
-// session, session expiry (the session killed from a second handle, or
-// MemoryRegistryCenter::ExpireSession, or MemoryClient::Expire), and a server restart.
+// (memory: what NewRegistryCenter makes of memory://ns, with its settings), against a real
+// ZooKeeper server (Debian's package, started per test by scripts/zk-server.sh), and against
+// the registry class over the in-process memory client with the ZooKeeper backend's settings
+// (memclient). All three are one registry class (ZooKeeperRegistryCenter) over either client.
+// Fault injection: session close, kill -9 of another process holding a session, session
+// expiry (the session killed from a second handle, or MemoryClient::Expire), and a server
+// restart.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -23,7 +24,7 @@
 #include "elasticjob/reg/registry_center.h"
 #include "reg/coordinator_registry.h"
 #include "reg/memory/memory_client.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 #include "reg/zk_test_server.h"
 #include "reg/zookeeper/zookeeper_registry_center.h"
 
@@ -109,19 +110,25 @@ std::string UniqueNamespace() {
   return "ns" + std::to_string(getpid()) + "_" + std::to_string(n++);
 }
 
+// memory://ns as NewRegistryCenter makes it (its URL's settings: no cache batching, the
+// default session timeout), on a server of the test's own whose reaper runs every 200 ms, as
+// the test server's (the shared memory://ns server keeps ZooKeeper's 60 s).
 class MemoryBackend final : public Backend {
  public:
   Status SetUp() override { return Status::Ok(); }
   std::unique_ptr<reg::CoordinatorRegistry> NewClient(const std::string&) override {
-    return std::make_unique<reg::MemoryRegistryCenter>(store_, ns_);
+    auto url = reg::ParseRegistryUrl("memory://" + ns_);
+    if (!url.ok()) return nullptr;
+    return reg::NewMemoryRegistry(server_, std::move(url).value());
   }
   void ExpireSessions(RegistryCenter& client) override {
-    static_cast<reg::MemoryRegistryCenter&>(client).ExpireSession();
+    static_cast<reg::ZooKeeperRegistryCenter&>(client).ExpireSession();
   }
 
  private:
   std::string ns_ = UniqueNamespace();
-  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>();
+  std::shared_ptr<reg::MemoryServer> server_ =
+      std::make_shared<reg::MemoryServer>(Clock::System(), 200ms);
 };
 
 // The ZooKeeper registry class over MemoryClients of one in-process server: the same

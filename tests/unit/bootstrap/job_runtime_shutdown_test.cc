@@ -274,8 +274,10 @@ class JobRuntimeShutdownTest : public test_support::RuntimeTest {
   // after the stop), and the leader shuts down.
   Outcome Run(int round, int hold_at, bool stale, std::vector<std::string> script = {}) {
     const std::string ns = "leader-shutdown-" + std::to_string(round);
-    reg::MemoryRegistryCenter java(store_, ns);  // the passive (Java) instance's session
-    reg::MemoryRegistryCenter session(store_, ns);
+    auto java_session = reg::NewMemoryRegistry(server_, ns);  // the passive (Java) instance's
+    auto leader_session = reg::NewMemoryRegistry(server_, ns);
+    reg::ZooKeeperRegistryCenter& java = *java_session;
+    reg::ZooKeeperRegistryCenter& session = *leader_session;
     EXPECT_TRUE(java.Init().ok());
     EXPECT_TRUE(session.Init().ok());
     HoldingRegistry leader(session, Id("10.0.0.1"));

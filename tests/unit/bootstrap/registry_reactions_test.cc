@@ -639,6 +639,7 @@ TEST_F(RegistryReactionsTest, ACrashedInstancesRunningItemsAreTakenOverAtOnce) {
   ASSERT_TRUE(a->Schedule().ok());
   // A resharding flagged after A read its item would wait for A's stuck run.
   ASSERT_TRUE(WaitSettled(*r2, 2, 2)) << DumpTree(*r2, "/job");
+  test_support::WaitIdle({r1.get(), r2.get()});  // A's fire sees the same assignment
   clock_.Advance(1s);
   ASSERT_TRUE(stuck->WaitStarted(1))
       << rec_.Dump()
@@ -692,6 +693,7 @@ TEST_F(RegistryReactionsTest, ATriggerBetweenAFailoverClaimAndItsRunStillRunsThe
   const std::string item = "/job/sharding/" + std::to_string(claimed);
   ASSERT_TRUE(ra->PersistEphemeral(item + "/failover", Id("10.0.0.1")).ok());
   ASSERT_TRUE(ra->Persist(item + "/failovering", Id("10.0.0.1")).ok());
+  test_support::WaitIdle({ra.get(), rb.get()});  // B's fire must see A's claim
   clock_.Advance(1s);
   ASSERT_TRUE(rec_.Wait([&](const auto& runs, const auto&) {
     std::set<int> ran_own;

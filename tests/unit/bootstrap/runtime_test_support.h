@@ -17,7 +17,8 @@
 
 #include "elasticjob/bootstrap/schedule_job_bootstrap.h"
 #include "elasticjob/simulated_clock.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
+#include "unit/reg/memory_registry_support.h"
 
 namespace elasticjob::test_support {
 
@@ -126,8 +127,8 @@ class GateJob final : public SimpleJob {
 
 class RuntimeTest : public ::testing::Test {
  protected:
-  std::unique_ptr<reg::MemoryRegistryCenter> Session() {
-    auto r = std::make_unique<reg::MemoryRegistryCenter>(store_, "ns");
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> Session() {
+    auto r = reg::NewMemoryRegistry(server_, "ns");
     EXPECT_TRUE(r->Init().ok());
     return r;
   }
@@ -143,8 +144,10 @@ class RuntimeTest : public ::testing::Test {
   JobConfiguration Config(int items, bool failover = false) {
     return *JobConfiguration::Builder("job", items).Cron("* * * * * ?").Failover(failover).Build();
   }
-  // Waits (on registry events, bounded) until `ready` holds.
+  // Waits (on registry events, bounded) until `ready` holds, first letting `reg` catch up
+  // with every write made before the call (another session's reaches it a moment later).
   bool WaitRegistry(RegistryCenter& reg, const std::function<bool()>& ready) {
+    WaitIdle({&reg});
     std::mutex mu;
     std::condition_variable cv;
     auto sub = reg.Watch("/job", pool_, [&](const TreeEvent&) {
@@ -198,7 +201,7 @@ class RuntimeTest : public ::testing::Test {
   }
 
   SimulatedClock clock_{Clock::WallTime{} + std::chrono::seconds(1'795'305'600)};
-  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>(clock_);
+  std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>(clock_);
   ThreadPool pool_{1};
   Recorder rec_;
 };

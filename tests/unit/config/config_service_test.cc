@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "elasticjob/simulated_clock.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 
 namespace elasticjob::config {
 namespace {
@@ -21,8 +21,9 @@ class ConfigServiceTest : public ::testing::Test {
   }
 
   SimulatedClock clock_{Clock::WallTime{} + std::chrono::hours(24 * 365 * 56)};
-  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>(clock_);
-  reg::MemoryRegistryCenter reg_{store_, "ns"};
+  std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>(clock_);
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ = reg::NewMemoryRegistry(server_, "ns");
+  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
   storage::JobNodeStorage storage_{reg_, "orderJob"};
   ConfigService service_{storage_, clock_};
 };

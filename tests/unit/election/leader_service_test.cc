@@ -4,23 +4,26 @@
 
 #include <thread>
 
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 
 namespace elasticjob::election {
 namespace {
 
 struct Instance {
-  Instance(std::shared_ptr<reg::MemoryStore> store, const std::string& id)
-      : reg(std::move(store), "ns"), storage(reg, "job"), leader(storage, id) {
+  Instance(std::shared_ptr<reg::MemoryServer> server, const std::string& id)
+      : registry(reg::NewMemoryRegistry(std::move(server), "ns")),
+        storage(reg, "job"),
+        leader(storage, id) {
     EXPECT_TRUE(reg.Init().ok());
   }
-  reg::MemoryRegistryCenter reg;
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry;
+  reg::ZooKeeperRegistryCenter& reg = *registry;
   storage::JobNodeStorage storage;
   LeaderService leader;
 };
 
 TEST(LeaderServiceTest, ElectsSelfWhenNoLeaderExists) {
-  auto store = std::make_shared<reg::MemoryStore>();
+  auto store = std::make_shared<reg::MemoryServer>();
   Instance a(store, "10.0.0.1@-@1");
   EXPECT_FALSE(*a.leader.HasLeader());
   ASSERT_TRUE(a.leader.ElectLeader().ok());
@@ -29,7 +32,7 @@ TEST(LeaderServiceTest, ElectsSelfWhenNoLeaderExists) {
 }
 
 TEST(LeaderServiceTest, ExactlyOneLeaderAmongConcurrentElections) {
-  auto store = std::make_shared<reg::MemoryStore>();
+  auto store = std::make_shared<reg::MemoryServer>();
   std::vector<std::unique_ptr<Instance>> all;
   for (int i = 0; i < 5; ++i)
     all.push_back(std::make_unique<Instance>(store, "h@-@" + std::to_string(i)));
@@ -42,7 +45,7 @@ TEST(LeaderServiceTest, ExactlyOneLeaderAmongConcurrentElections) {
 }
 
 TEST(LeaderServiceTest, ReElectionAfterTheLeaderSessionEnds) {
-  auto store = std::make_shared<reg::MemoryStore>();
+  auto store = std::make_shared<reg::MemoryServer>();
   Instance a(store, "a@-@1");
   Instance b(store, "b@-@2");
   ASSERT_TRUE(a.leader.ElectLeader().ok());
@@ -55,7 +58,7 @@ TEST(LeaderServiceTest, ReElectionAfterTheLeaderSessionEnds) {
 }
 
 TEST(LeaderServiceTest, RemoveLeaderOnlyRemovesOurOwnLeadership) {
-  auto store = std::make_shared<reg::MemoryStore>();
+  auto store = std::make_shared<reg::MemoryServer>();
   Instance a(store, "a@-@1");
   Instance b(store, "b@-@2");
   ASSERT_TRUE(a.leader.ElectLeader().ok());

@@ -15,7 +15,7 @@
 #include "failover/failover_service.h"
 #include "instance/instance_service.h"
 #include "instance/server_service.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 #include "sharding/sharding_node.h"
 #include "sharding/sharding_service.h"
 #include "storage/change_notifier.h"
@@ -178,8 +178,8 @@ class RunPathTest : public ::testing::Test {
  protected:
   RunPathTest()
       : clock_(Clock::WallTime(std::chrono::seconds(1'700'000'000))),
-        memory_(std::make_shared<reg::MemoryStore>(), "ns"),
-        storage_(memory_, "job"),
+        memory_(reg::NewMemoryRegistry(std::make_shared<reg::MemoryServer>(), "ns")),
+        storage_(*memory_, "job"),
         config_(storage_, clock_),
         servers_(storage_, "10.0.0.1"),
         instances_(storage_, servers_, instance::JobInstance::For("10.0.0.1", 100)),
@@ -193,7 +193,7 @@ class RunPathTest : public ::testing::Test {
             // The registry never changes here: a run's plan holds for the next one.
             [] { return std::optional<uint64_t>(1); }),
         path_(executor_, *owner_, clock_, "job", instances_.self().instance_id) {
-    EXPECT_TRUE(memory_.Init().ok());
+    EXPECT_TRUE(memory_->Init().ok());
     auto c = *JobConfiguration::Builder("job", 2).Cron("0/5 * * * * ?").Overwrite(true).Build();
     EXPECT_TRUE(config_.SetUp("SIMPLE", c).ok());
     EXPECT_TRUE(servers_.PersistOnline(true).ok());
@@ -241,7 +241,7 @@ class RunPathTest : public ::testing::Test {
   HoldingExecutor control_{pool_};
   ThreadPool timer_pool_{1};
   trigger::TimerScheduler timer_{clock_, timer_pool_};
-  reg::MemoryRegistryCenter memory_;
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> memory_;
   storage::JobNodeStorage storage_;
   config::ConfigService config_;
   server::ServerService servers_;
@@ -343,7 +343,7 @@ TEST_F(RunPathTest, AClaimAnsweredInALaterSessionStartsNoItemReportsTheRunFailed
   // The claim is written (failover on: persistent marks), its answer held back.
   EXPECT_TRUE(Exists(sharding::RunningNode(0)));
   EXPECT_TRUE(Exists(sharding::RunningNode(1)));
-  memory_.ExpireSession();  // the answer now comes in a later session than the claim's
+  memory_->ExpireSession();  // the answer now comes in a later session than the claim's
   ASSERT_GE(control_.Release(), 1u);
   ASSERT_TRUE(owner_->WaitReleased(2));
   EXPECT_EQ(job_->runs.load(), 2);  // the first run's only
@@ -367,7 +367,7 @@ TEST_F(RunPathTest, APreparedRunWhoseClaimIsVoidStartsNothingAtItsFireTimeAndLea
   auto prepared = path_.Prepare(fire, &admissible, nullptr);
   ASSERT_NE(prepared, nullptr);
   EXPECT_TRUE(Exists(sharding::RunningNode(0)));
-  memory_.ExpireSession();
+  memory_->ExpireSession();
   ASSERT_GE(control_.Release(), 1u);  // the claim's answer: void
   trigger::LaunchBoard board(timer_, pool_, /*drains=*/1, /*most=*/2, pool_);
   path_.Launch(prepared, fire, board);

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 
 namespace elasticjob::failover {
 namespace {
@@ -21,7 +21,9 @@ class FailoverServiceTest : public ::testing::Test {
   }
   static constexpr const char* kDead = "10.0.0.1@-@1";
   static constexpr const char* kSurvivor = "10.0.0.2@-@2";
-  reg::MemoryRegistryCenter reg_{std::make_shared<reg::MemoryStore>(), "ns"};
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ =
+      reg::NewMemoryRegistry(std::make_shared<reg::MemoryServer>(), "ns");
+  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
   storage::JobNodeStorage storage_{reg_, "job"};
   FailoverService survivor_{storage_, kSurvivor};
 };

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "elasticjob/simulated_clock.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 
 namespace elasticjob::guarantee {
 namespace {
@@ -15,8 +15,9 @@ class GuaranteeServiceTest : public ::testing::Test {
     ASSERT_TRUE(reg_.Persist("/job", "CPP_SIMPLE").ok());
   }
   SimulatedClock clock_{Clock::WallTime{} + std::chrono::seconds(1'795'305'600)};
-  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>(clock_);
-  reg::MemoryRegistryCenter reg_{store_, "ns"};
+  std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>(clock_);
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ = reg::NewMemoryRegistry(server_, "ns");
+  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
   storage::JobNodeStorage storage_{reg_, "job"};
   GuaranteeService guarantee_{storage_};
 };

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "instance/instance_service.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 
 namespace elasticjob::server {
 namespace {
@@ -11,7 +11,9 @@ namespace {
 class ServerServiceTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(reg_.Init().ok()); }
-  reg::MemoryRegistryCenter reg_{std::make_shared<reg::MemoryStore>(), "ns"};
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ =
+      reg::NewMemoryRegistry(std::make_shared<reg::MemoryServer>(), "ns");
+  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
   storage::JobNodeStorage storage_{reg_, "job"};
   ServerService servers_{storage_, "10.0.0.1"};
   instance::InstanceService instances_{storage_, servers_,

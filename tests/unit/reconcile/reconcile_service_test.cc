@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "elasticjob/simulated_clock.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 #include "sharding/sharding_node.h"
 
 namespace elasticjob::reconcile {
@@ -24,7 +24,9 @@ class ReconcileServiceTest : public ::testing::Test {
     ASSERT_TRUE(reg_.Persist("/job/sharding/1/instance", "10.0.0.9@-@9").ok());  // gone
   }
   SimulatedClock clock_{Clock::WallTime{} + std::chrono::seconds(1'795'305'600)};
-  reg::MemoryRegistryCenter reg_{std::make_shared<reg::MemoryStore>(clock_), "ns"};
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ =
+      reg::NewMemoryRegistry(std::make_shared<reg::MemoryServer>(clock_), "ns");
+  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
   storage::JobNodeStorage storage_{reg_, "job"};
   config::ConfigService config_{storage_, clock_};
   server::ServerService servers_{storage_, "10.0.0.1"};

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 #include "unit/bootstrap/forwarding_registry.h"
 
 namespace elasticjob::reg {
@@ -21,9 +21,9 @@ class SilentRegistry final : public test_support::ForwardingRegistry {
 };
 
 TEST(RemoveWithinTest, ARegistryThatNeverAnswersGetsTimeoutNamingTheNodesAtTheDeadline) {
-  MemoryRegistryCenter memory(std::make_shared<MemoryStore>(), "ns");
-  ASSERT_TRUE(memory.Init().ok());
-  SilentRegistry silent(memory);
+  auto memory = NewMemoryRegistry(std::make_shared<MemoryServer>(), "ns");
+  ASSERT_TRUE(memory->Init().ok());
+  SilentRegistry silent(*memory);
   Status s = RemoveWithin(silent, {"/job/instances/a", "/job/leader/election/instance"},
                           std::chrono::steady_clock::now() + 10ms);
   EXPECT_EQ(s.code(), StatusCode::kTimeout);
@@ -32,13 +32,13 @@ TEST(RemoveWithinTest, ARegistryThatNeverAnswersGetsTimeoutNamingTheNodesAtTheDe
 }
 
 TEST(RemoveWithinTest, NodesAreDeletedAndAbsentOnesAreNoError) {
-  MemoryRegistryCenter memory(std::make_shared<MemoryStore>(), "ns");
-  ASSERT_TRUE(memory.Init().ok());
-  ASSERT_TRUE(memory.PersistEphemeral("/job/instances/a", "").ok());
-  EXPECT_TRUE(RemoveWithin(memory, {"/job/instances/a", "/job/instances/gone"},
+  auto memory = NewMemoryRegistry(std::make_shared<MemoryServer>(), "ns");
+  ASSERT_TRUE(memory->Init().ok());
+  ASSERT_TRUE(memory->PersistEphemeral("/job/instances/a", "").ok());
+  EXPECT_TRUE(RemoveWithin(*memory, {"/job/instances/a", "/job/instances/gone"},
                            std::chrono::steady_clock::now() + 20s)
                   .ok());
-  EXPECT_FALSE(*memory.IsExisted("/job/instances/a"));
+  EXPECT_FALSE(*memory->IsExisted("/job/instances/a"));
 }
 
 }  // namespace

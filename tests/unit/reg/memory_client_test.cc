@@ -569,6 +569,41 @@ TEST_F(MemoryClientTest, AContainerGoesOnAReaperPassOnceItsLastChildHasGone) {
   EXPECT_EQ(seen[0].type, WatchEvent::Type::kDeleted);
 }
 
+// The server's indexes (each session's ephemeral nodes, the containers) follow what a failed
+// multi-op undoes: a container it created is no reaper's business, an ephemeral node it
+// deleted still goes with its session, one it created does not.
+TEST_F(MemoryClientTest, AFailedMultiLeavesTheReaperAndTheSessionsCloseAsBefore) {
+  ASSERT_EQ(a().CreateSync("/box", "", CreateMode::kContainer, nullptr), ClientCode::kOk);
+  std::vector<ClientOpResult> results;
+  ASSERT_EQ(
+      a().MultiSync({Op(ClientOp::Type::kCreate, "/box/x"), Op(ClientOp::Type::kDelete, "/box/x"),
+                     Op(ClientOp::Type::kCreate, "/lost")},
+                    &results),
+      ClientCode::kOk);  // the container has had a child; /lost is persistent
+  ClientOp container = Op(ClientOp::Type::kCreate, "/c2");
+  container.mode = CreateMode::kContainer;
+  ClientOp ephemeral = Op(ClientOp::Type::kCreate, "/e2");
+  ephemeral.mode = CreateMode::kEphemeral;
+  EXPECT_EQ(a().MultiSync({container, Op(ClientOp::Type::kCreate, "/c2/x"),
+                           Op(ClientOp::Type::kDelete, "/c2/x"), ephemeral,
+                           Op(ClientOp::Type::kSet, "/missing", "v")},
+                          &results),
+            ClientCode::kNoNode);
+  EXPECT_EQ(a().ExistsSync("/c2", nullptr, nullptr), ClientCode::kNoNode);
+  EXPECT_EQ(server_->ReapContainers(), 1);  // /box only: /c2 was never made
+  ASSERT_EQ(b().CreateSync("/mine", "", CreateMode::kEphemeral, nullptr), ClientCode::kOk);
+  ASSERT_EQ(b().CreateSync("/e3", "", CreateMode::kEphemeral, nullptr), ClientCode::kOk);
+  EXPECT_EQ(
+      b().MultiSync({Op(ClientOp::Type::kDelete, "/e3"), Op(ClientOp::Type::kSet, "/missing", "v")},
+                    &results),
+      ClientCode::kNoNode);
+  b().Close();  // its ephemeral nodes go, the one the failed multi deleted included
+  EXPECT_EQ(a().ExistsSync("/mine", nullptr, nullptr), ClientCode::kNoNode);
+  EXPECT_EQ(a().ExistsSync("/e3", nullptr, nullptr), ClientCode::kNoNode);
+  EXPECT_EQ(a().ExistsSync("/lost", nullptr, nullptr), ClientCode::kOk);
+  EXPECT_EQ(a().ExistsSync("/e2", nullptr, nullptr), ClientCode::kNoNode);
+}
+
 TEST(MemoryServerTest, AReaperThreadReapsEmptyContainersOnItsOwn) {
   auto server = std::make_shared<MemoryServer>(Clock::System(), 10ms);
   MemoryClient client(server);

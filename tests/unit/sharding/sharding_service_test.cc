@@ -7,8 +7,9 @@
 
 #include "elasticjob/executor.h"
 #include "execution/execution_service.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 #include "unit/bootstrap/forwarding_registry.h"
+#include "unit/reg/memory_registry_support.h"
 
 namespace elasticjob::sharding {
 namespace {
@@ -29,9 +30,12 @@ class RacingRegistry final : public test_support::ForwardingRegistry {
 // One instance of the job: its own session and services, wired as the runtime wires them.
 // Its registry is a RacingRegistry (by default one that only forwards).
 struct Node {
-  Node(std::shared_ptr<reg::MemoryStore> store, const std::string& ip, Executor& events)
-      : memory(std::move(store), "ns"),
-        reg(memory),
+  // `cluster`: every node of the test, this one included once made (Settle waits for them).
+  Node(std::shared_ptr<reg::MemoryServer> server, const std::string& ip, Executor& events,
+       std::vector<Node*>* cluster)
+      : cluster(cluster),
+        memory(reg::NewMemoryRegistry(std::move(server), "ns")),
+        reg(*memory),
         storage(reg, "job"),
         config(storage, Clock::System()),
         servers(storage, ip),
@@ -42,23 +46,38 @@ struct Node {
     EXPECT_TRUE(reg.Init().ok());
     watch = std::move(
         reg.Watch("/job", events, [this](const TreeEvent&) { notifier.Notify(); }).value());
+    cluster->push_back(this);
   }
-  ~Node() { notifier.Cancel(); }
+  ~Node() {
+    notifier.Cancel();
+    std::erase(*cluster, this);
+  }
+  // Started as an instance of the job, once every node's cache has its registration (the
+  // tests' premise: the instances know each other before they shard).
   Status Start(const JobConfiguration& c) {
     if (auto r = config.SetUp("SCRIPT", c); !r.ok()) return r.status();
     if (Status s = servers.PersistOnline(true); !s.ok()) return s;
     if (Status s = instances.PersistOnline(); !s.ok()) return s;
-    return sharding.SetReshardingFlag();
+    Status s = sharding.SetReshardingFlag();
+    Settle();
+    return s;
+  }
+  // Waits until every node's cache has caught up with the writes made so far.
+  void Settle() {
+    for (Node* n : *cluster) test_support::WaitIdle({n->memory.get()});
   }
 
-  // This instance's items under the registered configuration.
+  // This instance's items under the registered configuration, once its caches have caught
+  // up with the other sessions' writes (they reach it a moment after they are made).
   Result<std::vector<int>> LocalItems() {
+    Settle();
     auto c = config.Load(false);
     if (!c.ok()) return c.status();
     return sharding.GetLocalShardingItems(c->sharding_total_count);
   }
 
-  reg::MemoryRegistryCenter memory;
+  std::vector<Node*>* const cluster;
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> memory;
   RacingRegistry reg;
   storage::JobNodeStorage storage;
   config::ConfigService config;
@@ -79,10 +98,11 @@ class ShardingServiceTest : public ::testing::Test {
     return *JobConfiguration::Builder("job", total).Cron("0/5 * * * * ?").Overwrite(true).Build();
   }
   std::unique_ptr<Node> Add(const std::string& ip) {
-    return std::make_unique<Node>(store_, ip, events_);
+    return std::make_unique<Node>(server_, ip, events_, &nodes_);
   }
 
-  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>();
+  std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>();
+  std::vector<Node*> nodes_;  // the live ones (Node::Settle)
   ThreadPool pool_{2};
   SerialExecutor events_{pool_};
 };
@@ -108,6 +128,9 @@ TEST_F(ShardingServiceTest, FollowersWaitForTheLeaderOnEventsNotSleeps) {
   ASSERT_TRUE(a->leader.ElectLeader().ok());
   // Hold the leader's sharding back with a running item until the follower is waiting.
   ASSERT_TRUE(a->reg.PersistEphemeral("/job/sharding/0/running", "x").ok());
+  // The follower knows the leader and the flag: a cache that has not seen them yet takes
+  // the items for unowned with no sharding coming, and raises the flag again.
+  a->Settle();
   std::atomic<bool> follower_done{false};
   std::thread follower([&] {
     EXPECT_TRUE(b->sharding.ShardingIfNecessary().ok());
@@ -166,11 +189,11 @@ TEST_F(ShardingServiceTest, RunningMarksAreOneMultiOpAndModeFollowsFailover) {
   EXPECT_TRUE(a->execution.GetMisfiredJobItems({0, 1, 2})->empty());
   // Ephemeral without failover: a lost session clears them; persistent with failover.
   ASSERT_TRUE(a->execution.RegisterJobBegin(c, {1}).ok());
-  a->memory.ExpireSession();
+  a->memory->ExpireSession();
   EXPECT_FALSE(*a->reg.IsExisted("/job/sharding/1/running"));
   c.failover = true;
   ASSERT_TRUE(a->execution.RegisterJobBegin(c, {1}).ok());
-  a->memory.ExpireSession();
+  a->memory->ExpireSession();
   EXPECT_TRUE(*a->reg.IsExisted("/job/sharding/1/running"));
   // A leftover mark (a crashed instance's, failover on) fails the multi-op and is replaced.
   ASSERT_TRUE(a->reg.Persist("/job/sharding/0/running", "10.0.0.9@-@7").ok());
@@ -224,6 +247,7 @@ TEST_F(ShardingServiceTest, ALeaderPathThatFindsItsShardingUnderWayHasItShardAga
   a->reg.before_transaction = [&] {
     if (std::exchange(raced, true)) return Status::Ok();
     EXPECT_TRUE(b->Start(Config(4)).ok());
+    a->Settle();  // the reaction follows the flag's event
     std::thread t([&] { second = a->sharding.ShardNowIfIdleLeader(); });
     t.join();
     return Status::Ok();

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 #include "storage/job_node_storage.h"
 
 namespace elasticjob::storage {
@@ -82,7 +82,9 @@ TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
 class JobNodeStorageTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(reg_.Init().ok()); }
-  reg::MemoryRegistryCenter reg_{std::make_shared<reg::MemoryStore>(), "ns"};
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ =
+      reg::NewMemoryRegistry(std::make_shared<reg::MemoryServer>(), "ns");
+  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
   JobNodeStorage storage_{reg_, "job"};
 };
 

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 
 namespace elasticjob::storage {
 namespace {
@@ -15,8 +15,9 @@ class JobNodeStorageFillTest : public ::testing::Test {
     ASSERT_TRUE(reg_.Init().ok());
     ASSERT_TRUE(reg_.Persist("/job", "CPP_SIMPLE").ok());
   }
-  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>();
-  reg::MemoryRegistryCenter reg_{store_, "ns"};
+  std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>();
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ = reg::NewMemoryRegistry(server_, "ns");
+  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
   JobNodeStorage storage_{reg_, "job"};
 };
 
@@ -30,7 +31,8 @@ TEST_F(JobNodeStorageFillTest, FillJobNodesCreatesMissingNodesWithTheirParentsIn
   EXPECT_EQ(*reg_.GetDirectly("/job/instances/10.0.0.1@-@7"), "jobInstanceId: x");
   EXPECT_TRUE(*reg_.IsExisted("/job/leader/sharding/necessary"));
   // The instance is ephemeral: it goes with the session; the others stay.
-  reg::MemoryRegistryCenter other(store_, "ns");
+  auto other_holder = reg::NewMemoryRegistry(server_, "ns");
+  reg::ZooKeeperRegistryCenter& other = *other_holder;
   ASSERT_TRUE(other.Init().ok());
   reg_.Close();
   EXPECT_FALSE(*other.IsExisted("/job/instances/10.0.0.1@-@7"));

@@ -13,7 +13,7 @@
 
 #include "elasticjob/api/task_job.h"
 #include "elasticjob/bootstrap/one_off_job_bootstrap.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 
 namespace elasticjob::task {
 namespace {
@@ -80,8 +80,9 @@ class DecideLeftRunTest : public ::testing::Test {
     return rt.DecideLeftRun(&run);
   }
 
-  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>();
-  reg::MemoryRegistryCenter reg_{store_, "ns"};
+  std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>();
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ = reg::NewMemoryRegistry(server_, "ns");
+  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
   void SetUp() override {
     ASSERT_TRUE(reg_.Init().ok());
     ASSERT_TRUE(reg_.Persist("/left/task/run", kLeft).ok());
