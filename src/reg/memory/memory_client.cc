@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "infra/thread_name.h"
+
 namespace elasticjob::reg {
 namespace {
 
@@ -52,6 +54,7 @@ MemoryServer::MemoryServer(Clock& clock, std::chrono::milliseconds container_che
   nodes_["/"] = Node{};
   if (container_check_.count() <= 0) return;
   reaper_ = std::thread([this] {
+    infra::NameThisThread("ej-mem-reaper");
     MutexLock lock(&reaper_mu_);
     while (!stop_reaper_) {
       if (reaper_cv_.WaitFor(container_check_)) continue;  // woken: stopping
@@ -381,7 +384,10 @@ void MemoryServer::Publish(const std::vector<Trigger>& triggers) {
 // ---- the client: the session -------------------------------------------------------------
 
 MemoryClient::MemoryClient(std::shared_ptr<MemoryServer> server, RegistryUrl url)
-    : server_(std::move(server)), url_(std::move(url)), events_thread_([this] { RunEvents(); }) {}
+    : server_(std::move(server)), url_(std::move(url)), events_thread_([this] {
+        infra::NameThisThread("ej-mem-events");
+        RunEvents();
+      }) {}
 
 MemoryClient::~MemoryClient() {
   Close();
