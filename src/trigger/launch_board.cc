@@ -161,12 +161,12 @@ void LaunchBoard::Batch::Launch() {
   afters_.resize(n);
   const size_t helpers = std::min(n, static_cast<size_t>(drains_)) - 1;
   // One slice per drainer, before any drainer starts (the posts below publish them).
-  slice_count_ = static_cast<int>(helpers) + 1;
-  slices_ = std::make_unique<Slice[]>(static_cast<size_t>(slice_count_));
-  for (int k = 0; k < slice_count_; ++k) {
-    const size_t count = static_cast<size_t>(slice_count_);
-    slices_[k].next.store(n * static_cast<size_t>(k) / count, std::memory_order_relaxed);
-    slices_[k].end = n * (static_cast<size_t>(k) + 1) / count;
+  const size_t count = helpers + 1;
+  slice_count_ = static_cast<int>(count);
+  slices_ = std::make_unique<Slice[]>(count);
+  for (size_t k = 0; k < count; ++k) {
+    slices_[k].next.store(n * k / count, std::memory_order_relaxed);
+    slices_[k].end = n * (k + 1) / count;
   }
   drainers_.store(static_cast<int>(helpers) + 1, std::memory_order_relaxed);
   taking_.store(static_cast<int>(helpers) + 1, std::memory_order_relaxed);
@@ -183,17 +183,24 @@ void LaunchBoard::Batch::Launch() {
   Drain(0);
 }
 
-void LaunchBoard::Batch::WarmUntilDue(int slice) {
-  // What this slice's units read and write, into this CPU's caches, for writing: the
-  // preparation wrote most of it on another core, and a write to a line only read here
-  // would fetch it again.
-  const size_t begin = slices_[slice].next.load(std::memory_order_relaxed);
-  const size_t end = std::min(slices_[slice].end, begin + kWarmUnits);
-  for (size_t i = begin; i < end && clock_.WallNow() < due_; ++i) {
+void LaunchBoard::Batch::Fetch(size_t first, size_t last) const {
+  // For writing: the preparation wrote most of it on another core, and a write to a line
+  // fetched only for reading would fetch it again.
+  for (size_t i = first; i < last; ++i) {
     if (const void* held = units_[i].keep.get()) __builtin_prefetch(held, 1);
     for (const void* address : units_[i].touch) {
       if (address != nullptr) __builtin_prefetch(address, 1);
     }
+  }
+}
+
+void LaunchBoard::Batch::WarmUntilDue(int slice) {
+  // What this slice's units read and write, into this CPU's caches.
+  const size_t begin = slices_[slice].next.load(std::memory_order_relaxed);
+  const size_t end = std::min(slices_[slice].end, begin + kWarmUnits);
+  // In runs, with a look at the clock between them: a late launch stops fetching at due_.
+  for (size_t i = begin; i < end && clock_.WallNow() < due_; i += kMaxRun) {
+    Fetch(i, std::min(end, i + kMaxRun));
   }
   arrived_.fetch_add(1, std::memory_order_acq_rel);
   // The due time, waited for on the CPU: yielding while a drainer of the batch has yet to
@@ -276,12 +283,7 @@ void LaunchBoard::Batch::Drain(int slice) {
     // arrived when that run begins. Units another drainer takes meanwhile cost nothing.
     if (first != last_end) fetched = first;  // another slice's units: none fetched yet
     last_end = last;
-    for (size_t i = std::max(first, fetched); i < std::min(n, last + size); ++i) {
-      if (const void* held = units_[i].keep.get()) __builtin_prefetch(held, 1);
-      for (const void* address : units_[i].touch) {
-        if (address != nullptr) __builtin_prefetch(address, 1);
-      }
-    }
+    Fetch(std::max(first, fetched), std::min(n, last + size));
     fetched = std::min(n, last + size);
     // Admission first, for the whole run (cheap, never blocking), then the user code.
     bool go[kMaxRun];

@@ -131,6 +131,8 @@ class LaunchBoard {
     // time, it fetches what its slice reads and waits. A drainer other than the launching
     // one (slice 0) keeps off the CPUs of the others (infra::CpuSpread).
     void Drain(int slice);
+    // Fetches what units [first, last) read and write (Unit::touch, their `keep`).
+    void Fetch(size_t first, size_t last) const;
     // Handed over ahead: fetches what the units of `slice` read, then waits for due_.
     void WarmUntilDue(int slice);
     // Takes up to `size` units: of `slice` first, then of the slice with the most left.

@@ -483,7 +483,8 @@ TEST_F(LaunchBoardTest, AWarmBoardHandsALargeBatchOverAheadAndBeginsNoUnitBefore
   SpyExecutor spy(drainers);
   ThreadPool real_timer_pool(1);
   TimerScheduler real_timer(Clock::System(), real_timer_pool);
-  const auto warm = std::chrono::milliseconds(100);
+  // Wide enough that a loaded machine (the sanitizer stages) still hands it over ahead.
+  const auto warm = std::chrono::milliseconds(300);
   LaunchBoard board(real_timer, spy, /*drains=*/2, /*most=*/2, control_pool, warm);
   std::mutex mu;
   std::vector<Clock::WallTime> begun;
