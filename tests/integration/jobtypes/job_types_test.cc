@@ -619,7 +619,7 @@ class HttpAbortTest : public JobTypesTest {
     return silent_.Accept(20s);
   }
   test_support::SilentPort silent_;
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> reg_ = Session();
+  test_support::SessionPtr reg_ = Session();
   std::unique_ptr<ScheduleJobBootstrap> boot_;
 };
 

@@ -491,6 +491,10 @@ TEST_F(ExecutionControlTest, ARunAtATimeRunsOnceWithItsParameterAfterItsWriterIs
         *r1, [&] { return r1->IsExisted("/job/triggerAt/" + *name).value_or(false); }));
   }
   b1.Shutdown();  // one instance gone too: the other runs every item
+  // The remaining instance has seen it go (the leader reshards at the next fire).
+  ASSERT_TRUE(WaitRegistry(*r2, [&] {
+    return r2->IsExisted("/job/leader/sharding/necessary").value_or(false);
+  })) << DumpTree(*r2, "/job");
   clock_.Advance(5s);
   EXPECT_TRUE(rec_.runs().empty());  // not before its time
   clock_.Advance(5s);

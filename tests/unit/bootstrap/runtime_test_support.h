@@ -125,11 +125,48 @@ class GateJob final : public SimpleJob {
   std::vector<std::string> parameters_;
 };
 
+// The sessions a fixture made and has not destroyed yet, so that a wait can let all of them
+// catch up, not just the one a test reads.
+class LiveSessions {
+ public:
+  void Add(reg::ZooKeeperRegistryCenter* r) {
+    std::lock_guard<std::mutex> l(mu_);
+    live_.insert(r);
+  }
+  // Called by a session's deleter before it is destroyed; waits for a WaitIdle in progress.
+  void Remove(reg::ZooKeeperRegistryCenter* r) {
+    std::lock_guard<std::mutex> l(mu_);
+    live_.erase(r);
+  }
+  // WaitIdle over every live session: every write made before the call is then in each
+  // session's caches.
+  void WaitIdle() {
+    std::lock_guard<std::mutex> l(mu_);
+    std::vector<RegistryCenter*> all(live_.begin(), live_.end());
+    test_support::WaitIdle(all);
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<reg::ZooKeeperRegistryCenter*> live_;
+};
+
+struct SessionDeleter {
+  std::shared_ptr<LiveSessions> live;
+  void operator()(reg::ZooKeeperRegistryCenter* r) const {
+    live->Remove(r);
+    delete r;
+  }
+};
+using SessionPtr = std::unique_ptr<reg::ZooKeeperRegistryCenter, SessionDeleter>;
+
 class RuntimeTest : public ::testing::Test {
  protected:
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> Session() {
-    auto r = reg::NewMemoryRegistry(server_, "ns");
+  // A new session on the fixture's server (an instance, or an operator's tools).
+  SessionPtr Session() {
+    SessionPtr r(reg::NewMemoryRegistry(server_, "ns").release(), SessionDeleter{sessions_});
     EXPECT_TRUE(r->Init().ok());
+    sessions_->Add(r.get());
     return r;
   }
   BootstrapOptions Options(const std::string& ip) {
@@ -144,10 +181,19 @@ class RuntimeTest : public ::testing::Test {
   JobConfiguration Config(int items, bool failover = false) {
     return *JobConfiguration::Builder("job", items).Cron("* * * * * ?").Failover(failover).Build();
   }
-  // Waits (on registry events, bounded) until `ready` holds, first letting `reg` catch up
-  // with every write made before the call (another session's reaches it a moment later).
+  // Waits (on registry events, bounded) until `ready` holds, first letting `reg` and every
+  // other live session catch up with every write made before the call (another session's
+  // write reaches a cache a moment later), and after it holds, letting them all catch up
+  // with what `reg` saw: a fire on any instance then reads the state `ready` checked.
   bool WaitRegistry(RegistryCenter& reg, const std::function<bool()>& ready) {
     WaitIdle({&reg});
+    sessions_->WaitIdle();
+    bool held = WaitEvents(reg, ready);
+    sessions_->WaitIdle();
+    return held;
+  }
+  // Waits on `reg`'s events (bounded) until `ready` holds.
+  bool WaitEvents(RegistryCenter& reg, const std::function<bool()>& ready) {
     std::mutex mu;
     std::condition_variable cv;
     auto sub = reg.Watch("/job", pool_, [&](const TreeEvent&) {
@@ -201,6 +247,7 @@ class RuntimeTest : public ::testing::Test {
   }
 
   SimulatedClock clock_{Clock::WallTime{} + std::chrono::seconds(1'795'305'600)};
+  std::shared_ptr<LiveSessions> sessions_ = std::make_shared<LiveSessions>();
   std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>(clock_);
   ThreadPool pool_{1};
   Recorder rec_;

@@ -24,7 +24,7 @@ inline reg::ZooKeeperRegistryCenter* Composed(RegistryCenter& r) {
 // (ZooKeeperRegistryCenter::WaitIdleForTesting), round after round until one finds nothing
 // new anywhere: every write made before the call is then in every cache. Registries that
 // cannot tell are skipped. Subscriptions' callbacks run later, on their executors.
-inline void WaitIdle(std::initializer_list<RegistryCenter*> registries) {
+inline void WaitIdle(const std::vector<RegistryCenter*>& registries) {
   std::vector<uint64_t> last;
   while (true) {
     std::vector<uint64_t> now;
@@ -35,6 +35,9 @@ inline void WaitIdle(std::initializer_list<RegistryCenter*> registries) {
     if (now == last) return;
     last = std::move(now);
   }
+}
+inline void WaitIdle(std::initializer_list<RegistryCenter*> registries) {
+  WaitIdle(std::vector<RegistryCenter*>(registries));
 }
 
 // Ends `r`'s session as the server does on a timeout (ZooKeeperRegistryCenter::ExpireSession):
