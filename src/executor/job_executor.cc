@@ -1002,7 +1002,6 @@ std::vector<int> JobExecutor::Fence(const std::string& reason) {
 std::vector<int> JobExecutor::CancelRunning(std::optional<int> item, const std::string& reason,
                                             std::optional<int64_t> before) {
   std::vector<std::shared_ptr<Run>> runs;
-  std::vector<int> items;
   {
     MutexLock lock(&mu_);
     for (const auto& [key, run] : holding_runs_) {
@@ -1010,29 +1009,57 @@ std::vector<int> JobExecutor::CancelRunning(std::optional<int> item, const std::
       if (item && std::find(run->items.begin(), run->items.end(), *item) == run->items.end()) {
         continue;
       }
-      // Claimed after the stop was written: a later fire's run, which it does not stop. (A
-      // run without running marks has no stamp: stopped whenever it is seen.)
-      if (before && run->fencing_token != 0 && run->fencing_token > *before) continue;
       runs.push_back(run);
     }
   }
   // Outside mu_, as in Fence.
+  std::vector<int> items;
   for (const auto& run : runs) {
-    std::shared_ptr<Cancellation> one;
-    if (item) {
-      MutexLock lock(&run->item_cancels_mu);
-      if (auto it = run->item_cancels.find(*item); it != run->item_cancels.end()) one = it->second;
+    if (before) {
+      MutexLock lock(&run->claim_mu);
+      if (!run->claim_answered) {
+        // Its claim is out: it may be a later fire's run, which the stop leaves.
+        run->stops_waiting.push_back({item, reason, *before});
+        continue;
+      }
+      // Claimed after the stop was written: a later fire's run, which it does not stop. (A
+      // run without running marks has no stamp: stopped whenever it is seen.)
+      if (run->fencing_token != 0 && run->fencing_token > *before) continue;
     }
-    if (one != nullptr) {
-      one->RequestGraceful(reason, kStopGrace);  // that item only
-      items.push_back(*item);
-    } else {
-      CancelRun(*run, reason, kStopGrace);
-      items.insert(items.end(), run->items.begin(), run->items.end());
-    }
+    std::vector<int> stopped = StopRun(*run, item, reason);
+    items.insert(items.end(), stopped.begin(), stopped.end());
   }
   std::sort(items.begin(), items.end());
   return items;
+}
+
+void JobExecutor::ClaimAnswered(Run& run, int64_t fencing_token) {
+  std::vector<Run::StopRequest> stops;
+  {
+    MutexLock lock(&run.claim_mu);
+    run.fencing_token = fencing_token;
+    run.claim_answered = true;
+    stops.swap(run.stops_waiting);
+  }
+  for (const Run::StopRequest& stop : stops) {
+    if (fencing_token != 0 && fencing_token > stop.before) continue;  // a later fire's run
+    (void)StopRun(run, stop.item, stop.reason);
+  }
+}
+
+std::vector<int> JobExecutor::StopRun(Run& run, std::optional<int> item,
+                                      const std::string& reason) {
+  std::shared_ptr<Cancellation> one;
+  if (item) {
+    MutexLock lock(&run.item_cancels_mu);
+    if (auto it = run.item_cancels.find(*item); it != run.item_cancels.end()) one = it->second;
+  }
+  if (one != nullptr) {
+    one->RequestGraceful(reason, kStopGrace);  // that item only
+    return {*item};
+  }
+  CancelRun(run, reason, kStopGrace);
+  return run.items;
 }
 
 void JobExecutor::CancelRun(Run& run, const std::string& reason, std::chrono::milliseconds grace) {

@@ -229,8 +229,9 @@ class JobExecutor {
   // (every item of every run when nullopt), not fenced and not done, is cancelled with
   // `reason` as a timeout is (SCRIPT groups SIGTERM, then SIGKILL after the grace; not
   // retried); the run's other items go on. With `before` (the stop's place in the
-  // registry's order of writes), a run claimed after it (a later fire's) is left alone.
-  // Returns the items cancelled (sorted).
+  // registry's order of writes), a run claimed after it (a later fire's) is left alone, and
+  // a run whose claim is still out is judged when its claim answers (ClaimAnswered; its
+  // items are not in the result). Returns the items cancelled (sorted).
   std::vector<int> CancelRunning(std::optional<int> item, const std::string& reason,
                                  std::optional<int64_t> before = std::nullopt);
 
@@ -390,6 +391,12 @@ class JobExecutor {
   void TraceMisfire(const JobConfiguration& config, const std::vector<int>& items);
   void TraceStatus(const Run& run, TraceState state, std::string message);
   ShardingContext ContextOf(Run& run, int item);
+  // The claim of `run` answered with `fencing_token` (0: none, or the claim failed): sets the
+  // token and applies the stops that waited for it and are stamped at or after it.
+  void ClaimAnswered(Run& run, int64_t fencing_token);
+  // An operator's stop of `item` (every item when nullopt) of `run`: returns the items
+  // cancelled.
+  static std::vector<int> StopRun(Run& run, std::optional<int> item, const std::string& reason);
   // Requests the run's cancellation and each of its items' (gracefully when `grace` > 0).
   static void CancelRun(Run& run, const std::string& reason, std::chrono::milliseconds grace);
   // The cancellation that stops the item of `ctx` in `run` (the run's, or the item's own),

@@ -30,8 +30,21 @@ struct JobExecutor::Run {
   std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
   // While it waits for the sharding: its fire time (ticks), which a later trigger moves.
   std::atomic<Clock::WallTime::rep> sharding_fire{0};
-  uint64_t session = 0;       // the registry session its items were claimed in
-  int64_t fencing_token = 0;  // its claim's (ExecutionService::ClaimAsync)
+  uint64_t session = 0;  // the registry session its items were claimed in
+  // Its claim's (ExecutionService::ClaimAsync): written once, under claim_mu, when the claim
+  // answers (JobExecutor::ClaimAnswered), before the run goes on to start its items.
+  int64_t fencing_token = 0;
+  // An operator's stop stamped with its place in the order of writes (`before`) that came
+  // while the claim was out: whether the run is of a fire before the stop or after it is
+  // known only from the claim's token, so the stop waits here for it.
+  struct StopRequest {
+    std::optional<int> item;
+    std::string reason;
+    int64_t before = 0;
+  };
+  Mutex claim_mu;
+  bool claim_answered ELASTICJOB_GUARDED_BY(claim_mu) = false;
+  std::vector<StopRequest> stops_waiting ELASTICJOB_GUARDED_BY(claim_mu);
   // That session ended before the run did (Complete saw it, or Fence): others may own the
   // items now. atomic: Fence sets it on the job's strand while the run goes on elsewhere.
   std::atomic<bool> session_lost{false};

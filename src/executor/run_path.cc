@@ -38,7 +38,7 @@ void RunPath::Claim(const std::shared_ptr<Prepared>& prepared) {
                          if (claimed.ok()) Reach(r.done.ticket, Step::kClaimed);
                          // Before the claim's state is published below: an item start that sees it
                          // claimed sees its token too.
-                         r.fencing_token = fencing_token;
+                         executor_.ClaimAnswered(r, fencing_token);
                          for (ShardingContext& ctx : prepared->contexts)
                            ctx.fencing = fencing_token;
                          prepared->claimed = std::move(claimed);
@@ -56,13 +56,17 @@ void RunPath::Claim(const std::shared_ptr<Prepared>& prepared) {
 void RunPath::Claim(const std::shared_ptr<Run>& run) {
   run->session = executor_.execution_.session_epoch();
   run->items_done = false;
+  {
+    MutexLock lock(&run->claim_mu);  // a misfire re-run's pass claims anew
+    run->claim_answered = false;
+  }
   if (run->normal && !run->misfire && run->fire_time.has_value()) {
     executor_.sharding_.NoteRunAdmitted(*run->fire_time);  // its items were read for this fire
   }
   executor_.execution_.ClaimAsync(
       *run->config, run->items, executor_.control_,
       [this, run](Result<std::vector<int>> claimed, int64_t fencing_token) {
-        run->fencing_token = fencing_token;
+        executor_.ClaimAnswered(*run, fencing_token);
         if (claimed.ok()) Reach(run->done.ticket, Step::kClaimed);
         Claimed(run, std::move(claimed));
       });

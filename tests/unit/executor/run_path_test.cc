@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -230,6 +231,40 @@ class RunPathTest : public ::testing::Test {
     ASSERT_NE(prepared, nullptr);
     path_.Launch(prepared, *fire, board);
   }
+  // The registry's place in its order of writes now: the stamp of a write, as an operator's
+  // stop takes it (JobOperateAPI::Stop).
+  int64_t StampNow() {
+    std::promise<Result<int64_t>> stamped;
+    memory_->ExecuteInTransactionStampedAsync(
+        {TransactionOp::Create("/stamp-" + std::to_string(++stamps_), "")}, pool_,
+        [&](Result<int64_t> r) { stamped.set_value(std::move(r)); });
+    Result<int64_t> stamp = stamped.get_future().get();
+    EXPECT_TRUE(stamp.ok()) << stamp.status();
+    return stamp.value_or(0);
+  }
+  // Prepares and launches the next fire time after a first run, with its claim written but
+  // its answer held back; an operator's stop stamped before the claim (`stop_first`) or after
+  // it is then seen; then the answer comes and the fire time. Returns the report of the run.
+  TriggerReport StopSeenWhileAPreparedRunsClaimIsOut(bool stop_first) {
+    path_.Fire(clock_.WallNow());
+    EXPECT_TRUE(owner_->WaitReleased(1));
+    const int64_t before_claim = StampNow();
+    const auto fire = clock_.WallNow() + 200ms;
+    control_.Hold();
+    auto prepared = path_.Prepare(fire, &admissible_, nullptr);
+    EXPECT_NE(prepared, nullptr);
+    EXPECT_TRUE(Exists(sharding::RunningNode(0)));  // the claim is written, its answer held
+    const int64_t stamp = stop_first ? before_claim : StampNow();
+    EXPECT_TRUE(executor_.CancelRunning(std::nullopt, "stopped by an operator", stamp).empty());
+    control_.Release();
+    trigger::LaunchBoard board(timer_, pool_, /*drains=*/1, /*most=*/2, pool_);
+    path_.Launch(prepared, fire, board);
+    clock_.Advance(200ms);
+    EXPECT_TRUE(owner_->WaitReleased(2));
+    auto reports = owner_->reports();
+    EXPECT_EQ(reports.size(), 2u);
+    return reports.empty() ? TriggerReport{} : reports.back();
+  }
   bool Exists(const std::string& node) {
     auto exists = storage_.IsJobNodeExisted(node);
     EXPECT_TRUE(exists.ok());
@@ -255,6 +290,7 @@ class RunPathTest : public ::testing::Test {
   std::shared_ptr<CountingJob> job_ = std::make_shared<CountingJob>();
   std::shared_ptr<FakeOwner> owner_ = std::make_shared<FakeOwner>();
   std::atomic<bool> admissible_{true};  // a prepared run's admission flag
+  int stamps_ = 0;
   JobExecutor executor_;
   RunPath path_;
 };
@@ -501,6 +537,27 @@ TEST_F(RunPathTest, AFireWhileAnOverduePreparedRunLetsGoIsReRunByItAsAMisfire) {
   EXPECT_FALSE(executor_.running());
   EXPECT_FALSE(Exists(sharding::MisfireNode(0)));  // its misfire marks cleared after the re-run
   EXPECT_FALSE(Exists(sharding::MisfireNode(1)));
+  EXPECT_FALSE(Exists(sharding::RunningNode(0)));
+  EXPECT_FALSE(Exists(sharding::RunningNode(1)));
+  EXPECT_TRUE(owner_->errors().empty());
+}
+
+// An operator's stop is stamped with its place in the order of writes; an instance that sees
+// it late cancels only the runs claimed before it. A prepared run whose claim is out when the
+// stop is seen is judged by its claim's token once it answers: a later fire's run, claimed
+// after the stop, runs.
+TEST_F(RunPathTest, AStopSeenWhileALaterFiresClaimIsOutLeavesThatRun) {
+  TriggerReport report = StopSeenWhileAPreparedRunsClaimIsOut(/*stop_first=*/true);
+  EXPECT_EQ(report.outcome, TriggerReport::Outcome::kRan);
+  EXPECT_EQ(job_->runs.load(), 4) << "a run claimed after the stop was cancelled";
+  EXPECT_TRUE(owner_->errors().empty());
+}
+
+// ... and a run claimed before the stop is cancelled when its claim answers: none of its
+// items start.
+TEST_F(RunPathTest, AStopSeenWhileAnEarlierClaimIsOutStopsThatRunWhenTheClaimAnswers) {
+  StopSeenWhileAPreparedRunsClaimIsOut(/*stop_first=*/false);
+  EXPECT_EQ(job_->runs.load(), 2) << "a run claimed before the stop started its items";
   EXPECT_FALSE(Exists(sharding::RunningNode(0)));
   EXPECT_FALSE(Exists(sharding::RunningNode(1)));
   EXPECT_TRUE(owner_->errors().empty());
