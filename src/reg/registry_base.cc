@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <random>
 
 namespace elasticjob {
 
@@ -146,84 +145,9 @@ void RegistryBase::NotifyConnectionState(ConnectionState s) {
     auto cb = l.callback;
     state->PostIfActive(*l.executor, [state, cb, s] { state->Run([&] { cb(s); }); });
   }
-  WakeLatchWaiters();
 }
 
-void RegistryBase::WakeLatchWaiters() {
-  {
-    MutexLock lock(&latch_mu_);
-    ++latch_epoch_;
-  }
-  latch_cv_.SignalAll();
-}
-
-void RegistryBase::MarkClosed() {
-  closed_ = true;
-  stats_->SetState(SessionState::kClosed);
-  WakeLatchWaiters();
-}
-
-namespace {
-
-std::string RandomUuid() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  uint64_t a = rng(), b = rng();
-  a = (a & 0xFFFFFFFFFFFF0FFFULL) | 0x0000000000004000ULL;  // version 4
-  b = (b & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;  // variant
-  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xFFFF, a & 0xFFFF,
-                     b >> 48, b & 0xFFFFFFFFFFFFULL);
-}
-
-// Curator's StandardLockInternalsDriver.fixForSorting: the part after the lock name.
-std::string SequenceOf(const std::string& child) {
-  size_t pos = child.rfind("latch-");
-  return pos == std::string::npos ? child : child.substr(pos + 6);
-}
-
-}  // namespace
-
-Status RegistryBase::ExecuteInLeader(std::string_view key, const std::function<void()>& callback) {
-  if (Status s = ValidateKey(key); !s.ok()) return s;
-  const std::string latch(key);
-  const std::string prefix = "_c_" + RandomUuid() + "-latch-";
-  std::string ours;  // our node's name, empty until created
-  while (true) {
-    if (closed())
-      return Status(StatusCode::kCancelled, "registry closed while waiting for " + latch);
-    if (ours.empty()) {
-      // First round, or our node went with an expired session: (re)create it.
-      auto created = CreateLatchNode(latch, prefix);
-      if (!created.ok()) return created.status();
-      ours = *created;
-    }
-    uint64_t epoch;
-    {
-      MutexLock lock(&latch_mu_);
-      epoch = latch_epoch_;
-    }
-    auto children = GetChildrenDirectly(latch);
-    if (!children.ok() && children.status().code() != StatusCode::kNotFound)
-      return children.status();
-    std::vector<std::string> names = children.ok() ? *children : std::vector<std::string>{};
-    if (std::find(names.begin(), names.end(), ours) == names.end()) {
-      ours.clear();  // gone with an expired session
-      continue;
-    }
-    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-      return SequenceOf(a) < SequenceOf(b);
-    });
-    auto it = std::find(names.begin(), names.end(), ours);
-    if (it == names.begin()) break;  // lowest sequence: we hold the latch
-    auto exists = ExistsWatchOnce(latch + "/" + *(it - 1), [this] { WakeLatchWaiters(); });
-    if (!exists.ok()) return exists.status();
-    if (!*exists) continue;  // predecessor already gone
-    MutexLock lock(&latch_mu_);
-    while (latch_epoch_ == epoch && !closed()) latch_cv_.Wait();
-  }
-  callback();
-  Status s = Remove(latch + "/" + ours);
-  return s;
-}
+void RegistryBase::MarkClosed() { stats_->SetState(SessionState::kClosed); }
 
 }  // namespace reg
 }  // namespace elasticjob

@@ -1,6 +1,6 @@
-// RegistryBase: what both registry backends share: key validation, subscription plumbing,
-// connection-state fan-out, and the Curator LeaderLatch recipe built on two primitives each
-// backend provides (direct children listing and a one-shot existence watch).
+// RegistryBase: key validation, subscription plumbing and the connection-state fan-out, under
+// the registry class (reg/zookeeper/zookeeper_registry_center.h). The leader latch is a
+// component of its own (reg/leader_latch.h).
 //
 // Thread safety: safe for concurrent use.
 #ifndef ELASTICJOB_REG_REGISTRY_BASE_H_
@@ -93,7 +93,6 @@ class RegistryBase : public CoordinatorRegistry {
  public:
   std::unique_ptr<Subscription> AddConnectionStateListener(
       Executor& executor, std::function<void(ConnectionState)> callback) override;
-  Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override;
   Result<std::vector<std::string>> GetChildrenKeysDirectly(std::string_view key) override;
 
   const std::shared_ptr<RegistryStats>& stats() const override { return stats_; }
@@ -101,24 +100,11 @@ class RegistryBase : public CoordinatorRegistry {
  protected:
   // Children names of `key` read from the server, unsorted.
   virtual Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) = 0;
-  // Sets a one-shot watch on `key` that calls `fired` (from an internal thread; it must not
-  // block) on the next change to, creation or deletion of `key`, or session event. Returns
-  // whether `key` exists now.
-  virtual Result<bool> ExistsWatchOnce(std::string_view key, std::function<void()> fired) = 0;
-  // Creates a contender's node, `latch`/`prefix` + sequence, ephemeral, with `latch` and its
-  // missing ancestors as containers (Curator's creatingParentContainersIfNeeded). The server
-  // reaps an empty container at any moment, so a parent gone between its creation and the
-  // node's is created again. Returns the node's name (the last path segment).
-  virtual Result<std::string> CreateLatchNode(const std::string& latch,
-                                              const std::string& prefix) = 0;
 
   // Fans `state` out to the listeners, each on its executor.
   void NotifyConnectionState(ConnectionState state);
-  // Wakes latch waiters (a watch fired, the session changed, or the registry closed).
-  void WakeLatchWaiters();
-  // Marks the registry closed: latch waiters return CANCELLED.
+  // Marks the registry closed (the stats say so).
   void MarkClosed();
-  bool closed() const { return closed_.load(); }
 
  private:
   struct Listener {
@@ -128,10 +114,6 @@ class RegistryBase : public CoordinatorRegistry {
   };
   Mutex listeners_mu_;
   std::vector<Listener> listeners_ ELASTICJOB_GUARDED_BY(listeners_mu_);
-  Mutex latch_mu_;
-  CondVar latch_cv_{&latch_mu_};
-  uint64_t latch_epoch_ ELASTICJOB_GUARDED_BY(latch_mu_) = 0;
-  std::atomic<bool> closed_{false};  // atomic: read by waiters without latch_mu_
   const std::shared_ptr<RegistryStats> stats_ = std::make_shared<RegistryStats>();
 };
 

@@ -39,19 +39,21 @@ void WritePipeline::Answered(int64_t sent_ns, uint64_t epoch, ClientCode rc) {
 
 void WritePipeline::SendSingle(Pending* p, bool ends_batch) {
   if (hooks_.before_send) hooks_.before_send();
-  const uint64_t seq = hooks_.next_seq();
+  auto seq = std::make_shared<std::atomic<uint64_t>>(0);
   const int64_t sent_ns = SteadyNs();
   const uint64_t epoch = client_.session_epoch();
   // Once handed over, `p` belongs to the callback, which the client calls exactly once (also
   // when the handle closes, or before Multi returns when it refuses the request).
-  client_.Multi(std::vector<ClientOp>(p->steps.begin(), p->steps.end()),
-                [this, p, seq, sent_ns, epoch, ends_batch](ClientCode rc,
-                                                           std::vector<ClientOpResult> results) {
-                  std::unique_ptr<Pending> owned(p);
-                  Answered(sent_ns, epoch, rc);
-                  owned->done(rc, std::move(results), seq);
-                  if (ends_batch) NextBatch();
-                });
+  hooks_.numbered(seq.get(), [&] {
+    client_.Multi(std::vector<ClientOp>(p->steps.begin(), p->steps.end()),
+                  [this, p, seq, sent_ns, epoch, ends_batch](ClientCode rc,
+                                                             std::vector<ClientOpResult> results) {
+                    std::unique_ptr<Pending> owned(p);
+                    Answered(sent_ns, epoch, rc);
+                    owned->done(rc, std::move(results), seq->load(std::memory_order_acquire));
+                    if (ends_batch) NextBatch();
+                  });
+  });
 }
 
 void WritePipeline::SendBatch(std::vector<Pending*> members, bool ends_batch) {
@@ -62,15 +64,18 @@ void WritePipeline::SendBatch(std::vector<Pending*> members, bool ends_batch) {
   steps.reserve(n);
   for (const Pending* m : members) steps.insert(steps.end(), m->steps.begin(), m->steps.end());
   if (hooks_.before_send) hooks_.before_send();
-  const uint64_t seq = hooks_.next_seq();
+  auto seq = std::make_shared<std::atomic<uint64_t>>(0);
   const int64_t sent_ns = SteadyNs();
   const uint64_t epoch = client_.session_epoch();
-  client_.Multi(std::move(steps),
-                [this, members = std::move(members), seq, sent_ns, epoch, ends_batch](
-                    ClientCode rc, std::vector<ClientOpResult> results) mutable {
-                  Answered(sent_ns, epoch, rc);
-                  BatchAnswered(members, rc, std::move(results), seq, ends_batch);
-                });
+  hooks_.numbered(seq.get(), [&] {
+    client_.Multi(std::move(steps),
+                  [this, members = std::move(members), seq, sent_ns, epoch, ends_batch](
+                      ClientCode rc, std::vector<ClientOpResult> results) mutable {
+                    Answered(sent_ns, epoch, rc);
+                    BatchAnswered(members, rc, std::move(results),
+                                  seq->load(std::memory_order_acquire), ends_batch);
+                  });
+  });
 }
 
 void WritePipeline::BatchAnswered(std::vector<Pending*>& members, ClientCode rc,

@@ -15,7 +15,7 @@
 // Each transaction is answered exactly once, with its own outcome as if sent alone: the
 // client's code (kOk, a step's failure, or the connection's or session's end), its steps'
 // results (kOk: one per step; a failure: those of the multi-op that carried it alone, or
-// none), and the request number it last went out with (Hooks::next_seq). Answers run on
+// none), and the request number it last went out with (Hooks::numbered). Answers run on
 // the client's event thread (or on the sending thread when the client refused the request
 // at once) and must not block: the registry posts the rest of its work to an executor.
 //
@@ -24,6 +24,7 @@
 #ifndef ELASTICJOB_REG_WRITE_PIPELINE_H_
 #define ELASTICJOB_REG_WRITE_PIPELINE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -41,9 +42,11 @@ class WritePipeline {
   static constexpr size_t kMaxBatchOps = 1000;
 
   struct Hooks {
-    // Numbers a multi-op as it is handed to the client (the registry's order of requests,
-    // for read-your-writes). Required.
-    std::function<uint64_t()> next_seq;
+    // Hands a multi-op over: runs `send` (the client's Multi) and sets `*seq` to the number
+    // the request took as it left (the registry's order of requests, for read-your-writes: a
+    // read numbered after it left after it, and shows it), before it can be answered; leaves
+    // it 0 when the client refused the request. Required.
+    std::function<void(std::atomic<uint64_t>* seq, const std::function<void()>& send)> numbered;
     // The server answered a multi-op handed over at `sent_ns` (steady clock) in session
     // `epoch` (the registry's lease). Optional.
     std::function<void(int64_t sent_ns, uint64_t epoch)> answered;

@@ -27,11 +27,18 @@ std::string ParentOf(const std::string& full) {
 // the order requests leave (a MemoryClient under its session lock), so these numbers follow
 // the order the server sees.
 thread_local uint64_t handed_seq = 0;
+// Where a write pipeline's multi-op wants its number (WritePipeline::Hooks::numbered): set
+// on the handing thread around the hand-over, filled by CountRequest before it leaves.
+thread_local std::atomic<uint64_t>* handed_slot = nullptr;
 
 }  // namespace
 
 void ZooKeeperRegistryCenter::CountRequest(RequestKind kind) {
   handed_seq = NextSeq();
+  if (handed_slot != nullptr) {  // the first request handed over in the hook's `send` only
+    handed_slot->store(handed_seq, std::memory_order_release);
+    handed_slot = nullptr;
+  }
   requests_[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
   stats()->requests[static_cast<size_t>(kind)].Inc();
 }
@@ -57,13 +64,6 @@ struct ZooKeeperRegistryCenter::Multi {
 
 // A one-shot watch's context. Contexts are owned by once_watches_ until their watch fires
 // for good (a node event or the session's expiry), or the registry is destroyed.
-struct OnceWatch final : Watcher {
-  OnceWatch(ZooKeeperRegistryCenter* registry, std::function<void()> f)
-      : self(registry), fired(std::move(f)) {}
-  void OnWatch(const WatchEvent& event) override;
-  ZooKeeperRegistryCenter* self;
-  std::function<void()> fired;
-};
 
 ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url)
     : ZooKeeperRegistryCenter(url, std::make_unique<ZooKeeperClient>(url)) {}
@@ -74,7 +74,11 @@ ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url,
       prefix_("/" + url_.name_space),
       client_(std::move(client)),
       pipeline_(*client_,
-                {[this] { return NextSeq(); },
+                {[](std::atomic<uint64_t>* seq, const std::function<void()>& send) {
+                   std::atomic<uint64_t>* outer = std::exchange(handed_slot, seq);
+                   send();
+                   handed_slot = outer;
+                 },
                  [this](int64_t sent_ns, uint64_t epoch) { lease_.Heard(sent_ns, epoch); },
                  [this] {
                    if (before_send_for_testing_) before_send_for_testing_();
@@ -85,7 +89,8 @@ ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url,
               [this] {
                 if (before_send_for_testing_) before_send_for_testing_();
               },
-              nullptr}) {
+              nullptr}),
+      latch_(*client_, prefix_, LatchHooks()) {
   worker_.set_thread_name("ej-registry");
   client_->SetHooks({[this](const SessionEvent& e) { OnSessionEvent(e); },
                      [this](RequestKind kind) { CountRequest(kind); }});
@@ -103,9 +108,6 @@ ZooKeeperRegistryCenter::~ZooKeeperRegistryCenter() {
   Close();
   worker_.Stop();
   worker_.Join();
-  MutexLock lock(&once_mu_);
-  for (auto* w : once_watches_) delete w;
-  once_watches_.clear();
 }
 
 std::string ZooKeeperRegistryCenter::Full(std::string_view key) const {
@@ -155,6 +157,7 @@ Status ZooKeeperRegistryCenter::Init() {
     MutexLock lock(&state_mu_);
     closing_ = false;
   }
+  latch_.Open();
   if (Status s = client_->Connect(); !s.ok()) {
     Close();
     return s;
@@ -180,6 +183,7 @@ void ZooKeeperRegistryCenter::Close() {
   }
   state_cv_.SignalAll();
   MarkClosed();
+  latch_.Close();    // its waiters return CANCELLED
   client_->Close();  // ends the session (ephemeral nodes go now), answers what it owed
   lease_.WakeWaiters();
   // Cancelled outside data_mu_: Cancel waits for a delivery in progress, which may be
@@ -190,6 +194,11 @@ void ZooKeeperRegistryCenter::Close() {
     ended.swap(caches_);
   }
   for (auto& [root, c] : ended) c->state->Cancel();
+}
+
+void ZooKeeperRegistryCenter::Notify(ConnectionState state) {
+  NotifyConnectionState(state);
+  latch_.Wake();
 }
 
 bool ZooKeeperRegistryCenter::Closing() {
@@ -216,11 +225,11 @@ void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
                         3);
         lease_.WakeWaiters();  // a waiter's probe lost with the connection goes again
         if (!first) ResyncAll();
-        NotifyConnectionState(first ? ConnectionState::kConnected : ConnectionState::kReconnected);
+        Notify(first ? ConnectionState::kConnected : ConnectionState::kReconnected);
       });
       break;
     case SessionEvent::Type::kSuspended:
-      worker_.Post([this] { NotifyConnectionState(ConnectionState::kSuspended); });
+      worker_.Post([this] { Notify(ConnectionState::kSuspended); });
       break;
     case SessionEvent::Type::kExpired:
       worker_.Post([this] {
@@ -230,7 +239,7 @@ void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
                                            url_.scheme == RegistryUrl::Scheme::kMemory
                                                ? "memory://" + url_.name_space
                                                : "zookeeper " + url_.servers));
-        NotifyConnectionState(ConnectionState::kLost);
+        Notify(ConnectionState::kLost);
         client_->ReplaceSession();  // its CONNECTED event resynchronises the caches
       });
       break;
@@ -589,30 +598,48 @@ Result<std::string> ZooKeeperRegistryCenter::PersistEphemeralSequential(std::str
   return Relative(*created);
 }
 
-Result<std::string> ZooKeeperRegistryCenter::CreateLatchNode(const std::string& latch,
-                                                             const std::string& prefix) {
-  if (Status s = ValidateKey(latch); !s.ok()) return s;
-  const std::string parent = Full(latch);
-  const std::string node = JoinPath(parent, prefix);
-  // Usually the latch is there and this is one create. When the server says it is not (never
-  // made, or reaped as an empty container an instant ago, which a cache may not know yet),
-  // the containers are made again, asking the server, and the create is retried.
-  bool make_parents = CacheKnows(parent) == Known::kAbsent;
-  for (int round = 0; round < 8; ++round) {
-    if (make_parents) {
-      // NOT_FOUND: an emptied container above went meanwhile (`election` once `latch` is
-      // gone): make the chain again.
-      Status s = CreateChain(parent, CreateMode::kContainer, /*trust_cache=*/round == 0);
-      if (s.code() == StatusCode::kNotFound) continue;
-      if (!s.ok()) return s;
+LeaderLatch::Hooks ZooKeeperRegistryCenter::LatchHooks() {
+  LeaderLatch::Hooks hooks;
+  hooks.with_retry = [this](RequestKind kind, const std::function<ClientCode()>& attempt) {
+    return WithRetry(kind, attempt);
+  };
+  hooks.to_status = [this](ClientCode rc, const std::string& full) {
+    return ToStatus(rc, Relative(full));
+  };
+  hooks.cached_exists = [this](const std::string& full) -> std::optional<bool> {
+    switch (CacheKnows(full)) {
+      case Known::kPresent:
+        return true;
+      case Known::kAbsent:
+        return false;
+      case Known::kUnknown:
+        break;
     }
-    auto created = Create(node, "", CreateMode::kEphemeralSequential, /*parents=*/false);
-    if (created.ok()) return created->substr(created->rfind('/') + 1);
-    if (created.status().code() != StatusCode::kNotFound) return created.status();
-    make_parents = true;
-  }
-  return Status(StatusCode::kInternal,
-                fmt::format("latch {}: its container keeps being deleted", latch));
+    return std::nullopt;
+  };
+  // The latch's writes as ours: numbered, then applied to the caches (a container just made is
+  // there for the leader node written below it next).
+  hooks.create = [this](const std::string& full, CreateMode mode, std::string* created) {
+    uint64_t seq = 0;
+    ClientCode rc = Numbered(&seq, [&] { return client_->CreateSync(full, "", mode, created); });
+    if (rc == ClientCode::kOk) {
+      ApplyLocalWrite(created != nullptr ? *created : full, std::string(), seq);
+    }
+    return rc;
+  };
+  hooks.remove = [this](const std::string& full) {
+    uint64_t seq = 0;
+    ClientCode rc = Numbered(&seq, [&] { return client_->DeleteSync(full, -1); });
+    if (rc == ClientCode::kOk) ApplyLocalWrite(full, std::nullopt, seq);
+    return rc;
+  };
+  return hooks;
+}
+
+Status ZooKeeperRegistryCenter::ExecuteInLeader(std::string_view key,
+                                                const std::function<void()>& callback) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  return latch_.ExecuteInLeader(Full(key), key, callback);
 }
 
 Status ZooKeeperRegistryCenter::CreateContainer(std::string_view key) {
@@ -851,39 +878,6 @@ std::map<std::string, uint64_t> ZooKeeperRegistryCenter::request_counts() const 
   std::map<std::string, uint64_t> out;
   for (size_t i = 0; i < requests_.size(); ++i) out[kNames[i]] = requests_[i].load();
   return out;
-}
-
-// ---- one-shot watches (the leader latch) ------------------------------------------------
-
-void OnceWatch::OnWatch(const WatchEvent& event) {
-  ZooKeeperRegistryCenter* registry = self;
-  MutexLock lock(&registry->once_mu_);
-  if (registry->once_watches_.count(this) == 0) return;
-  fired();
-  // A connection-state notification leaves the watch set; keep the context for its event.
-  if (event.type == WatchEvent::Type::kSession && event.state != ClientState::kExpired) return;
-  registry->once_watches_.erase(this);
-  delete this;
-}
-
-Result<bool> ZooKeeperRegistryCenter::ExistsWatchOnce(std::string_view key,
-                                                      std::function<void()> fired) {
-  if (Status s = ValidateKey(key); !s.ok()) return s;
-  std::string full = Full(key);
-  auto* w = new OnceWatch(this, std::move(fired));
-  {
-    MutexLock lock(&once_mu_);
-    once_watches_.insert(w);
-  }
-  ClientCode rc =
-      WithRetry(RequestKind::kExists, [&] { return client_->ExistsSync(full, w, nullptr); });
-  if (rc == ClientCode::kOk) return true;
-  if (rc == ClientCode::kNoNode) return false;
-  {
-    MutexLock lock(&once_mu_);
-    if (once_watches_.erase(w) > 0) delete w;  // no watch was set
-  }
-  return ToStatus(rc, key);
 }
 
 // ---- subtree caches ----------------------------------------------------------------------

@@ -37,14 +37,13 @@
 
 #include "elasticjob/mutex.h"
 #include "reg/client/registry_client.h"
+#include "reg/leader_latch.h"
 #include "reg/registry_base.h"
 #include "reg/registry_url.h"
 #include "reg/session_lease.h"
 #include "reg/write_pipeline.h"
 
 namespace elasticjob::reg {
-
-struct OnceWatch;
 
 class ZooKeeperRegistryCenter final : public RegistryBase {
  public:
@@ -78,6 +77,7 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   void ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops, Executor& executor,
                                         std::function<void(Result<int64_t>)> done) override;
   Result<int64_t> GetRegistryCenterTime(std::string_view key) override;
+  Status ExecuteInLeader(std::string_view key, const std::function<void()>& callback) override;
   Result<std::unique_ptr<CountedSubscription>> WatchTree(
       std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
       WatchPolicy policy) override;
@@ -149,8 +149,6 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
 
  protected:
   Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;
-  Result<bool> ExistsWatchOnce(std::string_view key, std::function<void()> fired) override;
-  Result<std::string> CreateLatchNode(const std::string& latch, const std::string& prefix) override;
 
  private:
   struct CachedNode {
@@ -186,7 +184,6 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // Records that a read numbered `seq` found `full` gone. REQUIRES: data_mu_ held.
   static void RecordGone(TreeCache& cache, const std::string& full, uint64_t seq);
 
-  friend struct OnceWatch;
   // The caches' watcher: a fired watch queues its path for the next refresh (MarkDirty).
   struct CacheWatch final : Watcher {
     explicit CacheWatch(ZooKeeperRegistryCenter* registry) : self(registry) {}
@@ -197,6 +194,11 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // The client's session events (ClientHooks::session): on its event thread, so they only
   // post to the worker; kNewSession (on the replacing thread) resets the lease.
   void OnSessionEvent(const SessionEvent& event);
+  // What the latch asks of the registry: its retries, its errors, its caches, and its writes
+  // numbered and applied to the caches as the registry's own are.
+  LeaderLatch::Hooks LatchHooks();
+  // NotifyConnectionState, and the latch's waiters look again (a watch may be gone).
+  void Notify(ConnectionState state);
   // Whether Close has begun.
   bool Closing();
   // Waits until the worker has run every task posted to it before the call.
@@ -278,8 +280,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   void DropFrom(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events)
       ELASTICJOB_REQUIRES(data_mu_);
   // Applies a write of ours the server accepted (`value`, or nullopt for a delete) to the
-  // caches at once, so that this process reads its own writes. `seq` is NextSeq() taken just
-  // before the write was handed to the client. A cache that has meanwhile applied a read
+  // caches at once, so that this process reads its own writes. `seq` is the number its request took
+  // as the client handed it over (CountRequest). A cache that has meanwhile applied a read
   // sent after the write keeps what it read (it is newer: another instance may have changed
   // the node again, and no watch would tell); where that read did not cover the node, the
   // node is read again instead (rare: see ReadSince).
@@ -318,11 +320,10 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   // REQUIRES: data_mu_ held.
   bool ReadSince(TreeCache& cache, const std::string& full, bool written, uint64_t seq)
       ELASTICJOB_REQUIRES(data_mu_);
-  // Request order, for ApplyLocalWrite: a blocking write and a cache's read take the number
-  // their request got as the client handed it over (CountRequest, Numbered), so a read
-  // numbered after a write left after it; an asynchronous transaction takes its number just
-  // before it is handed over (a read numbered after it may have left first: it then shows
-  // the node as it was, and the watch it set brings the write).
+  // Request order, for ApplyLocalWrite: every request, blocking or asynchronous (a write
+  // pipeline's multi-op too: WritePipeline::Hooks::numbered), takes the number it got as the
+  // client handed it over (CountRequest, Numbered), so a read numbered after a write left
+  // after it and shows it.
   uint64_t NextSeq() { return send_seq_.fetch_add(1, std::memory_order_relaxed) + 1; }
   void Deliver(TreeCache& cache, std::vector<TreeEvent> events);
   NodeWatches WatchesOf(const TreeCache& cache, const std::string& full) const;
@@ -345,6 +346,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   WritePipeline pipeline_;
   // The session lease (RegistryCenter::LeaseHeld), fed with every answer's send time.
   SessionLease lease_;
+  // The leader latch (ExecuteInLeader), over the client; the client is closed before it goes.
+  LeaderLatch latch_;
   CacheWatch cache_watch_{this};
   ThreadPool worker_{1};  // serial: one thread
 
@@ -389,10 +392,6 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   std::function<void()> before_send_for_testing_;  // set before use (tests only)
   std::function<void()> after_send_for_testing_;   // the same
   std::function<void(const std::string&)> before_local_apply_for_testing_;  // the same
-
-  Mutex once_mu_;
-  std::set<OnceWatch*> once_watches_
-      ELASTICJOB_GUARDED_BY(once_mu_);  // owned; freed on destruction
 };
 
 }  // namespace elasticjob::reg

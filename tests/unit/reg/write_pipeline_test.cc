@@ -78,7 +78,10 @@ class WritePipelineTest : public ::testing::Test {
   std::atomic<uint64_t> seq_{0};
   std::atomic<int> answered_{0};
   WritePipeline pipeline_{fake_,
-                          {[this] { return ++seq_; },
+                          {[this](std::atomic<uint64_t>* seq, const std::function<void()>& send) {
+                             seq->store(++seq_);
+                             send();
+                           },
                            [this](int64_t, uint64_t epoch) {
                              EXPECT_EQ(epoch, fake_.session_epoch());
                              answered_.fetch_add(1);
