@@ -11,7 +11,10 @@ namespace elasticjob::bootstrap {
 Result<int> ItemLimitOf(const JobConfiguration& config) {
   const std::string type = config.job_executor_thread_pool_size_provider_type.value_or("CPU");
   if (type == "CPU") {
-    return 2 * std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    // Read once: glibc counts the CPUs from sysfs on every call (a file opened and read),
+    // and every job of a start-up of thousands asks (twice).
+    static const int kCpus = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    return 2 * kCpus;
   }
   if (type == "SINGLE_THREAD") return 1;
   return InvalidArgument(

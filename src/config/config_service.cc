@@ -179,6 +179,12 @@ uint64_t ConfigService::parses() {
   return parses_;
 }
 
+std::optional<JobConfiguration> ConfigService::ParsedBefore(std::string_view yaml) {
+  MutexLock lock(&mu_);
+  if (!parsed_.has_value() || parsed_yaml_ != yaml) return std::nullopt;
+  return parsed_;
+}
+
 Result<JobConfiguration> ConfigService::LoadLastGood(bool from_cache) {
   return LastGood(Load(from_cache));
 }

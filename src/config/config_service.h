@@ -65,6 +65,10 @@ class ConfigService {
   Result<JobConfiguration> Load(bool from_cache);
   // How many texts Load has parsed so far.
   uint64_t parses();
+  // The configuration Load, LoadLastGood or AdoptWritten parsed and accepted from `yaml`,
+  // when that is the text they parsed last; else nullopt. A listener handed the same text
+  // again (the cache's replay of the config SetUp wrote) need not parse it again.
+  std::optional<JobConfiguration> ParsedBefore(std::string_view yaml);
 
   // Load for a run or a listener: when the node is malformed or invalid, the last good
   // configuration this service saw is returned instead (the error is logged once per bad

@@ -123,7 +123,12 @@ void ListenerManager::OnStop(const std::string& value) {
 
 void ListenerManager::OnConfig(const TreeEvent& event) {
   if (event.type == TreeEvent::Type::kDeleted) return;
-  auto config = ConfigFromYaml(event.value);
+  // The text the job's configuration service has accepted last is not parsed again: the
+  // cache's replay of the config this instance has just written (one YAML parse a job at
+  // start-up, not two), or a change a trigger has loaded first.
+  auto before = s_.config.ParsedBefore(event.value);
+  auto config = before.has_value() ? Result<JobConfiguration>(*std::move(before))
+                                   : ConfigFromYaml(event.value);
   // ConfigFromYaml's errors name the config already ("config: not valid YAML ...").
   // What this instance cannot run (an unknown strategy, say) is refused as a bad value is.
   Status valid = config.ok() ? s_.config.Check(*config) : config.status();

@@ -31,6 +31,29 @@ thread_local uint64_t handed_seq = 0;
 // on the handing thread around the hand-over, filled by CountRequest before it leaves.
 thread_local std::atomic<uint64_t>* handed_slot = nullptr;
 
+// Counts the replies a batch of asynchronous requests still owes. The client answers every
+// request exactly once (with an error when the connection or the handle goes), so Wait ends.
+class ReplyLatch {
+ public:
+  void Add() {
+    MutexLock lock(&mu_);
+    ++pending_;
+  }
+  void Done() {
+    MutexLock lock(&mu_);
+    if (--pending_ == 0) cv_.SignalAll();
+  }
+  void Wait() {
+    MutexLock lock(&mu_);
+    while (pending_ != 0) cv_.Wait();
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_{&mu_};
+  int pending_ ELASTICJOB_GUARDED_BY(mu_) = 0;
+};
+
 }  // namespace
 
 void ZooKeeperRegistryCenter::CountRequest(RequestKind kind) {
@@ -404,6 +427,51 @@ Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, CreateMode 
   for (std::string p = full; p != prefix_ && p != "/" && p != present; p = ParentOf(p)) {
     if (trust_cache && CacheKnows(p) == Known::kPresent) break;  // and so are its ancestors
     chain.push_back(p);
+  }
+  if (chain.size() > 1) {
+    // Every level handed over before the first answer is awaited, the top first: the server
+    // processes a session's requests in order, so each create finds its parent made by the
+    // one before it, and the chain costs one round trip, not one per level (a job's leader
+    // containers at start-up: two). A level answered with an error stops the chain there,
+    // as one by one; an answer a retry could change (the connection lost on the way) sends
+    // that level and those below it one by one, as before (a level made meanwhile answers
+    // "exists").
+    struct Sent {
+      ClientCode rc = ClientCode::kConnectionLoss;
+      uint64_t seq = 0;
+      int64_t answered_ns = 0;
+    };
+    std::vector<Sent> sent(chain.size());
+    ReplyLatch latch;
+    const int64_t sent_ns = SteadyNs();
+    const uint64_t epoch = client_->session_epoch();
+    for (size_t k = 0; k < chain.size(); ++k) {
+      latch.Add();
+      handed_seq = 0;
+      client_->Create(chain[chain.size() - 1 - k], "", mode,
+                      [&sent, &latch, k](ClientCode rc, std::string_view) {
+                        sent[k].rc = rc;
+                        sent[k].answered_ns = SteadyNs();
+                        latch.Done();
+                      });
+      sent[k].seq = handed_seq != 0 ? handed_seq : NextSeq();
+    }
+    latch.Wait();
+    size_t answered = 0;
+    for (; answered < chain.size(); ++answered) {
+      const ClientCode rc = sent[answered].rc;
+      const std::string& level = chain[chain.size() - 1 - answered];
+      if (ServerAnswered(rc)) {
+        lease_.Heard(sent_ns, epoch);
+        stats()->request_duration[static_cast<size_t>(RequestKind::kCreate)].Observe(
+            std::chrono::nanoseconds(sent[answered].answered_ns - sent_ns));
+      }
+      if (Retryable(rc)) break;
+      if (rc != ClientCode::kOk && rc != ClientCode::kNodeExists)
+        return ToStatus(rc, Relative(level));
+      if (rc == ClientCode::kOk) ApplyLocalWrite(level, std::string(), sent[answered].seq);
+    }
+    chain.resize(chain.size() - answered);  // what is left: the levels below the last answered
   }
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     uint64_t seq = 0;
@@ -958,33 +1026,6 @@ void ZooKeeperRegistryCenter::DropFrom(TreeCache& cache, const std::string& full
       parent->second.children.erase(full.substr(full.rfind('/') + 1));
   }
 }
-
-namespace {
-
-// Counts the replies a batch of asynchronous requests still owes. The client answers every
-// request exactly once (with an error when the connection or the handle goes), so Wait ends.
-class ReplyLatch {
- public:
-  void Add() {
-    MutexLock lock(&mu_);
-    ++pending_;
-  }
-  void Done() {
-    MutexLock lock(&mu_);
-    if (--pending_ == 0) cv_.SignalAll();
-  }
-  void Wait() {
-    MutexLock lock(&mu_);
-    while (pending_ != 0) cv_.Wait();
-  }
-
- private:
-  Mutex mu_;
-  CondVar cv_{&mu_};
-  int pending_ ELASTICJOB_GUARDED_BY(mu_) = 0;
-};
-
-}  // namespace
 
 // One node read of a batch: its value and children, each with the cache's watch.
 struct ZooKeeperRegistryCenter::NodeRead {

@@ -107,6 +107,24 @@ TEST_F(ConfigServiceTest, TheConfigASetUpCreatedIsAdoptedAsTheLastGoodWithoutARe
   EXPECT_EQ(kept->sharding_total_count, 3);
 }
 
+TEST_F(ConfigServiceTest, TheTextParsedLastIsHandedBackWithoutParsingAndAnyOtherIsNot) {
+  bool created = false;
+  ASSERT_TRUE(service_.SetUp("SCRIPT", Config(3), /*seen_absent=*/true, &created).ok());
+  // Nothing parsed yet: nothing to hand back.
+  EXPECT_FALSE(service_.ParsedBefore(ConfigToYaml(Config(3))).has_value());
+  ASSERT_TRUE(service_.AdoptWritten().ok());
+  auto same = service_.ParsedBefore(ConfigToYaml(Config(3)));
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ(same->sharding_total_count, 3);
+  EXPECT_EQ(service_.parses(), 1u);
+  EXPECT_FALSE(service_.ParsedBefore(ConfigToYaml(Config(4))).has_value());
+  // A refused text is not a parsed one: the last good text is still the one handed back.
+  ASSERT_TRUE(reg_.Update("/orderJob/config", "jobName: orderJob\nshardingTotalCount: 0\n").ok());
+  ASSERT_FALSE(service_.Load(false).ok());
+  EXPECT_FALSE(service_.ParsedBefore("jobName: orderJob\nshardingTotalCount: 0\n").has_value());
+  EXPECT_TRUE(service_.ParsedBefore(ConfigToYaml(Config(3))).has_value());
+}
+
 TEST_F(ConfigServiceTest, ASetUpThatFoundTheJobRegisteredHasNothingToAdopt) {
   ASSERT_TRUE(service_.SetUp("SCRIPT", Config(3)).ok());
   bool created = true;
