@@ -69,6 +69,7 @@ ClientCode LeaderLatch::RemoveOnce(const std::string& full) {
 }
 
 Status LeaderLatch::MakeContainers(const std::string& full, bool trust_cache) {
+  if (hooks_.make_containers) return hooks_.make_containers(full, trust_cache);
   std::vector<std::string> chain;  // deepest first
   for (std::string p = full; p != floor_ && p != "/"; p = ParentOf(p)) {
     if (trust_cache && hooks_.cached_exists && hooks_.cached_exists(p) == true) break;

@@ -50,6 +50,10 @@ class LeaderLatch {
     std::function<ClientCode(const std::string& full, CreateMode mode, std::string* created)>
         create;
     std::function<ClientCode(const std::string& full)> remove;
+    // Makes `full` and its missing ancestors below the floor as containers, as the registry
+    // makes a chain (every level handed over before the first answer: one round trip), with
+    // `trust_cache` as MakeContainers below. Optional: without it, one level at a time.
+    std::function<Status(const std::string& full, bool trust_cache)> make_containers;
   };
 
   // `floor`: a full path the latch never creates nor climbs above (the namespace's root).

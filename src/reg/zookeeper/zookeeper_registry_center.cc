@@ -695,6 +695,9 @@ LeaderLatch::Hooks ZooKeeperRegistryCenter::LatchHooks() {
     }
     return rc;
   };
+  hooks.make_containers = [this](const std::string& full, bool trust_cache) {
+    return CreateChain(full, CreateMode::kContainer, trust_cache);
+  };
   hooks.remove = [this](const std::string& full) {
     uint64_t seq = 0;
     ClientCode rc = Numbered(&seq, [&] { return client_->DeleteSync(full, -1); });
