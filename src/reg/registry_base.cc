@@ -58,6 +58,13 @@ std::string ParentKey(std::string_view key) {
   return std::string(key.substr(0, slash));
 }
 
+std::string ChildKey(const std::string& parent, std::string_view name) {
+  std::string out = parent == "/" ? std::string() : parent;
+  out += '/';
+  out += name;
+  return out;
+}
+
 bool NamesChildren(const NodeWatches& w) {
   return !w.children && (!w.named_children.empty() || w.children_outside);
 }

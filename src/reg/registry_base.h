@@ -27,6 +27,8 @@ Status ValidateStampable(const std::vector<TransactionOp>& ops);
 
 // The parent of "/a/b" is "/a"; of "/a" is "/".
 std::string ParentKey(std::string_view key);
+// `name` below `parent`: "/a" and "b" make "/a/b"; "/" and "b" make "/b".
+std::string ChildKey(const std::string& parent, std::string_view name);
 
 // Whether `w` names the children a cache keeps (NodeWatches::named_children, with the
 // children watch off; none with `children_outside`), and whether `leaf` is one of them.

@@ -13,15 +13,6 @@
 namespace elasticjob::reg {
 namespace {
 
-std::string JoinPath(const std::string& parent, const std::string& name) {
-  return parent == "/" ? "/" + name : parent + "/" + name;
-}
-
-std::string ParentOf(const std::string& full) {
-  size_t slash = full.rfind('/');
-  return slash == 0 ? "/" : full.substr(0, slash);
-}
-
 // The number CountRequest gave the last request this thread handed to the client (0: none
 // since the last reset). The client calls its request hook as it hands a request over, in
 // the order requests leave (a MemoryClient under its session lock), so these numbers follow
@@ -113,17 +104,40 @@ ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url,
                 if (before_send_for_testing_) before_send_for_testing_();
               },
               nullptr}),
-      latch_(*client_, prefix_, LatchHooks()) {
+      latch_(*client_, prefix_, LatchHooks()),
+      caches_(*client_, prefix_,
+              {[this] { return NextSeq(); },
+               [this](const std::function<void()>& send) {
+                 handed_seq = 0;  // the number of the last request `send` hands over
+                 send();
+                 return handed_seq != 0 ? handed_seq : NextSeq();
+               },
+               [this](std::function<void()> refresh) {
+                 worker_.Post([this, refresh = std::move(refresh)] {
+                   if (url_.cache_batch_ms > 0) {
+                     MutexLock state(&state_mu_);
+                     const auto until = std::chrono::steady_clock::now() +
+                                        std::chrono::milliseconds(url_.cache_batch_ms);
+                     while (!closing_ && state_cv_.WaitUntil(until)) {
+                     }
+                   }
+                   refresh();
+                 });
+               },
+               [this](RequestKind kind, const std::function<ClientCode()>& attempt) {
+                 return WithRetry(kind, attempt);
+               },
+               [this] {
+                 if (before_send_for_testing_) before_send_for_testing_();
+               },
+               [this] {
+                 if (after_send_for_testing_) after_send_for_testing_();
+               }}) {
   worker_.set_thread_name("ej-registry");
   client_->SetHooks({[this](const SessionEvent& e) { OnSessionEvent(e); },
                      [this](RequestKind kind) { CountRequest(kind); }});
   // Counted at a scrape only (docs/metrics.md, elasticjob_registry_cache_nodes).
-  stats()->SetCacheCounter([this] {
-    MutexLock lock(&data_mu_);
-    int64_t n = 0;
-    for (const auto& [root, c] : caches_) n += static_cast<int64_t>(c->nodes.size());
-    return n;
-  });
+  stats()->SetCacheCounter([this] { return caches_.node_count(); });
 }
 
 ZooKeeperRegistryCenter::~ZooKeeperRegistryCenter() {
@@ -209,14 +223,7 @@ void ZooKeeperRegistryCenter::Close() {
   latch_.Close();    // its waiters return CANCELLED
   client_->Close();  // ends the session (ephemeral nodes go now), answers what it owed
   lease_.WakeWaiters();
-  // Cancelled outside data_mu_: Cancel waits for a delivery in progress, which may be
-  // reading the cache.
-  decltype(caches_) ended;
-  {
-    MutexLock lock(&data_mu_);
-    ended.swap(caches_);
-  }
-  for (auto& [root, c] : ended) c->state->Cancel();
+  caches_.Close();
 }
 
 void ZooKeeperRegistryCenter::Notify(ConnectionState state) {
@@ -247,7 +254,7 @@ void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
         lease_.SetBound(std::chrono::duration_cast<std::chrono::nanoseconds>(session_timeout()) /
                         3);
         lease_.WakeWaiters();  // a waiter's probe lost with the connection goes again
-        if (!first) ResyncAll();
+        if (!first) caches_.ResyncAll();
         Notify(first ? ConnectionState::kConnected : ConnectionState::kReconnected);
       });
       break;
@@ -294,11 +301,7 @@ uint64_t ZooKeeperRegistryCenter::WaitIdleForTesting() {
     // (drains, session events), each of which waits for its own reads' answers.
     AwaitWorker();
     const uint64_t now = client_->WaitIdleForTesting();
-    bool dirty;
-    {
-      MutexLock lock(&dirty_mu_);
-      dirty = drain_posted_ || !dirty_.empty();
-    }
+    const bool dirty = caches_.refresh_pending();
     if (now == events && !dirty) return events;
     events = now;
   }
@@ -333,36 +336,21 @@ Result<std::string> ZooKeeperRegistryCenter::GetDirectly(std::string_view key) {
 
 Result<std::string> ZooKeeperRegistryCenter::Get(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  {
-    MutexLock lock(&data_mu_);
-    std::string full = Full(key);
-    if (TreeCache* c = CacheFor(full)) {
-      auto it = c->nodes.find(full);
-      if (it == c->nodes.end()) return NotFound(fmt::format("no node {}", key));
-      return it->second.value;
-    }
-  }
-  return GetDirectly(key);
+  CachedRead cached = caches_.Read(Full(key));
+  if (!cached.covered) return GetDirectly(key);
+  if (!cached.value.has_value()) return NotFound(fmt::format("no node {}", key));
+  return std::move(*cached.value);
 }
 
 CachedRead ZooKeeperRegistryCenter::GetCached(std::string_view key) {
   if (!ValidateKey(key).ok()) return {};
-  MutexLock lock(&data_mu_);
-  std::string full = Full(key);
-  TreeCache* c = CacheFor(full);
-  if (c == nullptr) return {};
-  auto it = c->nodes.find(full);
-  if (it == c->nodes.end()) return {true, std::nullopt};
-  return {true, it->second.value};
+  return caches_.Read(Full(key));
 }
 
 Result<bool> ZooKeeperRegistryCenter::IsExisted(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
-  {
-    MutexLock lock(&data_mu_);
-    if (TreeCache* c = CacheFor(full)) return c->nodes.count(full) != 0;
-  }
+  if (Known known = CacheKnows(full); known != Known::kUnknown) return known == Known::kPresent;
   ClientCode rc =
       WithRetry(RequestKind::kExists, [&] { return client_->ExistsSync(full, nullptr, nullptr); });
   if (rc == ClientCode::kOk) return true;
@@ -385,19 +373,9 @@ Result<std::vector<std::string>> ZooKeeperRegistryCenter::GetChildrenKeys(std::s
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   std::vector<std::string> out;
-  bool cached = false;
-  {
-    MutexLock lock(&data_mu_);
-    TreeCache* c = CacheFor(full);
-    // A node that keeps only named children (or none) in the cache: its list is the server's.
-    if (c != nullptr && !NamesChildren(WatchesOf(*c, full))) {
-      auto it = c->nodes.find(full);
-      if (it == c->nodes.end()) return NotFound(fmt::format("no node {}", key));
-      out.assign(it->second.children.begin(), it->second.children.end());
-      cached = true;
-    }
-  }
-  if (!cached) {
+  const Known cached = caches_.Children(full, &out);
+  if (cached == Known::kAbsent) return NotFound(fmt::format("no node {}", key));
+  if (cached == Known::kUnknown) {
     auto direct = GetChildrenDirectly(key);
     if (!direct.ok()) return direct;
     out = std::move(direct).value();
@@ -414,17 +392,10 @@ Result<int> ZooKeeperRegistryCenter::GetNumChildren(std::string_view key) {
 
 // ---- writes ----------------------------------------------------------------------------
 
-ZooKeeperRegistryCenter::Known ZooKeeperRegistryCenter::CacheKnows(const std::string& full) {
-  MutexLock lock(&data_mu_);
-  TreeCache* c = CacheFor(full);
-  if (c == nullptr) return Known::kUnknown;
-  return c->nodes.count(full) != 0 ? Known::kPresent : Known::kAbsent;
-}
-
 Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, CreateMode mode,
                                             bool trust_cache, std::string_view present) {
   std::vector<std::string> chain;
-  for (std::string p = full; p != prefix_ && p != "/" && p != present; p = ParentOf(p)) {
+  for (std::string p = full; p != prefix_ && p != "/" && p != present; p = ParentKey(p)) {
     if (trust_cache && CacheKnows(p) == Known::kPresent) break;  // and so are its ancestors
     chain.push_back(p);
   }
@@ -496,7 +467,7 @@ Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::stri
   bool trust_cache = true;
   auto missing = [&] {
     ancestors.clear();
-    for (std::string p = ParentOf(full); p != prefix_ && p != "/"; p = ParentOf(p)) {
+    for (std::string p = ParentKey(full); p != prefix_ && p != "/"; p = ParentKey(p)) {
       if (trust_cache && CacheKnows(p) == Known::kPresent) break;
       ancestors.insert(ancestors.begin(), p);
     }
@@ -540,12 +511,12 @@ Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::stri
 }
 
 Status ZooKeeperRegistryCenter::CreateParents(const std::string& full) {
-  return CreateChain(ParentOf(full), CreateMode::kPersistent);
+  return CreateChain(ParentKey(full), CreateMode::kPersistent);
 }
 
 Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std::string_view value,
                                                     CreateMode mode, bool parents) {
-  if (parents && CacheKnows(ParentOf(full)) == Known::kAbsent) {
+  if (parents && CacheKnows(ParentKey(full)) == Known::kAbsent) {
     return CreateWithAncestors(full, value, mode);  // no doomed attempt first
   }
   std::string created;
@@ -745,7 +716,7 @@ Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
         return children.status().code() == StatusCode::kNotFound ? Status::Ok() : children.status();
       }
       for (const auto& c : *children) {
-        if (Status s = remove(JoinPath(full, c)); !s.ok()) return s;
+        if (Status s = remove(ChildKey(full, c)); !s.ok()) return s;
       }
     }
     return Status(StatusCode::kFailedPrecondition,
@@ -953,594 +924,18 @@ std::map<std::string, uint64_t> ZooKeeperRegistryCenter::request_counts() const 
 
 // ---- subtree caches ----------------------------------------------------------------------
 
-NodeWatches ZooKeeperRegistryCenter::WatchesOf(const TreeCache& cache,
-                                               const std::string& full) const {
-  if (!cache.policy) return {};
-  return cache.policy(Relative(full));
-}
-
-bool ZooKeeperRegistryCenter::Covers(const TreeCache& cache, const std::string& full) const {
-  return PolicyCovers(cache.policy, cache.root, full, prefix_.size());
-}
-
-bool ZooKeeperRegistryCenter::IsNamedChild(const TreeCache& cache, const std::string& full) const {
-  if (!cache.policy || full.size() <= cache.root.size()) return false;
-  const NodeWatches w = WatchesOf(cache, ParentOf(full));
-  return NamesChildren(w) && IsNamed(w, std::string_view(full).substr(full.rfind('/') + 1));
-}
-
-std::vector<std::shared_ptr<ZooKeeperRegistryCenter::TreeCache>>
-ZooKeeperRegistryCenter::CachesCovering(const std::string& full) {
-  // A lookup per ancestor, not a scan of every cache: a process with a thousand jobs has a
-  // thousand caches, and this runs for every read and write.
-  std::vector<std::shared_ptr<TreeCache>> out;
-  for (std::string p = full;; p = ParentOf(p)) {
-    auto [from, to] = caches_.equal_range(p);
-    for (auto it = from; it != to; ++it) {
-      if (Covers(*it->second, full)) out.push_back(it->second);
-    }
-    if (p == "/" || p.empty()) break;
-  }
-  return out;
-}
-
-ZooKeeperRegistryCenter::TreeCache* ZooKeeperRegistryCenter::CacheFor(const std::string& full) {
-  for (std::string p = full;; p = ParentOf(p)) {
-    auto [from, to] = caches_.equal_range(p);
-    for (auto it = from; it != to; ++it) {
-      if (Covers(*it->second, full)) return it->second.get();
-    }
-    if (p == "/" || p.empty()) return nullptr;
-  }
-}
-
-void ZooKeeperRegistryCenter::CacheWatch::OnWatch(const WatchEvent& event) {
-  if (event.type == WatchEvent::Type::kSession || event.path.empty()) return;  // the hooks' part
-  // A children event used up the children watch only, a data event the value watch only.
-  int what = event.type == WatchEvent::Type::kChildren  ? kChildrenEvent
-             : event.type == WatchEvent::Type::kChanged ? kValueEvent
-                                                        : kValueEvent | kChildrenEvent;
-  self->MarkDirty(std::string(event.path), what);
-}
-
-void ZooKeeperRegistryCenter::Deliver(TreeCache& cache, std::vector<TreeEvent> events) {
-  for (auto& e : events) {
-    e.key = Relative(e.key);
-    auto state = cache.state;
-    auto cb = cache.callback;
-    state->PostIfActive(*cache.executor, [state, cb, e] { state->Run([&] { cb(e); }); });
-  }
-}
-
-void ZooKeeperRegistryCenter::DropFrom(TreeCache& cache, const std::string& full,
-                                       std::vector<TreeEvent>* events) {
-  // REQUIRES: data_mu_ held. Children first, as ZooKeeper deletes them.
-  auto it = cache.nodes.find(full);
-  if (it == cache.nodes.end()) return;
-  std::vector<std::string> children(it->second.children.begin(), it->second.children.end());
-  for (const auto& c : children) DropFrom(cache, JoinPath(full, c), events);
-  it = cache.nodes.find(full);
-  events->push_back({TreeEvent::Type::kDeleted, full, it->second.value});
-  cache.nodes.erase(it);
-  cache.state->Changed();
-  if (full != cache.root) {
-    auto parent = cache.nodes.find(ParentOf(full));
-    if (parent != cache.nodes.end())
-      parent->second.children.erase(full.substr(full.rfind('/') + 1));
-  }
-}
-
-// One node read of a batch: its value and children, each with the cache's watch.
-struct ZooKeeperRegistryCenter::NodeRead {
-  std::shared_ptr<TreeCache> cache;
-  std::string full;
-  ReplyLatch* latch = nullptr;
-  bool read_value = true;  // else the cached value stands (its watch did not fire)
-  bool read_children = true;
-  bool probe = false;  // an exists watch on a named child (kProbe); data_rc says if it is there
-  bool empty_value = false;                 // its value is "" by contract: never read (NodeWatches)
-  uint64_t seq = 0;                         // NextSeq() once its requests were handed to the client
-  std::span<const std::string_view> named;  // the node's named children (NodeWatches)
-  size_t named_present = 0;                 // NodeWatches::named_present
-  bool names_children = false;              // the others are outside the cache (NamesChildren)
-  ClientCode data_rc = ClientCode::kConnectionLoss;  // until answered
-  ClientCode children_rc = ClientCode::kConnectionLoss;
-  std::string value;
-  std::vector<std::string> children;
-};
-
-void ZooKeeperRegistryCenter::LoadAll(std::vector<LoadItem> level, bool deep,
-                                      EventsByCache* events) {
-  // REQUIRES: refresh_mu_ held (not data_mu_).
-  // Sends the reads of `items`, each answered to `latch`, into `reads`. An unanswered read
-  // (the connection or the session went) keeps an error code: the reconnect resynchronises
-  // the caches.
-  auto send = [&](std::vector<LoadItem>& items, ReplyLatch& latch,
-                  std::vector<std::unique_ptr<NodeRead>>& reads) {
-    if (before_send_for_testing_) before_send_for_testing_();
-    for (auto& item : items) {
-      auto r = std::make_unique<NodeRead>();
-      r->cache = item.cache;
-      r->full = std::move(item.full);
-      r->latch = &latch;
-      const NodeWatches needs = WatchesOf(*r->cache, r->full);
-      bool known;
-      {
-        MutexLock data(&data_mu_);
-        known = r->cache->nodes.count(r->full) != 0;
-      }
-      // A probed named child the cache has keeps its own watch: nothing to read.
-      if (item.what == kProbe && known && !deep) continue;
-      if (NamesChildren(needs)) {
-        r->names_children = true;
-        r->named = needs.named_children;
-        r->named_present = needs.named_present;
-      }
-      NodeRead* read = r.get();
-      handed_seq = 0;  // the read's number: its last request's (see Numbered)
-      if ((item.what & kProbe) != 0 && (deep || !known)) {
-        r->probe = true;
-        r->read_value = r->read_children = false;
-        r->children_rc = ClientCode::kOk;
-        latch.Add();
-        client_->Exists(r->full, &cache_watch_, [read](ClientCode rc, const NodeStat&) {
-          read->data_rc = rc;
-          read->latch->Done();
-        });
-        r->seq = handed_seq != 0 ? handed_seq : NextSeq();
-        reads.push_back(std::move(r));
-        continue;
-      }
-      // A known node reads again only what a fired watch covered (a ZooKeeper watch is
-      // used up by firing; the other one is still set); a new node is read whole, but for a
-      // value that is "" by contract (its children read tells whether it is there).
-      r->empty_value = needs.empty_value && (needs.children || NamesChildren(needs));
-      r->read_value = !r->empty_value && (!known || deep || (item.what & kValueEvent) != 0);
-      r->read_children = needs.children && (!known || deep || (item.what & kChildrenEvent) != 0);
-      if (r->read_value) {
-        latch.Add();
-        client_->Get(r->full, needs.value ? &cache_watch_ : nullptr,
-                     [read](ClientCode rc, std::string_view value, const NodeStat&) {
-                       read->data_rc = rc;
-                       if (rc == ClientCode::kOk) read->value.assign(value);
-                       read->latch->Done();
-                     });
-      } else {
-        r->data_rc = ClientCode::kOk;
-      }
-      if (r->read_children) {
-        latch.Add();
-        client_->Children(r->full, &cache_watch_,
-                          [read](ClientCode rc, std::vector<std::string> children) {
-                            read->children_rc = rc;
-                            if (rc == ClientCode::kOk) read->children = std::move(children);
-                            read->latch->Done();
-                          });
-      } else {
-        r->children_rc = ClientCode::kOk;
-      }
-      r->seq = handed_seq != 0 ? handed_seq : NextSeq();
-      reads.push_back(std::move(r));
-    }
-  };
-  while (!level.empty()) {
-    // One round trip per level of the tree, whatever its width: every read of the level is
-    // sent before the first reply is awaited.
-    std::vector<std::unique_ptr<NodeRead>> reads;
-    ReplyLatch latch;
-    {
-      MutexLock data(&data_mu_);
-      loading_ = true;  // from now on our writes are recorded until this level is applied
-    }
-    send(level, latch, reads);
-    if (after_send_for_testing_) after_send_for_testing_();
-    latch.Wait();
-    // The replies may show a change whose other parts (a transaction's other nodes) fired
-    // watches that this pass has not read: ZooKeeper delivers those events before a reply
-    // that shows the change, so they are queued by now. Read them in this pass too, until no
-    // more came, and apply everything at once: the cache never shows part of a transaction
-    // (chaos kill9_mid_item: the sharding flag gone, the old owners still there). Bounded:
-    // under a constant stream of changes the rest waits for the next pass, as before.
-    for (int round = 0; !deep && round < kCatchUpRounds; ++round) {
-      std::vector<LoadItem> more = TakeDirty();
-      if (more.empty()) break;
-      ReplyLatch more_latch;
-      send(more, more_latch, reads);
-      more_latch.Wait();
-    }
-    level.clear();
-    std::vector<std::string> watch_roots;  // roots gone: be told when they appear
-    {
-      // One hold for the whole level: a reader sees all of it or none.
-      MutexLock data(&data_mu_);
-      for (auto& r : reads) {
-        TreeCache& cache = *r->cache;
-        std::vector<TreeEvent>& out = (*events)[r->cache];
-        if (r->data_rc == ClientCode::kOk || r->data_rc == ClientCode::kNoNode ||
-            r->children_rc == ClientCode::kNoNode) {
-          cache.read_seq = std::max(cache.read_seq, r->seq);
-        }
-        // A write of ours sent after this read was: the read shows the node as it was.
-        const LocalWrite* since = WrittenAfter(r->full, r->seq);
-        if (since != nullptr && !since->written) continue;  // we deleted it since
-        if (since != nullptr && r->probe) {
-          level.push_back({r->cache, r->full, kValueEvent | kChildrenEvent});  // we made it
-          continue;
-        }
-        if (since != nullptr &&
-            (r->data_rc == ClientCode::kOk || r->data_rc == ClientCode::kNoNode) &&
-            (r->children_rc == ClientCode::kOk || r->children_rc == ClientCode::kNoNode)) {
-          // We wrote it since: it is as we wrote it, with the children it had (none if we
-          // created it).
-          r->data_rc = ClientCode::kOk;
-          r->read_value = true;
-          r->value = since->value;
-          if (r->children_rc == ClientCode::kNoNode) {
-            r->children_rc = ClientCode::kOk;
-            r->children.clear();
-          }
-        }
-        if (r->probe) {
-          if (r->data_rc == ClientCode::kOk) {
-            level.push_back({r->cache, r->full, kValueEvent | kChildrenEvent});  // there: read it
-          } else if (r->data_rc == ClientCode::kNoNode) {
-            RecordGone(cache, r->full, r->seq);
-            DropFrom(cache, r->full, &out);  // its exists watch tells when it comes
-          }
-          continue;
-        }
-        if (r->data_rc == ClientCode::kNoNode || r->children_rc == ClientCode::kNoNode) {
-          if (IsNamedChild(cache, r->full)) {
-            // Gone, and its data watch with it: watch for it to come back.
-            level.push_back({r->cache, r->full, kProbe});
-          }
-          if (r->full == cache.root) watch_roots.push_back(r->full);
-          RecordGone(cache, r->full, r->seq);
-          DropFrom(cache, r->full, &out);
-          continue;
-        }
-        // Connection trouble: the reconnect resynchronises every cache.
-        if (r->data_rc != ClientCode::kOk || r->children_rc != ClientCode::kOk) continue;
-        auto it = cache.nodes.find(r->full);
-        if (it != cache.nodes.end()) {
-          if (!r->read_value) r->value = it->second.value;
-          if (!r->read_children) {
-            r->children.assign(it->second.children.begin(), it->second.children.end());
-          }
-        } else if (!r->read_value && !r->empty_value) {
-          continue;  // dropped meanwhile by an earlier read of this batch
-        }
-        const bool fresh = it == cache.nodes.end();
-        if (fresh) {
-          auto parent = cache.nodes.end();
-          if (r->full != cache.root) {
-            parent = cache.nodes.find(ParentOf(r->full));
-            if (parent == cache.nodes.end()) continue;  // its parent went meanwhile
-          }
-          out.push_back({TreeEvent::Type::kAdded, r->full, r->value});
-          it = cache.nodes.emplace(r->full, CachedNode{r->value, {}}).first;
-          cache.state->Changed();
-          if (parent != cache.nodes.end())
-            parent->second.children.insert(r->full.substr(r->full.rfind('/') + 1));
-        } else if (it->second.value != r->value) {
-          out.push_back({TreeEvent::Type::kUpdated, r->full, r->value});
-          it->second.value = r->value;
-          cache.state->Changed();
-        }
-        if (r->read_value) it->second.value_seq = std::max(it->second.value_seq, r->seq);
-        if (r->read_children) it->second.children_seq = std::max(it->second.children_seq, r->seq);
-        if (r->names_children) {
-          // Its children are the named ones (if any), each watched on its own.
-          if (fresh || deep) {
-            for (size_t i = 0; i < r->named.size(); ++i) {
-              // One usually there is read at once (missing: probed then, as a node gone).
-              const int what = i < r->named_present ? kValueEvent | kChildrenEvent : kProbe;
-              level.push_back({r->cache, JoinPath(r->full, std::string(r->named[i])), what});
-            }
-          }
-          continue;
-        }
-        std::set<std::string> now(r->children.begin(), r->children.end());
-        MergeWritesAfter(r->full, r->seq, now);
-        std::vector<std::string> gone;
-        for (const auto& c : it->second.children) {
-          if (now.count(c) == 0) gone.push_back(c);
-        }
-        for (const auto& c : gone) DropFrom(cache, JoinPath(r->full, c), &out);
-        it = cache.nodes.find(r->full);
-        for (const auto& c : now) {
-          // Reloading a known child would only re-arm watches it still has: two requests per
-          // node of the subtree on every child event (the packets benchmark counts them).
-          if (deep || it->second.children.count(c) == 0)
-            level.push_back({r->cache, JoinPath(r->full, c), kValueEvent | kChildrenEvent});
-        }
-        if (it->second.children != now) {
-          it->second.children = std::move(now);
-          cache.state->Changed();
-        }
-      }
-      // Every read on its way has been applied: no later read was sent before these writes.
-      recent_writes_.clear();
-      loading_ = false;
-    }
-    for (const auto& root : watch_roots) {
-      WithRetry(RequestKind::kExists,
-                [&] { return client_->ExistsSync(root, &cache_watch_, nullptr); });
-    }
-  }
-}
-
-void ZooKeeperRegistryCenter::MarkDirty(const std::string& full, int what) {
-  MutexLock lock(&dirty_mu_);
-  dirty_[full] |= what;
-  if (drain_posted_) return;
-  drain_posted_ = true;
-  worker_.Post([this] {
-    // The events of a short while are read in one batch: a node created and deleted within
-    // it (a run's running mark) costs one read of its parent, not two plus its own. Every
-    // event of the window is applied together, in one pass, so the cache never shows a
-    // later change (the sharding flag gone) before an earlier one (the new owners).
-    if (url_.cache_batch_ms > 0) {
-      MutexLock state(&state_mu_);
-      const auto until =
-          std::chrono::steady_clock::now() + std::chrono::milliseconds(url_.cache_batch_ms);
-      while (!closing_ && state_cv_.WaitUntil(until)) {
-      }
-    }
-    RefreshDirty();
-  });
-}
-
-std::vector<ZooKeeperRegistryCenter::LoadItem> ZooKeeperRegistryCenter::LevelOf(
-    const std::map<std::string, int>& paths) {
-  std::vector<LoadItem> level;
-  MutexLock lock(&data_mu_);
-  for (const auto& [full, what] : paths) {
-    for (auto& c : CachesCovering(full)) level.push_back({c, full, what});
-  }
-  return level;
-}
-
-std::vector<ZooKeeperRegistryCenter::LoadItem> ZooKeeperRegistryCenter::TakeDirty() {
-  std::map<std::string, int> paths;
-  {
-    // The drain posted for them stays posted: it finds what came after.
-    MutexLock lock(&dirty_mu_);
-    paths.swap(dirty_);
-  }
-  return LevelOf(paths);
-}
-
-void ZooKeeperRegistryCenter::RefreshDirty() {
-  // Every path whose watch fired since the last pass is read again in one pipelined batch:
-  // a burst of events costs one round trip, not one per event.
-  std::map<std::string, int> paths;
-  {
-    MutexLock lock(&dirty_mu_);
-    paths.swap(dirty_);
-    drain_posted_ = false;
-  }
-  MutexLock refresh(&refresh_mu_);
-  std::vector<LoadItem> level = LevelOf(paths);
-  EventsByCache events;
-  LoadAll(std::move(level), /*deep=*/false, &events);
-  for (auto& [cache, list] : events) Deliver(*cache, std::move(list));
-}
-
-void ZooKeeperRegistryCenter::ResyncAll() {
-  MutexLock refresh(&refresh_mu_);
-  std::vector<LoadItem> level;
-  {
-    MutexLock lock(&data_mu_);
-    for (auto& [root, c] : caches_) level.push_back({c, root, kValueEvent | kChildrenEvent});
-  }
-  EventsByCache events;
-  LoadAll(std::move(level), /*deep=*/true, &events);
-  for (auto& [cache, list] : events) Deliver(*cache, std::move(list));
-}
-
-const ZooKeeperRegistryCenter::LocalWrite* ZooKeeperRegistryCenter::WrittenAfter(
-    const std::string& full, uint64_t seq) const {
-  auto it = recent_writes_.find(full);
-  return it != recent_writes_.end() && it->second.seq > seq ? &it->second : nullptr;
-}
-
-void ZooKeeperRegistryCenter::MergeWritesAfter(const std::string& full, uint64_t seq,
-                                               std::set<std::string>& children) const {
-  const std::string prefix = full == "/" ? full : full + "/";
-  for (auto it = recent_writes_.lower_bound(prefix);
-       it != recent_writes_.end() && it->first.starts_with(prefix); ++it) {
-    const std::string name = it->first.substr(prefix.size());
-    if (name.find('/') != std::string::npos || it->second.seq <= seq) continue;
-    if (it->second.written) {
-      children.insert(name);
-    } else {
-      children.erase(name);
-    }
-  }
-}
-
-bool ZooKeeperRegistryCenter::ReadSince(TreeCache& cache, const std::string& full, bool written,
-                                        uint64_t seq) {
-  if (cache.read_seq <= seq) return false;  // nothing read since the write was sent
-  auto node = cache.nodes.find(full);
-  if (node != cache.nodes.end() && node->second.value_seq > seq) return true;
-  auto parent = full == cache.root ? cache.nodes.end() : cache.nodes.find(ParentOf(full));
-  const bool members_read = parent != cache.nodes.end() && parent->second.children_seq > seq;
-  // There, from an older read: a new value is ours to apply (a later change fires the
-  // node's watch); a delete too, unless its parent's children were read since (the node
-  // came back meanwhile).
-  if (node != cache.nodes.end()) return !written && members_read;
-  if (!written) return true;  // gone already
-  if (members_read) {
-    // Known to be gone again, unless that read lists it: then it is there, and the read of
-    // the node itself is the next level of the load that listed it (a level is applied as
-    // it comes in). Ours until then; that read, numbered after ours, replaces the value.
-    return parent->second.children.count(full.substr(full.rfind('/') + 1)) == 0;
-  }
-  // A create of a node the cache does not hold: applied unless a read of the node itself
-  // found it gone since.
-  auto gone = cache.gone.find(full);
-  if (gone != cache.gone.end() && gone->second > seq) return true;
-  if (cache.gone_evicted_seq <= seq) return false;
-  // That record may have been evicted: ask the server.
-  MarkDirty(full, kValueEvent | kChildrenEvent);
-  if (full != cache.root) MarkDirty(ParentOf(full), kChildrenEvent);
-  return true;
-}
-
-void ZooKeeperRegistryCenter::RecordGone(TreeCache& cache, const std::string& full, uint64_t seq) {
-  uint64_t& at = cache.gone[full];
-  at = std::max(at, seq);
-  if (cache.gone.size() <= kMaxGone) return;
-  auto oldest = std::min_element(cache.gone.begin(), cache.gone.end(),
-                                 [](const auto& a, const auto& b) { return a.second < b.second; });
-  cache.gone_evicted_seq = std::max(cache.gone_evicted_seq, oldest->second);
-  cache.gone.erase(oldest);
-}
-
 void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
                                               const std::optional<std::string>& value,
                                               uint64_t seq) {
   if (before_local_apply_for_testing_) before_local_apply_for_testing_(full);
-  MutexLock lock(&data_mu_);
-  if (loading_) {
-    LocalWrite& w = recent_writes_[full];
-    if (seq >= w.seq) w = {seq, value.has_value(), value.value_or("")};
-  }
-  if (watch_loading_) watch_load_writes_.push_back({full, value, seq});
-  for (auto& c : CachesCovering(full)) {
-    std::vector<TreeEvent> events;
-    ApplyLocalWriteTo(*c, full, value, seq, &events);
-    Deliver(*c, std::move(events));
-  }
-}
-
-void ZooKeeperRegistryCenter::ApplyLocalWriteTo(TreeCache& cache, const std::string& full,
-                                                const std::optional<std::string>& value,
-                                                uint64_t seq, std::vector<TreeEvent>* events) {
-  TreeCache* c = &cache;
-  // A read sent after the write has shown the node as it is now (issue 24, chaos
-  // zk_restart_past_session: the leader's own delete of the sharding flag, applied after
-  // a refresh had read the flag raised again by a joining instance, hid it for good).
-  if (ReadSince(*c, full, value.has_value(), seq)) return;
-  if (!value.has_value()) {
-    DropFrom(*c, full, events);
-    return;
-  }
-  auto it = c->nodes.find(full);
-  auto parent = c->nodes.find(ParentOf(full));
-  if (it == c->nodes.end() && (full == c->root || parent != c->nodes.end())) {
-    events->push_back({TreeEvent::Type::kAdded, full, *value});
-    c->nodes.emplace(full, CachedNode{*value, {}});
-    c->state->Changed();
-    if (full != c->root) parent->second.children.insert(full.substr(full.rfind('/') + 1));
-    // Arm its watches (the parent's child event will not load it: it is known now),
-    // unless it needs none: then its value is all there is to know, and we wrote it.
-    // Only the reads that set a watch it needs: its value is what we wrote.
-    NodeWatches needs = WatchesOf(*c, full);
-    const int what = (needs.value ? kValueEvent : 0) | (needs.children ? kChildrenEvent : 0);
-    if (what != 0) MarkDirty(full, what);
-    if (NamesChildren(needs)) {
-      for (std::string_view name : needs.named_children) {
-        MarkDirty(JoinPath(full, std::string(name)), kProbe);
-      }
-    }
-  } else if (it != c->nodes.end() && it->second.value != *value) {
-    events->push_back({TreeEvent::Type::kUpdated, full, *value});
-    it->second.value = *value;
-    c->state->Changed();
-  }
-}
-
-struct ZooKeeperRegistryCenter::WatchLoad {
-  std::shared_ptr<TreeCache> cache;
-  bool done = false;  // guarded by the registry's watch_mu_ (not nameable from a nested struct)
-};
-
-void ZooKeeperRegistryCenter::LoadWatches(const std::vector<std::shared_ptr<WatchLoad>>& batch) {
-  {
-    MutexLock lock(&data_mu_);
-    watch_loading_ = true;
-  }
-  EventsByCache events;
-  std::vector<LoadItem> level;
-  for (const auto& w : batch)
-    level.push_back({w->cache, w->cache->root, kValueEvent | kChildrenEvent});
-  LoadAll(std::move(level), /*deep=*/true, &events);
-  {
-    MutexLock lock(&data_mu_);
-    std::multimap<std::string, std::shared_ptr<TreeCache>> loaded;  // by root
-    for (const auto& w : batch) {
-      caches_.emplace(w->cache->root, w->cache);
-      loaded.emplace(w->cache->root, w->cache);
-    }
-    // Our writes that went on while they loaded, as they would have been applied had the
-    // caches been registered (a read sent after one keeps what it read: ReadSince), each to
-    // the caches at or above it only: a lookup per ancestor, as CachesCovering's (a thousand
-    // jobs starting together write thousands of nodes, each under one job's cache).
-    for (const auto& write : watch_load_writes_) {
-      for (std::string p = write.full;; p = ParentOf(p)) {
-        auto [from, to] = loaded.equal_range(p);
-        for (auto it = from; it != to; ++it) {
-          if (!Covers(*it->second, write.full)) continue;
-          ApplyLocalWriteTo(*it->second, write.full, write.value, write.seq, &events[it->second]);
-        }
-        if (p == "/" || p.size() <= prefix_.size()) break;
-      }
-    }
-    watch_load_writes_.clear();
-    watch_loading_ = false;
-  }
-  for (const auto& w : batch) Deliver(*w->cache, std::move(events[w->cache]));
+  caches_.ApplyLocalWrite(full, value, seq);
 }
 
 Result<std::unique_ptr<CountedSubscription>> ZooKeeperRegistryCenter::WatchTree(
     std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
     WatchPolicy policy) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  auto cache = std::make_shared<TreeCache>();
-  cache->policy = std::move(policy);
-  cache->root = Full(key);
-  cache->executor = &executor;
-  cache->callback = std::move(callback);
-  cache->state = std::make_shared<SubscriptionState>();
-  cache->state->counted = true;
-  {
-    // The Watch calls that come while a load is in progress wait, and the first of them to
-    // wake loads every waiting one's cache at once: many jobs starting together load their
-    // subtrees in a few round trips, not a few each one after another.
-    auto me = std::make_shared<WatchLoad>();
-    me->cache = cache;
-    MutexLock lock(&watch_mu_);
-    pending_watches_.push_back(me);
-    while (!me->done && watch_loader_) watch_cv_.Wait();
-    if (!me->done) {
-      watch_loader_ = true;
-      lock.Unlock();
-      std::vector<std::shared_ptr<WatchLoad>> batch;
-      {
-        // Those that come while a refresh holds refresh_mu_ join this load.
-        MutexLock refresh(&refresh_mu_);
-        lock.Lock();
-        batch.swap(pending_watches_);
-        lock.Unlock();
-        LoadWatches(batch);
-      }
-      lock.Lock();
-      for (auto& w : batch) w->done = true;
-      watch_loader_ = false;
-      watch_cv_.SignalAll();
-    }
-  }
-  auto state = cache->state;
-  std::weak_ptr<TreeCache> weak = cache;
-  return std::unique_ptr<CountedSubscription>(
-      std::make_unique<SubscriptionHandle>(state, [this, weak] {
-        MutexLock lock(&data_mu_);
-        auto c = weak.lock();
-        std::erase_if(caches_, [&](const auto& entry) { return entry.second == c; });
-      }));
+  return caches_.Watch(Full(key), executor, std::move(callback), std::move(policy));
 }
 
 }  // namespace elasticjob::reg

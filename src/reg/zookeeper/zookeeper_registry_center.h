@@ -1,24 +1,22 @@
 // The ZooKeeper registry center, over the client seam (reg/client/registry_client.h): by
 // default a ZooKeeperClient (the official C client, libzookeeper-mt) made from the URL, or
-// the client it is given. It holds the registry's side (reads, writes, batching, the lease,
-// the latch, the subtree caches); the client holds the session, connect and retry, and the
-// C client's ownership rules.
+// the client it is given (memory:// gives a MemoryClient). It holds the registry's side
+// (reads, writes, the latch) and composes the backend-independent components over the seam:
+// the subtree caches (TreeCacheSet: Watch, cached reads, read-your-writes), the write
+// pipeline (WritePipeline: batched asynchronous transactions) and the session lease
+// (SessionLease). The client holds the session, connect and retry, and the C client's
+// ownership rules.
 //
 // Threads: the client's event thread runs watch and completion callbacks, which only post
-// work to this class's own worker thread, which re-arms watches, refreshes caches, replaces
+// work to this class's own worker thread, which runs the caches' refreshes, replaces
 // expired sessions and fans out connection states. User callbacks run on the executors
 // users pass. Blocking calls run on the caller's thread (docs/registry.md).
 //
-// Caches: Watch(key) keeps the subtree at `key` in memory, refreshed by one-shot watches
-// that are re-armed on every event (the 3.8 C API has no persistent recursive watches), and
-// fully re-synchronised after every reconnect and new session. Get, IsExisted and
-// GetChildrenKeys on a cached key cost no round trip; this instance's own writes are applied
-// to the cache at once (read-your-writes), without waiting for a refresh in progress (a read
-// of it sent before the write is not applied over the write). Concurrent Watch calls load
-// their caches together. Watch events are refreshed in batches: every path
-// whose watch fired since the last pass is read again in one pipelined round trip, and a
-// subtree loads one round trip per level. A WatchPolicy spares the watches (and the requests
-// that set them again) that nodes created and deleted but never updated do not need.
+// Caches: Watch(key) keeps the subtree at `key` in memory (TreeCacheSet, whose header says
+// how). Get, IsExisted and GetChildrenKeys on a cached key cost no round trip; this
+// instance's own writes are applied to the caches at once (read-your-writes). Requests are
+// numbered here as the client hands them over (CountRequest), one order for the caches'
+// reads, the blocking writes and the write pipeline.
 //
 // Thread safety: safe for concurrent use.
 #ifndef ELASTICJOB_REG_ZOOKEEPER_ZOOKEEPER_REGISTRY_CENTER_H_
@@ -26,12 +24,10 @@
 
 #include <array>
 #include <atomic>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +37,7 @@
 #include "reg/registry_base.h"
 #include "reg/registry_url.h"
 #include "reg/session_lease.h"
+#include "reg/tree_cache_set.h"
 #include "reg/write_pipeline.h"
 
 namespace elasticjob::reg {
@@ -151,45 +148,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   Result<std::vector<std::string>> GetChildrenDirectly(std::string_view key) override;
 
  private:
-  struct CachedNode {
-    std::string value;
-    std::set<std::string> children;
-    // The sequence numbers (NextSeq) of the reads that gave `value` and `children`: a write
-    // of ours sent before them is already in what they read (ApplyLocalWrite).
-    uint64_t value_seq = 0;
-    uint64_t children_seq = 0;
-  };
-  struct TreeCache;
-  struct NodeRead;
   struct Multi;
   struct PendingMulti;
-  using EventsByCache = std::map<std::shared_ptr<TreeCache>, std::vector<TreeEvent>>;
-  struct TreeCache {
-    std::string root;  // full path
-    Executor* executor;
-    std::function<void(const TreeEvent&)> callback;
-    std::shared_ptr<SubscriptionState> state;
-    WatchPolicy policy;  // may be null: watch everything
-    // Guarded by the registry's data_mu_, as `gone` below (a nested struct's fields cannot
-    // name the enclosing object's mutex to the analysis).
-    std::map<std::string, CachedNode> nodes;
-    uint64_t read_seq = 0;  // the newest read applied (drops included)
-    // Nodes a read of their own found gone, with that read's number (their parent's
-    // children may not have been read since): the newest kMaxGone, and the newest number
-    // of those evicted. GUARDED_BY(data_mu_).
-    std::map<std::string, uint64_t> gone;
-    uint64_t gone_evicted_seq = 0;
-  };
-  static constexpr size_t kMaxGone = 256;
-  // Records that a read numbered `seq` found `full` gone. REQUIRES: data_mu_ held.
-  static void RecordGone(TreeCache& cache, const std::string& full, uint64_t seq);
-
-  // The caches' watcher: a fired watch queues its path for the next refresh (MarkDirty).
-  struct CacheWatch final : Watcher {
-    explicit CacheWatch(ZooKeeperRegistryCenter* registry) : self(registry) {}
-    void OnWatch(const WatchEvent& event) override;
-    ZooKeeperRegistryCenter* self;
-  };
 
   // The client's session events (ClientHooks::session): on its event thread, so they only
   // post to the worker; kNewSession (on the replacing thread) resets the lease.
@@ -220,8 +180,8 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   std::string Full(std::string_view key) const;
   std::string Relative(const std::string& full) const;
   // What the caches say of `full`: there, not there, or no cache covers it.
-  enum class Known { kPresent, kAbsent, kUnknown };
-  Known CacheKnows(const std::string& full);
+  using Known = TreeCacheSet::Known;
+  Known CacheKnows(const std::string& full) { return caches_.Knows(full); }
   // Creates `full` and every missing ancestor below the namespace with `mode`, one level at
   // a time (containers cannot be made in a multi-op with the 3.8 client's API). With
   // `trust_cache`, it stops at the first ancestor a cache has; without, it asks the server
@@ -247,96 +207,15 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   Result<std::string> Create(const std::string& full, std::string_view value, CreateMode mode,
                              bool parents);
 
-  // Cache maintenance (refresh_mu_ serialises refreshes; write-through takes data_mu_ only).
-  // Queues `full` for the next refresh pass on the worker (a fired watch, or a node this
-  // instance created whose watches must be armed).
-  static constexpr int kValueEvent = 1;     // its value watch fired
-  static constexpr int kChildrenEvent = 2;  // its children watch fired
-  // A named child (NodeWatches::named_children) not in the cache: set an exists watch, and
-  // read it if it is there.
-  static constexpr int kProbe = 4;
-  void MarkDirty(const std::string& full, int what);
-  // Reads every queued path again, in one pipelined batch.
-  void RefreshDirty();
-  void ResyncAll();
-  // Reads each (cache, path) of `level` (value and children, arming their watches) into its
-  // cache, then the children the cache does not know yet, one round trip per tree level;
-  // `deep` (a resync after the session's watches may have been lost) reloads every child
-  // too. A known child keeps its own watches, which refresh it.
-  struct LoadItem {
-    std::shared_ptr<TreeCache> cache;
-    std::string full;
-    int what;  // k*Event bits: which reads a known node needs
-  };
-  void LoadAll(std::vector<LoadItem> level, bool deep, EventsByCache* events)
-      ELASTICJOB_REQUIRES(refresh_mu_);
-  // How many times a level of a refresh reads, on top of its own reads, the paths whose
-  // watches fired while it waited (LoadAll) before it applies what it read.
-  static constexpr int kCatchUpRounds = 4;
-  // The (cache, path) reads for queued `paths`; takes data_mu_.
-  std::vector<LoadItem> LevelOf(const std::map<std::string, int>& paths);
-  // The paths queued so far (MarkDirty), taken out of the queue, as a level to read.
-  std::vector<LoadItem> TakeDirty();
-  void DropFrom(TreeCache& cache, const std::string& full, std::vector<TreeEvent>* events)
-      ELASTICJOB_REQUIRES(data_mu_);
-  // Applies a write of ours the server accepted (`value`, or nullopt for a delete) to the
-  // caches at once, so that this process reads its own writes. `seq` is the number its request took
-  // as the client handed it over (CountRequest). A cache that has meanwhile applied a read
-  // sent after the write keeps what it read (it is newer: another instance may have changed
-  // the node again, and no watch would tell); where that read did not cover the node, the
-  // node is read again instead (rare: see ReadSince).
+  // Applies a write of ours the server accepted to the caches (TreeCacheSet::ApplyLocalWrite),
+  // after the test seam set_before_local_apply_for_testing.
   void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value,
                        uint64_t seq);
-  // The cache-side half of ApplyLocalWrite, for one cache; appends to `events`.
-  // REQUIRES: data_mu_ held.
-  void ApplyLocalWriteTo(TreeCache& cache, const std::string& full,
-                         const std::optional<std::string>& value, uint64_t seq,
-                         std::vector<TreeEvent>* events) ELASTICJOB_REQUIRES(data_mu_);
-  // Loads the caches of concurrent Watch calls together (one round trip per tree level for
-  // all of them) and registers them. REQUIRES: refresh_mu_ held.
-  struct WatchLoad;
-  void LoadWatches(const std::vector<std::shared_ptr<WatchLoad>>& batch)
-      ELASTICJOB_REQUIRES(refresh_mu_);
-  // A write of ours applied to the caches while a load's reads were on their way (it does
-  // not wait for the load: a refresh's round trips would hold up every writer). A read sent
-  // before it (a smaller number) shows the node as it was and must not undo it.
-  struct LocalWrite {
-    uint64_t seq = 0;
-    bool written = false;  // a create or set; else a delete
-    std::string value;     // what it wrote
-  };
-  // The write of `full` applied after a read numbered `seq` was sent, or nullptr.
-  // REQUIRES: data_mu_ held.
-  const LocalWrite* WrittenAfter(const std::string& full, uint64_t seq) const
-      ELASTICJOB_REQUIRES(data_mu_);
-  // `children` (a read numbered `seq` of `full`'s) with our writes since applied to it.
-  // REQUIRES: data_mu_ held.
-  void MergeWritesAfter(const std::string& full, uint64_t seq,
-                        std::set<std::string>& children) const ELASTICJOB_REQUIRES(data_mu_);
-  // Whether `cache` holds, for `full`, a read newer than our write numbered `seq` (a create
-  // or set when `written`, else a delete), so that the write must not be applied over it
-  // (see ApplyLocalWrite). If it may but cannot tell (the record of a node found gone was
-  // evicted), queues `full` and its parent to be read again and answers true too.
-  // REQUIRES: data_mu_ held.
-  bool ReadSince(TreeCache& cache, const std::string& full, bool written, uint64_t seq)
-      ELASTICJOB_REQUIRES(data_mu_);
-  // Request order, for ApplyLocalWrite: every request, blocking or asynchronous (a write
+  // Request order, for read-your-writes: every request, blocking or asynchronous (a write
   // pipeline's multi-op too: WritePipeline::Hooks::numbered), takes the number it got as the
   // client handed it over (CountRequest, Numbered), so a read numbered after a write left
   // after it and shows it.
   uint64_t NextSeq() { return send_seq_.fetch_add(1, std::memory_order_relaxed) + 1; }
-  void Deliver(TreeCache& cache, std::vector<TreeEvent> events);
-  NodeWatches WatchesOf(const TreeCache& cache, const std::string& full) const;
-  // Whether `full` (at or below `cache.root`) is inside the cache: not a child that its
-  // parent's policy leaves out by naming the others (NodeWatches::named_children).
-  bool Covers(const TreeCache& cache, const std::string& full) const;
-  // Whether `full` is one of its parent's named children in `cache`.
-  bool IsNamedChild(const TreeCache& cache, const std::string& full) const;
-  // The caches covering `full` (Covers). REQUIRES: data_mu_ held.
-  std::vector<std::shared_ptr<TreeCache>> CachesCovering(const std::string& full)
-      ELASTICJOB_REQUIRES(data_mu_);
-  // The deepest cache covering `full`, or nullptr. REQUIRES: data_mu_ held.
-  TreeCache* CacheFor(const std::string& full) ELASTICJOB_REQUIRES(data_mu_);
 
   const RegistryUrl url_;
   const std::string prefix_;  // "/namespace"
@@ -348,42 +227,14 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
   SessionLease lease_;
   // The leader latch (ExecuteInLeader), over the client; the client is closed before it goes.
   LeaderLatch latch_;
-  CacheWatch cache_watch_{this};
+  // The subtree caches (Watch), their refreshes and read-your-writes (after client_, as the
+  // pipeline; the worker runs their refreshes and is joined before they go).
+  TreeCacheSet caches_;
   ThreadPool worker_{1};  // serial: one thread
 
   Mutex state_mu_;
   CondVar state_cv_{&state_mu_};  // signalled when Close begins
   bool closing_ ELASTICJOB_GUARDED_BY(state_mu_) = false;
-
-  Mutex refresh_mu_;
-  Mutex data_mu_;
-  // By root; several subscriptions may watch one key.
-  std::multimap<std::string, std::shared_ptr<TreeCache>> caches_ ELASTICJOB_GUARDED_BY(data_mu_);
-
-  // Our writes applied while a load level's reads were on their way (loading_), by path;
-  // cleared when that level is applied.
-  std::map<std::string, LocalWrite> recent_writes_ ELASTICJOB_GUARDED_BY(data_mu_);
-  bool loading_ ELASTICJOB_GUARDED_BY(data_mu_) = false;
-
-  // Our writes applied while Watch caches were loading (watch_loading_): applied to those
-  // caches too once they are registered.
-  struct ReplayWrite {
-    std::string full;
-    std::optional<std::string> value;
-    uint64_t seq;
-  };
-  std::vector<ReplayWrite> watch_load_writes_ ELASTICJOB_GUARDED_BY(data_mu_);
-  bool watch_loading_ ELASTICJOB_GUARDED_BY(data_mu_) = false;
-
-  // Watch calls waiting for their cache's load; one of them loads for all (LoadWatches).
-  Mutex watch_mu_;
-  CondVar watch_cv_{&watch_mu_};
-  std::vector<std::shared_ptr<WatchLoad>> pending_watches_ ELASTICJOB_GUARDED_BY(watch_mu_);
-  bool watch_loader_ ELASTICJOB_GUARDED_BY(watch_mu_) = false;
-
-  Mutex dirty_mu_;
-  std::map<std::string, int> dirty_ ELASTICJOB_GUARDED_BY(dirty_mu_);  // path -> k*Event bits
-  bool drain_posted_ ELASTICJOB_GUARDED_BY(dirty_mu_) = false;
 
   std::array<std::atomic<uint64_t>, static_cast<size_t>(RequestKind::kCount)> requests_{};
 

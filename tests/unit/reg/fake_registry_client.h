@@ -3,8 +3,9 @@
 // ephemeral and sequential nodes, all-or-nothing multi-ops), one-shot watches, and an event
 // thread that delivers answers and watch events in order, as the C client's does. A test
 // writes as another session would (Write, Remove: the watches fire), holds asynchronous
-// answers back (HoldReplies) to put an event between a request and its answer, and ends the
-// session (Expire: ephemeral nodes and watches go, the hooks hear kExpired).
+// requests back (HoldReplies: unapplied) or only their answers (HoldAnswers: applied) to put
+// an event between a request and its answer, and ends the session (Expire: ephemeral nodes
+// and watches go, the hooks hear kExpired).
 //
 // Thread safety: safe for concurrent use; its own tests call it from one thread.
 #ifndef ELASTICJOB_TESTS_UNIT_REG_FAKE_REGISTRY_CLIENT_H_
@@ -96,6 +97,28 @@ class FakeRegistryClient final : public RegistryClient {
     MutexLock lock(&mu_);
     return held_.size();
   }
+  // From now on, the answers to asynchronous requests are held back, the requests applied (as
+  // a server's answer still on its way: a read shows the tree as it was when it was sent, and
+  // sets its watch then) until ReleaseAnswers; watch events are delivered meanwhile. Close
+  // delivers the held answers.
+  void HoldAnswers() {
+    MutexLock lock(&events_mu_);
+    hold_answers_ = true;
+  }
+  // Delivers the answers held so far, in order, and stops holding them.
+  void ReleaseAnswers() {
+    {
+      MutexLock lock(&events_mu_);
+      hold_answers_ = false;
+      for (auto& a : held_answers_) events_.push_back(std::move(a));
+      held_answers_.clear();
+    }
+    events_cv_.SignalAll();
+  }
+  size_t held_answers() {
+    MutexLock lock(&events_mu_);
+    return held_answers_.size();
+  }
   // The server ends the session: its ephemeral nodes go, every watch is told kExpired and
   // dropped, and the hooks hear kExpired (the owner then calls ReplaceSession).
   void Expire() {
@@ -170,6 +193,7 @@ class FakeRegistryClient final : public RegistryClient {
       child_watches_.clear();
     }
     state_cv_.SignalAll();
+    ReleaseAnswers();
     DrainEvents();  // as zookeeper_close joins its event thread
     AbandonHeld(ClientCode::kClosing);
   }
@@ -206,6 +230,13 @@ class FakeRegistryClient final : public RegistryClient {
       if (closing_) return ClientCode::kClosing;
     }
     return rc;
+  }
+
+  // Waits until every event queued so far has been delivered; returns how many were queued.
+  uint64_t WaitIdleForTesting() override {
+    DrainEvents();
+    MutexLock lock(&events_mu_);
+    return posted_;
   }
 
   ClientCode GetSync(const std::string& path, Watcher* watch, std::string* value,
@@ -550,11 +581,21 @@ class FakeRegistryClient final : public RegistryClient {
       if (hooks_.session) hooks_.session(event);
     });
   }
-  void Answer(std::function<void()> answer) { Post(std::move(answer)); }
+  void Answer(std::function<void()> answer) {
+    {
+      MutexLock lock(&events_mu_);
+      if (hold_answers_) {
+        held_answers_.push_back(std::move(answer));
+        return;
+      }
+    }
+    Post(std::move(answer));
+  }
   void Post(std::function<void()> task) {
     {
       MutexLock lock(&events_mu_);
       events_.push_back(std::move(task));
+      ++posted_;
     }
     events_cv_.SignalAll();
   }
@@ -601,6 +642,9 @@ class FakeRegistryClient final : public RegistryClient {
   CondVar events_cv_{&events_mu_};
   std::deque<std::function<void()>> events_ ELASTICJOB_GUARDED_BY(events_mu_);
   bool delivering_ ELASTICJOB_GUARDED_BY(events_mu_) = false;
+  bool hold_answers_ ELASTICJOB_GUARDED_BY(events_mu_) = false;
+  std::deque<std::function<void()>> held_answers_ ELASTICJOB_GUARDED_BY(events_mu_);
+  uint64_t posted_ ELASTICJOB_GUARDED_BY(events_mu_) = 0;  // events queued so far
   bool stop_events_ ELASTICJOB_GUARDED_BY(events_mu_) = false;
   std::thread events_thread_;  // last: starts once the rest is made
 };
