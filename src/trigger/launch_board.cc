@@ -288,8 +288,9 @@ void LaunchBoard::Batch::Drain(int slice) {
     // Admission first, for the whole run (cheap, never blocking), then the user code.
     bool go[kMaxRun];
     bool any = false;
+    const Clock::WallTime now = clock_.WallNow();
     for (size_t i = first; i < last; ++i) {
-      go[i - first] = units_[i].begin(afters_[i]);
+      go[i - first] = units_[i].begin(afters_[i], now);
       any = any || go[i - first];
     }
     if (begun_.fetch_add(last - first, std::memory_order_acq_rel) + (last - first) == n) {
