@@ -57,7 +57,7 @@ void LaunchBoard::PostAfterRun(Executor& executor, std::function<void()> task) {
 
 void LaunchBoard::AfterStarts(AfterStartsFn fn, void* object, size_t index) {
   if (t_after_starts != nullptr) {
-    t_after_starts->push_back(AfterStart{fn, object, index, *t_unit_keep});
+    t_after_starts->push_back(AfterStart{fn, object, index, t_unit_keep, nullptr});
     return;
   }
   fn(object, index);
@@ -394,6 +394,9 @@ void LaunchBoard::Batch::Watch() {
     {
       MutexLock lock(&slot->mu);
       if (runs == slot->watched) calls.swap(slot->calls);
+      // The units are not released yet: their drainer does that only after taking what is
+      // left here, under this lock.
+      for (AfterStart& call : calls) call.held = *call.unit_keep;
       kept = kept || !slot->calls.empty();
     }
     slot->watched = runs;

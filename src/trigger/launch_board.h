@@ -95,7 +95,11 @@ class LaunchBoard {
     AfterStartsFn fn;
     void* object;
     size_t index;
-    std::shared_ptr<const void> keep;
+    // The unit's `keep`, which holds `object` until its drainer releases its units (after
+    // its own calls): copied into `held` only by the batch's watch as it takes the calls
+    // from a drainer, so that a start on the drainer counts no hold.
+    const std::shared_ptr<const void>* unit_keep;
+    std::shared_ptr<const void> held;
   };
   // One drainer's AfterStarts calls, published after each of its runs; the batch's watch
   // takes them from a drainer whose run has gone on since its last look.
