@@ -56,11 +56,10 @@ void ItemLimiter::Post(std::function<void()> task) {
 }
 
 void ItemLimiter::RunHereOrQueue(const std::function<void()>& task,
-                                 std::shared_ptr<const void> keep) {
+                                 const std::shared_ptr<const void>& keep) {
   if (!Admit([&] { return std::function<void()>([task, keep] { task(); }); })) return;
-  auto self = shared_from_this();  // the task may end the job's last hold on this
-  task();
-  self->Release();
+  task();  // the caller's hold keeps this limiter (the task may end the job's own)
+  Release();
 }
 
 void ItemLimiter::Release() {

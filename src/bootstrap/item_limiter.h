@@ -36,8 +36,9 @@ class ItemLimiter final : public Executor, public std::enable_shared_from_this<I
   void Post(std::function<void()> task) override;
   // Runs `task` on this thread now if the job is below its limit, else queues a copy of it
   // holding `keep` (for the pool). For a thread of the pool that is already there to run it
-  // (a prepared launch): the start in place copies and allocates nothing.
-  void RunHereOrQueue(const std::function<void()>& task, std::shared_ptr<const void> keep);
+  // (a prepared launch): the start in place copies, counts and allocates nothing.
+  // REQUIRES: the caller holds this limiter (a shared_ptr) until the call returns.
+  void RunHereOrQueue(const std::function<void()>& task, const std::shared_ptr<const void>& keep);
   void SetLimit(int limit);
   int limit();
   // Items running now (for tests).

@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "bootstrap/job_code.h"
 #include "bootstrap/runnable_check.h"
 #include "elasticjob/schedule/fixed_rate.h"
 #include "election/leader_node.h"
@@ -403,7 +404,8 @@ Status JobRuntime::StartSteps(bool scheduled, StartHints hints) {
   }
   executor_ = std::make_unique<executor::JobExecutor>(
       *config_service_, *sharding_, *execution_, *failover_, self,
-      std::make_shared<GatedJob>(
+      std::make_shared<JobCode>(
+          typed_,
           std::make_shared<workflow::NodeJob>(typed_, node_runs_,
                                               [this] {
                                                 auto c = config_service_->LoadLastGood();
@@ -684,20 +686,35 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
   if (arming == arming_) ArmNextLocked(fire_time);
 }
 
+namespace {
+
+// A prepared start under the job's item limit. Held by the board's unit while it runs (so
+// the limiter is held for RunHereOrQueue); too large for std::function's own room, it is an
+// allocation of its own, which the board prefetches (Unit::touch).
+struct LimitedRun {
+  std::shared_ptr<ItemLimiter> limiter;
+  std::shared_ptr<const void> keep;
+  std::function<void()> run;
+  void operator()() const { limiter->RunHereOrQueue(run, keep); }
+};
+
+}  // namespace
+
 std::function<void()> JobRuntime::LimitedStart(std::function<void()> run,
-                                               std::shared_ptr<const void> keep) {
+                                               std::shared_ptr<const void> keep,
+                                               const void** touch) {
   // The job's item limit holds for prepared starts too: one beyond it waits in the job's
   // queue instead of holding the launching worker.
-  return [limiter = limiter_, keep = std::move(keep), run = std::move(run)] {
-    limiter->RunHereOrQueue(run, keep);
-  };
+  std::function<void()> limited = LimitedRun{limiter_, std::move(keep), std::move(run)};
+  *touch = limited.target<LimitedRun>();
+  return limited;
 }
 
 std::array<const void*, 5> JobRuntime::StartTouches() {
   // What the start reads besides the executor's own (LaunchUnits names those): the item
   // limit, the user-code gate and the typed job's current state.
   const auto typed = typed_->StartTouches();
-  return {limiter_.get(), gate_.get(), typed[0], typed[1], typed[2]};
+  return {limiter_.get(), gate_->closed_address(), typed[0], typed[1], typed[2]};
 }
 
 executor::RunPath::Owner::Admission JobRuntime::AdmitFire() {

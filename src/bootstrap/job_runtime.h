@@ -180,8 +180,8 @@ class JobRuntime final : public listener::JobController,
   bool CancelArmedLocked() ELASTICJOB_REQUIRES(mu_);
   // executor::RunPath::Owner: what the run path's steps ask of this runtime (run_path.h).
   std::shared_ptr<executor::RunPath::Owner> Hold() override;
-  std::function<void()> LimitedStart(std::function<void()> run,
-                                     std::shared_ptr<const void> keep) override;
+  std::function<void()> LimitedStart(std::function<void()> run, std::shared_ptr<const void> keep,
+                                     const void** touch) override;
   std::array<const void*, 5> StartTouches() override;
   Admission AdmitFire() override;
   void FireSkipped() override;

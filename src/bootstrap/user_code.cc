@@ -29,8 +29,6 @@ void Gate::Close() {
   while (state_.load(std::memory_order_acquire) != kClosed) idle_cv_.Wait();
 }
 
-bool Gate::closed() { return closed_flag_.load(std::memory_order_acquire); }
-
 void LogUserException(Logger* logger, const std::string& job, const std::string& what) {
   std::string error = "unknown exception";
   try {

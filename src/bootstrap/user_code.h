@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "elasticjob/api/job_listener.h"
-#include "elasticjob/api/simple_job.h"
 #include "elasticjob/logger.h"
 #include "elasticjob/mutex.h"
 #include "elasticjob/sharding/job_sharding_strategy.h"
@@ -39,7 +38,9 @@ class Gate {
   void Exit();
   // Refuses every Enter from now on and waits until the calls inside have left.
   void Close();
-  bool closed();
+  bool closed() { return closed_flag_.load(std::memory_order_acquire); }
+  // What closed() reads, for a launch board unit's prefetch (LaunchBoard::Unit::touch).
+  const void* closed_address() const { return &closed_flag_; }
 
   // Enter ... Exit for one scope.
   class Pass {
@@ -90,22 +91,6 @@ void Fenced(Gate& gate, const std::string& job, const char* what, const Fn& fn, 
 // run inside the registry's latch, which the gated registry refuses once closed).
 std::vector<JobListener> GateListeners(std::vector<JobListener> listeners,
                                        std::shared_ptr<Gate> gate);
-
-// The user's job behind `gate`: an item that starts once Join has closed it (one queued
-// behind the job's item limit, say) does not call the job. One that started before runs on.
-class GatedJob final : public SimpleJob {
- public:
-  GatedJob(std::shared_ptr<SimpleJob> inner, std::shared_ptr<Gate> gate)
-      : inner_(std::move(inner)), gate_(std::move(gate)) {}
-  void Execute(const ShardingContext& context) override {
-    if (gate_->closed()) return;
-    inner_->Execute(context);
-  }
-
- private:
-  const std::shared_ptr<SimpleJob> inner_;
-  const std::shared_ptr<Gate> gate_;
-};
 
 // A shared strategy, for a JobShardingStrategyRegistry that owns what it holds.
 class SharedStrategy final : public JobShardingStrategy {

@@ -274,6 +274,8 @@ std::shared_ptr<JobExecutor::Prepared> JobExecutor::PrepareTrigger(
   }
   auto prepared = std::make_shared<Prepared>();
   prepared->executor = this;
+  prepared->controlled = run->config->timeout_ms > 0 || run->config->max_retries > 0;
+  if (pinning_ != nullptr) prepared->pin = pinning_->Pin();
   prepared->changes = plan->changes;
   prepared->contexts.reserve(run->items.size());
   prepared->reports.reserve(run->items.size());
@@ -315,14 +317,22 @@ std::vector<trigger::LaunchBoard::Unit> JobExecutor::LaunchUnits(
   Prepared* p = prepared.get();
   for (size_t i = 0; i < prepared->contexts.size(); ++i) {
     units.push_back(trigger::LaunchBoard::Unit{
-        [p](std::function<void()>& after) { return p->executor->Admit(*p, after); },
+        [p](std::function<void()>& after, Clock::WallTime now) {
+          return p->executor->Admit(*p, after, now);
+        },
         [p, i] { p->executor->RunPrepared(*p, i); },
         prepared,
         // What admission and the start read besides the prepared run's first line (`keep`):
-        // its second, the run's count, the item's context and report, this executor's
-        // start-path members and the user's job.
-        {reinterpret_cast<const char*>(p) + 64, &p->run->remaining, &p->contexts[i],
-         &p->reports[i].duration, &p->reports[i].started, &job_, job_.get(),
+        // its second and third, the run's first (fire time, cancellation, count), the
+        // cancellations, the lines of the item's context and report the start reads or
+        // writes, its time taken, this executor's start-path line and the job's code.
+        {reinterpret_cast<const char*>(p) + 64, reinterpret_cast<const char*>(p) + 128,
+         p->run.get(), p->run->cancel.get(),
+         p->contexts[i].cancellation != p->run->cancel ? p->contexts[i].cancellation.get()
+                                                       : nullptr,
+         &p->contexts[i].job_parameter, &p->contexts[i].cancellation,
+         &p->contexts[i].start_deadline, &p->reports[i].duration, &p->reports[i].started,
+         &p->took[i], &job_, job_.get(),
          // With tracing, the events the start stamps and pushes.
          p->staging.get(), p->running.get(), i < p->starts.size() ? p->starts[i].get() : nullptr,
          i < p->ends.size() ? p->ends[i].get() : nullptr, p->run->last_status.get()}});
@@ -330,7 +340,7 @@ std::vector<trigger::LaunchBoard::Unit> JobExecutor::LaunchUnits(
   return units;
 }
 
-bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
+bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after, Clock::WallTime now) {
   (void)after;  // the marks are written already (claimed at the preparation)
   int state = prepared.state.load(std::memory_order_acquire);
   if (state != Prepared::kPending) return state == Prepared::kAdmitted;
@@ -349,7 +359,7 @@ bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
     fresh = changes.has_value() && *changes == prepared.changes;
   }
   const bool claimed = prepared.claim.load(std::memory_order_acquire) == Prepared::kClaimedAll;
-  const bool overdue = Overdue(*prepared.run->fire_time);
+  const bool overdue = now - *prepared.run->fire_time > overdue_bound_;
   const bool go = admitted && fresh && claimed && !overdue;
   int reason = kAdmittedReason;
   if (!go) {
@@ -362,8 +372,8 @@ bool JobExecutor::Admit(Prepared& prepared, std::function<void()>& after) {
   if (go) {
     sharding_.NoteRunAdmitted(*prepared.run->fire_time);
     if (prepared.staging != nullptr) {
-      // Built ahead: stamped and pushed, the start's only tracing work.
-      const Clock::WallTime now = clock_.WallNow();
+      // Built ahead: stamped (with the board's time for the start) and pushed, the start's
+      // only tracing work.
       prepared.staging->time = now;
       prepared.running->time = now;
       tracing_->bus().Push(std::move(prepared.staging), std::move(prepared.running));
@@ -750,13 +760,14 @@ void JobExecutor::RunItem(const std::shared_ptr<Run>& run, ShardingContext ctx) 
 
 void JobExecutor::RunPrepared(Prepared& prepared, size_t i) {
   const std::shared_ptr<Run>& run = prepared.run;
-  if (run->config->timeout_ms > 0 || run->config->max_retries > 0) [[unlikely]] {
+  if (prepared.controlled) [[unlikely]] {
     return RunControlled(run, prepared.contexts[i], prepared.reports[i],
                          i < prepared.starts.size() ? std::move(prepared.starts[i]) : nullptr,
                          i < prepared.ends.size() ? std::move(prepared.ends[i]) : nullptr);
   }
   prepared.took[i] = RunCode(*run, prepared.contexts[i], prepared.reports[i],
-                             i < prepared.starts.size() ? std::move(prepared.starts[i]) : nullptr);
+                             i < prepared.starts.size() ? std::move(prepared.starts[i]) : nullptr,
+                             prepared.pin.get());
   // The rest of the item's end waits until this drainer has started the units it can take:
   // it delays no other job's start (on a launch board's drainer; elsewhere it runs now).
   trigger::LaunchBoard::AfterStarts(&JobExecutor::EndPrepared, &prepared, i);
@@ -799,7 +810,8 @@ void JobExecutor::RunUserCode(const std::shared_ptr<Run>& run, ShardingContext& 
 }
 
 std::chrono::nanoseconds JobExecutor::RunCode(Run& run, ShardingContext& ctx, ItemRun& report,
-                                              std::unique_ptr<tracing::Event> trace_start) {
+                                              std::unique_ptr<tracing::Event> trace_start,
+                                              const void* pin) {
   report.started = clock_.WallNow();
   if (trace_start != nullptr) tracing_->PushStart(std::move(trace_start), report.started);
   auto start = std::chrono::steady_clock::now();
@@ -813,7 +825,12 @@ std::chrono::nanoseconds JobExecutor::RunCode(Run& run, ShardingContext& ctx, It
     // A run fenced before this item started (its session expired) does not start it, nor
     // does one whose instance has not heard from the registry lately (LeaseAllowsStart).
     if (CancelledOf(run, ctx) == nullptr && LeaseAllowsStart(run, ctx)) {
-      job_->Execute(ctx);  // user code is fenced here
+      // User code is fenced here.
+      if (pinning_ != nullptr) {
+        pinning_->ExecutePinned(ctx, pin);
+      } else {
+        job_->Execute(ctx);
+      }
     }
   } catch (const std::exception& e) {
     report.success = false;

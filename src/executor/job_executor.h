@@ -102,6 +102,7 @@
 #include "elasticjob/thread_annotations.h"
 #include "execution/execution_service.h"
 #include "executor/job_listeners.h"
+#include "executor/pinning_job.h"
 #include "executor/run_ticket.h"
 #include "failover/failover_service.h"
 #include "infra/job_metrics.h"
@@ -155,19 +156,20 @@ class JobExecutor {
               std::function<void()> start_failover_run = nullptr,
               std::function<std::optional<Clock::WallTime>()> due_fire = nullptr)
       : job_(std::move(job)),
+        pinning_(dynamic_cast<PinningJob*>(job_.get())),
         clock_(clock),
+        sharding_(sharding),
+        overdue_bound_(overdue_bound),
+        tracing_(std::move(tracing)),
         control_(control),
         on_item_run_(std::move(on_item_run)),
         config_(config),
-        sharding_(sharding),
         execution_(execution),
         failover_(failover),
         instance_id_(std::move(instance_id)),
         item_pool_(item_pool),
         listeners_(std::move(listeners)),
         registry_changes_(std::move(registry_changes)),
-        overdue_bound_(overdue_bound),
-        tracing_(std::move(tracing)),
         start_failover_run_(std::move(start_failover_run)),
         due_fire_(std::move(due_fire)) {}
 
@@ -301,8 +303,9 @@ class JobExecutor {
   // A prepared run whose plan changed before its fire time: reads everything again.
   void Reread(const std::shared_ptr<Run>& run);
   // The first item start of a prepared run decides for all of them: true to run (`after`
-  // is left empty: the marks were claimed at the preparation).
-  bool Admit(Prepared& prepared, std::function<void()>& after);
+  // is left empty: the marks were claimed at the preparation). `now`: the board's wall time
+  // for the start (LaunchBoard::Unit::begin), against which the run is overdue or not.
+  bool Admit(Prepared& prepared, std::function<void()>& after, Clock::WallTime now);
   // Releases a prepared run that runs nothing (its lane and items), dropping its `done`
   // (RunPath::LetGoEnded, once no misfire re-run follows; Abandon).
   void Drop(const std::shared_ptr<Run>& run);
@@ -357,9 +360,11 @@ class JobExecutor {
                    std::unique_ptr<tracing::Event> start = nullptr,
                    std::unique_ptr<tracing::Event> end = nullptr);
   // The item's start and user code (fenced: cancellation, the session lease), its outcome
-  // and duration in `report`; returns the time the code took.
+  // and duration in `report`; returns the time the code took. `pin`: a prepared run's
+  // (PinningJob::Pin), or null.
   std::chrono::nanoseconds RunCode(Run& run, ShardingContext& ctx, ItemRun& report,
-                                   std::unique_ptr<tracing::Event> start);
+                                   std::unique_ptr<tracing::Event> start,
+                                   const void* pin = nullptr);
   // What follows: the metrics, the trace's end event, the report (on_item_run) and the
   // pass's end after its last item.
   void EndItem(const std::shared_ptr<Run>& run, const ShardingContext& ctx, ItemRun& report,
@@ -436,25 +441,29 @@ class JobExecutor {
   // Calls `run`'s done with `result`, then starts `queued` (if any) on the control executor.
   void Deliver(const std::shared_ptr<Run>& run, Result<Outcome> result, Queued queued);
 
-  // What an item start reads, first and in one cache line (the board prefetches it).
+  // What a prepared item's admission and start read, first and in one cache line (the board
+  // prefetches it).
   alignas(64) const std::shared_ptr<SimpleJob> job_;
+  // job_ when it pins its state for prepared runs (the runtime's JobCode), else null.
+  PinningJob* const pinning_;
   Clock& clock_;
+  metrics::JobMetrics* metrics_ = nullptr;     // borrowed (the runtime's); may be null
+  reg::CoordinatorRegistry* lease_ = nullptr;  // borrowed; null: execution_'s (set_lease_source)
+  sharding::ShardingService& sharding_;
+  // A cron run picked up later than this after its fire time is skipped (Overdue).
+  const std::chrono::milliseconds overdue_bound_;
+  // The rest: read by a start only when it is traced, fails or is let go.
+  const std::shared_ptr<const tracing::JobTracing> tracing_;  // null: tracing off
   Executor& control_;
   const std::function<void(const ItemRun&)> on_item_run_;
-  metrics::JobMetrics* metrics_ = nullptr;  // borrowed (the runtime's); may be null
   infra::JobLogger log_;
-  reg::CoordinatorRegistry* lease_ = nullptr;  // borrowed; null: execution_'s (set_lease_source)
   config::ConfigService& config_;
-  sharding::ShardingService& sharding_;
   execution::ExecutionService& execution_;
   failover::FailoverService& failover_;
   const std::string instance_id_;
   Executor& item_pool_;
   const std::shared_ptr<JobListeners> listeners_;
   const ChangeCount registry_changes_;
-  // A cron run picked up later than this after its fire time is skipped (Overdue).
-  const std::chrono::milliseconds overdue_bound_;
-  const std::shared_ptr<const tracing::JobTracing> tracing_;  // null: tracing off
   // Starts a failover run (RunFailover, with the owner's report) for the failover items this
   // instance has claimed and does not run yet; null: a trigger runs them instead of its
   // items, as ElasticJob's does.

@@ -17,7 +17,16 @@
 
 namespace elasticjob::executor {
 
-struct JobExecutor::Run {
+// What a prepared run's item start reads of it comes first, in one cache line (the launch
+// board prefetches it): its fire time, its cancellation and its count of items left.
+struct alignas(64) JobExecutor::Run {
+  std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
+  // Requested by Fence and by an operator's stop; the items' contexts carry it (a SCRIPT
+  // item's group is killed). A misfire re-run of a stopped run gets a new one (it stands for
+  // a later fire). Replaced only between passes, under item_cancels_mu; read there by
+  // CancelRun, and without the lock by the pass's own threads.
+  std::shared_ptr<Cancellation> cancel = std::make_shared<Cancellation>();
+  std::atomic<size_t> remaining{0};
   std::shared_ptr<const JobConfiguration> config;
   std::shared_ptr<const Plan> plan;  // the plan it was started from, if any
   std::vector<int> items;
@@ -27,7 +36,6 @@ struct JobExecutor::Run {
   bool holding = false;         // `items` are in running_items_ (ours to release)
   std::shared_ptr<const std::map<int, std::string>> params;
   std::string task_id;
-  std::optional<Clock::WallTime> fire_time;  // a cron run's, until its misfire re-run
   // While it waits for the sharding: its fire time (ticks), which a later trigger moves.
   std::atomic<Clock::WallTime::rep> sharding_fire{0};
   uint64_t session = 0;  // the registry session its items were claimed in
@@ -48,11 +56,6 @@ struct JobExecutor::Run {
   // That session ended before the run did (Complete saw it, or Fence): others may own the
   // items now. atomic: Fence sets it on the job's strand while the run goes on elsewhere.
   std::atomic<bool> session_lost{false};
-  // Requested by Fence and by an operator's stop; the items' contexts carry it (a SCRIPT
-  // item's group is killed). A misfire re-run of a stopped run gets a new one (it stands for
-  // a later fire). Replaced only between passes, under item_cancels_mu; read there by
-  // CancelRun, and without the lock by the pass's own threads.
-  std::shared_ptr<Cancellation> cancel = std::make_shared<Cancellation>();
   // A run of several items gives each its own cancellation (an operator's stop of one item
   // ends that item only), requested with `cancel` by CancelRun; a one-item run's item
   // carries `cancel` itself.
@@ -61,7 +64,6 @@ struct JobExecutor::Run {
   // An operator's one-time job parameter (`trigger/{id}`'s value), in place of the config's.
   std::optional<std::string> parameter;
   Done done;
-  std::atomic<size_t> remaining{0};
   // Every item of this pass has returned (its end is being written): nothing left to cancel.
   std::atomic<bool> items_done{false};
   // Tracing: what the pass's events share, and its failed items' errors (TASK_ERROR).
@@ -94,21 +96,29 @@ struct alignas(64) JobExecutor::Prepared {
   // Why it was let go (JobExecutor::LetGoReason), written by whoever let it go, before it
   // counts `meet` down.
   int reason = 0;
-  std::weak_ptr<Prepared> self;
+  // The run's configuration times its items out or retries them (RunControlled), read
+  // here once at the preparation: the start reads no configuration.
+  bool controlled = false;
+  // The second and third lines: what an item's start reads.
   std::shared_ptr<Run> run;
-  Result<std::vector<int>> claimed{std::vector<int>{}};  // written before `claim` is
+  // The job's state its starts read (PinningJob::Pin at the preparation; null: none), held
+  // until the run's items have ended.
+  std::shared_ptr<const void> pin;
   // Per item, worked out ahead: its context and its report (strings and all), so that the
   // start at the fire time reads this object and the job's, and allocates nothing.
   std::vector<ShardingContext> contexts;
   std::vector<ItemRun> reports;
   std::vector<std::chrono::nanoseconds> took;  // each item's user code, till its end's turn
-  std::function<void()> skipped;
   // Tracing: the items' start and end events and the pass's first two status events, built
   // ahead (the last one is the run's last_status).
   std::vector<std::unique_ptr<tracing::Event>> starts;
   std::vector<std::unique_ptr<tracing::Event>> ends;
   std::unique_ptr<tracing::Event> staging;
   std::unique_ptr<tracing::Event> running;
+  // Read after the starts.
+  std::weak_ptr<Prepared> self;
+  Result<std::vector<int>> claimed{std::vector<int>{}};  // written before `claim` is
+  std::function<void()> skipped;
 };
 
 }  // namespace elasticjob::executor

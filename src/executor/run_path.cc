@@ -231,10 +231,16 @@ void RunPath::Launch(const std::shared_ptr<JobExecutor::Prepared>& prepared,
   const std::array<const void*, 5> ours = owner_.StartTouches();
   for (auto& unit : units) {
     // A queued start outlives the board's hold on the prepared run: it holds it too.
-    unit.run = owner_.LimitedStart(std::move(unit.run), unit.keep);
+    const void* limited = nullptr;
+    unit.run = owner_.LimitedStart(std::move(unit.run), unit.keep, &limited);
     size_t next = 0;  // into the slots LaunchUnits left empty
     for (const void*& slot : unit.touch) {
-      if (slot == nullptr && next < ours.size()) slot = ours[next++];
+      if (slot != nullptr) continue;
+      if (next < ours.size()) {
+        slot = ours[next++];
+      } else if (limited != nullptr) {
+        slot = std::exchange(limited, nullptr);
+      }
     }
   }
   board.Add(fire_time, std::move(units));

@@ -93,9 +93,11 @@ class RunPath {
     virtual std::shared_ptr<Owner> Hold() = 0;
     // Launch: `run` started under the job's item limit (run here, or queued while the limit
     // is reached; `keep` held for the queued start). Called when the run is launched, not at
-    // its fire time.
+    // its fire time. Sets `*touch` to what the returned function reads when called besides
+    // `run` (its own state, for the board's prefetch; null: nothing).
     virtual std::function<void()> LimitedStart(std::function<void()> run,
-                                               std::shared_ptr<const void> keep) = 0;
+                                               std::shared_ptr<const void> keep,
+                                               const void** touch) = 0;
     // Launch: memory an item start reads besides the executor's (for the board's prefetch).
     virtual std::array<const void*, 5> StartTouches() = 0;
     // Fire: stopped (the fire's count released: Released), paused (FireSkipped, then

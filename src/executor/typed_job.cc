@@ -138,6 +138,7 @@ Status TypedJob::Update(const JobConfiguration& config) {
   if (!next.ok()) return next.status();
   MutexLock lock(&mu_);
   current_ = std::make_shared<const Current>(*std::move(next));
+  latest_.store(current_.get(), std::memory_order_release);
   return Status::Ok();
 }
 
@@ -149,7 +150,12 @@ std::string TypedJob::error_handler_type() {
 std::array<const void*, 3> TypedJob::StartTouches() {
   MutexLock lock(&mu_);
   const Current* now = current_.get();
-  return {&mu_, now, now != nullptr ? now->executor.get() : nullptr};
+  return {&latest_, now, now != nullptr ? now->executor.get() : nullptr};
+}
+
+std::shared_ptr<const void> TypedJob::Pin() {
+  MutexLock lock(&mu_);
+  return current_;
 }
 
 void TypedJob::Execute(const ShardingContext& context) {
@@ -158,7 +164,15 @@ void TypedJob::Execute(const ShardingContext& context) {
     MutexLock lock(&mu_);
     current = current_;
   }
-  const Current& now = *current;
+  Run(*current, context);
+}
+
+void TypedJob::ExecutePinned(const ShardingContext& context, const void* pin) {
+  if (pin == nullptr || pin != latest_.load(std::memory_order_acquire)) return Execute(context);
+  Run(*static_cast<const Current*>(pin), context);
+}
+
+void TypedJob::Run(const Current& now, const ShardingContext& context) {
   std::string cause;
   try {
     now.executor->Process(*now.config, context, state_);

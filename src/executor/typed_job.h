@@ -8,11 +8,15 @@
 // Also where job types are looked up by name: the built-in ones (SCRIPT, HTTP), those
 // registered process-wide (RegisterJobType) and a bootstrap's own (BootstrapOptions::job_types).
 //
-// Thread safety: Execute and Update may be called concurrently.
+// An item's start reads the current executor without a lock when the caller pinned it (Pin,
+// at a prepared run's preparation) and it is still current: one atomic load, no count.
+//
+// Thread safety: Execute, ExecutePinned and Update may be called concurrently.
 #ifndef ELASTICJOB_EXECUTOR_TYPED_JOB_H_
 #define ELASTICJOB_EXECUTOR_TYPED_JOB_H_
 
 #include <array>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -56,10 +60,17 @@ class TypedJob final : public SimpleJob {
       const JobConfiguration& config, std::string instance_id, std::function<bool()> eligible,
       error_handler::NotificationSender& sender, std::shared_ptr<Logger> logger = nullptr);
 
-  // What an item's start reads (the lock's line, the current state and its count), for a
-  // launch board unit's prefetch (LaunchBoard::Unit::touch); stale addresses are harmless.
+  // What an item's start reads (the current state's pointer, the state and its executor),
+  // for a launch board unit's prefetch (LaunchBoard::Unit::touch); stale addresses are
+  // harmless.
   std::array<const void*, 3> StartTouches();
   void Execute(const ShardingContext& context) override;
+  // The current state (executor, error handler, configuration), for ExecutePinned; never
+  // null once Create has returned.
+  std::shared_ptr<const void> Pin();
+  // Execute, with `pin` (Pin's, held by the caller; may be null) when it is still the
+  // current state: no lock and no count; else as Execute.
+  void ExecutePinned(const ShardingContext& context, const void* pin);
   // Passes an item failure the runtime decided (an execution timeout, an operator's stop) to
   // the job's error handler; never throws.
   void HandleFailure(const ShardingContext& context, const std::string& cause);
@@ -93,6 +104,8 @@ class TypedJob final : public SimpleJob {
         sender_(sender),
         logger_(std::move(logger)) {}
   Result<Current> Build(const JobConfiguration& config);
+  // One item with `now`'s executor and error handler.
+  void Run(const Current& now, const ShardingContext& context);
 
   const JobItemExecutorFactory factory_;
   const std::shared_ptr<JobItemExecutor> fixed_;
@@ -104,6 +117,10 @@ class TypedJob final : public SimpleJob {
   // Immutable once built: an item's start copies one pointer (one count on one line),
   // not the three parts.
   std::shared_ptr<const Current> current_ ELASTICJOB_GUARDED_BY(mu_);
+  // current_.get(), stored under mu_ after current_ (release): ExecutePinned compares its
+  // pin with it. A pin is held by its caller, so no later state can take its address: equal
+  // means current.
+  std::atomic<const Current*> latest_{nullptr};
 };
 
 }  // namespace elasticjob::executor

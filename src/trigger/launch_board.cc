@@ -57,7 +57,7 @@ void LaunchBoard::PostAfterRun(Executor& executor, std::function<void()> task) {
 
 void LaunchBoard::AfterStarts(AfterStartsFn fn, void* object, size_t index) {
   if (t_after_starts != nullptr) {
-    t_after_starts->push_back(AfterStart{fn, object, index, *t_unit_keep});
+    t_after_starts->push_back(AfterStart{fn, object, index, t_unit_keep, nullptr});
     return;
   }
   fn(object, index);
@@ -288,8 +288,9 @@ void LaunchBoard::Batch::Drain(int slice) {
     // Admission first, for the whole run (cheap, never blocking), then the user code.
     bool go[kMaxRun];
     bool any = false;
+    const Clock::WallTime now = clock_.WallNow();
     for (size_t i = first; i < last; ++i) {
-      go[i - first] = units_[i].begin(afters_[i]);
+      go[i - first] = units_[i].begin(afters_[i], now);
       any = any || go[i - first];
     }
     if (begun_.fetch_add(last - first, std::memory_order_acq_rel) + (last - first) == n) {
@@ -393,6 +394,9 @@ void LaunchBoard::Batch::Watch() {
     {
       MutexLock lock(&slot->mu);
       if (runs == slot->watched) calls.swap(slot->calls);
+      // The units are not released yet: their drainer does that only after taking what is
+      // left here, under this lock.
+      for (AfterStart& call : calls) call.held = *call.unit_keep;
       kept = kept || !slot->calls.empty();
     }
     slot->watched = runs;

@@ -59,10 +59,11 @@ namespace elasticjob::trigger {
 class LaunchBoard {
  public:
   // The most addresses a unit names for prefetching.
-  static constexpr size_t kTouches = 18;
+  static constexpr size_t kTouches = 24;
   struct Unit {
-    // Whether to run; may set `after`. Must not block.
-    std::function<bool(std::function<void()>& after)> begin;
+    // Whether to run; may set `after`. Must not block. `now`: the wall time the drainer read
+    // just before the begins of its run of units (one clock read per run, not per unit).
+    std::function<bool(std::function<void()>& after, Clock::WallTime now)> begin;
     std::function<void()> run;         // user code
     std::shared_ptr<const void> keep;  // what the two point to, held for them
     // Memory the two read (null: none), fetched for a run of units before the first of them
@@ -94,7 +95,11 @@ class LaunchBoard {
     AfterStartsFn fn;
     void* object;
     size_t index;
-    std::shared_ptr<const void> keep;
+    // The unit's `keep`, which holds `object` until its drainer releases its units (after
+    // its own calls): copied into `held` only by the batch's watch as it takes the calls
+    // from a drainer, so that a start on the drainer counts no hold.
+    const std::shared_ptr<const void>* unit_keep;
+    std::shared_ptr<const void> held;
   };
   // One drainer's AfterStarts calls, published after each of its runs; the batch's watch
   // takes them from a drainer whose run has gone on since its last look.

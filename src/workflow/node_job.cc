@@ -20,8 +20,6 @@ std::string Dump(const nlohmann::json& j) {
 
 }  // namespace
 
-bool IsEnvelope(std::string_view parameter) { return parameter.starts_with(kEnvelopePrefix); }
-
 std::string EncodeEnvelope(const Envelope& e) {
   nlohmann::json j = {
       {"workflow", e.workflow}, {"instance", e.instance}, {"node", e.node}, {"attempt", e.attempt}};

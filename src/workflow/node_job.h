@@ -26,6 +26,7 @@
 #include "elasticjob/thread_annotations.h"
 #include "infra/log.h"
 #include "reg/coordinator_registry.h"
+#include "workflow/workflow_node.h"
 
 namespace elasticjob::workflow {
 
@@ -40,7 +41,11 @@ struct Envelope {
   std::string context_json = "{}";   // the workflow context
 };
 
-bool IsEnvelope(std::string_view parameter);
+// Whether `parameter` is a workflow run request's (it starts with kEnvelopePrefix): read at
+// every item start, so inline.
+inline bool IsEnvelope(std::string_view parameter) {
+  return parameter.starts_with(kEnvelopePrefix);
+}
 std::string EncodeEnvelope(const Envelope& envelope);
 // The trigger value that cancels `envelope`'s run (kCancelPrefix).
 std::string EncodeCancel(const Envelope& envelope);

@@ -66,12 +66,14 @@ class Cancellation {
   void Unregister(uint64_t id);
 
  private:
+  // atomic: read without the lock by requested(), on the job's hot path. First, out of the
+  // usual order: an item's start reads it, and the launch board prefetches the object's
+  // first cache line for that.
+  std::atomic<bool> requested_{false};
   mutable Mutex mu_;
   std::string reason_ ELASTICJOB_GUARDED_BY(mu_);
   uint64_t next_id_ ELASTICJOB_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, std::function<void()>> callbacks_ ELASTICJOB_GUARDED_BY(mu_);
-  // atomic: read without the lock by requested(), on the job's hot path.
-  std::atomic<bool> requested_{false};
   // atomic: read by callbacks (grace()), which run under mu_ but may not take it.
   std::atomic<int64_t> grace_ms_{0};
 };

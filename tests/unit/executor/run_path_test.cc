@@ -37,8 +37,9 @@ class FakeOwner final : public RunPath::Owner, public std::enable_shared_from_th
   Admission admission = Admission::kRun;
 
   std::shared_ptr<Owner> Hold() override { return shared_from_this(); }
-  std::function<void()> LimitedStart(std::function<void()> run,
-                                     std::shared_ptr<const void>) override {
+  std::function<void()> LimitedStart(std::function<void()> run, std::shared_ptr<const void>,
+                                     const void** touch) override {
+    *touch = nullptr;
     return run;
   }
   std::array<const void*, 5> StartTouches() override { return {}; }

@@ -75,7 +75,7 @@ class LaunchBoardTest : public ::testing::Test {
  protected:
   Clock::WallTime At(int s) { return Clock::WallTime{} + seconds(s); }
   LaunchBoard::Unit Unit(const std::string& name, bool go = true) {
-    return LaunchBoard::Unit{[this, name, go](std::function<void()>& after) {
+    return LaunchBoard::Unit{[this, name, go](std::function<void()>& after, Clock::WallTime) {
                                log.Add("begin " + name);
                                after = [this, name] { log.Add("after " + name); };
                                return go;
@@ -110,6 +110,28 @@ TEST_F(LaunchBoardTest, UnitsStartAtTheirTimeAndRunOnlyWhenBegunSaysSo) {
   // One drainer: in the order added; "b" was begun, not run.
   EXPECT_EQ(log.entries(),
             (std::vector<std::string>{"begin a", "run a", "begin b", "begin c", "run c"}));
+}
+
+// Admission decides against the time its drainer read as it took the unit's run (a run
+// picked up late is seen late): the board's clock at the start, not the due time.
+TEST_F(LaunchBoardTest, EachBeginIsGivenTheBoardsTimeAtItsStart) {
+  LaunchBoard board(timer, workers, /*drains=*/1, /*most=*/1, control);
+  std::mutex mu;
+  std::vector<Clock::WallTime> seen;
+  std::vector<LaunchBoard::Unit> units;
+  for (int i = 0; i < 3; ++i) {
+    units.push_back(LaunchBoard::Unit{[&](std::function<void()>&, Clock::WallTime now) {
+                                        std::lock_guard<std::mutex> l(mu);
+                                        seen.push_back(now);
+                                        return true;
+                                      },
+                                      [this] { log.Add("run"); }, nullptr});
+  }
+  board.Add(At(101), std::move(units));
+  clock.Advance(seconds(3));  // picked up two seconds after the due time
+  ASSERT_TRUE(log.WaitFor(3));
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_EQ(seen, (std::vector<Clock::WallTime>(3, At(103))));
 }
 
 TEST_F(LaunchBoardTest, AfterWorkGoesToControlOnceEveryUnitHasBegun) {
@@ -163,7 +185,7 @@ TEST_F(LaunchBoardTest, SlowUserCodeHasAnotherWorkerTakeTheRestOfTheBatch) {
   bool second_ran = false;
   bool first_gave_up = false;
   std::vector<LaunchBoard::Unit> units;
-  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
                                     [&] {
                                       log.Add("first started");
                                       std::unique_lock<std::mutex> l(mu);
@@ -172,7 +194,7 @@ TEST_F(LaunchBoardTest, SlowUserCodeHasAnotherWorkerTakeTheRestOfTheBatch) {
                                       log.Add("first");
                                     },
                                     nullptr});
-  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
                                     [&] {
                                       std::lock_guard<std::mutex> l(mu);
                                       second_ran = true;
@@ -213,7 +235,7 @@ TEST_F(LaunchBoardTest, AfterStartsCallsRunOnceTheDrainerHasNoUnitLeft) {
   } ends{&log};
   std::vector<LaunchBoard::Unit> units;
   for (int i = 0; i < 20; ++i) {
-    units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+    units.push_back(LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
                                       [this, &ends, i] {
                                         log.Add("run " + std::to_string(i));
                                         LaunchBoard::AfterStarts(
@@ -254,7 +276,7 @@ TEST_F(LaunchBoardTest, AfterStartsKeptBehindASlowUnitRunAtTheWatch) {
   };
   auto gate = std::make_shared<Gate>();
   std::vector<LaunchBoard::Unit> units;
-  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
                                     [&ends] {
                                       LaunchBoard::AfterStarts(
                                           [](void* object, size_t) {
@@ -263,7 +285,7 @@ TEST_F(LaunchBoardTest, AfterStartsKeptBehindASlowUnitRunAtTheWatch) {
                                           &ends, 0);
                                     },
                                     nullptr});
-  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
                                     [this, gate] {
                                       log.Add("slow started");
                                       std::unique_lock<std::mutex> l(gate->mu);
@@ -312,7 +334,8 @@ TEST_F(LaunchBoardTest, NoMoreThanMostDrainersRunUserCodeAtOnce) {
   };
   std::vector<LaunchBoard::Unit> units;
   for (int i = 0; i < 3; ++i) {
-    units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; }, slow, nullptr});
+    units.push_back(LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
+                                      slow, nullptr});
   }
   board.Add(At(101), std::move(units));
   clock.Advance(seconds(1));
@@ -346,7 +369,7 @@ TEST_F(LaunchBoardTest, EndsPostedWhileUnitsAreLeftGoOnceTheLastUnitIsTakenInOne
   std::vector<size_t> ends_seen_by_run;  // the ends posted when each unit ran
   std::vector<LaunchBoard::Unit> units;
   for (std::string name : {"a", "b", "c"}) {
-    units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+    units.push_back(LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
                                       [&, name] {
                                         ends_seen_by_run.push_back(ends.RunAll());
                                         LaunchBoard::PostAfterRun(
@@ -376,9 +399,9 @@ TEST_F(LaunchBoardTest, EndsKeptGoAfterTheHoldWhenASlowUnitKeepsTheRestWaiting) 
   bool slow_started = false;
   std::vector<LaunchBoard::Unit> units;
   units.push_back(LaunchBoard::Unit{
-      [](std::function<void()>&) { return true; },
+      [](std::function<void()>&, Clock::WallTime) { return true; },
       [&] { LaunchBoard::PostAfterRun(ends, [&] { log.Add("end fast"); }); }, nullptr});
-  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
                                     [&] {
                                       {
                                         std::lock_guard<std::mutex> l(mu);
@@ -391,7 +414,8 @@ TEST_F(LaunchBoardTest, EndsKeptGoAfterTheHoldWhenASlowUnitKeepsTheRestWaiting) 
                                       }
                                     },
                                     nullptr});
-  units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; }, [] {}, nullptr});
+  units.push_back(LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
+                                    [] {}, nullptr});
   board.Add(At(101), std::move(units));
   clock.Advance(seconds(1));
   {
@@ -419,7 +443,7 @@ TEST_F(LaunchBoardTest, ABatchThatGrowsLargeHasEveryDrainerStandingByAtItsTime) 
   TimerScheduler real_timer(Clock::System(), real_timer_pool, 0, std::chrono::milliseconds(150));
   LaunchBoard board(real_timer, spy, /*drains=*/2, /*most=*/2, control_pool);
   const auto run = [&](const std::string& name) {
-    return LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+    return LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
                              [this, name] { log.Add(name); }, nullptr};
   };
   std::vector<LaunchBoard::Unit> one;
@@ -451,7 +475,7 @@ TEST_F(LaunchBoardTest, AUnitLeftInASlowDrainersSliceIsTakenByAnother) {
   std::vector<LaunchBoard::Unit> units;
   for (int i = 0; i < 10; ++i) {
     const std::string name = std::to_string(i);
-    units.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+    units.push_back(LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
                                       [&, name] {
                                         log.Add("run " + name);
                                         if (name != "0") return;
@@ -492,7 +516,7 @@ TEST_F(LaunchBoardTest, AWarmBoardHandsALargeBatchOverAheadAndBeginsNoUnitBefore
   const Clock::WallTime due = Clock::System().WallNow() + seconds(1);
   for (size_t i = 0; i < n; ++i) {  // one job at a time, as the runtime adds them
     std::vector<LaunchBoard::Unit> job;
-    job.push_back(LaunchBoard::Unit{[&](std::function<void()>&) {
+    job.push_back(LaunchBoard::Unit{[&](std::function<void()>&, Clock::WallTime) {
                                       std::lock_guard<std::mutex> l(mu);
                                       begun.push_back(Clock::System().WallNow());
                                       return true;
@@ -527,7 +551,7 @@ TEST_F(LaunchBoardTest, ASmallBatchOnAWarmBoardIsHandedOverAtItsTime) {
                     std::chrono::milliseconds(100));
   const Clock::WallTime due = Clock::System().WallNow() + std::chrono::milliseconds(300);
   std::vector<LaunchBoard::Unit> one;
-  one.push_back(LaunchBoard::Unit{[](std::function<void()>&) { return true; },
+  one.push_back(LaunchBoard::Unit{[](std::function<void()>&, Clock::WallTime) { return true; },
                                   [this] { log.Add("alone"); }, nullptr});
   board.Add(due, std::move(one));
   ASSERT_TRUE(log.WaitFor(1));
