@@ -12,7 +12,7 @@
 
 #include "elasticjob/simulated_clock.h"
 #include "error_handler/notification_sender.h"
-#include "reg/memory/memory_registry_center.h"
+#include "reg/memory/memory_registry.h"
 
 namespace elasticjob::bootstrap {
 namespace {
@@ -36,6 +36,7 @@ class RecordingJob final : public SimpleJob {
 class JobCodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    ASSERT_TRUE(registry_->Init().ok());
     auto config = JobConfiguration::Builder("coded", 1).JobParameter("own").Build();
     ASSERT_TRUE(config.ok());
     auto typed =
@@ -52,11 +53,11 @@ class JobCodeTest : public ::testing::Test {
   }
 
   SimulatedClock clock_{Clock::WallTime{} + std::chrono::seconds(1'795'305'600)};
-  std::shared_ptr<reg::MemoryStore> store_ = std::make_shared<reg::MemoryStore>(clock_);
-  reg::MemoryRegistryCenter registry_{store_, "ns"};
+  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ =
+      reg::NewMemoryRegistry(std::make_shared<reg::MemoryServer>(clock_), "ns");
   ThreadPool pool_{1};
   std::shared_ptr<workflow::NodeRuns> runs_ =
-      std::make_shared<workflow::NodeRuns>(registry_, pool_, "coded");
+      std::make_shared<workflow::NodeRuns>(*registry_, pool_, "coded");
   error_handler::NotificationSender sender_;
   std::shared_ptr<RecordingJob> job_ = std::make_shared<RecordingJob>();
   std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
