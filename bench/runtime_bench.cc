@@ -58,7 +58,7 @@
 #include "elasticjob/executor.h"
 #include "elasticjob/metrics/metrics.h"
 #include "elasticjob/reg/registry_center.h"
-#include "reg/zookeeper/zookeeper_registry_center.h"
+#include "reg/composed_registry.h"
 
 namespace {
 
@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
     pickup_ms.push_back(std::chrono::duration<double, std::milli>(t.started - t.scheduled).count());
   };
   options.on_trigger = [f = &on_trigger](const elasticjob::TriggerReport& t) { (*f)(t); };
-  auto* zk = dynamic_cast<elasticjob::reg::ZooKeeperRegistryCenter*>(reg->get());
+  auto* zk = dynamic_cast<elasticjob::reg::ComposedRegistry*>(reg->get());
   const auto requests_at_start = zk != nullptr ? zk->request_counts() : RequestCounts{};
   std::vector<std::unique_ptr<elasticjob::ScheduleJobBootstrap>> all;
   for (int i = 0; i < jobs; ++i) {

@@ -1,5 +1,5 @@
 // RegistryBase: key validation, subscription plumbing and the connection-state fan-out, under
-// the registry class (reg/zookeeper/zookeeper_registry_center.h). The leader latch is a
+// the registry class (reg/composed_registry.h). The leader latch is a
 // component of its own (reg/leader_latch.h).
 //
 // Thread safety: safe for concurrent use.

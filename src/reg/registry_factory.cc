@@ -1,7 +1,7 @@
 #include "elasticjob/reg/registry_center.h"
+#include "reg/composed_registry.h"
 #include "reg/memory/memory_registry.h"
 #include "reg/registry_url.h"
-#include "reg/zookeeper/zookeeper_registry_center.h"
 
 namespace elasticjob {
 
@@ -14,7 +14,7 @@ Result<std::unique_ptr<RegistryCenter>> NewRegistryCenter(std::string_view url) 
     return std::unique_ptr<RegistryCenter>(
         reg::NewMemoryRegistry(std::move(server), std::move(parsed).value()));
   }
-  return std::unique_ptr<RegistryCenter>(std::make_unique<reg::ZooKeeperRegistryCenter>(*parsed));
+  return std::unique_ptr<RegistryCenter>(std::make_unique<reg::ComposedRegistry>(*parsed));
 }
 
 }  // namespace elasticjob

@@ -58,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto registry = reg::NewMemoryRegistry(
       std::make_shared<reg::MemoryServer>(Clock::System(), std::chrono::milliseconds(0)), "ns");
-  reg::ZooKeeperRegistryCenter& reg = *registry;
+  reg::ComposedRegistry& reg = *registry;
   if (!reg.Init().ok()) return 0;
   // Writes that the registry refuses (a malformed node name) are simply not there.
   auto put = [&](const std::string& node, const std::string& value) {

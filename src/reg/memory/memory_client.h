@@ -1,6 +1,6 @@
 // MemoryClient: the registry's client seam (reg/client/registry_client.h) over MemoryServer,
 // an in-process store that answers as one ZooKeeper server does, so that the registry built
-// on the seam (ZooKeeperRegistryCenter) runs unchanged without a server (docs/registry.md,
+// on the seam (ComposedRegistry) runs unchanged without a server (docs/registry.md,
 // "The client seam"). Several clients (sessions) share one MemoryServer: each sees the
 // others' writes, and one's write fires the others' watches.
 //

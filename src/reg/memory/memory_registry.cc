@@ -5,14 +5,14 @@
 
 namespace elasticjob::reg {
 
-std::unique_ptr<ZooKeeperRegistryCenter> NewMemoryRegistry(std::shared_ptr<MemoryServer> server,
-                                                           RegistryUrl url) {
+std::unique_ptr<ComposedRegistry> NewMemoryRegistry(std::shared_ptr<MemoryServer> server,
+                                                    RegistryUrl url) {
   auto client = std::make_unique<MemoryClient>(std::move(server), url);
-  return std::make_unique<ZooKeeperRegistryCenter>(std::move(url), std::move(client));
+  return std::make_unique<ComposedRegistry>(std::move(url), std::move(client));
 }
 
-std::unique_ptr<ZooKeeperRegistryCenter> NewMemoryRegistry(std::shared_ptr<MemoryServer> server,
-                                                           std::string_view name_space) {
+std::unique_ptr<ComposedRegistry> NewMemoryRegistry(std::shared_ptr<MemoryServer> server,
+                                                    std::string_view name_space) {
   auto url = ParseRegistryUrl("memory://" + std::string(name_space));
   return NewMemoryRegistry(std::move(server), url.ok() ? std::move(url).value() : RegistryUrl{});
 }

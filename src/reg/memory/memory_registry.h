@@ -1,4 +1,4 @@
-// The memory:// registry: the registry built on the client seam (ZooKeeperRegistryCenter)
+// The memory:// registry: the registry built on the client seam (ComposedRegistry)
 // over a MemoryClient of an in-process MemoryServer, so that memory:// has ZooKeeper's
 // semantics by construction (docs/registry.md, "In memory"). NewRegistryCenter makes it for
 // `memory://name` over MemoryServer::Shared(name); tests make it over a server of their own
@@ -11,20 +11,20 @@
 #include <memory>
 #include <string_view>
 
+#include "reg/composed_registry.h"
 #include "reg/memory/memory_client.h"
 #include "reg/registry_url.h"
-#include "reg/zookeeper/zookeeper_registry_center.h"
 
 namespace elasticjob::reg {
 
 // A registry (not yet initialised) with one session on `server`; `url` gives the namespace
 // and the settings (ParseRegistryUrl's, whose memory:// defaults batch no watch events:
 // cacheBatchMs 0).
-std::unique_ptr<ZooKeeperRegistryCenter> NewMemoryRegistry(std::shared_ptr<MemoryServer> server,
-                                                           RegistryUrl url);
+std::unique_ptr<ComposedRegistry> NewMemoryRegistry(std::shared_ptr<MemoryServer> server,
+                                                    RegistryUrl url);
 // The same with `memory://name_space`'s settings. REQUIRES: a valid namespace.
-std::unique_ptr<ZooKeeperRegistryCenter> NewMemoryRegistry(std::shared_ptr<MemoryServer> server,
-                                                           std::string_view name_space);
+std::unique_ptr<ComposedRegistry> NewMemoryRegistry(std::shared_ptr<MemoryServer> server,
+                                                    std::string_view name_space);
 
 }  // namespace elasticjob::reg
 

@@ -10,7 +10,7 @@
 // otherwise). Blocking calls use the C client's synchronous API (answered on its I/O thread),
 // so, beyond the seam's contract, they also work on the event thread: the registry relies on
 // that where an asynchronous transaction's retry runs on an inline executor
-// (ZooKeeperRegistryCenter::PendingMulti::Complete).
+// (ComposedRegistry::PendingMulti::Complete).
 //
 // Threads: the C client's I/O thread and its event (completion) thread; callbacks, watches
 // and session hooks run on the event thread. Thread safety: safe for concurrent use.

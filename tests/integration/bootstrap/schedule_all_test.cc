@@ -20,9 +20,9 @@
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/reg/registry_center.h"
+#include "reg/composed_registry.h"
 #include "reg/memory/memory_registry.h"
 #include "reg/zk_test_server.h"
-#include "reg/zookeeper/zookeeper_registry_center.h"
 #include "unit/bootstrap/forwarding_registry.h"
 
 namespace elasticjob {
@@ -306,7 +306,7 @@ TEST_P(ScheduleAllTest, AJobWhoseLeaderAnotherInstanceElectedMeanwhileKeepsThatL
 
 TEST_P(ScheduleAllTest, ZooKeeperRequestsPerJobStayWithinTheGroupedCount) {
   if (!zookeeper()) GTEST_SKIP() << "memory:// sends no requests";
-  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*reg_);
+  auto& zk = static_cast<reg::ComposedRegistry&>(*reg_);
   constexpr int kJobs = 100;
   // Fresh jobs: one listing, grouped config and online writes (the leader node and the
   // first sharding in the latter: no latch, no flag), the leader node's two containers

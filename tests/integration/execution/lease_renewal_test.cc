@@ -15,8 +15,8 @@
 #include "elasticjob/config/job_configuration.h"
 #include "elasticjob/executor.h"
 #include "elasticjob/reg/registry_center.h"
+#include "reg/composed_registry.h"
 #include "reg/zk_test_server.h"
-#include "reg/zookeeper/zookeeper_registry_center.h"
 
 namespace elasticjob {
 namespace {
@@ -70,7 +70,7 @@ class LeaseRenewalTest : public ::testing::Test {
     if (!made.ok()) return 0;
     std::unique_ptr<RegistryCenter> reg = std::move(made).value();
     EXPECT_TRUE(reg->Init().ok());
-    auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*reg);
+    auto& zk = static_cast<reg::ComposedRegistry&>(*reg);
     RunCounter counter;
     BootstrapOptions options;
     options.on_item_run = [&](const ItemRunReport&) { counter.Add(); };

@@ -2,7 +2,7 @@
 // (memory: what NewRegistryCenter makes of memory://ns, with its settings), against a real
 // ZooKeeper server (Debian's package, started per test by scripts/zk-server.sh), and against
 // the registry class over the in-process memory client with the ZooKeeper backend's settings
-// (memclient). All three are one registry class (ZooKeeperRegistryCenter) over either client.
+// (memclient). All three are one registry class (ComposedRegistry) over either client.
 // Fault injection: session close, kill -9 of another process holding a session, session
 // expiry (the session killed from a second handle, or MemoryClient::Expire), and a server
 // restart.
@@ -22,11 +22,11 @@
 #include <utility>
 
 #include "elasticjob/reg/registry_center.h"
+#include "reg/composed_registry.h"
 #include "reg/coordinator_registry.h"
 #include "reg/memory/memory_client.h"
 #include "reg/memory/memory_registry.h"
 #include "reg/zk_test_server.h"
-#include "reg/zookeeper/zookeeper_registry_center.h"
 
 namespace elasticjob {
 namespace {
@@ -122,7 +122,7 @@ class MemoryBackend final : public Backend {
     return reg::NewMemoryRegistry(server_, std::move(url).value());
   }
   void ExpireSessions(RegistryCenter& client) override {
-    static_cast<reg::ZooKeeperRegistryCenter&>(client).ExpireSession();
+    static_cast<reg::ComposedRegistry&>(client).ExpireSession();
   }
 
  private:
@@ -147,7 +147,7 @@ class MemoryClientBackend final : public Backend {
     url.max_sleep_ms = 500;
     auto client = std::make_unique<reg::MemoryClient>(server_, url);
     reg::MemoryClient* raw = client.get();
-    auto registry = std::make_unique<reg::ZooKeeperRegistryCenter>(url, std::move(client));
+    auto registry = std::make_unique<reg::ComposedRegistry>(url, std::move(client));
     clients_[static_cast<RegistryCenter*>(registry.get())] = raw;
     return registry;
   }
@@ -175,7 +175,7 @@ class ZooKeeperBackend final : public Backend {
     // win its session back before the borrowed handle's close reaches the server, so repeat
     // (bounded) until the client reports LOST. Stopping the server past the timeout instead
     // races the client's reconnect against the server's expiry check.
-    auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(client);
+    auto& zk = static_cast<reg::ComposedRegistry&>(client);
     Recorder lost;
     ThreadPool pool(1);
     auto listener =
@@ -437,7 +437,7 @@ TEST_P(RegistryConformanceTest, StampsGrowWithEveryLaterTransactionOfAnyClient) 
 
 TEST_P(RegistryConformanceTest, AsyncTransactionsSentTogetherLeaveInFewWritesAndInOrder) {
   ASSERT_TRUE(reg_->Persist("/ab", "").ok());
-  auto* zk = dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg_.get());
+  auto* zk = dynamic_cast<reg::ComposedRegistry*>(reg_.get());
   const uint64_t multis_before = zk != nullptr ? zk->request_counts().at("multi") : 0;
   constexpr int kCount = 200;
   constexpr int kFailing = 150;
@@ -681,7 +681,7 @@ TEST_P(RegistryConformanceTest, NamedChildrenKeepOthersOutOfTheCache) {
   ASSERT_TRUE(other->Persist("/n/item/disabled", "again").ok());  // its watch was set again
   EXPECT_TRUE(rec.WaitEvent(TreeEvent::Type::kAdded, "/n/item/disabled", "again"));
   // The others: what the server has, whoever wrote it.
-  auto* zk = dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg_.get());
+  auto* zk = dynamic_cast<reg::ComposedRegistry*>(reg_.get());
   auto requests = [&] {
     uint64_t n = 0;
     for (const auto& [kind, count] : zk->request_counts()) n += count;
@@ -726,7 +726,7 @@ TEST_P(RegistryConformanceTest, AnEmptyItemIsNotReadAndItsUsuallyPresentChildIsR
     if (key.starts_with("/m/item/")) return NodeWatches{true, false};
     return NodeWatches{};
   };
-  auto* zk = dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg_.get());
+  auto* zk = dynamic_cast<reg::ComposedRegistry*>(reg_.get());
   const auto before = zk != nullptr ? zk->request_counts() : std::map<std::string, uint64_t>{};
   Recorder rec;
   auto sub = reg_->WatchTree(
@@ -769,7 +769,7 @@ TEST_P(RegistryConformanceTest,
     }
     return NodeWatches{};
   };
-  auto* zk = dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg_.get());
+  auto* zk = dynamic_cast<reg::ComposedRegistry*>(reg_.get());
   auto requests = [&] {
     uint64_t n = 0;
     for (const auto& [kind, count] : zk->request_counts()) n += count;
@@ -1013,7 +1013,7 @@ TEST_F(ZooKeeperRegistryTest, ContainersBelowAKnownAncestorCostOneCreateEachAndN
   auto reg = Client("belowns");
   ASSERT_TRUE(reg->Init().ok());
   ASSERT_TRUE(reg->Persist("/job", "").ok());
-  auto* zk = dynamic_cast<reg::ZooKeeperRegistryCenter*>(reg.get());
+  auto* zk = dynamic_cast<reg::ComposedRegistry*>(reg.get());
   ASSERT_NE(zk, nullptr);
   auto requests = [&] {
     uint64_t n = 0;
@@ -1116,7 +1116,7 @@ TEST_F(ZooKeeperRegistryTest, CloseAnswersWhatTheServerStillOwes) {
 // Ends `zk`'s session from another handle and waits until it runs on a new, connected one.
 // Called from the registry's before-send seam, it forces a session replacement between the
 // moment a request is owed and the moment it reaches the client.
-void ReplaceSessionNow(reg::ZooKeeperRegistryCenter& zk, int port) {
+void ReplaceSessionNow(reg::ComposedRegistry& zk, int port) {
   Recorder lost;
   ThreadPool pool(1);
   auto listener = zk.AddConnectionStateListener(pool, [&](ConnectionState s) { lost.Add(s); });
@@ -1146,7 +1146,7 @@ TEST_F(ZooKeeperRegistryTest, AWriteSentAcrossASessionReplacementIsAppliedAndAns
   // Before the registry: its testing hook may run (on the worker) until it is destroyed.
   std::atomic<bool> replaced{false};
   auto client = Client("replacewrite");
-  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  auto& zk = static_cast<reg::ComposedRegistry&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   ASSERT_TRUE(zk.Persist("/seq", "").ok());
   zk.set_before_send_for_testing([&] {
@@ -1180,7 +1180,7 @@ TEST_F(ZooKeeperRegistryTest, ACacheLoadAcrossASessionReplacementConverges) {
   // the worker) until it is destroyed.
   std::atomic<bool> replaced{false};
   auto client = Client("replaceload");
-  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  auto& zk = static_cast<reg::ComposedRegistry&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(zk.Persist("/w/n" + std::to_string(i) + "/leaf", std::to_string(i)).ok());
@@ -1215,7 +1215,7 @@ TEST_F(ZooKeeperRegistryTest, ARefreshNeverShowsPartOfATransaction) {
   // Before the registry: its testing hook may run (on the worker) until it is destroyed.
   std::atomic<bool> armed{true};
   auto client = Client("refreshtx", "cacheBatchMs=1500");
-  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  auto& zk = static_cast<reg::ComposedRegistry&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   auto leader = Client("refreshtx");
   ASSERT_TRUE(leader->Init().ok());
@@ -1264,7 +1264,7 @@ struct InterleavedChange {
 // write's application to its cache, `change` runs on `other` (another client of the same
 // namespace), then a marker `other` writes after it shows that `zk`'s cache has read since.
 // `rec` records `zk`'s events under /j.
-std::shared_ptr<InterleavedChange> ChangeBeforeOwnApply(reg::ZooKeeperRegistryCenter& zk,
+std::shared_ptr<InterleavedChange> ChangeBeforeOwnApply(reg::ComposedRegistry& zk,
                                                         RegistryCenter& other, Recorder& rec,
                                                         const std::string& node,
                                                         std::function<Status()> change) {
@@ -1290,7 +1290,7 @@ std::shared_ptr<InterleavedChange> ChangeBeforeOwnApply(reg::ZooKeeperRegistryCe
 // A write of ours is never applied over a read sent after it.
 TEST_F(ZooKeeperRegistryTest, AnOwnWriteNeverHidesAChangeTheCacheReadAfterIt) {
   auto client = Client("ownwrite", "cacheBatchMs=0");
-  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  auto& zk = static_cast<reg::ComposedRegistry&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   auto other = Client("ownwrite");
   ASSERT_TRUE(other->Init().ok());
@@ -1318,7 +1318,7 @@ TEST_F(ZooKeeperRegistryTest, AnOwnWriteNeverHidesAChangeTheCacheReadAfterIt) {
 // is not brought back by our own apply once the cache has read the parent without it.
 TEST_F(ZooKeeperRegistryTest, AnOwnCreateNeverBringsBackANodeDeletedAfterIt) {
   auto client = Client("owncreate", "cacheBatchMs=0");
-  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  auto& zk = static_cast<reg::ComposedRegistry&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   auto other = Client("owncreate");
   ASSERT_TRUE(other->Init().ok());
@@ -1342,7 +1342,7 @@ TEST_F(ZooKeeperRegistryTest, AnOwnWriteSentWhileARefreshReadsIsNotUndoneByThatR
   // Before the registry: its testing hook may run (on the worker) until it is destroyed.
   std::atomic<bool> armed{true};
   auto client = Client("midrefresh", "cacheBatchMs=0");
-  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  auto& zk = static_cast<reg::ComposedRegistry&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   auto other = Client("midrefresh");
   ASSERT_TRUE(other->Init().ok());
@@ -1380,7 +1380,7 @@ TEST_F(ZooKeeperRegistryTest, OwnWritesMadeWhileAWatchLoadsAreInItsCacheWhenItRe
   // Before the registry: its testing hook may run (on the worker) until it is destroyed.
   std::atomic<bool> armed{true};
   auto client = Client("watchload", "cacheBatchMs=0");
-  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*client);
+  auto& zk = static_cast<reg::ComposedRegistry&>(*client);
   ASSERT_TRUE(zk.Init().ok());
   ASSERT_TRUE(zk.Persist("/w/a", "1").ok());
   Status mine = Status::Ok();
@@ -1490,7 +1490,7 @@ TEST_F(ZooKeeperRegistryTest, TheLeaseLapsesWhileTheServerIsSilentAndReturnsWith
 TEST_F(ZooKeeperRegistryTest, AWaitForTheLeaseEndsFalseWhenTheSessionIsReplaced) {
   auto reg = Client("leasens2");
   ASSERT_TRUE(reg->Init().ok());
-  auto& zk = static_cast<reg::ZooKeeperRegistryCenter&>(*reg);
+  auto& zk = static_cast<reg::ComposedRegistry&>(*reg);
   server_.Pause();
   std::this_thread::sleep_for(900ms);  // the fault: the lease lapses
   auto waiter = std::async(std::launch::async,

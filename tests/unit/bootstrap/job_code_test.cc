@@ -53,7 +53,7 @@ class JobCodeTest : public ::testing::Test {
   }
 
   SimulatedClock clock_{Clock::WallTime{} + std::chrono::seconds(1'795'305'600)};
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ =
+  std::unique_ptr<reg::ComposedRegistry> registry_ =
       reg::NewMemoryRegistry(std::make_shared<reg::MemoryServer>(clock_), "ns");
   ThreadPool pool_{1};
   std::shared_ptr<workflow::NodeRuns> runs_ =

@@ -276,8 +276,8 @@ class JobRuntimeShutdownTest : public test_support::RuntimeTest {
     const std::string ns = "leader-shutdown-" + std::to_string(round);
     auto java_session = reg::NewMemoryRegistry(server_, ns);  // the passive (Java) instance's
     auto leader_session = reg::NewMemoryRegistry(server_, ns);
-    reg::ZooKeeperRegistryCenter& java = *java_session;
-    reg::ZooKeeperRegistryCenter& session = *leader_session;
+    reg::ComposedRegistry& java = *java_session;
+    reg::ComposedRegistry& session = *leader_session;
     EXPECT_TRUE(java.Init().ok());
     EXPECT_TRUE(session.Init().ok());
     HoldingRegistry leader(session, Id("10.0.0.1"));

@@ -129,12 +129,12 @@ class GateJob final : public SimpleJob {
 // catch up, not just the one a test reads.
 class LiveSessions {
  public:
-  void Add(reg::ZooKeeperRegistryCenter* r) {
+  void Add(reg::ComposedRegistry* r) {
     std::lock_guard<std::mutex> l(mu_);
     live_.insert(r);
   }
   // Called by a session's deleter before it is destroyed; waits for a WaitIdle in progress.
-  void Remove(reg::ZooKeeperRegistryCenter* r) {
+  void Remove(reg::ComposedRegistry* r) {
     std::lock_guard<std::mutex> l(mu_);
     live_.erase(r);
   }
@@ -148,17 +148,17 @@ class LiveSessions {
 
  private:
   std::mutex mu_;
-  std::set<reg::ZooKeeperRegistryCenter*> live_;
+  std::set<reg::ComposedRegistry*> live_;
 };
 
 struct SessionDeleter {
   std::shared_ptr<LiveSessions> live;
-  void operator()(reg::ZooKeeperRegistryCenter* r) const {
+  void operator()(reg::ComposedRegistry* r) const {
     live->Remove(r);
     delete r;
   }
 };
-using SessionPtr = std::unique_ptr<reg::ZooKeeperRegistryCenter, SessionDeleter>;
+using SessionPtr = std::unique_ptr<reg::ComposedRegistry, SessionDeleter>;
 
 class RuntimeTest : public ::testing::Test {
  protected:

@@ -22,8 +22,8 @@ class ConfigServiceTest : public ::testing::Test {
 
   SimulatedClock clock_{Clock::WallTime{} + std::chrono::hours(24 * 365 * 56)};
   std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>(clock_);
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ = reg::NewMemoryRegistry(server_, "ns");
-  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
+  std::unique_ptr<reg::ComposedRegistry> registry_ = reg::NewMemoryRegistry(server_, "ns");
+  reg::ComposedRegistry& reg_ = *registry_;
   storage::JobNodeStorage storage_{reg_, "orderJob"};
   ConfigService service_{storage_, clock_};
 };

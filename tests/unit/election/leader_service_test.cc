@@ -16,8 +16,8 @@ struct Instance {
         leader(storage, id) {
     EXPECT_TRUE(reg.Init().ok());
   }
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry;
-  reg::ZooKeeperRegistryCenter& reg = *registry;
+  std::unique_ptr<reg::ComposedRegistry> registry;
+  reg::ComposedRegistry& reg = *registry;
   storage::JobNodeStorage storage;
   LeaderService leader;
 };

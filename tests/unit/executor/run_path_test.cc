@@ -277,7 +277,7 @@ class RunPathTest : public ::testing::Test {
   HoldingExecutor control_{pool_};
   ThreadPool timer_pool_{1};
   trigger::TimerScheduler timer_{clock_, timer_pool_};
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> memory_;
+  std::unique_ptr<reg::ComposedRegistry> memory_;
   storage::JobNodeStorage storage_;
   config::ConfigService config_;
   server::ServerService servers_;

@@ -21,9 +21,9 @@ class FailoverServiceTest : public ::testing::Test {
   }
   static constexpr const char* kDead = "10.0.0.1@-@1";
   static constexpr const char* kSurvivor = "10.0.0.2@-@2";
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ =
+  std::unique_ptr<reg::ComposedRegistry> registry_ =
       reg::NewMemoryRegistry(std::make_shared<reg::MemoryServer>(), "ns");
-  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
+  reg::ComposedRegistry& reg_ = *registry_;
   storage::JobNodeStorage storage_{reg_, "job"};
   FailoverService survivor_{storage_, kSurvivor};
 };

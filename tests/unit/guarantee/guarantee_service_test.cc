@@ -16,8 +16,8 @@ class GuaranteeServiceTest : public ::testing::Test {
   }
   SimulatedClock clock_{Clock::WallTime{} + std::chrono::seconds(1'795'305'600)};
   std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>(clock_);
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ = reg::NewMemoryRegistry(server_, "ns");
-  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
+  std::unique_ptr<reg::ComposedRegistry> registry_ = reg::NewMemoryRegistry(server_, "ns");
+  reg::ComposedRegistry& reg_ = *registry_;
   storage::JobNodeStorage storage_{reg_, "job"};
   GuaranteeService guarantee_{storage_};
 };

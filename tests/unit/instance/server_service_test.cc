@@ -11,9 +11,9 @@ namespace {
 class ServerServiceTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(reg_.Init().ok()); }
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ =
+  std::unique_ptr<reg::ComposedRegistry> registry_ =
       reg::NewMemoryRegistry(std::make_shared<reg::MemoryServer>(), "ns");
-  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
+  reg::ComposedRegistry& reg_ = *registry_;
   storage::JobNodeStorage storage_{reg_, "job"};
   ServerService servers_{storage_, "10.0.0.1"};
   instance::InstanceService instances_{storage_, servers_,

@@ -24,9 +24,9 @@ class ReconcileServiceTest : public ::testing::Test {
     ASSERT_TRUE(reg_.Persist("/job/sharding/1/instance", "10.0.0.9@-@9").ok());  // gone
   }
   SimulatedClock clock_{Clock::WallTime{} + std::chrono::seconds(1'795'305'600)};
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ =
+  std::unique_ptr<reg::ComposedRegistry> registry_ =
       reg::NewMemoryRegistry(std::make_shared<reg::MemoryServer>(clock_), "ns");
-  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
+  reg::ComposedRegistry& reg_ = *registry_;
   storage::JobNodeStorage storage_{reg_, "job"};
   config::ConfigService config_{storage_, clock_};
   server::ServerService servers_{storage_, "10.0.0.1"};

@@ -16,12 +16,12 @@ namespace elasticjob::test_support {
 
 // The library's registry class behind `r`, or nullptr (an application's own registry, an
 // adapter around one).
-inline reg::ZooKeeperRegistryCenter* Composed(RegistryCenter& r) {
-  return dynamic_cast<reg::ZooKeeperRegistryCenter*>(&r);
+inline reg::ComposedRegistry* Composed(RegistryCenter& r) {
+  return dynamic_cast<reg::ComposedRegistry*>(&r);
 }
 
 // Waits until each of `registries` has delivered its events and refreshed its caches
-// (ZooKeeperRegistryCenter::WaitIdleForTesting), round after round until one finds nothing
+// (ComposedRegistry::WaitIdleForTesting), round after round until one finds nothing
 // new anywhere: every write made before the call is then in every cache. Registries that
 // cannot tell are skipped. Subscriptions' callbacks run later, on their executors.
 inline void WaitIdle(const std::vector<RegistryCenter*>& registries) {
@@ -29,7 +29,7 @@ inline void WaitIdle(const std::vector<RegistryCenter*>& registries) {
   while (true) {
     std::vector<uint64_t> now;
     for (RegistryCenter* r : registries) {
-      reg::ZooKeeperRegistryCenter* z = Composed(*r);
+      reg::ComposedRegistry* z = Composed(*r);
       now.push_back(z != nullptr ? z->WaitIdleForTesting() : 0);
     }
     if (now == last) return;
@@ -40,11 +40,11 @@ inline void WaitIdle(std::initializer_list<RegistryCenter*> registries) {
   WaitIdle(std::vector<RegistryCenter*>(registries));
 }
 
-// Ends `r`'s session as the server does on a timeout (ZooKeeperRegistryCenter::ExpireSession):
+// Ends `r`'s session as the server does on a timeout (ComposedRegistry::ExpireSession):
 // its ephemeral nodes go at once; LOST, the new session and RECONNECTED follow on its worker.
 // Returns false when `r` has no such seam.
 inline bool ExpireSession(RegistryCenter& r) {
-  reg::ZooKeeperRegistryCenter* z = Composed(r);
+  reg::ComposedRegistry* z = Composed(r);
   return z != nullptr && z->ExpireSession();
 }
 

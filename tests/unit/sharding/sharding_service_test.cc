@@ -77,7 +77,7 @@ struct Node {
   }
 
   std::vector<Node*>* const cluster;
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> memory;
+  std::unique_ptr<reg::ComposedRegistry> memory;
   RacingRegistry reg;
   storage::JobNodeStorage storage;
   config::ConfigService config;

@@ -82,9 +82,9 @@ TEST(JobNodePathTest, CacheWatchesFollowHowEachNodeChanges) {
 class JobNodeStorageTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(reg_.Init().ok()); }
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ =
+  std::unique_ptr<reg::ComposedRegistry> registry_ =
       reg::NewMemoryRegistry(std::make_shared<reg::MemoryServer>(), "ns");
-  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
+  reg::ComposedRegistry& reg_ = *registry_;
   JobNodeStorage storage_{reg_, "job"};
 };
 

@@ -16,8 +16,8 @@ class JobNodeStorageFillTest : public ::testing::Test {
     ASSERT_TRUE(reg_.Persist("/job", "CPP_SIMPLE").ok());
   }
   std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>();
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ = reg::NewMemoryRegistry(server_, "ns");
-  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
+  std::unique_ptr<reg::ComposedRegistry> registry_ = reg::NewMemoryRegistry(server_, "ns");
+  reg::ComposedRegistry& reg_ = *registry_;
   JobNodeStorage storage_{reg_, "job"};
 };
 
@@ -32,7 +32,7 @@ TEST_F(JobNodeStorageFillTest, FillJobNodesCreatesMissingNodesWithTheirParentsIn
   EXPECT_TRUE(*reg_.IsExisted("/job/leader/sharding/necessary"));
   // The instance is ephemeral: it goes with the session; the others stay.
   auto other_holder = reg::NewMemoryRegistry(server_, "ns");
-  reg::ZooKeeperRegistryCenter& other = *other_holder;
+  reg::ComposedRegistry& other = *other_holder;
   ASSERT_TRUE(other.Init().ok());
   reg_.Close();
   EXPECT_FALSE(*other.IsExisted("/job/instances/10.0.0.1@-@7"));

@@ -81,8 +81,8 @@ class DecideLeftRunTest : public ::testing::Test {
   }
 
   std::shared_ptr<reg::MemoryServer> server_ = std::make_shared<reg::MemoryServer>();
-  std::unique_ptr<reg::ZooKeeperRegistryCenter> registry_ = reg::NewMemoryRegistry(server_, "ns");
-  reg::ZooKeeperRegistryCenter& reg_ = *registry_;
+  std::unique_ptr<reg::ComposedRegistry> registry_ = reg::NewMemoryRegistry(server_, "ns");
+  reg::ComposedRegistry& reg_ = *registry_;
   void SetUp() override {
     ASSERT_TRUE(reg_.Init().ok());
     ASSERT_TRUE(reg_.Persist("/left/task/run", kLeft).ok());

@@ -1,11 +1,11 @@
-// The ZooKeeper registry center, over the client seam (reg/client/registry_client.h): by
-// default a ZooKeeperClient (the official C client, libzookeeper-mt) made from the URL, or
-// the client it is given (memory:// gives a MemoryClient). It holds the registry's side
-// (reads, writes, the latch) and composes the backend-independent components over the seam:
-// the subtree caches (TreeCacheSet: Watch, cached reads, read-your-writes), the write
-// pipeline (WritePipeline: batched asynchronous transactions) and the session lease
-// (SessionLease). The client holds the session, connect and retry, and the C client's
-// ownership rules.
+// ComposedRegistry: the library's one registry class (zookeeper:// and memory:// alike), over
+// the client seam (reg/client/registry_client.h): by default a ZooKeeperClient (the official
+// C client, libzookeeper-mt) made from the URL, or the client it is given (memory:// gives a
+// MemoryClient). It holds the registry's side (keys, errors, reads, writes) and composes the
+// backend-independent components over the seam: the subtree caches (TreeCacheSet: Watch,
+// cached reads, read-your-writes), the write pipeline (WritePipeline: batched asynchronous
+// transactions), the session lease (SessionLease) and the leader latch (LeaderLatch). The client
+// holds the session, connect and retry, and the C client's ownership rules.
 //
 // Threads: the client's event thread runs watch and completion callbacks, which only post
 // work to this class's own worker thread, which runs the caches' refreshes, replaces
@@ -19,8 +19,8 @@
 // reads, the blocking writes and the write pipeline.
 //
 // Thread safety: safe for concurrent use.
-#ifndef ELASTICJOB_REG_ZOOKEEPER_ZOOKEEPER_REGISTRY_CENTER_H_
-#define ELASTICJOB_REG_ZOOKEEPER_ZOOKEEPER_REGISTRY_CENTER_H_
+#ifndef ELASTICJOB_REG_COMPOSED_REGISTRY_H_
+#define ELASTICJOB_REG_COMPOSED_REGISTRY_H_
 
 #include <array>
 #include <atomic>
@@ -42,14 +42,14 @@
 
 namespace elasticjob::reg {
 
-class ZooKeeperRegistryCenter final : public RegistryBase {
+class ComposedRegistry final : public RegistryBase {
  public:
   // Over a ZooKeeperClient made from `url`.
-  explicit ZooKeeperRegistryCenter(RegistryUrl url);
+  explicit ComposedRegistry(RegistryUrl url);
   // Over `client` (not yet connected; Init connects it). `url` gives the namespace and the
   // cache batching window (cacheBatchMs); the client its own settings.
-  ZooKeeperRegistryCenter(RegistryUrl url, std::unique_ptr<RegistryClient> client);
-  ~ZooKeeperRegistryCenter() override;
+  ComposedRegistry(RegistryUrl url, std::unique_ptr<RegistryClient> client);
+  ~ComposedRegistry() override;
 
   Status Init() override;
   void Close() override;
@@ -247,4 +247,4 @@ class ZooKeeperRegistryCenter final : public RegistryBase {
 
 }  // namespace elasticjob::reg
 
-#endif  // ELASTICJOB_REG_ZOOKEEPER_ZOOKEEPER_REGISTRY_CENTER_H_
+#endif  // ELASTICJOB_REG_COMPOSED_REGISTRY_H_

@@ -1,4 +1,4 @@
-#include "reg/zookeeper/zookeeper_registry_center.h"
+#include "reg/composed_registry.h"
 
 #include <fmt/format.h>
 
@@ -47,7 +47,7 @@ class ReplyLatch {
 
 }  // namespace
 
-void ZooKeeperRegistryCenter::CountRequest(RequestKind kind) {
+void ComposedRegistry::CountRequest(RequestKind kind) {
   handed_seq = NextSeq();
   if (handed_slot != nullptr) {  // the first request handed over in the hook's `send` only
     handed_slot->store(handed_seq, std::memory_order_release);
@@ -57,8 +57,7 @@ void ZooKeeperRegistryCenter::CountRequest(RequestKind kind) {
   stats()->requests[static_cast<size_t>(kind)].Inc();
 }
 
-ClientCode ZooKeeperRegistryCenter::Numbered(uint64_t* seq,
-                                             const std::function<ClientCode()>& call) {
+ClientCode ComposedRegistry::Numbered(uint64_t* seq, const std::function<ClientCode()>& call) {
   handed_seq = 0;
   const ClientCode rc = call();
   *seq = handed_seq != 0 ? handed_seq : NextSeq();  // not handed over: failed anyway
@@ -66,7 +65,7 @@ ClientCode ZooKeeperRegistryCenter::Numbered(uint64_t* seq,
 }
 
 // A transaction in the client's form, and its step results once answered.
-struct ZooKeeperRegistryCenter::Multi {
+struct ComposedRegistry::Multi {
   std::vector<TransactionOp> ops;
   std::vector<ClientOp> steps;          // full paths
   std::vector<ClientOpResult> results;  // one per step, once answered
@@ -79,11 +78,10 @@ struct ZooKeeperRegistryCenter::Multi {
 // A one-shot watch's context. Contexts are owned by once_watches_ until their watch fires
 // for good (a node event or the session's expiry), or the registry is destroyed.
 
-ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url)
-    : ZooKeeperRegistryCenter(url, std::make_unique<ZooKeeperClient>(url)) {}
+ComposedRegistry::ComposedRegistry(RegistryUrl url)
+    : ComposedRegistry(url, std::make_unique<ZooKeeperClient>(url)) {}
 
-ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url,
-                                                 std::unique_ptr<RegistryClient> client)
+ComposedRegistry::ComposedRegistry(RegistryUrl url, std::unique_ptr<RegistryClient> client)
     : url_(std::move(url)),
       prefix_("/" + url_.name_space),
       client_(std::move(client)),
@@ -140,22 +138,22 @@ ZooKeeperRegistryCenter::ZooKeeperRegistryCenter(RegistryUrl url,
   stats()->SetCacheCounter([this] { return caches_.node_count(); });
 }
 
-ZooKeeperRegistryCenter::~ZooKeeperRegistryCenter() {
+ComposedRegistry::~ComposedRegistry() {
   stats()->SetCacheCounter(nullptr);  // the stats may outlive this registry
   Close();
   worker_.Stop();
   worker_.Join();
 }
 
-std::string ZooKeeperRegistryCenter::Full(std::string_view key) const {
+std::string ComposedRegistry::Full(std::string_view key) const {
   return key == "/" ? prefix_ : prefix_ + std::string(key);
 }
 
-std::string ZooKeeperRegistryCenter::Relative(const std::string& full) const {
+std::string ComposedRegistry::Relative(const std::string& full) const {
   return full.size() == prefix_.size() ? "/" : full.substr(prefix_.size());
 }
 
-Status ZooKeeperRegistryCenter::ToStatus(ClientCode rc, std::string_view key) const {
+Status ComposedRegistry::ToStatus(ClientCode rc, std::string_view key) const {
   switch (rc) {
     case ClientCode::kOk:
       return Status::Ok();
@@ -188,7 +186,7 @@ Status ZooKeeperRegistryCenter::ToStatus(ClientCode rc, std::string_view key) co
 
 // ---- session -------------------------------------------------------------------------
 
-Status ZooKeeperRegistryCenter::Init() {
+Status ComposedRegistry::Init() {
   if (client_->state() == ClientState::kConnected) return Status::Ok();
   {
     MutexLock lock(&state_mu_);
@@ -213,7 +211,7 @@ Status ZooKeeperRegistryCenter::Init() {
   return Status::Ok();
 }
 
-void ZooKeeperRegistryCenter::Close() {
+void ComposedRegistry::Close() {
   {
     MutexLock lock(&state_mu_);
     closing_ = true;
@@ -226,25 +224,23 @@ void ZooKeeperRegistryCenter::Close() {
   caches_.Close();
 }
 
-void ZooKeeperRegistryCenter::Notify(ConnectionState state) {
+void ComposedRegistry::Notify(ConnectionState state) {
   NotifyConnectionState(state);
   latch_.Wake();
 }
 
-bool ZooKeeperRegistryCenter::Closing() {
+bool ComposedRegistry::Closing() {
   MutexLock lock(&state_mu_);
   return closing_;
 }
 
-int64_t ZooKeeperRegistryCenter::session_id() { return client_->session().id; }
+int64_t ComposedRegistry::session_id() { return client_->session().id; }
 
-std::chrono::milliseconds ZooKeeperRegistryCenter::session_timeout() {
-  return client_->session_timeout();
-}
+std::chrono::milliseconds ComposedRegistry::session_timeout() { return client_->session_timeout(); }
 
-std::string ZooKeeperRegistryCenter::session_password() { return client_->session().password; }
+std::string ComposedRegistry::session_password() { return client_->session().password; }
 
-void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
+void ComposedRegistry::OnSessionEvent(const SessionEvent& event) {
   // On the client's event thread (kNewSession: the replacing thread): never block, hand
   // everything to the worker.
   switch (event.type) {
@@ -281,7 +277,7 @@ void ZooKeeperRegistryCenter::OnSessionEvent(const SessionEvent& event) {
   }
 }
 
-void ZooKeeperRegistryCenter::AwaitWorker() {
+void ComposedRegistry::AwaitWorker() {
   Mutex mu;
   CondVar cv(&mu);
   bool ran = false;
@@ -294,7 +290,7 @@ void ZooKeeperRegistryCenter::AwaitWorker() {
   while (!ran) cv.Wait();
 }
 
-uint64_t ZooKeeperRegistryCenter::WaitIdleForTesting() {
+uint64_t ComposedRegistry::WaitIdleForTesting() {
   uint64_t events = client_->WaitIdleForTesting();
   while (true) {
     // One round of the worker: the barrier runs after what the delivered events posted
@@ -307,8 +303,8 @@ uint64_t ZooKeeperRegistryCenter::WaitIdleForTesting() {
   }
 }
 
-ClientCode ZooKeeperRegistryCenter::WithRetry(RequestKind kind,
-                                              const std::function<ClientCode()>& attempt) {
+ClientCode ComposedRegistry::WithRetry(RequestKind kind,
+                                       const std::function<ClientCode()>& attempt) {
   return client_->WithRetry([&] {
     const int64_t sent = SteadyNs();
     const uint64_t generation = client_->session_epoch();
@@ -324,7 +320,7 @@ ClientCode ZooKeeperRegistryCenter::WithRetry(RequestKind kind,
 
 // ---- reads -----------------------------------------------------------------------------
 
-Result<std::string> ZooKeeperRegistryCenter::GetDirectly(std::string_view key) {
+Result<std::string> ComposedRegistry::GetDirectly(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   std::string value;
@@ -334,7 +330,7 @@ Result<std::string> ZooKeeperRegistryCenter::GetDirectly(std::string_view key) {
   return value;
 }
 
-Result<std::string> ZooKeeperRegistryCenter::Get(std::string_view key) {
+Result<std::string> ComposedRegistry::Get(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   CachedRead cached = caches_.Read(Full(key));
   if (!cached.covered) return GetDirectly(key);
@@ -342,12 +338,12 @@ Result<std::string> ZooKeeperRegistryCenter::Get(std::string_view key) {
   return std::move(*cached.value);
 }
 
-CachedRead ZooKeeperRegistryCenter::GetCached(std::string_view key) {
+CachedRead ComposedRegistry::GetCached(std::string_view key) {
   if (!ValidateKey(key).ok()) return {};
   return caches_.Read(Full(key));
 }
 
-Result<bool> ZooKeeperRegistryCenter::IsExisted(std::string_view key) {
+Result<bool> ComposedRegistry::IsExisted(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   if (Known known = CacheKnows(full); known != Known::kUnknown) return known == Known::kPresent;
@@ -358,8 +354,7 @@ Result<bool> ZooKeeperRegistryCenter::IsExisted(std::string_view key) {
   return ToStatus(rc, key);
 }
 
-Result<std::vector<std::string>> ZooKeeperRegistryCenter::GetChildrenDirectly(
-    std::string_view key) {
+Result<std::vector<std::string>> ComposedRegistry::GetChildrenDirectly(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   std::vector<std::string> out;
@@ -369,7 +364,7 @@ Result<std::vector<std::string>> ZooKeeperRegistryCenter::GetChildrenDirectly(
   return out;
 }
 
-Result<std::vector<std::string>> ZooKeeperRegistryCenter::GetChildrenKeys(std::string_view key) {
+Result<std::vector<std::string>> ComposedRegistry::GetChildrenKeys(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   std::vector<std::string> out;
@@ -384,7 +379,7 @@ Result<std::vector<std::string>> ZooKeeperRegistryCenter::GetChildrenKeys(std::s
   return out;
 }
 
-Result<int> ZooKeeperRegistryCenter::GetNumChildren(std::string_view key) {
+Result<int> ComposedRegistry::GetNumChildren(std::string_view key) {
   auto children = GetChildrenKeys(key);
   if (!children.ok()) return children.status();
   return static_cast<int>(children->size());
@@ -392,8 +387,8 @@ Result<int> ZooKeeperRegistryCenter::GetNumChildren(std::string_view key) {
 
 // ---- writes ----------------------------------------------------------------------------
 
-Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, CreateMode mode,
-                                            bool trust_cache, std::string_view present) {
+Status ComposedRegistry::CreateChain(const std::string& full, CreateMode mode, bool trust_cache,
+                                     std::string_view present) {
   std::vector<std::string> chain;
   for (std::string p = full; p != prefix_ && p != "/" && p != present; p = ParentKey(p)) {
     if (trust_cache && CacheKnows(p) == Known::kPresent) break;  // and so are its ancestors
@@ -457,9 +452,8 @@ Status ZooKeeperRegistryCenter::CreateChain(const std::string& full, CreateMode 
   return Status::Ok();
 }
 
-Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::string& full,
-                                                                 std::string_view value,
-                                                                 CreateMode mode) {
+Result<std::string> ComposedRegistry::CreateWithAncestors(const std::string& full,
+                                                          std::string_view value, CreateMode mode) {
   // The missing ancestors (persistent, empty) and the node in one multi-op: one round trip
   // instead of one per level. An ancestor that exists after all fails the multi at its step;
   // it and those above it are then dropped and the rest is tried again.
@@ -510,12 +504,12 @@ Result<std::string> ZooKeeperRegistryCenter::CreateWithAncestors(const std::stri
   }
 }
 
-Status ZooKeeperRegistryCenter::CreateParents(const std::string& full) {
+Status ComposedRegistry::CreateParents(const std::string& full) {
   return CreateChain(ParentKey(full), CreateMode::kPersistent);
 }
 
-Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std::string_view value,
-                                                    CreateMode mode, bool parents) {
+Result<std::string> ComposedRegistry::Create(const std::string& full, std::string_view value,
+                                             CreateMode mode, bool parents) {
   if (parents && CacheKnows(ParentKey(full)) == Known::kAbsent) {
     return CreateWithAncestors(full, value, mode);  // no doomed attempt first
   }
@@ -530,7 +524,7 @@ Result<std::string> ZooKeeperRegistryCenter::Create(const std::string& full, std
   return created;
 }
 
-Status ZooKeeperRegistryCenter::Persist(std::string_view key, std::string_view value) {
+Status ComposedRegistry::Persist(std::string_view key, std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   // The cache says which to try first; a stale answer costs one more round trip.
@@ -555,12 +549,12 @@ Status ZooKeeperRegistryCenter::Persist(std::string_view key, std::string_view v
   return Status(StatusCode::kInternal, fmt::format("persist {}: node keeps changing", key));
 }
 
-Status ZooKeeperRegistryCenter::Update(std::string_view key, std::string_view value) {
+Status ComposedRegistry::Update(std::string_view key, std::string_view value) {
   return ExecuteInTransaction({TransactionOp::CheckExists(std::string(key)),
                                TransactionOp::SetData(std::string(key), std::string(value))});
 }
 
-Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::string_view value) {
+Status ComposedRegistry::PersistEphemeral(std::string_view key, std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::string full = Full(key);
   if (CacheKnows(full) == Known::kAbsent) {
@@ -621,23 +615,23 @@ Status ZooKeeperRegistryCenter::PersistEphemeral(std::string_view key, std::stri
                 fmt::format("{}: changed hands {} times while being made ephemeral", key, kRounds));
 }
 
-Result<std::string> ZooKeeperRegistryCenter::PersistSequential(std::string_view key,
-                                                               std::string_view value) {
+Result<std::string> ComposedRegistry::PersistSequential(std::string_view key,
+                                                        std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   auto created = Create(Full(key), value, CreateMode::kPersistentSequential, true);
   if (!created.ok()) return created.status();
   return Relative(*created);
 }
 
-Result<std::string> ZooKeeperRegistryCenter::PersistEphemeralSequential(std::string_view key,
-                                                                        std::string_view value) {
+Result<std::string> ComposedRegistry::PersistEphemeralSequential(std::string_view key,
+                                                                 std::string_view value) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   auto created = Create(Full(key), value, CreateMode::kEphemeralSequential, true);
   if (!created.ok()) return created.status();
   return Relative(*created);
 }
 
-LeaderLatch::Hooks ZooKeeperRegistryCenter::LatchHooks() {
+LeaderLatch::Hooks ComposedRegistry::LatchHooks() {
   LeaderLatch::Hooks hooks;
   hooks.with_retry = [this](RequestKind kind, const std::function<ClientCode()>& attempt) {
     return WithRetry(kind, attempt);
@@ -678,25 +672,24 @@ LeaderLatch::Hooks ZooKeeperRegistryCenter::LatchHooks() {
   return hooks;
 }
 
-Status ZooKeeperRegistryCenter::ExecuteInLeader(std::string_view key,
-                                                const std::function<void()>& callback) {
+Status ComposedRegistry::ExecuteInLeader(std::string_view key,
+                                         const std::function<void()>& callback) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   return latch_.ExecuteInLeader(Full(key), key, callback);
 }
 
-Status ZooKeeperRegistryCenter::CreateContainer(std::string_view key) {
+Status ComposedRegistry::CreateContainer(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   return CreateChain(Full(key), CreateMode::kContainer);
 }
 
-Status ZooKeeperRegistryCenter::CreateContainerBelow(std::string_view key,
-                                                     std::string_view present) {
+Status ComposedRegistry::CreateContainerBelow(std::string_view key, std::string_view present) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   if (Status s = ValidateKey(present); !s.ok()) return s;
   return CreateChain(Full(key), CreateMode::kContainer, /*trust_cache=*/true, Full(present));
 }
 
-Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
+Status ComposedRegistry::Remove(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   std::function<Status(const std::string&)> remove = [&](const std::string& full) -> Status {
     for (int round = 0; round < 5; ++round) {
@@ -725,7 +718,7 @@ Status ZooKeeperRegistryCenter::Remove(std::string_view key) {
   return remove(Full(key));
 }
 
-std::unique_ptr<ZooKeeperRegistryCenter::Multi> ZooKeeperRegistryCenter::PrepareMulti(
+std::unique_ptr<ComposedRegistry::Multi> ComposedRegistry::PrepareMulti(
     std::vector<TransactionOp> ops, bool stamped) const {
   auto m = std::make_unique<Multi>();
   m->ops = std::move(ops);
@@ -765,7 +758,7 @@ std::unique_ptr<ZooKeeperRegistryCenter::Multi> ZooKeeperRegistryCenter::Prepare
   return m;
 }
 
-Status ZooKeeperRegistryCenter::FinishMulti(Multi& m, ClientCode rc) {
+Status ComposedRegistry::FinishMulti(Multi& m, ClientCode rc) {
   if (rc != ClientCode::kOk) {
     for (size_t i = 0; i < m.results.size(); ++i) {
       if (StepFailed(m.results[i].code)) {
@@ -793,12 +786,12 @@ Status ZooKeeperRegistryCenter::FinishMulti(Multi& m, ClientCode rc) {
   return Status::Ok();
 }
 
-Status ZooKeeperRegistryCenter::ExecuteInTransaction(const std::vector<TransactionOp>& ops) {
+Status ComposedRegistry::ExecuteInTransaction(const std::vector<TransactionOp>& ops) {
   return ExecuteMulti(ops, /*stamped=*/false).status();
 }
 
-Result<int64_t> ZooKeeperRegistryCenter::ExecuteMulti(const std::vector<TransactionOp>& ops,
-                                                      bool stamped) {
+Result<int64_t> ComposedRegistry::ExecuteMulti(const std::vector<TransactionOp>& ops,
+                                               bool stamped) {
   for (const auto& op : ops) {
     if (Status s = ValidateKey(op.key); !s.ok()) return s;
   }
@@ -817,8 +810,8 @@ Result<int64_t> ZooKeeperRegistryCenter::ExecuteMulti(const std::vector<Transact
 // An asynchronous transaction between its sending and its completion. The answer arrives on
 // the client's event thread, which must not block (a cache refresh in progress waits for
 // that thread while it holds its locks): Complete runs the rest on `executor`.
-struct ZooKeeperRegistryCenter::PendingMulti {
-  ZooKeeperRegistryCenter* self;
+struct ComposedRegistry::PendingMulti {
+  ComposedRegistry* self;
   std::unique_ptr<Multi> multi;
   Executor* executor;
   std::function<void(Result<int64_t>)> done;  // the zxid when stamped, else 0
@@ -853,15 +846,15 @@ struct ZooKeeperRegistryCenter::PendingMulti {
   }
 };
 
-void ZooKeeperRegistryCenter::ExecuteInTransactionAsync(std::vector<TransactionOp> ops,
-                                                        Executor& executor,
-                                                        std::function<void(Status)> done) {
+void ComposedRegistry::ExecuteInTransactionAsync(std::vector<TransactionOp> ops, Executor& executor,
+                                                 std::function<void(Status)> done) {
   SendTransaction(std::move(ops), /*stamped=*/false, executor,
                   [done = std::move(done)](Result<int64_t> r) { done(r.status()); });
 }
 
-void ZooKeeperRegistryCenter::ExecuteInTransactionStampedAsync(
-    std::vector<TransactionOp> ops, Executor& executor, std::function<void(Result<int64_t>)> done) {
+void ComposedRegistry::ExecuteInTransactionStampedAsync(std::vector<TransactionOp> ops,
+                                                        Executor& executor,
+                                                        std::function<void(Result<int64_t>)> done) {
   if (Status s = ValidateStampable(ops); !s.ok()) {
     executor.Post([s, done = std::move(done)] { done(s); });
     return;
@@ -869,9 +862,9 @@ void ZooKeeperRegistryCenter::ExecuteInTransactionStampedAsync(
   SendTransaction(std::move(ops), /*stamped=*/true, executor, std::move(done));
 }
 
-void ZooKeeperRegistryCenter::SendTransaction(std::vector<TransactionOp> ops, bool stamped,
-                                              Executor& executor,
-                                              std::function<void(Result<int64_t>)> done) {
+void ComposedRegistry::SendTransaction(std::vector<TransactionOp> ops, bool stamped,
+                                       Executor& executor,
+                                       std::function<void(Result<int64_t>)> done) {
   for (const auto& op : ops) {
     if (Status s = ValidateKey(op.key); !s.ok()) {
       executor.Post([s, done = std::move(done)] { done(s); });
@@ -894,17 +887,15 @@ void ZooKeeperRegistryCenter::SendTransaction(std::vector<TransactionOp> ops, bo
 
 // ---- the lease ----------------------------------------------------------------------
 
-bool ZooKeeperRegistryCenter::LeaseHeld() { return lease_.Held(); }
+bool ComposedRegistry::LeaseHeld() { return lease_.Held(); }
 
-std::chrono::steady_clock::time_point ZooKeeperRegistryCenter::lease_expiry() {
-  return lease_.expiry();
-}
+std::chrono::steady_clock::time_point ComposedRegistry::lease_expiry() { return lease_.expiry(); }
 
-bool ZooKeeperRegistryCenter::AwaitLease(std::chrono::steady_clock::time_point deadline) {
+bool ComposedRegistry::AwaitLease(std::chrono::steady_clock::time_point deadline) {
   return lease_.Await(deadline);
 }
 
-Result<int64_t> ZooKeeperRegistryCenter::GetRegistryCenterTime(std::string_view key) {
+Result<int64_t> ComposedRegistry::GetRegistryCenterTime(std::string_view key) {
   if (Status s = Persist(key, ""); !s.ok()) return s;
   std::string full = Full(key);
   NodeStat stat;
@@ -914,7 +905,7 @@ Result<int64_t> ZooKeeperRegistryCenter::GetRegistryCenterTime(std::string_view 
   return stat.mtime;
 }
 
-std::map<std::string, uint64_t> ZooKeeperRegistryCenter::request_counts() const {
+std::map<std::string, uint64_t> ComposedRegistry::request_counts() const {
   static constexpr const char* kNames[] = {"get", "children", "exists", "create",
                                            "set", "delete",   "multi"};
   std::map<std::string, uint64_t> out;
@@ -924,14 +915,13 @@ std::map<std::string, uint64_t> ZooKeeperRegistryCenter::request_counts() const 
 
 // ---- subtree caches ----------------------------------------------------------------------
 
-void ZooKeeperRegistryCenter::ApplyLocalWrite(const std::string& full,
-                                              const std::optional<std::string>& value,
-                                              uint64_t seq) {
+void ComposedRegistry::ApplyLocalWrite(const std::string& full,
+                                       const std::optional<std::string>& value, uint64_t seq) {
   if (before_local_apply_for_testing_) before_local_apply_for_testing_(full);
   caches_.ApplyLocalWrite(full, value, seq);
 }
 
-Result<std::unique_ptr<CountedSubscription>> ZooKeeperRegistryCenter::WatchTree(
+Result<std::unique_ptr<CountedSubscription>> ComposedRegistry::WatchTree(
     std::string_view key, Executor& executor, std::function<void(const TreeEvent&)> callback,
     WatchPolicy policy) {
   if (Status s = ValidateKey(key); !s.ok()) return s;

@@ -1,7 +1,7 @@
-// ZooKeeperRegistryCenter over a fake client (fake_registry_client.h): what the registry does
+// ComposedRegistry over a fake client (fake_registry_client.h): what the registry does
 // with the seam's answers, watches and session events, without a server. The behaviour
 // against a real server is in tests/integration/reg (both backends).
-#include "reg/zookeeper/zookeeper_registry_center.h"
+#include "reg/composed_registry.h"
 
 #include <gtest/gtest.h>
 
@@ -25,7 +25,7 @@ class ZooKeeperRegistryOverAFakeClientTest : public ::testing::Test {
     url.scheme = RegistryUrl::Scheme::kZooKeeper;
     url.name_space = "ns";
     url.cache_batch_ms = 0;  // a fired watch is read again at once
-    reg_ = std::make_unique<ZooKeeperRegistryCenter>(url, std::move(client));
+    reg_ = std::make_unique<ComposedRegistry>(url, std::move(client));
     ASSERT_TRUE(reg_->Init().ok());
   }
 
@@ -45,7 +45,7 @@ class ZooKeeperRegistryOverAFakeClientTest : public ::testing::Test {
 
   ThreadPool pool_{1};
   FakeRegistryClient* fake_ = nullptr;  // owned by reg_
-  std::unique_ptr<ZooKeeperRegistryCenter> reg_;
+  std::unique_ptr<ComposedRegistry> reg_;
 };
 
 TEST_F(ZooKeeperRegistryOverAFakeClientTest, InitCreatesTheNamespaceAsAContainer) {
