@@ -34,8 +34,8 @@ source "$ROOT/scripts/lib/ports.sh"
 SCENARIOS=(sigterm_mid_item zk_restart_within_session digest_acl hostile_config kill9_mid_item
   sigstop_before_fire netns_partition ensemble_leader_killed sigstop_past_session
   zk_restart_past_session hostile_marks sigstop_around_fire)
-LONG=(hostile_nodes hostile_counts join_six proxy_partition zk_restarts_repeated)
-PENDING=()
+LONG=(hostile_nodes hostile_counts join_six proxy_partition)
+PENDING=(zk_restarts_repeated)
 
 SESSION_MS=3000   # every instance's session timeout
 PERIOD=2          # the jobs' cron period (0/2 * * * * ?), seconds
