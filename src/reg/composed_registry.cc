@@ -8,6 +8,7 @@
 
 #include "infra/log.h"
 #include "infra/thread_name.h"
+#include "reg/reply_latch.h"
 #include "reg/zookeeper/zookeeper_client.h"
 
 namespace elasticjob::reg {
@@ -21,29 +22,6 @@ thread_local uint64_t handed_seq = 0;
 // Where a write pipeline's multi-op wants its number (WritePipeline::Hooks::numbered): set
 // on the handing thread around the hand-over, filled by CountRequest before it leaves.
 thread_local std::atomic<uint64_t>* handed_slot = nullptr;
-
-// Counts the replies a batch of asynchronous requests still owes. The client answers every
-// request exactly once (with an error when the connection or the handle goes), so Wait ends.
-class ReplyLatch {
- public:
-  void Add() {
-    MutexLock lock(&mu_);
-    ++pending_;
-  }
-  void Done() {
-    MutexLock lock(&mu_);
-    if (--pending_ == 0) cv_.SignalAll();
-  }
-  void Wait() {
-    MutexLock lock(&mu_);
-    while (pending_ != 0) cv_.Wait();
-  }
-
- private:
-  Mutex mu_;
-  CondVar cv_{&mu_};
-  int pending_ ELASTICJOB_GUARDED_BY(mu_) = 0;
-};
 
 }  // namespace
 

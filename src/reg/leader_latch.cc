@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "reg/registry_base.h"
+
 namespace elasticjob::reg {
 
 namespace {
@@ -24,11 +26,6 @@ std::string RandomUuid() {
 std::string_view SequenceOf(std::string_view child) {
   size_t pos = child.rfind("latch-");
   return pos == std::string_view::npos ? child : child.substr(pos + 6);
-}
-
-std::string ParentOf(const std::string& full) {
-  size_t slash = full.rfind('/');
-  return slash == 0 || slash == std::string::npos ? "/" : full.substr(0, slash);
 }
 
 }  // namespace
@@ -71,7 +68,7 @@ ClientCode LeaderLatch::RemoveOnce(const std::string& full) {
 Status LeaderLatch::MakeContainers(const std::string& full, bool trust_cache) {
   if (hooks_.make_containers) return hooks_.make_containers(full, trust_cache);
   std::vector<std::string> chain;  // deepest first
-  for (std::string p = full; p != floor_ && p != "/"; p = ParentOf(p)) {
+  for (std::string p = full; p != floor_ && p != "/"; p = ParentKey(p)) {
     if (trust_cache && hooks_.cached_exists && hooks_.cached_exists(p) == true) break;
     chain.push_back(p);
   }

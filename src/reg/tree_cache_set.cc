@@ -8,29 +8,6 @@
 
 namespace elasticjob::reg {
 
-// Counts the replies a batch of asynchronous requests still owes. The client answers every
-// request exactly once (with an error when the connection or the handle goes), so Wait ends.
-class TreeCacheSet::ReplyLatch {
- public:
-  void Add() {
-    MutexLock lock(&mu_);
-    ++pending_;
-  }
-  void Done() {
-    MutexLock lock(&mu_);
-    if (--pending_ == 0) cv_.SignalAll();
-  }
-  void Wait() {
-    MutexLock lock(&mu_);
-    while (pending_ != 0) cv_.Wait();
-  }
-
- private:
-  Mutex mu_;
-  CondVar cv_{&mu_};
-  int pending_ ELASTICJOB_GUARDED_BY(mu_) = 0;
-};
-
 // One node read of a batch: its value and children, each with the cache's watch.
 struct TreeCacheSet::NodeRead {
   std::shared_ptr<TreeCache> cache;

@@ -45,6 +45,7 @@
 #include "elasticjob/mutex.h"
 #include "reg/client/registry_client.h"
 #include "reg/registry_base.h"
+#include "reg/reply_latch.h"
 
 namespace elasticjob::reg {
 
@@ -165,7 +166,6 @@ class TreeCacheSet {
     std::map<std::string, uint64_t> gone;
     uint64_t gone_evicted_seq = 0;
   };
-  class ReplyLatch;
   struct NodeRead;
   struct WatchLoad;
   using EventsByCache = std::map<std::shared_ptr<TreeCache>, std::vector<TreeEvent>>;
