@@ -646,6 +646,21 @@ void TreeCacheSet::ApplyLocalWriteTo(TreeCache& cache, const std::string& full,
   }
   auto it = c->nodes.find(full);
   auto parent = c->nodes.find(ParentKey(full));
+  if (it == c->nodes.end() && full != c->root && parent == c->nodes.end() &&
+      WatchesOf(*c, ParentKey(full)).empty_value) {
+    // The parent was there when the server took our write (another session may have made it,
+    // or our container chain, which the cache has not read yet): a parent whose value is ""
+    // by contract is known whole, so it comes in with its child. Left out, its removal would
+    // be no event here: a listener waiting for it (a distribute-once listener's phase root)
+    // would wait for its timeout.
+    const std::string parent_key = ParentKey(full);
+    if (loading_) {
+      LocalWrite& w = recent_writes_[parent_key];
+      if (seq >= w.seq) w = {seq, true, std::string()};
+    }
+    ApplyLocalWriteTo(*c, parent_key, std::string(), seq, events);
+    parent = c->nodes.find(parent_key);
+  }
   if (it == c->nodes.end() && (full == c->root || parent != c->nodes.end())) {
     events->push_back({TreeEvent::Type::kAdded, full, *value});
     c->nodes.emplace(full, CachedNode{*value, {}});

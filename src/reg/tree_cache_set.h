@@ -108,7 +108,10 @@ class TreeCacheSet {
   // after the write keeps what it read (it is newer: another instance may have changed the
   // node again, and no watch would tell); where that read did not cover the node, the node
   // is read again instead (rare: see ReadSince). A node created here is queued for the
-  // reads that arm the watches it needs.
+  // reads that arm the watches it needs. A create or set under a parent the cache does not
+  // hold brings that parent in too when its value is "" by contract (NodeWatches::
+  // empty_value): the server took the write, so the parent was there, and its removal is
+  // then an event like any other.
   void ApplyLocalWrite(const std::string& full, const std::optional<std::string>& value,
                        uint64_t seq);
 

@@ -233,9 +233,11 @@ class FakeRegistryClient final : public RegistryClient {
   }
 
   // Waits until every event queued so far has been delivered; returns how many were queued.
+  // The count is read in the same hold as the queue found empty: read after, it could take in
+  // an event queued meanwhile and not delivered (a waiter then took it for done).
   uint64_t WaitIdleForTesting() override {
-    DrainEvents();
     MutexLock lock(&events_mu_);
+    while (!events_.empty() || delivering_) events_cv_.Wait();
     return posted_;
   }
 

@@ -319,5 +319,48 @@ TEST_F(TreeCacheSetTest, AReaderNeverSeesARefreshThatReadsSeveralLevelsHalfAppli
                                << ", owner " << partial.front().owner;
 }
 
+// A distribute-once listener's phase: another session makes the phase's root, we register an
+// item under it before our cache has read the root, and another session clears the phase. The
+// server took our write, so the root was there: it comes in with our item (its value is "" by
+// contract), and its removal is an event here. Left out, it went unseen, and the listener
+// waiting for it waited for its timeout.
+TEST_F(TreeCacheSetTest, AnOwnWritesParentComesInWithItSoItsRemovalIsAnEvent) {
+  fake_.Write("/ns/j/g", "");
+  Recorder rec;
+  WatchPolicy policy = [](std::string_view key) {
+    const NodeWatches children_only{false, true, {}, /*empty_value=*/true};
+    if (key == "/j/g" || key == "/j/g/p") return children_only;
+    if (key.starts_with("/j/g/p/")) return NodeWatches{false, false};
+    return NodeWatches{};
+  };
+  auto sub = caches_.Watch(
+      "/ns/j", events_, [&rec](const TreeEvent& e) { rec.Add(e); }, policy);
+  // The worker waits: the refresh that /j/g's children event asks for is not run yet.
+  std::promise<void> release;
+  worker_.Post([held = release.get_future().share()] { held.wait(); });
+  fake_.Write("/ns/j/g/p", "");
+  Own("/ns/j/g/p/1", "",
+      [&] { return fake_.CreateSync("/ns/j/g/p/1", "", CreateMode::kPersistent, nullptr); });
+  EXPECT_EQ(caches_.Knows("/ns/j/g/p"), TreeCacheSet::Known::kPresent);
+  EXPECT_EQ(caches_.Knows("/ns/j/g/p/1"), TreeCacheSet::Known::kPresent);
+  fake_.Remove("/ns/j/g/p/1");
+  fake_.Remove("/ns/j/g/p");
+  release.set_value();
+  Settle();
+  EXPECT_EQ(caches_.Knows("/ns/j/g/p"), TreeCacheSet::Known::kAbsent);
+  EXPECT_TRUE(rec.Has(TreeEvent::Type::kDeleted, "/j/g/p"));
+  // A parent whose value is not "" by contract stays out: its value is not known.
+  release = {};
+  worker_.Post([held = release.get_future().share()] { held.wait(); });
+  fake_.Write("/ns/j/n", "other");
+  Own("/ns/j/n/1", "",
+      [&] { return fake_.CreateSync("/ns/j/n/1", "", CreateMode::kPersistent, nullptr); });
+  EXPECT_EQ(Value("/ns/j/n"), "<absent>");
+  release.set_value();
+  Settle();
+  EXPECT_EQ(Value("/ns/j/n"), "other");
+  EXPECT_EQ(caches_.Knows("/ns/j/n/1"), TreeCacheSet::Known::kPresent);
+}
+
 }  // namespace
 }  // namespace elasticjob::reg
