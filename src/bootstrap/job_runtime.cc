@@ -1116,7 +1116,9 @@ Status JobRuntime::Join(std::chrono::steady_clock::time_point deadline) {
     std::vector<std::string> leave = {storage_.path().FullPath(instances_->OnlineNode().node),
                                       storage_.path().FullPath(instances_->RuntimeNode().node)};
     if (leading) leave.push_back(storage_.path().FullPath(election::kLeaderInstance));
-    if (Status s = reg::RemoveWithin(gated_, leave, reg::LeaveDeadline(deadline)); !s.ok()) {
+    // A registry its owner closed first (CANCELLED) took these nodes with its session.
+    if (Status s = reg::RemoveWithin(gated_, leave, reg::LeaveDeadline(deadline));
+        !s.ok() && s.code() != StatusCode::kCancelled) {
       Log("WARN", fmt::format("job '{}': leaving the cluster: {}", config_.job_name, s.ToString()));
     }
   }

@@ -810,7 +810,10 @@ struct ComposedRegistry::PendingMulti {
                                 (p->rc == ClientCode::kClosing && !p->self->Closing());
       Multi& m = *p->multi;
       Result<int64_t> r = int64_t{0};
-      if (session_over) {
+      if (p->rc != ClientCode::kOk && p->self->Closing()) {
+        // Closed by its owner, not ended by the server: CANCELLED, as a blocking call's.
+        r = p->self->FinishMulti(m, ClientCode::kClosing);
+      } else if (session_over) {
         r = p->self->FinishMulti(m, ClientCode::kSessionExpired);
       } else if (Retryable(p->rc)) {
         r = p->self->ExecuteMulti(m.ops, m.stamped);  // a stamped one ends with its set now

@@ -72,6 +72,17 @@ TEST_F(ZooKeeperRegistryOverAFakeClientTest, ATransactionOwedWhenTheRegistryClos
   EXPECT_EQ(outcome.get().code(), StatusCode::kCancelled);
 }
 
+// Closed by its owner, the registry has no session: a transaction sent then is CANCELLED, as a
+// blocking call is, not SESSION_EXPIRED (no server ended anything; a job shut down after its
+// registry was closed warned that it could not leave the cluster).
+TEST_F(ZooKeeperRegistryOverAFakeClientTest, ATransactionSentAfterTheRegistryClosedIsCancelled) {
+  reg_->Close();
+  auto outcome = SendAsync({TransactionOp::Create("/a", "1")});
+  ASSERT_EQ(outcome.wait_for(kWait), std::future_status::ready);
+  EXPECT_EQ(outcome.get().code(), StatusCode::kCancelled);
+  EXPECT_EQ(reg_->Persist("/b", "1").code(), StatusCode::kCancelled);
+}
+
 TEST_F(ZooKeeperRegistryOverAFakeClientTest, TransactionsSentWhileOneIsOnItsWayLeaveTogether) {
   fake_->HoldReplies();
   auto first = SendAsync({TransactionOp::Create("/a", "1")});
