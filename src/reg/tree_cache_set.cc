@@ -35,6 +35,17 @@ struct TreeCacheSet::WatchLoad {
 TreeCacheSet::TreeCacheSet(RegistryClient& client, std::string prefix, Hooks hooks)
     : client_(client), prefix_(std::move(prefix)), hooks_(std::move(hooks)) {}
 
+namespace {
+
+// ParentKey as a view of `key`.
+std::string_view ParentView(std::string_view key) {
+  const size_t slash = key.rfind('/');
+  if (slash == 0 || slash == std::string_view::npos) return "/";
+  return key.substr(0, slash);
+}
+
+}  // namespace
+
 std::string TreeCacheSet::Relative(const std::string& full) const {
   return full.size() == prefix_.size() ? "/" : full.substr(prefix_.size());
 }
@@ -60,8 +71,9 @@ std::vector<std::shared_ptr<TreeCacheSet::TreeCache>> TreeCacheSet::CachesCoveri
     const std::string& full) {
   // A lookup per ancestor, not a scan of every cache: a process with a thousand jobs has a
   // thousand caches, and this runs for every read and write.
+  // The ancestors are views of `full`: no string is made for them.
   std::vector<std::shared_ptr<TreeCache>> out;
-  for (std::string p = full;; p = ParentKey(p)) {
+  for (std::string_view p = full;; p = ParentView(p)) {
     auto [from, to] = caches_.equal_range(p);
     for (auto it = from; it != to; ++it) {
       if (Covers(*it->second, full)) out.push_back(it->second);
@@ -72,7 +84,7 @@ std::vector<std::shared_ptr<TreeCacheSet::TreeCache>> TreeCacheSet::CachesCoveri
 }
 
 TreeCacheSet::TreeCache* TreeCacheSet::CacheFor(const std::string& full) {
-  for (std::string p = full;; p = ParentKey(p)) {
+  for (std::string_view p = full;; p = ParentView(p)) {
     auto [from, to] = caches_.equal_range(p);
     for (auto it = from; it != to; ++it) {
       if (Covers(*it->second, full)) return it->second.get();

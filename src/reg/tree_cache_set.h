@@ -40,6 +40,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "elasticjob/mutex.h"
@@ -279,7 +281,16 @@ class TreeCacheSet {
 
   Mutex data_mu_;
   // By root; several subscriptions may watch one key.
-  std::multimap<std::string, std::shared_ptr<TreeCache>> caches_ ELASTICJOB_GUARDED_BY(data_mu_);
+  // Hashed, looked up by views: every read and write looks up each ancestor of its key
+  // (CachesCovering).
+  struct PathHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view path) const noexcept {
+      return std::hash<std::string_view>{}(path);
+    }
+  };
+  std::unordered_multimap<std::string, std::shared_ptr<TreeCache>, PathHash, std::equal_to<>>
+      caches_ ELASTICJOB_GUARDED_BY(data_mu_);
   // Our writes applied while a load's reads were on their way (loading_), by path; cleared
   // when the load's levels are applied.
   std::map<std::string, LocalWrite> recent_writes_ ELASTICJOB_GUARDED_BY(data_mu_);

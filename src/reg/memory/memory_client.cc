@@ -262,9 +262,9 @@ ClientCode MemoryServer::CreateLocked(int64_t owner, const std::string& path,
   node.stat.ctime = node.stat.mtime = txn->now_ms;
   node.stat.data_length = static_cast<int32_t>(value.size());
   node.stat.ephemeral_owner = Ephemeral(mode) ? owner : 0;
+  Node& up = p->second;  // a reference stays valid across the insertion (a rehash)
   Index(name, node);
   nodes_.emplace(name, std::move(node));
-  Node& up = p->second;  // map iterators stay valid across insertions
   up.children.insert(Name(name));
   up.stat.cversion++;
   up.stat.num_children = static_cast<int32_t>(up.children.size());
@@ -353,7 +353,7 @@ void MemoryServer::Publish(const std::vector<Trigger>& triggers) {
   for (const Trigger& t : triggers) {
     for (auto& [id, session] : sessions_) {
       std::set<Watcher*> fired;
-      auto take = [&](std::map<std::string, std::set<Watcher*>>& table) {
+      auto take = [&](std::unordered_map<std::string, std::set<Watcher*>>& table) {
         auto it = table.find(t.path);
         if (it == table.end()) return;
         fired.insert(it->second.begin(), it->second.end());
@@ -497,10 +497,7 @@ bool MemoryClient::closing() {
   return closing_;
 }
 
-uint64_t MemoryClient::session_epoch() {
-  MutexLock lock(&mu_);
-  return epoch_;
-}
+uint64_t MemoryClient::session_epoch() { return epoch_.load(std::memory_order_acquire); }
 
 SessionInfo MemoryClient::session() {
   MutexLock lock(&mu_);

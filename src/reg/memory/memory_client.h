@@ -42,6 +42,7 @@
 #ifndef ELASTICJOB_REG_MEMORY_MEMORY_CLIENT_H_
 #define ELASTICJOB_REG_MEMORY_MEMORY_CLIENT_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -52,6 +53,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -104,8 +106,10 @@ class MemoryServer {
     MemoryClient* client;  // the owner of the session's event queue
     // One-shot watches by path. `data` holds get's and exists' watches (an exists watch on a
     // missing node fires on its creation), `child` children's.
-    std::map<std::string, std::set<Watcher*>> data;
-    std::map<std::string, std::set<Watcher*>> child;
+    // Hashed, as ZooKeeper's WatchManager: every write looks its paths up in every session's
+    // tables, and paths of one job share long prefixes (an ordered map compares them over).
+    std::unordered_map<std::string, std::set<Watcher*>> data;
+    std::unordered_map<std::string, std::set<Watcher*>> child;
   };
   // A change a watch may be waiting for, in the order the server applied it.
   struct Trigger {
@@ -164,7 +168,8 @@ class MemoryServer {
 
   Clock& clock_;
   Mutex mu_;
-  std::map<std::string, Node> nodes_ ELASTICJOB_GUARDED_BY(mu_);  // full paths; "/" always
+  // Full paths; "/" always. Hashed (looked up by path only: a node's children are its own).
+  std::unordered_map<std::string, Node> nodes_ ELASTICJOB_GUARDED_BY(mu_);
   // Indexes of nodes_, so that a session's close and a reaper pass cost what they find, not
   // a scan of every node: each session's ephemeral nodes, and the container nodes.
   // (Hashed: a run's ephemeral running marks come and go on every fire.)
@@ -284,7 +289,9 @@ class MemoryClient final : public RegistryClient {
   Mutex mu_;                // the session; held while a request is applied (requests go in order)
   CondVar state_cv_{&mu_};  // a session opened, or Close called
   int64_t session_id_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // 0: no session
-  uint64_t epoch_ ELASTICJOB_GUARDED_BY(mu_) = 0;
+  // Changed under mu_ (in order with the session's changes); read without it by
+  // session_epoch, which every run's claim asks (it would wait behind the requests applied).
+  std::atomic<uint64_t> epoch_{0};
   bool ever_connected_ ELASTICJOB_GUARDED_BY(mu_) = false;
   bool expired_ ELASTICJOB_GUARDED_BY(mu_) = false;
   bool closing_ ELASTICJOB_GUARDED_BY(mu_) = false;
