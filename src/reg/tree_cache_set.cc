@@ -67,29 +67,54 @@ bool TreeCacheSet::IsNamedChild(const TreeCache& cache, const std::string& full)
   return NamesChildren(w) && IsNamed(w, std::string_view(full).substr(full.rfind('/') + 1));
 }
 
+template <typename Fn>
+void TreeCacheSet::ForEachCacheAbove(const std::string& full, Fn fn) {
+  // The ancestors are views of `full` (no string is made for them), and only those at a depth
+  // some cache's root has are looked up: one lookup a key when every root is a job's.
+  size_t depth = Depth(full);
+  for (std::string_view p = full;; p = ParentView(p), depth = depth == 0 ? 0 : depth - 1) {
+    if (depth < roots_at_depth_.size() && roots_at_depth_[depth] != 0) {
+      auto [from, to] = caches_.equal_range(p);
+      for (auto it = from; it != to; ++it) {
+        if (Covers(*it->second, full) && fn(it->second)) return;
+      }
+    }
+    if (p == "/" || p.empty()) return;
+  }
+}
+
 std::vector<std::shared_ptr<TreeCacheSet::TreeCache>> TreeCacheSet::CachesCovering(
     const std::string& full) {
   // A lookup per ancestor, not a scan of every cache: a process with a thousand jobs has a
   // thousand caches, and this runs for every read and write.
-  // The ancestors are views of `full`: no string is made for them.
   std::vector<std::shared_ptr<TreeCache>> out;
-  for (std::string_view p = full;; p = ParentView(p)) {
-    auto [from, to] = caches_.equal_range(p);
-    for (auto it = from; it != to; ++it) {
-      if (Covers(*it->second, full)) out.push_back(it->second);
-    }
-    if (p == "/" || p.empty()) break;
-  }
+  ForEachCacheAbove(full, [&](const std::shared_ptr<TreeCache>& c) {
+    out.push_back(c);
+    return false;
+  });
   return out;
 }
 
 TreeCacheSet::TreeCache* TreeCacheSet::CacheFor(const std::string& full) {
-  for (std::string_view p = full;; p = ParentView(p)) {
-    auto [from, to] = caches_.equal_range(p);
-    for (auto it = from; it != to; ++it) {
-      if (Covers(*it->second, full)) return it->second.get();
-    }
-    if (p == "/" || p.empty()) return nullptr;
+  TreeCache* found = nullptr;
+  ForEachCacheAbove(full, [&](const std::shared_ptr<TreeCache>& c) {
+    found = c.get();
+    return true;
+  });
+  return found;
+}
+
+size_t TreeCacheSet::Depth(std::string_view full) {
+  return full == "/" ? 0 : static_cast<size_t>(std::count(full.begin(), full.end(), '/'));
+}
+
+void TreeCacheSet::CountRoot(const std::string& root, int delta) {  // +1 or -1
+  const size_t depth = Depth(root);
+  if (roots_at_depth_.size() <= depth) roots_at_depth_.resize(depth + 1, 0);
+  if (delta > 0) {
+    ++roots_at_depth_[depth];
+  } else {
+    --roots_at_depth_[depth];
   }
 }
 
@@ -139,6 +164,7 @@ void TreeCacheSet::Close() {
   {
     MutexLock lock(&data_mu_);
     ended.swap(caches_);
+    roots_at_depth_.clear();
   }
   for (auto& [root, c] : ended) c->state->Cancel();
 }
@@ -713,6 +739,7 @@ void TreeCacheSet::LoadWatches(const std::vector<std::shared_ptr<WatchLoad>>& ba
     std::multimap<std::string, std::shared_ptr<TreeCache>> loaded;  // by root
     for (const auto& w : batch) {
       caches_.emplace(w->cache->root, w->cache);
+      CountRoot(w->cache->root, 1);
       loaded.emplace(w->cache->root, w->cache);
     }
     // Our writes that went on while they loaded, as they would have been applied had the
@@ -777,7 +804,9 @@ std::unique_ptr<CountedSubscription> TreeCacheSet::Watch(
   return std::make_unique<SubscriptionHandle>(state, [this, weak] {
     MutexLock lock(&data_mu_);
     auto c = weak.lock();
-    std::erase_if(caches_, [&](const auto& entry) { return entry.second == c; });
+    if (c != nullptr && std::erase_if(caches_, [&](const auto& e) { return e.second == c; }) != 0) {
+      CountRoot(c->root, -1);  // one entry a cache
+    }
   });
 }
 

@@ -265,6 +265,14 @@ class TreeCacheSet {
       ELASTICJOB_REQUIRES(data_mu_);
   // The deepest cache covering `full`, or nullptr.
   TreeCache* CacheFor(const std::string& full) ELASTICJOB_REQUIRES(data_mu_);
+  // Calls `fn(cache)` for each cache covering `full`, the deepest root first, until it
+  // returns true.
+  template <typename Fn>
+  void ForEachCacheAbove(const std::string& full, Fn fn) ELASTICJOB_REQUIRES(data_mu_);
+  // How many '/' a full path has ("/" has none).
+  static size_t Depth(std::string_view full);
+  // Counts a cache root in or out of roots_at_depth_.
+  void CountRoot(const std::string& root, int delta) ELASTICJOB_REQUIRES(data_mu_);
 
   RegistryClient& client_;
   const std::string prefix_;  // "/namespace"
@@ -291,6 +299,9 @@ class TreeCacheSet {
   };
   std::unordered_multimap<std::string, std::shared_ptr<TreeCache>, PathHash, std::equal_to<>>
       caches_ ELASTICJOB_GUARDED_BY(data_mu_);
+  // How many of caches_' roots are at each depth (Depth): the ancestors at other depths are
+  // not looked up.
+  std::vector<uint32_t> roots_at_depth_ ELASTICJOB_GUARDED_BY(data_mu_);
   // Our writes applied while a load's reads were on their way (loading_), by path; cleared
   // when the load's levels are applied.
   std::map<std::string, LocalWrite> recent_writes_ ELASTICJOB_GUARDED_BY(data_mu_);

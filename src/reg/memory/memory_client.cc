@@ -253,8 +253,8 @@ ClientCode MemoryServer::CreateLocked(int64_t owner, const std::string& path,
   const std::string name =
       Sequential(mode) ? path + fmt::format("{:010d}", p->second.stat.cversion) : path;
   if (nodes_.count(name) != 0) return ClientCode::kNodeExists;
-  Save(parent, txn);
-  Save(name, txn);
+  txn->undo.push_back({UndoStep::Kind::kStat, parent, p->second.stat, {}, std::nullopt});
+  txn->undo.push_back({UndoStep::Kind::kCreated, name, {}, {}, std::nullopt});
   Node node;
   node.value = value;
   node.container = mode == CreateMode::kContainer;
@@ -281,8 +281,8 @@ ClientCode MemoryServer::SetLocked(const std::string& path, const std::string& v
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return ClientCode::kNoNode;
   if (version != -1 && version != it->second.stat.version) return ClientCode::kBadVersion;
-  Save(path, txn);
   Node& node = it->second;
+  txn->undo.push_back({UndoStep::Kind::kValue, path, node.stat, node.value, std::nullopt});
   node.value = value;
   node.stat.version++;
   node.stat.mzxid = txn->zxid;
@@ -300,11 +300,11 @@ ClientCode MemoryServer::DeleteLocked(const std::string& path, int32_t version, 
   if (version != -1 && version != it->second.stat.version) return ClientCode::kBadVersion;
   if (!it->second.children.empty()) return ClientCode::kNotEmpty;
   const std::string parent = Parent(path);
-  Save(path, txn);
-  Save(parent, txn);
-  Unindex(path, it->second);
-  nodes_.erase(it);
   Node& up = nodes_.at(parent);
+  txn->undo.push_back({UndoStep::Kind::kDeleted, path, {}, {}, std::move(it->second)});
+  txn->undo.push_back({UndoStep::Kind::kStat, parent, up.stat, {}, std::nullopt});
+  Unindex(path, *txn->undo[txn->undo.size() - 2].node);
+  nodes_.erase(it);
   up.children.erase(Name(path));
   up.stat.cversion++;
   up.stat.num_children = static_cast<int32_t>(up.children.size());
@@ -312,11 +312,6 @@ ClientCode MemoryServer::DeleteLocked(const std::string& path, int32_t version, 
   txn->triggers.push_back({WatchEvent::Type::kDeleted, path});
   txn->triggers.push_back({WatchEvent::Type::kChildren, parent});
   return ClientCode::kOk;
-}
-
-void MemoryServer::Save(const std::string& path, Txn* txn) {
-  auto it = nodes_.find(path);
-  txn->undo.emplace_back(path, it == nodes_.end() ? std::nullopt : std::optional<Node>(it->second));
 }
 
 void MemoryServer::Index(const std::string& path, const Node& node) {
@@ -336,13 +331,28 @@ void MemoryServer::Unindex(const std::string& path, const Node& node) {
 
 void MemoryServer::Undo(Txn* txn) {
   for (auto it = txn->undo.rbegin(); it != txn->undo.rend(); ++it) {
-    if (auto now = nodes_.find(it->first); now != nodes_.end()) {
-      Unindex(it->first, now->second);
-      nodes_.erase(now);
-    }
-    if (it->second.has_value()) {
-      Index(it->first, *it->second);
-      nodes_.emplace(it->first, std::move(*it->second));
+    switch (it->kind) {
+      case UndoStep::Kind::kStat:
+        nodes_.at(it->path).stat = it->stat;
+        break;
+      case UndoStep::Kind::kValue: {
+        Node& node = nodes_.at(it->path);
+        node.value = std::move(it->value);
+        node.stat = it->stat;
+        break;
+      }
+      case UndoStep::Kind::kCreated: {
+        auto node = nodes_.find(it->path);
+        Unindex(it->path, node->second);
+        nodes_.erase(node);
+        nodes_.at(Parent(it->path)).children.erase(Name(it->path));
+        break;
+      }
+      case UndoStep::Kind::kDeleted:
+        Index(it->path, *it->node);
+        nodes_.emplace(it->path, std::move(*it->node));
+        nodes_.at(Parent(it->path)).children.insert(Name(it->path));
+        break;
     }
   }
   txn->undo.clear();

@@ -118,10 +118,25 @@ class MemoryServer {
   };
   // A write request in progress: its zxid, what it changed (to undo a failed multi-op) and
   // the triggers it will publish once it stands.
+  // What a step changed, to take it back (Undo, in reverse order). Nothing copies a parent's
+  // children: a create under a namespace of a thousand jobs copied a thousand names.
+  struct UndoStep {
+    enum class Kind {
+      kStat,     // `path`'s stat was `stat` (a parent whose children changed)
+      kValue,    // `path`'s value and stat were `value` and `stat` (a set)
+      kCreated,  // `path` was created (it goes, and its name from its parent's children)
+      kDeleted,  // `path` was deleted: it was `node` (a leaf: no children)
+    };
+    Kind kind;
+    std::string path;
+    NodeStat stat;
+    std::string value;
+    std::optional<Node> node;
+  };
   struct Txn {
     int64_t zxid = 0;
     int64_t now_ms = 0;
-    std::vector<std::pair<std::string, std::optional<Node>>> undo;  // a node as it was
+    std::vector<UndoStep> undo;
     std::vector<Trigger> triggers;
   };
 
@@ -159,8 +174,7 @@ class MemoryServer {
   // put in (Index) or taken out (Unindex).
   void Index(const std::string& path, const Node& node) ELASTICJOB_REQUIRES(mu_);
   void Unindex(const std::string& path, const Node& node) ELASTICJOB_REQUIRES(mu_);
-  // Remembers `path` as it is now, for Undo.
-  void Save(const std::string& path, Txn* txn) ELASTICJOB_REQUIRES(mu_);
+  // Takes back what `txn` changed, the last change first.
   void Undo(Txn* txn) ELASTICJOB_REQUIRES(mu_);
   // Fires the watches `triggers` meet, in order: each session's Watchers get one event per
   // trigger, queued on its client's event thread.

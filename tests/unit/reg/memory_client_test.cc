@@ -222,6 +222,38 @@ TEST_F(MemoryClientTest, AFailedMultiChangesNothingAndReportsEveryStep) {
   EXPECT_TRUE(w.seen().empty());  // nothing happened, so no watch fired
 }
 
+// The undo keeps no copy of a parent's children: a delete taken back puts the node, its name
+// among its parent's children and the parent's stat back as they were.
+TEST_F(MemoryClientTest, AFailedMultiPutsADeletedNodeAndItsParentBack) {
+  ASSERT_EQ(a().CreateSync("/p", "", CreateMode::kPersistent, nullptr), ClientCode::kOk);
+  ASSERT_EQ(a().CreateSync("/p/a", "va", CreateMode::kPersistent, nullptr), ClientCode::kOk);
+  ASSERT_EQ(a().CreateSync("/p/b", "", CreateMode::kPersistent, nullptr), ClientCode::kOk);
+  NodeStat parent_before, a_before;
+  ASSERT_EQ(a().ExistsSync("/p", nullptr, &parent_before), ClientCode::kOk);
+  ASSERT_EQ(a().ExistsSync("/p/a", nullptr, &a_before), ClientCode::kOk);
+  std::vector<ClientOpResult> results;
+  EXPECT_EQ(a().MultiSync({Op(ClientOp::Type::kDelete, "/p/a"), Op(ClientOp::Type::kCreate, "/p/c"),
+                           Op(ClientOp::Type::kSet, "/p", "x"), Op(ClientOp::Type::kDelete, "/p/c"),
+                           Op(ClientOp::Type::kCheck, "/p", "", 7)},
+                          &results),
+            ClientCode::kBadVersion);
+  std::vector<std::string> children;
+  ASSERT_EQ(a().ChildrenSync("/p", nullptr, &children), ClientCode::kOk);
+  EXPECT_EQ(children, (std::vector<std::string>{"a", "b"}));
+  std::string value;
+  NodeStat parent_after, a_after;
+  ASSERT_EQ(a().GetSync("/p", nullptr, &value, &parent_after), ClientCode::kOk);
+  EXPECT_EQ(value, "");
+  EXPECT_EQ(parent_after.version, parent_before.version);
+  EXPECT_EQ(parent_after.cversion, parent_before.cversion);
+  EXPECT_EQ(parent_after.num_children, 2);
+  EXPECT_EQ(parent_after.pzxid, parent_before.pzxid);
+  ASSERT_EQ(a().GetSync("/p/a", nullptr, &value, &a_after), ClientCode::kOk);
+  EXPECT_EQ(value, "va");
+  EXPECT_EQ(a_after.czxid, a_before.czxid);
+  EXPECT_EQ(a().ExistsSync("/p/c", nullptr, nullptr), ClientCode::kNoNode);
+}
+
 TEST_F(MemoryClientTest, AnAsynchronousMultiSeesItsOwnEarlierSteps) {
   ASSERT_EQ(a().CreateSync("/m", "", CreateMode::kPersistent, nullptr), ClientCode::kOk);
   ClientOp seq = Op(ClientOp::Type::kCreate, "/m/s-");

@@ -319,6 +319,32 @@ TEST_F(TreeCacheSetTest, AReaderNeverSeesARefreshThatReadsSeveralLevelsHalfAppli
                                << ", owner " << partial.front().owner;
 }
 
+// Caches at several depths: a write is applied to each cache above it, and a read is served by
+// the deepest; one gone, the others still serve (only the depths some root has are looked up).
+TEST_F(TreeCacheSetTest, CachesAtSeveralDepthsEachSeeTheWritesBelowThem) {
+  fake_.Write("/ns/j/sub/x", "1");
+  fake_.Write("/ns/k", "");
+  Recorder outer_rec, inner_rec, other_rec;
+  auto outer = Watch("/ns/j", outer_rec);
+  auto inner = Watch("/ns/j/sub", inner_rec);
+  auto other = Watch("/ns/k", other_rec);
+  Own("/ns/j/sub/y", "2",
+      [&] { return fake_.CreateSync("/ns/j/sub/y", "2", CreateMode::kPersistent, nullptr); });
+  EXPECT_EQ(Value("/ns/j/sub/y"), "2");
+  Delivered();
+  EXPECT_TRUE(outer_rec.Has(TreeEvent::Type::kAdded, "/j/sub/y", "2"));
+  EXPECT_TRUE(inner_rec.Has(TreeEvent::Type::kAdded, "/j/sub/y", "2"));
+  EXPECT_FALSE(other_rec.Has(TreeEvent::Type::kAdded, "/j/sub/y", "2"));
+  inner.reset();
+  Own("/ns/j/sub/z", "3",
+      [&] { return fake_.CreateSync("/ns/j/sub/z", "3", CreateMode::kPersistent, nullptr); });
+  EXPECT_EQ(Value("/ns/j/sub/z"), "3");
+  EXPECT_EQ(Value("/ns/k"), "");
+  outer.reset();
+  EXPECT_EQ(Value("/ns/j/sub/z"), "<not covered>");
+  EXPECT_EQ(Value("/ns/k"), "");
+}
+
 // A distribute-once listener's phase: another session makes the phase's root, we register an
 // item under it before our cache has read the root, and another session clears the phase. The
 // server took our write, so the root was there: it comes in with our item (its value is "" by
