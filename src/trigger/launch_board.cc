@@ -146,6 +146,7 @@ bool LaunchBoard::Batch::Add(std::vector<Unit>& units, bool* grown) {
   MutexLock lock(&mu_);
   if (sealed_) return false;
   const size_t before = units_.size();
+  for (const Unit& unit : units) held_.push_back(unit.keep.get());
   units_.insert(units_.end(), std::make_move_iterator(units.begin()),
                 std::make_move_iterator(units.end()));
   *grown = before <= kStandbyAll && units_.size() > kStandbyAll;
@@ -187,7 +188,7 @@ void LaunchBoard::Batch::Fetch(size_t first, size_t last) const {
   // For writing: the preparation wrote most of it on another core, and a write to a line
   // fetched only for reading would fetch it again.
   for (size_t i = first; i < last; ++i) {
-    if (const void* held = units_[i].keep.get()) __builtin_prefetch(held, 1);
+    if (const void* held = held_[i]) __builtin_prefetch(held, 1);
     for (const void* address : units_[i].touch) {
       if (address != nullptr) __builtin_prefetch(address, 1);
     }
@@ -338,7 +339,14 @@ void LaunchBoard::Batch::Drain(int slice) {
   if (!taken.empty()) {
     deferred.emplace_back(&control_, [self = shared_from_this(), taken = std::move(taken)] {
       for (const auto& [first, last] : taken) {
-        for (size_t i = first; i < last; ++i) self->units_[i] = Unit{};
+        for (size_t i = first; i < last; ++i) {
+          // Not `touch`, nor the unit whole: another drainer's look-ahead (Fetch) may be
+          // reading this unit's addresses now.
+          Unit& unit = self->units_[i];
+          unit.begin = nullptr;
+          unit.run = nullptr;
+          unit.keep.reset();
+        }
       }
     });
   }

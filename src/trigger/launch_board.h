@@ -179,6 +179,10 @@ class LaunchBoard {
     // Written under mu_ until sealed_, then sized once and each element written by the
     // drainer that took its unit (no lock): read by PostAfters after every unit has begun.
     std::vector<Unit> units_;
+    // Each unit's `keep`, as an address for Fetch, written with units_ until sealed_: a
+    // drainer's look-ahead fetches units that another drainer may have taken, run and
+    // released meanwhile, so Fetch reads only what no release writes (this and `touch`).
+    std::vector<const void*> held_;
     std::vector<std::function<void()>> afters_;
     const Clock::WallTime due_;
     const std::chrono::microseconds warm_;  // the board's
