@@ -52,11 +52,13 @@ Status ValidateKey(std::string_view key) {
   return Status::Ok();
 }
 
-std::string ParentKey(std::string_view key) {
-  size_t slash = key.rfind('/');
+std::string_view ParentView(std::string_view key) {
+  const size_t slash = key.rfind('/');
   if (slash == 0 || slash == std::string_view::npos) return "/";
-  return std::string(key.substr(0, slash));
+  return key.substr(0, slash);
 }
+
+std::string ParentKey(std::string_view key) { return std::string(ParentView(key)); }
 
 std::string ChildKey(const std::string& parent, std::string_view name) {
   std::string out = parent == "/" ? std::string() : parent;

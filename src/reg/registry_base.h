@@ -27,6 +27,8 @@ Status ValidateStampable(const std::vector<TransactionOp>& ops);
 
 // The parent of "/a/b" is "/a"; of "/a" is "/".
 std::string ParentKey(std::string_view key);
+// The same as a view into `key` (no string made; "/" for a top-level key).
+std::string_view ParentView(std::string_view key);
 // `name` below `parent`: "/a" and "b" make "/a/b"; "/" and "b" make "/b".
 std::string ChildKey(const std::string& parent, std::string_view name);
 

@@ -35,17 +35,6 @@ struct TreeCacheSet::WatchLoad {
 TreeCacheSet::TreeCacheSet(RegistryClient& client, std::string prefix, Hooks hooks)
     : client_(client), prefix_(std::move(prefix)), hooks_(std::move(hooks)) {}
 
-namespace {
-
-// ParentKey as a view of `key`.
-std::string_view ParentView(std::string_view key) {
-  const size_t slash = key.rfind('/');
-  if (slash == 0 || slash == std::string_view::npos) return "/";
-  return key.substr(0, slash);
-}
-
-}  // namespace
-
 std::string TreeCacheSet::Relative(const std::string& full) const {
   return full.size() == prefix_.size() ? "/" : full.substr(prefix_.size());
 }
@@ -683,15 +672,15 @@ void TreeCacheSet::ApplyLocalWriteTo(TreeCache& cache, const std::string& full,
     return;
   }
   auto it = c->nodes.find(full);
-  auto parent = c->nodes.find(ParentKey(full));
+  const std::string parent_key = ParentKey(full);
+  auto parent = c->nodes.find(parent_key);
   if (it == c->nodes.end() && full != c->root && parent == c->nodes.end() &&
-      WatchesOf(*c, ParentKey(full)).empty_value) {
+      WatchesOf(*c, parent_key).empty_value) {
     // The parent was there when the server took our write (another session may have made it,
     // or our container chain, which the cache has not read yet): a parent whose value is ""
     // by contract is known whole, so it comes in with its child. Left out, its removal would
     // be no event here: a listener waiting for it (a distribute-once listener's phase root)
     // would wait for its timeout.
-    const std::string parent_key = ParentKey(full);
     if (loading_) {
       LocalWrite& w = recent_writes_[parent_key];
       if (seq >= w.seq) w = {seq, true, std::string()};

@@ -301,9 +301,9 @@ ClientCode MemoryServer::DeleteLocked(const std::string& path, int32_t version, 
   if (!it->second.children.empty()) return ClientCode::kNotEmpty;
   const std::string parent = Parent(path);
   Node& up = nodes_.at(parent);
+  Unindex(path, it->second);
   txn->undo.push_back({UndoStep::Kind::kDeleted, path, {}, {}, std::move(it->second)});
   txn->undo.push_back({UndoStep::Kind::kStat, parent, up.stat, {}, std::nullopt});
-  Unindex(path, *txn->undo[txn->undo.size() - 2].node);
   nodes_.erase(it);
   up.children.erase(Name(path));
   up.stat.cversion++;

@@ -116,8 +116,6 @@ class MemoryServer {
     WatchEvent::Type type;  // kCreated, kDeleted, kChanged (the node), kChildren (its parent)
     std::string path;
   };
-  // A write request in progress: its zxid, what it changed (to undo a failed multi-op) and
-  // the triggers it will publish once it stands.
   // What a step changed, to take it back (Undo, in reverse order). Nothing copies a parent's
   // children: a create under a namespace of a thousand jobs copied a thousand names.
   struct UndoStep {
@@ -133,6 +131,8 @@ class MemoryServer {
     std::string value;
     std::optional<Node> node;
   };
+  // A write request in progress: its zxid, what it changed (to undo a failed multi-op) and
+  // the triggers it will publish once it stands.
   struct Txn {
     int64_t zxid = 0;
     int64_t now_ms = 0;
