@@ -795,9 +795,13 @@ struct ComposedRegistry::PendingMulti {
   std::function<void(Result<int64_t>)> done;  // the zxid when stamped, else 0
   ClientCode rc = ClientCode::kOk;
 
-  static void Complete(PendingMulti* p) {
-    p->executor->Post([p] {
-      std::unique_ptr<PendingMulti> owned(p);
+  static void Complete(PendingMulti* pending) {
+    // Owned by the task: an executor already stopped (its owner tearing down while a
+    // transaction was still out) drops the task, and `pending` with it, unanswered.
+    std::shared_ptr<PendingMulti> owned(pending);
+    Executor* executor = owned->executor;
+    executor->Post([owned = std::move(owned)] {
+      PendingMulti* p = owned.get();
       // The session it was sent in is over (expired, or replaced while it was on its way):
       // it fails. It was planned in that session, whose ephemeral nodes and whose view of
       // who owns what are gone: sent again in the next one, a run's clearing of its running
