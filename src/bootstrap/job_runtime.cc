@@ -67,6 +67,7 @@ struct SharedRuntime {
   ThreadPool items;  // user code
   trigger::TimerScheduler timer;
   trigger::LaunchBoard board;  // prepared cron triggers' item starts
+  trigger::PrepareLead lead;   // how long before their fire times they are prepared
 
   static std::shared_ptr<SharedRuntime> For(Clock& clock) {
     static Mutex mu;
@@ -321,6 +322,7 @@ Status JobRuntime::StartSteps(bool scheduled, StartHints hints) {
   (void)(created ? config_service_->AdoptWritten() : config_service_->LoadLastGood());
 
   shared_ = SharedRuntime::For(clock_);
+  prepare_lead_ = &shared_->lead;
   notifier_ = std::make_unique<storage::ChangeNotifier>(shared_->triggers, shared_->timer, clock_);
   servers_ = std::make_unique<server::ServerService>(storage_, *ip);
   instance::InstanceRuntime runtime;  // runtime/{id}: what the console shows of the instance
@@ -608,12 +610,16 @@ void JobRuntime::ArmNextLocked(Clock::WallTime after) {
   Clock::WallTime fire = *next;
   ++outstanding_;
   const uint64_t arming = ++arming_;
-  // Worked out kPrepareLead ahead (OnPrepare), started at the fire time. Relaxed: the
-  // preparation has 200 ms to spare, so no thread waits on the CPU for it.
+  // Worked out the process's lead ahead (OnPrepare; trigger/prepare_lead.h), started at the
+  // fire time. The lead is at most three quarters of the time since the fire before (so that
+  // run has ended, and the lane is free, when a short one's next is prepared) and at least the
+  // base. Relaxed: the preparation has the lead to spare, so no thread waits on the CPU for it.
+  const auto lead =
+      std::max(shared_->lead.base(), std::min(shared_->lead.lead(), (fire - from) * 3 / 4));
+  const Clock::WallTime due = fire - std::chrono::duration_cast<Clock::WallTime::duration>(lead);
   next_task_ = shared_->timer.ScheduleAt(
-      fire - kPrepareLead,
-      [self = shared_from_this(), fire, arming] { self->OnPrepare(fire, arming); }, nullptr,
-      trigger::TimerScheduler::kRelaxed);
+      due, [self = shared_from_this(), fire, arming, due] { self->OnPrepare(fire, arming, due); },
+      nullptr, trigger::TimerScheduler::kRelaxed);
 }
 
 std::optional<Clock::WallTime> JobRuntime::DueFire() const {
@@ -646,7 +652,7 @@ void JobRuntime::ArmReconcile() {
       nullptr, trigger::TimerScheduler::kRelaxed);
 }
 
-void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
+void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming, Clock::WallTime due) {
   {
     MutexLock lock(&mu_);
     if (stopped_) {
@@ -660,7 +666,7 @@ void JobRuntime::OnPrepare(Clock::WallTime fire_time, uint64_t arming) {
   // run's hold keeps alive (the counter's owner is kept for the runtime's life:
   // counter_owner_).
   auto prepared =
-      run_path_->Prepare(fire_time, &admissible_, counter_.load(std::memory_order_acquire));
+      run_path_->Prepare(fire_time, &admissible_, counter_.load(std::memory_order_acquire), due);
   MutexLock lock(&mu_);
   if (stopped_) {
     lock.Unlock();
@@ -755,6 +761,10 @@ std::optional<uint64_t> JobRuntime::RegistryChanges() {
 std::shared_ptr<executor::RunPath::Owner> JobRuntime::Hold() {
   Owner* owner = this;  // a private base: converted here, where it is accessible
   return std::shared_ptr<Owner>(shared_from_this(), owner);
+}
+
+void JobRuntime::ClaimedAhead(Clock::WallTime answered, std::chrono::nanoseconds took) {
+  prepare_lead_->Observe(answered, took);
 }
 
 void JobRuntime::LookForFailover() {

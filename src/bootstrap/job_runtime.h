@@ -48,6 +48,7 @@
 #include "snapshot/dump_server.h"
 #include "storage/change_notifier.h"
 #include "storage/job_node_storage.h"
+#include "trigger/prepare_lead.h"
 #include "trigger/timer_scheduler.h"
 #include "workflow/node_job.h"
 
@@ -170,11 +171,12 @@ class JobRuntime final : public listener::JobController,
   std::optional<Clock::WallTime> DueFire() const;
   // Serves this job on the dump port when monitorPort is set; a failure is logged.
   void OpenDumpPort();
-  // kPrepareLead before a fire time: arms the next one, and has this one's run prepared
-  // (RunPath::Prepare) and launched on the LaunchBoard (RunPath::Launch), or arms
-  // RunPath::Fire for the fire time when it cannot be. `arming`: the ArmNextLocked call that
-  // armed it; a later one (a reschedule) has armed the next fire already.
-  void OnPrepare(Clock::WallTime fire_time, uint64_t arming);
+  // The lead before a fire time (`due`, ArmNextLocked: the shared PrepareLead's): arms the
+  // next one, and has this one's run prepared (RunPath::Prepare) and launched on the
+  // LaunchBoard (RunPath::Launch), or arms RunPath::Fire for the fire time when it cannot be.
+  // `arming`: the ArmNextLocked call that armed it; a later one (a reschedule) has armed the
+  // next fire already.
+  void OnPrepare(Clock::WallTime fire_time, uint64_t arming, Clock::WallTime due);
   // Cancels the armed fire (timer tasks, a prepared run not started); returns whether
   // anything was.
   bool CancelArmedLocked() ELASTICJOB_REQUIRES(mu_);
@@ -185,6 +187,7 @@ class JobRuntime final : public listener::JobController,
   std::array<const void*, 5> StartTouches() override;
   Admission AdmitFire() override;
   void FireSkipped() override;
+  void ClaimedAhead(Clock::WallTime answered, std::chrono::nanoseconds took) override;
   void LookForFailover() override;
   void RunEnded(Source source, const Result<executor::JobExecutor::Outcome>& outcome) override;
   void Reported(const TriggerReport& report) override;
@@ -296,11 +299,11 @@ class JobRuntime final : public listener::JobController,
   std::string cron_text_ ELASTICJOB_GUARDED_BY(mu_);
   std::optional<TimeZone> zone_ ELASTICJOB_GUARDED_BY(mu_);
   std::string zone_text_ ELASTICJOB_GUARDED_BY(mu_);
-  // How long before its fire time a cron trigger is worked out (OnPrepare): ten thousand
-  // jobs' preparations take tens of milliseconds on two cores the registry server may share
-  // (a preparation done after the fire time starts late), and the lead is short beside a
-  // cron's second (a run still going then is not prepared: its trigger does it all).
-  static constexpr std::chrono::milliseconds kPrepareLead{200};
+  // How long before its fire time a cron trigger is worked out (OnPrepare): the shared
+  // runtime's PrepareLead (200 ms, longer while claims come back later than that), which
+  // the prepared runs' claims inform (ClaimedAhead). Set at Start, before any run; the
+  // shared runtime outlives every run of the job.
+  trigger::PrepareLead* prepare_lead_ = nullptr;
   trigger::TimerScheduler::TaskId next_task_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // the next OnPrepare
   trigger::TimerScheduler::TaskId fire_task_ ELASTICJOB_GUARDED_BY(mu_) = 0;  // a RunPath::Fire
   // The run prepared for the next fire time, until it starts.

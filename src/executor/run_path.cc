@@ -13,41 +13,47 @@ namespace elasticjob::executor {
 
 // Prepare: the run worked out ahead, then its claim; a prepared run let go at its fire time
 // (not admissible) releases its count without a report.
-std::shared_ptr<JobExecutor::Prepared> RunPath::Prepare(
-    Clock::WallTime fire_time, const std::atomic<bool>* admissible,
-    const std::atomic<uint64_t>* change_counter) {
-  Ticket ticket{Source::kCron, fire_time, std::max(fire_time, clock_.WallNow()), Step::kPrepared};
+std::shared_ptr<JobExecutor::Prepared> RunPath::Prepare(Clock::WallTime fire_time,
+                                                        const std::atomic<bool>* admissible,
+                                                        const std::atomic<uint64_t>* change_counter,
+                                                        std::optional<Clock::WallTime> due) {
+  const Clock::WallTime now = clock_.WallNow();
+  Ticket ticket{Source::kCron, fire_time, std::max(fire_time, now), Step::kPrepared};
   std::shared_ptr<Prepared> prepared =
       executor_.PrepareTrigger(fire_time, DoneOf(ticket), admissible, change_counter,
                                [owner = owner_.Hold()] { owner->Released(); });
-  if (prepared != nullptr) Claim(prepared);
+  if (prepared != nullptr) Claim(prepared, due.value_or(now));
   return prepared;
 }
 
 // Claim, in the lead time: the marks now, so the start at the fire time waits for nothing
 // (no item starts unclaimed: issue 24, items that started before their marks ran beside
 // another instance's run of the same items).
-void RunPath::Claim(const std::shared_ptr<Prepared>& prepared) {
+void RunPath::Claim(const std::shared_ptr<Prepared>& prepared, Clock::WallTime due) {
   const std::shared_ptr<Run>& run = prepared->run;
   execution::ExecutionService& execution = executor_.execution_;
   run->session = execution.session_epoch();
-  execution.ClaimAsync(*run->config, run->items, executor_.control_,
-                       [this, prepared](Result<std::vector<int>> claimed, int64_t fencing_token) {
-                         Run& r = *prepared->run;
-                         const bool all = claimed.ok() && claimed->size() == r.items.size();
-                         if (claimed.ok()) Reach(r.done.ticket, Step::kClaimed);
-                         // Before the claim's state is published below: an item start that sees it
-                         // claimed sees its token too.
-                         executor_.ClaimAnswered(r, fencing_token);
-                         for (ShardingContext& ctx : prepared->contexts)
-                           ctx.fencing = fencing_token;
-                         prepared->claimed = std::move(claimed);
-                         prepared->claim.store(all ? Prepared::kClaimedAll : Prepared::kClaimedPart,
-                                               std::memory_order_release);
-                         if (prepared->meet.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-                           executor_.LetGo(prepared);
-                         }
-                       });
+  execution.ClaimAsync(
+      *run->config, run->items, executor_.control_,
+      [this, prepared, due](Result<std::vector<int>> claimed, int64_t fencing_token) {
+        if (claimed.ok()) {
+          const Clock::WallTime answered = clock_.WallNow();
+          owner_.ClaimedAhead(answered, answered - due);
+        }
+        Run& r = *prepared->run;
+        const bool all = claimed.ok() && claimed->size() == r.items.size();
+        if (claimed.ok()) Reach(r.done.ticket, Step::kClaimed);
+        // Before the claim's state is published below: an item start that sees it
+        // claimed sees its token too.
+        executor_.ClaimAnswered(r, fencing_token);
+        for (ShardingContext& ctx : prepared->contexts) ctx.fencing = fencing_token;
+        prepared->claimed = std::move(claimed);
+        prepared->claim.store(all ? Prepared::kClaimedAll : Prepared::kClaimedPart,
+                              std::memory_order_release);
+        if (prepared->meet.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+          executor_.LetGo(prepared);
+        }
+      });
 }
 
 // Claim: the items are claimed (their running marks created) before any starts, and only

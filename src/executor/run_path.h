@@ -53,6 +53,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -105,6 +106,9 @@ class RunPath {
     virtual Admission AdmitFire() = 0;
     // Fire: a cron fire time passed while paused, not run.
     virtual void FireSkipped() = 0;
+    // Claim, for a prepared run: its claim was answered at `answered`, `took` after its
+    // preparation was due (the lead the owner gives preparations follows it: PrepareLead).
+    virtual void ClaimedAhead(Clock::WallTime answered, std::chrono::nanoseconds took) = 0;
     // Report: a run that ran (not a failover run) ended: claim what crashed instances left.
     virtual void LookForFailover() = 0;
     // Report: the owner's bookkeeping of a run's end (fixed-delay parts, a caller waiting
@@ -135,10 +139,12 @@ class RunPath {
 
   // Prepare, then its Claim: the cron fire at `fire_time` worked out ahead; null when it
   // cannot be (Fire then, at the fire time). See JobExecutor::PrepareTrigger for
-  // `admissible` and `change_counter`.
+  // `admissible` and `change_counter`. `due`: when the preparation was due (the claim's
+  // answer is timed from it for Owner::ClaimedAhead); nullopt: now.
   std::shared_ptr<JobExecutor::Prepared> Prepare(Clock::WallTime fire_time,
                                                  const std::atomic<bool>* admissible,
-                                                 const std::atomic<uint64_t>* change_counter);
+                                                 const std::atomic<uint64_t>* change_counter,
+                                                 std::optional<Clock::WallTime> due = std::nullopt);
   // Launch: the item starts of `prepared` on `board` for `fire_time`, each under the item
   // limit. REQUIRES: `board` alive through the call.
   void Launch(const std::shared_ptr<JobExecutor::Prepared>& prepared, Clock::WallTime fire_time,
@@ -166,7 +172,7 @@ class RunPath {
   void Claim(const std::shared_ptr<Run>& run);
   // Claim, for a prepared run: sent in the lead time; its answer is published to the
   // prepared run's admission (and to JobExecutor::LetGo, if it was let go meanwhile).
-  void Claim(const std::shared_ptr<Prepared>& prepared);
+  void Claim(const std::shared_ptr<Prepared>& prepared, Clock::WallTime due);
   // Claim's answer: the run goes on with the items `claimed` holds (the rest run elsewhere)
   // and starts them; an error or nothing claimed ends the run after its listeners.
   void Claimed(const std::shared_ptr<Run>& run, Result<std::vector<int>> claimed);

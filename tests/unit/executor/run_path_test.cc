@@ -45,6 +45,11 @@ class FakeOwner final : public RunPath::Owner, public std::enable_shared_from_th
   std::array<const void*, 5> StartTouches() override { return {}; }
   Admission AdmitFire() override { return admission; }
   void FireSkipped() override { Note("skipped"); }
+  void ClaimedAhead(Clock::WallTime, std::chrono::nanoseconds took) override {
+    std::lock_guard<std::mutex> l(mu_);
+    claimed_ahead_.push_back(took);
+    cv_.notify_all();
+  }
   void LookForFailover() override { Note("failover"); }
   void RunEnded(Source, const Result<Outcome>&) override { Note("ended"); }
   void Reported(const TriggerReport& report) override {
@@ -82,6 +87,13 @@ class FakeOwner final : public RunPath::Owner, public std::enable_shared_from_th
     std::lock_guard<std::mutex> l(mu_);
     return errors_;
   }
+  // What ClaimedAhead was told each time (how long after its preparation was due), once
+  // it has been told `n` times (empty after 20 s).
+  std::vector<std::chrono::nanoseconds> claimed_ahead(size_t n) {
+    std::unique_lock<std::mutex> l(mu_);
+    if (!cv_.wait_for(l, 20s, [&] { return claimed_ahead_.size() >= n; })) return {};
+    return claimed_ahead_;
+  }
 
  private:
   void Note(std::string call) {
@@ -93,6 +105,7 @@ class FakeOwner final : public RunPath::Owner, public std::enable_shared_from_th
   std::vector<std::string> calls_;
   std::vector<TriggerReport> reports_;
   mutable std::vector<std::string> errors_;
+  std::vector<std::chrono::nanoseconds> claimed_ahead_;
   int released_ = 0;
 };
 
@@ -417,6 +430,29 @@ TEST_F(RunPathTest, APreparedRunWhoseClaimIsVoidStartsNothingAtItsFireTimeAndLea
   EXPECT_FALSE(Exists(sharding::RunningNode(0)));
   EXPECT_FALSE(Exists(sharding::RunningNode(1)));
   EXPECT_FALSE(executor_.running());
+  EXPECT_TRUE(owner_->errors().empty());
+}
+
+TEST_F(RunPathTest, APreparedRunsClaimAnswerTellsTheOwnerHowLongAfterItsPreparationWasDue) {
+  path_.Fire(clock_.WallNow());
+  ASSERT_TRUE(owner_->WaitReleased(1));
+  std::atomic<bool> admissible{true};
+  const auto due = clock_.WallNow();
+  const auto fire = due + 400ms;
+  control_.Hold();
+  auto prepared = path_.Prepare(fire, &admissible, nullptr, due);
+  ASSERT_NE(prepared, nullptr);
+  memory_->WaitIdleForTesting();  // the claim's answer is held
+  clock_.Advance(150ms);
+  ASSERT_GE(control_.Release(), 1u);  // the answer, 150 ms after the preparation was due
+  EXPECT_EQ(owner_->claimed_ahead(1), std::vector<std::chrono::nanoseconds>{150ms});
+  trigger::LaunchBoard board(timer_, pool_, /*drains=*/1, /*most=*/2, pool_);
+  path_.Launch(prepared, fire, board);
+  clock_.Advance(250ms);
+  ASSERT_TRUE(owner_->WaitReleased(2));
+  EXPECT_EQ(job_->runs.load(), 4);
+  // Told once: runs that were not prepared tell it nothing.
+  EXPECT_EQ(owner_->claimed_ahead(1).size(), 1u);
   EXPECT_TRUE(owner_->errors().empty());
 }
 
