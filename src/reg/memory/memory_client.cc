@@ -52,17 +52,24 @@ bool ValidPath(const std::string& path, bool sequential = false) {
 MemoryServer::MemoryServer(Clock& clock, std::chrono::milliseconds container_check)
     : clock_(clock), container_check_(container_check) {
   nodes_["/"] = Node{};
-  if (container_check_.count() <= 0) return;
-  reaper_ = std::thread([this] {
-    infra::NameThisThread("ej-mem-reaper");
-    MutexLock lock(&reaper_mu_);
-    while (!stop_reaper_) {
-      if (reaper_cv_.WaitFor(container_check_)) continue;  // woken: stopping
-      lock.Unlock();
-      ReapContainers();
-      lock.Lock();
-    }
-  });
+  if (container_check_.count() > 0) {
+    next_reap_.store(
+        (std::chrono::steady_clock::now() + container_check_).time_since_epoch().count());
+  }
+}
+
+std::chrono::steady_clock::time_point MemoryServer::ReapWhenDue(
+    std::chrono::steady_clock::time_point now) {
+  using Steady = std::chrono::steady_clock;
+  if (container_check_.count() <= 0) return Steady::time_point::max();
+  Steady::rep due = next_reap_.load(std::memory_order_acquire);
+  if (now.time_since_epoch().count() < due) return Steady::time_point(Steady::duration(due));
+  const Steady::rep next = (now + container_check_).time_since_epoch().count();
+  if (next_reap_.compare_exchange_strong(due, next, std::memory_order_acq_rel)) {
+    ReapContainers();
+    return Steady::time_point(Steady::duration(next));
+  }
+  return Steady::time_point(Steady::duration(due));  // another thread took it: `due` is its next
 }
 
 std::shared_ptr<MemoryServer> MemoryServer::Shared(const std::string& name) {
@@ -77,14 +84,7 @@ std::shared_ptr<MemoryServer> MemoryServer::Shared(const std::string& name) {
   return server;
 }
 
-MemoryServer::~MemoryServer() {
-  {
-    MutexLock lock(&reaper_mu_);
-    stop_reaper_ = true;
-  }
-  reaper_cv_.SignalAll();
-  if (reaper_.joinable()) reaper_.join();
-}
+MemoryServer::~MemoryServer() = default;
 
 int MemoryServer::ReapContainers() {
   MutexLock lock(&mu_);
@@ -827,10 +827,22 @@ void MemoryClient::AwaitDelivered(uint64_t seq) {
 }
 
 void MemoryClient::RunEvents() {
+  using Steady = std::chrono::steady_clock;
+  constexpr Steady::time_point kNever = Steady::time_point::max();
+  Steady::time_point reap_at = server_->ReapWhenDue(Steady::now());
   MutexLock lock(&events_mu_);
   while (true) {
-    while (events_.empty() && !stop_events_) events_cv_.Wait();
-    if (events_.empty()) return;
+    if (events_.empty()) {
+      if (stop_events_) return;
+      if (reap_at == kNever) {
+        events_cv_.Wait();
+      } else if (!events_cv_.WaitUntil(reap_at)) {  // the server's reaper pass is due
+        lock.Unlock();
+        reap_at = server_->ReapWhenDue(Steady::now());
+        lock.Lock();
+      }
+      continue;
+    }
     {
       Event e = std::move(events_.front());
       events_.pop_front();
@@ -838,6 +850,10 @@ void MemoryClient::RunEvents() {
       lock.Unlock();
       e.deliver();
     }  // what it captured goes here, outside the lock
+    // A queue that never empties still lets the reaper's pass run in its time.
+    if (reap_at != kNever && Steady::now() >= reap_at) {
+      reap_at = server_->ReapWhenDue(Steady::now());
+    }
     lock.Lock();
     delivering_ = 0;
     events_cv_.SignalAll();

@@ -16,7 +16,8 @@
 // path by several reads gets one call per event. Empty containers go as ZooKeeper's
 // ContainerManager reaps them: on a timer (its checkIntervalMs; a pass deletes every container
 // that has had children and has none, each as a write of its own, so a chain of them goes one
-// level a pass), or when a test calls ReapContainers.
+// level a pass), run by one of the clients' event threads when due, or when a test calls
+// ReapContainers.
 //
 // What the client holds, as ZooKeeperClient does over the C client: one session at a time
 // (Connect, ReplaceSession on a new epoch, Close: the session's ephemeral nodes go at once),
@@ -34,7 +35,8 @@
 // ephemeral nodes and watches go, every Watcher with a watch set hears kSession/kExpired,
 // the hooks hear kExpired, and requests answer kInvalidState until ReplaceSession.
 //
-// Threads: each client's event thread; the server's reaper thread (when it has a timer).
+// Threads: each client's event thread, which also runs the server's reaper passes when they
+// are due (one client's thread a pass; none while the server has no client).
 // Thread safety: both classes are safe for concurrent use. Locks, in the order they are
 // taken: a client's mu_, the server's mu_, any client's events_mu_. No callback or Watcher
 // runs with a lock held, but for the session hook, which runs with its client's mu_ held
@@ -71,8 +73,8 @@ class MemoryClient;
 class MemoryServer {
  public:
   // `clock` (borrowed; must outlive the server) stamps ctime and mtime. A positive
-  // `container_check` starts a thread that runs ReapContainers that often (ZooKeeper's
-  // default, 60 s; its test script's, 200 ms); zero: only when called.
+  // `container_check`: ReapContainers runs that often (ZooKeeper's default, 60 s; its test
+  // script's, 200 ms) on a client's event thread; zero: only when called.
   explicit MemoryServer(Clock& clock = Clock::System(),
                         std::chrono::milliseconds container_check = std::chrono::seconds(60));
   // The server named `name` (memory://name), shared by every memory:// registry of this
@@ -141,6 +143,10 @@ class MemoryServer {
   };
 
   int64_t NowMs() const;
+  // A client's event thread at `now`: runs a reaper pass when one is due and no other
+  // client's thread has taken it; returns when the next is due (max(): never). Without the
+  // client's events_mu_ held (the pass publishes to every client's queue).
+  std::chrono::steady_clock::time_point ReapWhenDue(std::chrono::steady_clock::time_point now);
   // Opens a session owned by `client`; returns its id.
   int64_t OpenSession(MemoryClient* client) ELASTICJOB_REQUIRES(mu_);
   // Ends session `id` (if open): its watches go, then its ephemeral nodes (one write, whose
@@ -194,10 +200,9 @@ class MemoryServer {
   int64_t next_session_ ELASTICJOB_GUARDED_BY(mu_) = 1;
 
   const std::chrono::milliseconds container_check_;
-  Mutex reaper_mu_;
-  CondVar reaper_cv_{&reaper_mu_};
-  bool stop_reaper_ ELASTICJOB_GUARDED_BY(reaper_mu_) = false;
-  std::thread reaper_;  // last: starts once the rest is made (none when container_check_ is 0)
+  // When the next reaper pass is due, steady clock ticks (taken by one event thread, which
+  // moves it on by container_check_).
+  std::atomic<std::chrono::steady_clock::rep> next_reap_{0};
 };
 
 class MemoryClient final : public RegistryClient {

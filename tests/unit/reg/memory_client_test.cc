@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -648,6 +650,83 @@ TEST(MemoryServerTest, AReaperThreadReapsEmptyContainersOnItsOwn) {
   auto seen = w.Await(1);
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].type, WatchEvent::Type::kDeleted);
+}
+
+// The names of this process's threads.
+std::vector<std::string> ThreadNames() {
+  std::vector<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    names.push_back(name);
+  }
+  return names;
+}
+
+// Keeps its client's event thread busy: each event it sees watches `path` again and writes
+// it, which queues the next event, until stopped.
+class PingPong final : public Watcher {
+ public:
+  PingPong(MemoryClient& client, std::string path) : client_(client), path_(std::move(path)) {}
+  void Start() { Again(); }
+  void Stop() { stop_.store(true); }
+  void OnWatch(const WatchEvent&) override {
+    if (!stop_.load()) Again();
+  }
+  int rounds() const { return rounds_.load(); }
+
+ private:
+  void Again() {
+    ++rounds_;
+    client_.GetSync(path_, this, nullptr, nullptr);
+    client_.SetSync(path_, std::to_string(rounds_.load()), -1, nullptr, 0);
+  }
+  MemoryClient& client_;
+  const std::string path_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> rounds_{0};
+};
+
+// ZooKeeper's container reaper on its timer, without a thread of its own: the pass runs on
+// a client's event thread when due.
+TEST(MemoryServerReaperTest, AClientsEventThreadRunsTheReaperPassOnTheServersTimer) {
+  auto server = std::make_shared<MemoryServer>(Clock::System(), std::chrono::milliseconds(50));
+  Recorded a(server);
+  ASSERT_TRUE(a.client->Connect().ok());
+  ASSERT_EQ(a.client->CreateSync("/c", "", CreateMode::kContainer, nullptr), ClientCode::kOk);
+  ASSERT_EQ(a.client->CreateSync("/c/x", "", CreateMode::kPersistent, nullptr), ClientCode::kOk);
+  RecordingWatcher w;
+  ASSERT_EQ(a.client->ExistsSync("/c", &w, nullptr), ClientCode::kOk);
+  ASSERT_EQ(a.client->DeleteSync("/c/x", -1), ClientCode::kOk);
+  auto seen = w.Await(1);  // no one calls ReapContainers
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].type, WatchEvent::Type::kDeleted);
+  EXPECT_EQ(a.client->ExistsSync("/c", nullptr, nullptr), ClientCode::kNoNode);
+  for (const std::string& name : ThreadNames()) EXPECT_NE(name, "ej-mem-reaper");
+  a.client->Close();  // before the watcher goes
+}
+
+TEST(MemoryServerReaperTest, AnEventQueueThatNeverEmptiesStillLetsThePassRunInItsTime) {
+  auto server = std::make_shared<MemoryServer>(Clock::System(), std::chrono::milliseconds(50));
+  Recorded a(server);
+  ASSERT_TRUE(a.client->Connect().ok());
+  ASSERT_EQ(a.client->CreateSync("/tick", "", CreateMode::kPersistent, nullptr), ClientCode::kOk);
+  ASSERT_EQ(a.client->CreateSync("/c", "", CreateMode::kContainer, nullptr), ClientCode::kOk);
+  ASSERT_EQ(a.client->CreateSync("/c/x", "", CreateMode::kPersistent, nullptr), ClientCode::kOk);
+  RecordingWatcher w;
+  ASSERT_EQ(a.client->ExistsSync("/c", &w, nullptr), ClientCode::kOk);
+  PingPong busy(*a.client, "/tick");
+  busy.Start();
+  ASSERT_EQ(a.client->DeleteSync("/c/x", -1), ClientCode::kOk);
+  auto seen = w.Await(1);
+  const int rounds = busy.rounds();
+  busy.Stop();
+  a.client->WaitIdleForTesting();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].type, WatchEvent::Type::kDeleted);
+  EXPECT_GT(rounds, 1);  // the queue was busy meanwhile
+  a.client->Close();     // before the watchers go
 }
 
 }  // namespace
