@@ -616,7 +616,10 @@ void JobRuntime::ArmNextLocked(Clock::WallTime after) {
   // base. Relaxed: the preparation has the lead to spare, so no thread waits on the CPU for it.
   const auto lead =
       std::max(shared_->lead.base(), std::min(shared_->lead.lead(), (fire - from) * 3 / 4));
-  const Clock::WallTime due = fire - std::chrono::duration_cast<Clock::WallTime::duration>(lead);
+  // Not before now: a claim is timed from when its preparation could start (a fire nearer
+  // than the lead is prepared at once, and its claim did not take the part already gone).
+  const Clock::WallTime due =
+      std::max(now, fire - std::chrono::duration_cast<Clock::WallTime::duration>(lead));
   next_task_ = shared_->timer.ScheduleAt(
       due, [self = shared_from_this(), fire, arming, due] { self->OnPrepare(fire, arming, due); },
       nullptr, trigger::TimerScheduler::kRelaxed);
