@@ -652,11 +652,15 @@ void TreeCacheSet::ApplyLocalWrite(const std::string& full, const std::optional<
     if (seq >= w.seq) w = {seq, value.has_value(), value.value_or("")};
   }
   if (watch_loading_) watch_load_writes_.push_back({full, value, seq});
-  for (auto& c : CachesCovering(full)) {
+  // In place: no list of the caches (a vector and a reference count each), as every write
+  // of every run comes here (a profile of 1,000 jobs put 7 % of the process's CPU in that
+  // list). Applying changes a cache's nodes, never the set of caches.
+  ForEachCacheAbove(full, [&](const std::shared_ptr<TreeCache>& c) {
     std::vector<TreeEvent> events;
     ApplyLocalWriteTo(*c, full, value, seq, &events);
     Deliver(*c, std::move(events));
-  }
+    return false;
+  });
 }
 
 void TreeCacheSet::ApplyLocalWriteTo(TreeCache& cache, const std::string& full,
