@@ -11,7 +11,8 @@
 # thread, named by its thread; symbol offsets dropped) with the `flamegraph` tool pinned by
 # bench/flamegraph/package-lock.json (npm ci into a temporary directory; Debian has no
 # flame graph package). The benchmark's JSON is written beside it (OUT.svg.json).
-# Needs perf (linux-perf) and node/npm (scripts/install-deps.sh installs both); a Release
+# Needs perf (`apt install linux-perf`: it installs it when missing) and node/npm
+# (scripts/install-deps.sh); a Release
 # build with symbols gives readable frames (RelWithDebInfo, or Release's own -g if set).
 set -euo pipefail
 
@@ -22,7 +23,14 @@ out=$3
 jobs=${4:-1000}
 seconds=${5:-20}
 here=$(cd "$(dirname "$0")" && pwd)
-command -v perf > /dev/null || { echo "flamegraph.sh: perf is not installed (apt install linux-perf)" >&2; exit 1; }
+if ! command -v perf > /dev/null; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get > /dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf > /dev/null
+  else
+    echo "flamegraph.sh: perf is not installed (apt install linux-perf)" >&2
+    exit 1
+  fi
+fi
 command -v npm > /dev/null || { echo "flamegraph.sh: npm is not installed" >&2; exit 1; }
 
 work=$(mktemp -d)
