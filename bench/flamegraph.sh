@@ -11,9 +11,8 @@
 # thread, named by its thread; symbol offsets dropped) with the `flamegraph` tool pinned by
 # bench/flamegraph/package-lock.json (npm ci into a temporary directory; Debian has no
 # flame graph package). The benchmark's JSON is written beside it (OUT.svg.json).
-# Needs perf (`apt install linux-perf`: it installs it when missing) and node/npm
-# (scripts/install-deps.sh); a Release
-# build with symbols gives readable frames (RelWithDebInfo, or Release's own -g if set).
+# Needs perf (linux-perf: installed when missing, as root) and node/npm
+# (scripts/install-deps.sh). A Release build's symbol table names the frames.
 set -euo pipefail
 
 if (($# < 3)); then sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
