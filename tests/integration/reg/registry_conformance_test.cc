@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "elasticjob/reg/registry_center.h"
+#include "infra/thread_name.h"
 #include "reg/composed_registry.h"
 #include "reg/coordinator_registry.h"
 #include "reg/memory/memory_client.h"
@@ -1243,10 +1244,12 @@ TEST_F(ZooKeeperRegistryTest, ARefreshNeverShowsPartOfATransaction) {
   });
   ASSERT_TRUE(sub.ok()) << sub.status();
   ASSERT_EQ(*zk.Get("/j/sharding/0/instance"), "old");
-  // The leader's sharding, just as the refresh for `processing` is about to read.
+  // The leader's sharding, just as the refresh for `processing` is about to read: on the
+  // registry's worker, which runs the refreshes (the hook also runs for other sends, such as
+  // a lease probe, on other threads: those are not the moment meant).
   Status sharded = Status::Ok();
   zk.set_before_send_for_testing([&] {
-    if (!armed.exchange(false)) return;
+    if (infra::ThisThreadName() != "ej-registry" || !armed.exchange(false)) return;
     sharded =
         leader->ExecuteInTransaction({TransactionOp::Delete("/j/sharding/0/instance"),
                                       TransactionOp::Create("/j/sharding/0/instance", "new"),
