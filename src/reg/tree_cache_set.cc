@@ -655,7 +655,7 @@ void TreeCacheSet::ApplyLocalWrite(const std::string& full, const std::optional<
   // In place: no list of the caches (a vector and a reference count each), as every write
   // of every run comes here (a profile of 1,000 jobs put 7 % of the process's CPU in that
   // list). Applying changes a cache's nodes, never the set of caches.
-  ForEachCacheAbove(full, [&](const std::shared_ptr<TreeCache>& c) {
+  ForEachCacheAbove(full, [&](const std::shared_ptr<TreeCache>& c) ELASTICJOB_REQUIRES(data_mu_) {
     std::vector<TreeEvent> events;
     ApplyLocalWriteTo(*c, full, value, seq, &events);
     Deliver(*c, std::move(events));
