@@ -688,45 +688,50 @@ class PingPong final : public Watcher {
   std::atomic<int> rounds_{0};
 };
 
+// A client of a server whose reaper pass is due every 50 ms, with a container `/c` that had
+// a child: `watcher` hears of `/c`'s deletion once the child goes (RemoveTheChild).
+class MemoryServerReaperTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(a_.client->Connect().ok());
+    ASSERT_EQ(client().CreateSync("/tick", "", CreateMode::kPersistent, nullptr), ClientCode::kOk);
+    ASSERT_EQ(client().CreateSync("/c", "", CreateMode::kContainer, nullptr), ClientCode::kOk);
+    ASSERT_EQ(client().CreateSync("/c/x", "", CreateMode::kPersistent, nullptr), ClientCode::kOk);
+    ASSERT_EQ(client().ExistsSync("/c", &watcher_, nullptr), ClientCode::kOk);
+  }
+  void TearDown() override { client().Close(); }  // before the watchers go
+  MemoryClient& client() { return *a_.client; }
+  void RemoveTheChild() { ASSERT_EQ(client().DeleteSync("/c/x", -1), ClientCode::kOk); }
+
+  std::shared_ptr<MemoryServer> server_ =
+      std::make_shared<MemoryServer>(Clock::System(), std::chrono::milliseconds(50));
+  Recorded a_{server_};
+  RecordingWatcher watcher_;
+};
+
 // ZooKeeper's container reaper on its timer, without a thread of its own: the pass runs on
 // a client's event thread when due.
-TEST(MemoryServerReaperTest, AClientsEventThreadRunsTheReaperPassOnTheServersTimer) {
-  auto server = std::make_shared<MemoryServer>(Clock::System(), std::chrono::milliseconds(50));
-  Recorded a(server);
-  ASSERT_TRUE(a.client->Connect().ok());
-  ASSERT_EQ(a.client->CreateSync("/c", "", CreateMode::kContainer, nullptr), ClientCode::kOk);
-  ASSERT_EQ(a.client->CreateSync("/c/x", "", CreateMode::kPersistent, nullptr), ClientCode::kOk);
-  RecordingWatcher w;
-  ASSERT_EQ(a.client->ExistsSync("/c", &w, nullptr), ClientCode::kOk);
-  ASSERT_EQ(a.client->DeleteSync("/c/x", -1), ClientCode::kOk);
-  auto seen = w.Await(1);  // no one calls ReapContainers
+TEST_F(MemoryServerReaperTest, AClientsEventThreadRunsTheReaperPassOnTheServersTimer) {
+  RemoveTheChild();
+  auto seen = watcher_.Await(1);  // no one calls ReapContainers
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].type, WatchEvent::Type::kDeleted);
-  EXPECT_EQ(a.client->ExistsSync("/c", nullptr, nullptr), ClientCode::kNoNode);
+  EXPECT_EQ(client().ExistsSync("/c", nullptr, nullptr), ClientCode::kNoNode);
   for (const std::string& name : ThreadNames()) EXPECT_NE(name, "ej-mem-reaper");
-  a.client->Close();  // before the watcher goes
 }
 
-TEST(MemoryServerReaperTest, AnEventQueueThatNeverEmptiesStillLetsThePassRunInItsTime) {
-  auto server = std::make_shared<MemoryServer>(Clock::System(), std::chrono::milliseconds(50));
-  Recorded a(server);
-  ASSERT_TRUE(a.client->Connect().ok());
-  ASSERT_EQ(a.client->CreateSync("/tick", "", CreateMode::kPersistent, nullptr), ClientCode::kOk);
-  ASSERT_EQ(a.client->CreateSync("/c", "", CreateMode::kContainer, nullptr), ClientCode::kOk);
-  ASSERT_EQ(a.client->CreateSync("/c/x", "", CreateMode::kPersistent, nullptr), ClientCode::kOk);
-  RecordingWatcher w;
-  ASSERT_EQ(a.client->ExistsSync("/c", &w, nullptr), ClientCode::kOk);
-  PingPong busy(*a.client, "/tick");
+TEST_F(MemoryServerReaperTest, AnEventQueueThatNeverEmptiesStillLetsThePassRunInItsTime) {
+  PingPong busy(client(), "/tick");
   busy.Start();
-  ASSERT_EQ(a.client->DeleteSync("/c/x", -1), ClientCode::kOk);
-  auto seen = w.Await(1);
+  RemoveTheChild();
+  auto seen = watcher_.Await(1);
   const int rounds = busy.rounds();
   busy.Stop();
-  a.client->WaitIdleForTesting();
+  client().WaitIdleForTesting();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].type, WatchEvent::Type::kDeleted);
   EXPECT_GT(rounds, 1);  // the queue was busy meanwhile
-  a.client->Close();     // before the watchers go
+  client().Close();      // before `busy` goes
 }
 
 }  // namespace
