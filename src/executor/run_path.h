@@ -1,10 +1,10 @@
 // RunPath: a run's way here from its start (a fire, an operator's trigger, a failover claim, a
 // workflow node's run request) to its report, as one sequence of named steps owned by one
 // object (docs/runtime.md "A trigger"):
-//   Prepare   kPrepareLead before a cron fire: the run worked out ahead (the run plan, this
-//             instance's items, their contexts and reports; JobExecutor::PrepareTrigger),
-//             which takes the job's normal lane, then its Claim sent. Null when it cannot
-//             be (Fire at the fire time instead).
+//   Prepare   the lead before a cron fire (trigger/prepare_lead.h): the run worked out
+//             ahead (the run plan, this instance's items, their contexts and reports;
+//             JobExecutor::PrepareTrigger), which takes the job's normal lane, then its
+//             Claim sent. Null when it cannot be (Fire at the fire time instead).
 //   Fire      a fire time nothing was prepared for, or another start (Operator, Failover,
 //             WorkflowNode): the owner's admission (AdmitFire: stopped, paused), then the
 //             executor's trigger, which reads the run's items (the plan, or the registry)

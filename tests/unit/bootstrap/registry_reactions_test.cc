@@ -65,7 +65,7 @@ TEST_F(RegistryReactionsTest, ATriggerNodesValueIsThatRunsJobParameterQueuedOrNo
   EXPECT_EQ(job->parameters(), (std::vector<std::string>{"first", "second", ""}));
 }
 
-// A cron trigger is worked out kPrepareLead (200 ms) before its fire time; what happens
+// A cron trigger is worked out the preparation lead (200 ms) before its fire time; what happens
 // between then and the fire time must count as it would without the preparation. These tests
 // act 10 ms before a fire time: whether the preparation has run by then or not, the outcome
 // they assert is the same.
