@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 
 #include "elasticjob/clock.h"
 #include "elasticjob/mutex.h"
@@ -50,8 +51,8 @@ class PrepareLead {
   const Duration max_;
   std::atomic<Duration::rep> lead_;
   Mutex mu_;
-  Clock::WallTime window_end_ ELASTICJOB_GUARDED_BY(mu_){};  // {}: no window yet
-  Duration window_ask_ ELASTICJOB_GUARDED_BY(mu_){0};        // the window's largest ask
+  std::optional<Clock::WallTime> window_end_ ELASTICJOB_GUARDED_BY(mu_);  // none before the first
+  Duration window_ask_ ELASTICJOB_GUARDED_BY(mu_){0};  // the window's largest ask
 };
 
 }  // namespace elasticjob::trigger

@@ -851,8 +851,9 @@ void MemoryClient::RunEvents() {
       e.deliver();
     }  // what it captured goes here, outside the lock
     // A queue that never empties still lets the reaper's pass run in its time.
-    if (reap_at != kNever && Steady::now() >= reap_at) {
-      reap_at = server_->ReapWhenDue(Steady::now());
+    if (reap_at != kNever) {
+      const Steady::time_point now = Steady::now();
+      if (now >= reap_at) reap_at = server_->ReapWhenDue(now);
     }
     lock.Lock();
     delivering_ = 0;
