@@ -30,7 +30,7 @@ class JobCode final : public executor::PinningJob {
   // REQUIRES: none null.
   JobCode(std::shared_ptr<executor::TypedJob> typed, std::shared_ptr<workflow::NodeJob> node,
           std::shared_ptr<Gate> gate)
-      : typed_(std::move(typed)), node_(std::move(node)), gate_(std::move(gate)) {}
+      : gate_(std::move(gate)), typed_(std::move(typed)), node_(std::move(node)) {}
 
   std::shared_ptr<const void> Pin() override { return typed_->Pin(); }
   void ExecutePinned(const ShardingContext& context, const void* pin) override {
@@ -42,9 +42,11 @@ class JobCode final : public executor::PinningJob {
   }
 
  private:
-  const std::shared_ptr<executor::TypedJob> typed_;
-  const std::shared_ptr<workflow::NodeJob> node_;
+  // What a start reads first, next to the vtable pointer (the board prefetches the object's
+  // first 64 bytes): the gate, then the typed job.
   const std::shared_ptr<Gate> gate_;
+  const std::shared_ptr<executor::TypedJob> typed_;
+  const std::shared_ptr<workflow::NodeJob> node_;  // only for a workflow envelope's items
 };
 
 }  // namespace elasticjob::bootstrap

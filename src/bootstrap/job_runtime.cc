@@ -719,11 +719,11 @@ std::function<void()> JobRuntime::LimitedStart(std::function<void()> run,
   return limited;
 }
 
-std::array<const void*, 5> JobRuntime::StartTouches() {
+std::array<const void*, executor::RunPath::Owner::kStartTouches> JobRuntime::StartTouches() {
   // What the start reads besides the executor's own (LaunchUnits names those): the item
-  // limit, the user-code gate and the typed job's current state.
+  // limit, the user-code gate and the typed job's current state and user object.
   const auto typed = typed_->StartTouches();
-  return {limiter_.get(), gate_->closed_address(), typed[0], typed[1], typed[2]};
+  return {limiter_.get(), gate_->closed_address(), typed[0], typed[1], typed[2], typed[3]};
 }
 
 executor::RunPath::Owner::Admission JobRuntime::AdmitFire() {

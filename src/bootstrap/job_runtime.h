@@ -184,7 +184,7 @@ class JobRuntime final : public listener::JobController,
   std::shared_ptr<executor::RunPath::Owner> Hold() override;
   std::function<void()> LimitedStart(std::function<void()> run, std::shared_ptr<const void> keep,
                                      const void** touch) override;
-  std::array<const void*, 5> StartTouches() override;
+  std::array<const void*, kStartTouches> StartTouches() override;
   Admission AdmitFire() override;
   void FireSkipped() override;
   void ClaimedAhead(Clock::WallTime answered, std::chrono::nanoseconds took) override;

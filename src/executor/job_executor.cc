@@ -325,14 +325,17 @@ std::vector<trigger::LaunchBoard::Unit> JobExecutor::LaunchUnits(
         // What admission and the start read besides the prepared run's first line (`keep`):
         // its second and third, the run's first (fire time, cancellation, count), the
         // cancellations, the lines of the item's context and report the start reads or
-        // writes, its time taken, this executor's start-path line and the job's code.
+        // writes, its time taken, this executor's start-path line, the job's code (its
+        // first 64 bytes, which may straddle two lines) and what admission writes in the
+        // sharding service.
         {reinterpret_cast<const char*>(p) + 64, reinterpret_cast<const char*>(p) + 128,
          p->run.get(), p->run->cancel.get(),
          p->contexts[i].cancellation != p->run->cancel ? p->contexts[i].cancellation.get()
                                                        : nullptr,
          &p->contexts[i].job_parameter, &p->contexts[i].cancellation,
          &p->contexts[i].start_deadline, &p->reports[i].duration, &p->reports[i].started,
-         &p->took[i], &job_, job_.get(),
+         &p->took[i], &job_, job_.get(), reinterpret_cast<const char*>(job_.get()) + 63,
+         sharding_.run_admitted_address(),
          // With tracing, the events the start stamps and pushes.
          p->staging.get(), p->running.get(), i < p->starts.size() ? p->starts[i].get() : nullptr,
          i < p->ends.size() ? p->ends[i].get() : nullptr, p->run->last_status.get()}});

@@ -234,7 +234,7 @@ void RunPath::Reach(Ticket& ticket, Step to) {
 void RunPath::Launch(const std::shared_ptr<JobExecutor::Prepared>& prepared,
                      Clock::WallTime fire_time, trigger::LaunchBoard& board) {
   std::vector<trigger::LaunchBoard::Unit> units = executor_.LaunchUnits(prepared);
-  const std::array<const void*, 5> ours = owner_.StartTouches();
+  const std::array<const void*, Owner::kStartTouches> ours = owner_.StartTouches();
   for (auto& unit : units) {
     // A queued start outlives the board's hold on the prepared run: it holds it too.
     const void* limited = nullptr;

@@ -100,7 +100,8 @@ class RunPath {
                                                std::shared_ptr<const void> keep,
                                                const void** touch) = 0;
     // Launch: memory an item start reads besides the executor's (for the board's prefetch).
-    virtual std::array<const void*, 5> StartTouches() = 0;
+    static constexpr size_t kStartTouches = 6;
+    virtual std::array<const void*, kStartTouches> StartTouches() = 0;
     // Fire: stopped (the fire's count released: Released), paused (FireSkipped, then
     // Released), else run.
     virtual Admission AdmitFire() = 0;

@@ -124,6 +124,9 @@ Result<TypedJob::Current> TypedJob::Build(const JobConfiguration& config) {
   auto handler = error_handler::NewJobErrorHandler(config, sender_, logger_);
   if (!handler.ok()) return handler.status();
   next.handler = *std::move(handler);
+  if (const auto* simple = dynamic_cast<const SimpleJobExecutor*>(next.executor.get())) {
+    next.user = simple->job();
+  }
   return next;
 }
 
@@ -147,10 +150,11 @@ std::string TypedJob::error_handler_type() {
   return current_ != nullptr && current_->handler != nullptr ? current_->handler->type() : "";
 }
 
-std::array<const void*, 3> TypedJob::StartTouches() {
+std::array<const void*, 4> TypedJob::StartTouches() {
   MutexLock lock(&mu_);
   const Current* now = current_.get();
-  return {&latest_, now, now != nullptr ? now->executor.get() : nullptr};
+  if (now == nullptr) return {&latest_, nullptr, nullptr, nullptr};
+  return {&latest_, now, now->executor.get(), now->user};
 }
 
 std::shared_ptr<const void> TypedJob::Pin() {

@@ -44,6 +44,8 @@ class SimpleJobExecutor final : public JobItemExecutor {
     job_->Execute(context);
   }
   std::string type_name() const override { return "CPP_SIMPLE"; }
+  // The user's job: an item's start calls it (its vtable is the start's last read).
+  const SimpleJob* job() const { return job_.get(); }
 
  private:
   const std::shared_ptr<SimpleJob> job_;
@@ -60,10 +62,10 @@ class TypedJob final : public SimpleJob {
       const JobConfiguration& config, std::string instance_id, std::function<bool()> eligible,
       error_handler::NotificationSender& sender, std::shared_ptr<Logger> logger = nullptr);
 
-  // What an item's start reads (the current state's pointer, the state and its executor),
-  // for a launch board unit's prefetch (LaunchBoard::Unit::touch); stale addresses are
-  // harmless.
-  std::array<const void*, 3> StartTouches();
+  // What an item's start reads (the current state's pointer, the state, its executor and,
+  // for a C++ SimpleJob, the user's object), for a launch board unit's prefetch
+  // (LaunchBoard::Unit::touch); stale addresses are harmless.
+  std::array<const void*, 4> StartTouches();
   void Execute(const ShardingContext& context) override;
   // The current state (executor, error handler, configuration), for ExecutePinned; never
   // null once Create has returned.
@@ -85,6 +87,8 @@ class TypedJob final : public SimpleJob {
     std::shared_ptr<const JobConfiguration> config;
     std::shared_ptr<JobItemExecutor> executor;
     std::shared_ptr<error_handler::JobErrorHandler> handler;
+    // The user's object the executor calls, when it is a SimpleJobExecutor (else null).
+    const void* user = nullptr;
   };
   class State final : public JobRunState {
    public:

@@ -105,6 +105,8 @@ class ShardingService {
   void NoteRunAdmitted(Clock::WallTime fire) {
     last_run_fire_.store(fire.time_since_epoch().count(), std::memory_order_relaxed);
   }
+  // What NoteRunAdmitted writes, for a launch board unit's prefetch.
+  const void* run_admitted_address() const { return &last_run_fire_; }
 
   // A trigger's fire time as the wait for the sharding sees it now (it may move to a later
   // fire while it waits); nullopt: an operator's run, which may always shard.

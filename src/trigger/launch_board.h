@@ -29,7 +29,8 @@
 // waits on the CPU for the due time and starts its slice, then helps the others with
 // theirs. A thousand starts read about a megabyte that a second in between has moved out
 // of the cores' own caches; fetched unit by unit at the fire, it cost about a microsecond
-// a start. The drainers keep to different CPUs (infra::CpuSpread).
+// a start. The drainers keep to different CPUs (infra::CpuSpread). Every drainer stands by
+// (awake, yielding) for the hand-off, so that none loses its fetching time to a wake-up.
 //
 // Units added for a time whose batch has been handed over already form a new batch, started
 // at once. A unit's owner cancels it through its own state (the board has no Cancel): a
@@ -59,7 +60,7 @@ namespace elasticjob::trigger {
 class LaunchBoard {
  public:
   // The most addresses a unit names for prefetching.
-  static constexpr size_t kTouches = 24;
+  static constexpr size_t kTouches = 28;
   struct Unit {
     // Whether to run; may set `after`. Must not block. `now`: the wall time the drainer read
     // just before the begins of its run of units (one clock read per run, not per unit).

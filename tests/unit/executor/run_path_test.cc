@@ -42,7 +42,7 @@ class FakeOwner final : public RunPath::Owner, public std::enable_shared_from_th
     *touch = nullptr;
     return run;
   }
-  std::array<const void*, 5> StartTouches() override { return {}; }
+  std::array<const void*, kStartTouches> StartTouches() override { return {}; }
   Admission AdmitFire() override { return admission; }
   void FireSkipped() override { Note("skipped"); }
   void ClaimedAhead(Clock::WallTime, std::chrono::nanoseconds took) override {
