@@ -82,7 +82,9 @@ twice="$(uniq -d <<< "$all" | wc -l)"
 ((twice == 0)) || fail "$twice numbers ran twice: $(uniq -d <<< "$all" | head -5 | tr '\n' ' ')"
 # The coordinator ran none itself while other workers were live.
 ! grep -q '^DID ' "$dir/$coord.log" || fail "the coordinator ran sub-tasks: $(grep -c '^DID ' "$dir/$coord.log")"
-# The run is over: its rows and its registry node are gone.
+# The run is over: its rows and its registry node are gone. The coordinator deletes them after
+# the reduce (which prints RESULT), then logs the run's counts.
+wait_for_lines_in "sub-tasks created=" 1 30 "$leader_log" || fail "the run's end was not logged"
 [[ "$(sql "SELECT count(*) FROM ej_task_subtask")" == 0 ]] ||
   fail "rows left in the store: $(sql 'SELECT count(*) FROM ej_task_subtask')"
 [[ "$(zk_ls /e2e/$job/task)" != *run* ]] || fail "/$job/task/run left behind"
