@@ -73,8 +73,12 @@ done_before="$(sed -E 's/.*\(([0-9]+) of [0-9]+ sub-task.*/\1/' <<< "$resumed")"
 [[ "$done_before" =~ ^[0-9]+$ ]] && ((done_before >= 1000)) ||
   fail "fewer sub-tasks done before the kill than seen: '$done_before'"
 awaited="$(sed -E 's/.*, ([0-9]+) in flight on live workers awaited.*/\1/' <<< "$resumed")"
-# The workers were mid-batch at the kill: the new coordinator had some of theirs to wait for.
-[[ "$awaited" =~ ^[0-9]+$ ]] && ((awaited >= 1)) || fail "no sub-task awaited on a live worker: '$awaited'"
+# How many of the live workers' sub-tasks the new coordinator waited for depends on where
+# the kill fell (usually some; none when the workers had finished what they held before
+# the session expired, as seen once in the suite under load). Either way nothing may run
+# twice (below); PgTaskStoreTest.ANewCoordinatorWaitsForTheLiveWorkersAndNothingRunsTwice
+# holds sub-tasks on a live worker across the resume every time.
+[[ "$awaited" =~ ^[0-9]+$ ]] || fail "the resume did not say what it awaited: '$resumed'"
 # Nothing ran twice: every number once, across the three logs (the killed one's included).
 all="$(cat "$dir"/r?.log | grep '^DID ' | sort -n -k2)"
 [[ "$(uniq <<< "$all" | wc -l)" == "$n" ]] || fail "numbers run: $(uniq <<< "$all" | wc -l) of $n"
