@@ -65,12 +65,15 @@ TEST(SerialExecutorTest, ManyStrandsShareOnePool) {
 }
 
 TEST(ThreadPoolTest, StartsWorkersOnlyAsConcurrentWorkNeedsThemUpToItsBound) {
-  ThreadPool pool(3);
-  EXPECT_EQ(pool.threads(), 0u);
+  // Before the pool, so that they outlive its workers: a worker released at the end may
+  // still be waking in `blocking` when the test's body returns (ASan saw it read `release`
+  // after its scope).
   std::mutex mu;
   std::condition_variable cv;
   int started = 0;
   bool release = false;
+  ThreadPool pool(3);
+  EXPECT_EQ(pool.threads(), 0u);
   auto blocking = [&] {
     std::unique_lock<std::mutex> l(mu);
     ++started;

@@ -512,8 +512,11 @@ TEST_F(LaunchBoardTest, AWarmBoardHandsALargeBatchOverAheadAndBeginsNoUnitBefore
   ThreadPool drainers(4);
   SpyExecutor spy(drainers);
   ThreadPool real_timer_pool(1);
-  TimerScheduler real_timer(Clock::System(), real_timer_pool);
-  // Wide enough that a loaded machine (the sanitizer stages) still hands it over ahead.
+  // Woken 150 ms before the hand-off (200 µs in production) to stand the drainers by: a
+  // timer that wakes past the hand-off time hands it over with nobody standing by, which a
+  // loaded machine (the sanitizer stages) did with the default.
+  TimerScheduler real_timer(Clock::System(), real_timer_pool, 0, std::chrono::milliseconds(150));
+  // Wide enough that a loaded machine still hands it over ahead.
   const auto warm = std::chrono::milliseconds(300);
   LaunchBoard board(real_timer, spy, /*drains=*/2, /*most=*/2, control_pool, warm);
   std::mutex mu;
